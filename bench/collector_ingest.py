@@ -1,0 +1,114 @@
+#!/usr/bin/python3
+"""End-to-end collector ingest benchmark.
+
+Starts the real trainscope-collector and trainscope-loadgen processes carrying
+64 agent streams on loopback, and reports events/s that were received,
+validated, written to the durable log and acknowledged, plus the collector's
+peak memory. Runs with fsync on (the default durability) and off, in one go.
+
+    /usr/bin/python3 bench/collector_ingest.py [--build build] [--streams 64]
+"""
+import argparse
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def peak_rss_mib(pid):
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return int(line.split()[1]) / 1024.0
+    except OSError:
+        pass
+    return float("nan")
+
+
+def run_once(bin_dir, streams, processes, events, fsync, work):
+    data = os.path.join(work, f"data-fsync-{fsync}")
+    port_file = os.path.join(work, "ports")
+    if os.path.exists(port_file):
+        os.remove(port_file)
+    agents = f"127.0.0.1:{free_port()}"
+    collector = subprocess.Popen(
+        [os.path.join(bin_dir, "trainscope-collector"), f"--listen={agents}",
+         f"--feed=tcp://127.0.0.1:{free_port()}", f"--snapshot=tcp://127.0.0.1:{free_port()}",
+         f"--data-dir={data}", f"--port-file={port_file}", f"--fsync={'true' if fsync else 'false'}"],
+        stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "collector.err"), "w"))
+    deadline = time.time() + 30
+    while not os.path.exists(port_file):
+        if collector.poll() is not None or time.time() > deadline:
+            sys.exit("collector did not start; see " + os.path.join(work, "collector.err"))
+        time.sleep(0.05)
+
+    per_proc = streams // processes
+    start = time.time()
+    gens = []
+    for p in range(processes):
+        summary = os.path.join(work, f"summary-{fsync}-{p}.jsonl")
+        gens.append((summary, subprocess.Popen(
+            [os.path.join(bin_dir, "trainscope-loadgen"), "--collector", agents, "--job", "bench",
+             "--rank", str(p * per_proc), "--streams", str(per_proc), "--world-size", str(streams),
+             "--events", str(events), "--rate", "0", "--summary", summary,
+             "--flush-timeout-ms", "120000"],
+            stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, f"loadgen-{p}.err"), "w"))))
+    for _, g in gens:
+        g.wait(timeout=600)
+    elapsed = time.time() - start
+    rss = peak_rss_mib(collector.pid)
+    collector.send_signal(signal.SIGTERM)
+    collector.wait(timeout=60)
+
+    acked = attempted = dropped = 0
+    for summary, _ in gens:
+        with open(summary) as f:
+            for line in f:
+                s = json.loads(line)
+                acked += s["acked"]
+                attempted += s["attempted"]
+                dropped += s["dropped_ring_full"] + s["dropped_buffer_full"] + s["dropped_shutdown"]
+    log_bytes = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(data) for f in fs)
+    return dict(fsync=fsync, elapsed=elapsed, acked=acked, attempted=attempted, dropped=dropped,
+                rate=acked / elapsed, rss=rss, log_mib=log_bytes / 2**20)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--build", default="build", help="build directory (default: build)")
+    ap.add_argument("--streams", type=int, default=64, help="agent streams (default: 64)")
+    ap.add_argument("--processes", type=int, default=2, help="load generator processes (default: 2)")
+    ap.add_argument("--events", type=int, default=300000, help="events per stream (default: 300000)")
+    args = ap.parse_args()
+    bin_dir = os.path.join(args.build, "bin")
+    for b in ("trainscope-collector", "trainscope-loadgen"):
+        if not os.access(os.path.join(bin_dir, b), os.X_OK):
+            sys.exit(f"missing {bin_dir}/{b}: build first (scripts/build.sh)")
+    work = tempfile.mkdtemp(prefix="trainscope-ingest-")
+    try:
+        print(f"collector ingest: {args.streams} agent streams in {args.processes} processes, "
+              f"{args.events:,} events each, on {os.cpu_count()} cores (agents share them)")
+        print(f"{'fsync':>6} {'events acked':>14} {'seconds':>8} {'events/s':>12} {'vs 5M/s':>8} "
+              f"{'dropped':>9} {'peak RSS MiB':>13} {'log MiB':>8}")
+        for fsync in (True, False):
+            r = run_once(bin_dir, args.streams, args.processes, args.events, fsync, work)
+            print(f"{str(r['fsync']):>6} {r['acked']:>14,} {r['elapsed']:>8.2f} {r['rate']:>12,.0f} "
+                  f"{r['rate'] / 5e6:>7.2f}x {r['dropped']:>9,} {r['rss']:>13.1f} {r['log_mib']:>8.1f}")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,112 @@
+// A small command-line parser: each subcommand declares its own positionals
+// and flags, so `trainscope SUB --help` lists exactly what SUB accepts and an
+// unknown flag is reported against that list (no process-global flags).
+//
+// Usage:
+//   ArgParser parser("trainscope halt", "Halt every rank of a job.");
+//   parser.AddPositional("JOB", "the job to halt");
+//   parser.AddFlag("reason", "TEXT", "why (recorded in the job's log)");
+//   parser.AddBoolFlag("json", "machine-readable output");
+//   parser.AddRepeatedFlag("kinds", "LIST", "...");
+//   absl::StatusOr<ParsedArgs> args = parser.Parse(argv_after_subcommand);
+//   if (!args.ok()) { print args.status().message(); exit 2; }
+//   if (args->help_requested()) { print parser.Usage(); exit 0; }
+//
+// Accepted forms: positionals; `--flag value`; `--flag=value`; `--bool` and
+// `--bool=true|false`; a repeated flag given several times; `-h`/`--help`;
+// `--` ends options (everything after it is positional).
+//
+// Threading: immutable after the Add* calls; Parse is const and may be called
+// from any thread.
+#ifndef TRAINSCOPE_CLI_ARG_PARSER_H_
+#define TRAINSCOPE_CLI_ARG_PARSER_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace trainscope::cli {
+
+// The result of a successful parse.
+class ParsedArgs {
+ public:
+  bool help_requested() const { return help_requested_; }
+  const std::vector<std::string>& positionals() const { return positionals_; }
+  // The positional called `name` (as declared with AddPositional), if given.
+  std::optional<std::string> Positional(std::string_view name) const;
+
+  // Whether the flag appeared on the command line.
+  bool Has(std::string_view flag) const;
+  // The flag's last value, or its declared default, or nullopt.
+  std::optional<std::string> Value(std::string_view flag) const;
+  // Every value of a repeated flag, in command-line order.
+  std::vector<std::string> Values(std::string_view flag) const;
+  bool Bool(std::string_view flag) const;
+
+  // Typed accessors: errors name the flag and say what was expected.
+  absl::StatusOr<std::optional<int64_t>> Int(std::string_view flag, int64_t min, int64_t max) const;
+  absl::StatusOr<std::optional<double>> Double(std::string_view flag, double min,
+                                               double max) const;
+
+ private:
+  friend class ArgParser;
+  bool help_requested_ = false;
+  std::vector<std::string> positionals_;
+  std::vector<std::string> positional_names_;
+  std::map<std::string, std::vector<std::string>, std::less<>> values_;
+  std::map<std::string, std::string, std::less<>> defaults_;
+};
+
+class ArgParser {
+ public:
+  // `command` is how the user invokes it ("trainscope halt"); `summary` is one
+  // line shown at the top of the usage.
+  ArgParser(std::string command, std::string summary);
+
+  // Positionals are matched in declaration order; optional ones must come last.
+  void AddPositional(std::string name, std::string help, bool required = true);
+  // A flag that takes a value. `default_value` is shown in the usage and
+  // returned by ParsedArgs::Value when the flag is absent.
+  void AddFlag(std::string name, std::string value_name, std::string help,
+               std::optional<std::string> default_value = std::nullopt);
+  void AddRepeatedFlag(std::string name, std::string value_name, std::string help);
+  void AddBoolFlag(std::string name, std::string help);
+  // Free text appended to the usage (examples, environment variables).
+  void AddEpilog(std::string text);
+
+  absl::StatusOr<ParsedArgs> Parse(const std::vector<std::string>& args) const;
+  std::string Usage() const;
+
+ private:
+  enum class FlagKind { kValue, kRepeated, kBool };
+  struct FlagSpec {
+    std::string name;
+    std::string value_name;
+    std::string help;
+    FlagKind kind;
+    std::optional<std::string> default_value;
+  };
+  struct PositionalSpec {
+    std::string name;
+    std::string help;
+    bool required;
+  };
+
+  const FlagSpec* FindFlag(std::string_view name) const;
+  std::string ValidFlagList() const;
+
+  std::string command_;
+  std::string summary_;
+  std::vector<PositionalSpec> positionals_;
+  std::vector<FlagSpec> flags_;
+  std::vector<std::string> epilog_;
+};
+
+}  // namespace trainscope::cli
+
+#endif  // TRAINSCOPE_CLI_ARG_PARSER_H_
