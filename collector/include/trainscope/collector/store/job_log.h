@@ -1,11 +1,21 @@
-// A job's durable log: a directory of segment files of framed LogRecords.
+// A job's durable log: a directory of segment files of framed LogRecords
+// (format: collector/src/store/segment_format.h).
 //
 // Usage (the job's pipeline thread):
 //   RecoveryReport report;
 //   ASSIGN_OR_RETURN(auto log, JobLog::Open({.dir = data_dir / "jobs" / job_id}, &report));
-//   log->Append(record);          // buffered, not yet durable
+//   log->state();                 // per-stream progress found on disk at Open
+//   log->Append(record);          // buffered in memory, not yet durable
 //   log->Sync();                  // durable now: acknowledge what was appended
-//   log->recovered();             // per-stream progress found on disk at Open
+//
+// Failure contract: when Append or Sync returns an error, nothing appended
+// since the last successful Sync may be acknowledged, and the log refuses all
+// further calls with the same error (after a failed write or fdatasync the
+// kernel's view of the file is unknown). Reopen it to recover from disk.
+// Records appended after the last Sync are dropped when the log is destroyed.
+//
+// A directory is opened by one JobLog at a time (an flock on dir/LOCK); a
+// second Open fails with FAILED_PRECONDITION.
 //
 // Threading: not thread-safe; one owner thread (the job's pipeline) calls it.
 #ifndef TRAINSCOPE_COLLECTOR_STORE_JOB_LOG_H_
@@ -26,13 +36,22 @@
 
 namespace trainscope::collector {
 
+// A stretch of a segment that holds no readable record.
+struct DamagedRange {
+  std::filesystem::path segment;
+  uint64_t offset = 0;  // byte offset in the segment file
+  uint64_t length = 0;
+  std::string problem;  // e.g. "frame CRC32C mismatch"
+};
+
 // What Open found on disk and what it repaired.
 struct RecoveryReport {
   uint64_t segments = 0;
-  uint64_t records = 0;          // valid records read
-  uint64_t corrupt_records = 0;  // skipped: bad CRC or bad framing, resynchronised after
-  uint64_t torn_bytes_cut = 0;   // incomplete tail of the last segment, truncated
+  uint64_t records = 0;               // valid records read
+  uint64_t corrupt_records = 0;       // skipped: bad CRC or bad framing, resynchronised after
+  uint64_t torn_bytes_cut = 0;        // incomplete tail of the last segment, truncated
   std::vector<std::string> messages;  // one human-readable line per repair
+  std::vector<DamagedRange> damage;   // the corrupt records, left in place (readers skip them)
 };
 
 // Identity of one agent stream within a job.
@@ -45,10 +64,11 @@ struct StreamKey {
 // What the log holds for one stream; rebuilt at Open, kept current by Append.
 struct StreamProgress {
   trainscope::v1::Hello hello;  // from the last StreamOpened (token cleared)
-  uint64_t last_sequence = 0;   // highest batch sequence in the log
-  uint64_t batches = 0;
+  uint64_t last_sequence = 0;   // highest batch sequence in the log, refused ones included
+  uint64_t batches = 0;         // accepted batches; events and bytes count these only
   uint64_t events = 0;
-  uint64_t bytes = 0;
+  uint64_t bytes = 0;                  // serialized EventBatch bytes
+  uint64_t batches_refused = 0;        // StreamBatch records with refused_reason set
   trainscope::v1::DropCounters drops;  // latest reported by the agent
   bool goodbye = false;
 };
@@ -57,6 +77,19 @@ struct StreamProgress {
 struct JobLogState {
   std::map<StreamKey, StreamProgress> streams;
   std::vector<trainscope::v1::CommandRecord> commands;
+};
+
+// Folds one record into `state` exactly as JobLog does (for replay tools).
+// A StreamBatch/StreamClosed for a stream without StreamOpened creates its
+// entry with an empty hello (rank and instance id filled in).
+void FoldLogRecord(const trainscope::v1::LogRecord& record, JobLogState* state);
+
+// One segment file of the log, for the index.
+struct SegmentInfo {
+  std::filesystem::path path;
+  uint64_t records = 0;  // valid records, including ones appended but not yet synced
+  uint64_t bytes = 0;    // file size on disk
+  bool sealed = false;   // no more appends: a later segment exists
 };
 
 class JobLog {
@@ -70,17 +103,24 @@ class JobLog {
   // Opens the log in options.dir, creating it if needed. Existing segments are
   // scanned: a torn tail of the last segment is cut, corrupt records are
   // skipped and reported. Fails only when the directory cannot be used.
+  // `report` may be null.
   static absl::StatusOr<std::unique_ptr<JobLog>> Open(const Options& options,
                                                       RecoveryReport* report);
   virtual ~JobLog() = default;
 
-  // Appends one record to the current segment's buffer and folds it into state().
+  // Appends one record to the current segment's buffer and folds it into
+  // state(). INVALID_ARGUMENT (not sticky) for a record without a body or over
+  // kMaxRecordBytes. Rotating to a new segment happens here, at a record
+  // boundary, and writes (and with fsync, syncs) the finished segment.
   virtual absl::Status Append(const trainscope::v1::LogRecord& record) = 0;
   // Writes everything appended and, with fsync, makes it durable.
   virtual absl::Status Sync() = 0;
 
+  // Covers every record appended, synced or not.
   virtual const JobLogState& state() const = 0;
+  // Total size of the log's segment files on disk (headers and frames).
   virtual uint64_t bytes_written() const = 0;
+  virtual std::vector<SegmentInfo> segments() const = 0;
 };
 
 }  // namespace trainscope::collector

@@ -3,13 +3,18 @@
 //
 // Usage:
 //   ASSIGN_OR_RETURN(auto index, LogIndex::Open(data_dir / "index.sqlite"));
-//   index->UpsertJob(job_id, created_unix_ns);
-//   index->UpsertStream(job_id, hello, progress);
+//   index->UpsertJob(job_id, created_unix_ns, world_size);
+//   index->UpsertStream(job_id, progress);
 //   index->UpsertSegment(job_id, segment_path, records, bytes, sealed);
 //   index->ListJobs();
 //
+// The index is derived data: every row can be rebuilt from the logs, so it
+// runs with synchronous=NORMAL (a power loss may lose its last transactions,
+// never corrupt it). The schema version is PRAGMA user_version.
+//
 // Threading: one connection per instance, not thread-safe; several instances
-// (one per job pipeline) may share the file: SQLite serialises the writers.
+// (one per job pipeline) may share the file: SQLite serialises the writers
+// (busy timeout 5 s).
 #ifndef TRAINSCOPE_COLLECTOR_STORE_LOG_INDEX_H_
 #define TRAINSCOPE_COLLECTOR_STORE_LOG_INDEX_H_
 
@@ -33,17 +38,54 @@ struct IndexedJob {
   uint64_t events = 0;
 };
 
+struct IndexedStream {
+  uint32_t rank = 0;
+  uint64_t agent_instance_id = 0;
+  uint32_t restart_count = 0;
+  std::string host;
+  uint32_t pid = 0;
+  std::string device;
+  std::string framework;
+  uint64_t last_sequence = 0;
+  uint64_t batches = 0;
+  uint64_t events = 0;
+  uint64_t bytes = 0;
+  bool goodbye = false;
+};
+
+struct IndexedSegment {
+  std::string path;
+  uint64_t records = 0;
+  uint64_t bytes = 0;
+  bool sealed = false;
+};
+
 class LogIndex {
  public:
+  // Current schema version (PRAGMA user_version). Opening a database written
+  // by a newer version fails with FAILED_PRECONDITION.
+  static constexpr int kSchemaVersion = 1;
+
+  // Creates the file (and its parent directory) if needed.
   static absl::StatusOr<std::unique_ptr<LogIndex>> Open(const std::filesystem::path& db_path);
   virtual ~LogIndex() = default;
 
+  // Inserts the job or updates it: the earliest non-zero created time wins; a
+  // non-zero world_size replaces the stored one.
   virtual absl::Status UpsertJob(const std::string& job_id, int64_t created_unix_ns,
                                  uint32_t world_size) = 0;
+  // Keyed by (job_id, progress.hello.rank, progress.hello.agent_instance_id).
+  // Creates the job row if missing.
   virtual absl::Status UpsertStream(const std::string& job_id, const StreamProgress& progress) = 0;
+  // Keyed by segment_path. Creates the job row if missing.
   virtual absl::Status UpsertSegment(const std::string& job_id, const std::string& segment_path,
                                      uint64_t records, uint64_t bytes, bool sealed) = 0;
+  // All jobs ordered by job_id, with their stream count and events summed over streams.
   virtual absl::StatusOr<std::vector<IndexedJob>> ListJobs() = 0;
+  // A job's streams ordered by (rank, agent_instance_id).
+  virtual absl::StatusOr<std::vector<IndexedStream>> ListStreams(const std::string& job_id) = 0;
+  // A job's segments ordered by path.
+  virtual absl::StatusOr<std::vector<IndexedSegment>> ListSegments(const std::string& job_id) = 0;
 };
 
 }  // namespace trainscope::collector

@@ -1,0 +1,378 @@
+#include "trainscope/collector/store/log_index.h"
+
+#include <sqlite3.h>
+
+#include <system_error>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace trainscope::collector {
+namespace {
+
+// SQLite integers are signed 64-bit; unsigned counters and ids are stored bit for bit.
+int64_t ToSql(uint64_t value) { return static_cast<int64_t>(value); }
+uint64_t FromSql(int64_t value) { return static_cast<uint64_t>(value); }
+
+// Schema migrations: kMigrations[v] takes a database from user_version v to v + 1.
+constexpr const char* kMigrations[] = {
+    R"sql(
+CREATE TABLE jobs(
+  job_id TEXT PRIMARY KEY NOT NULL,
+  created_unix_ns INTEGER NOT NULL DEFAULT 0,
+  world_size INTEGER NOT NULL DEFAULT 0);
+CREATE TABLE streams(
+  job_id TEXT NOT NULL,
+  rank INTEGER NOT NULL,
+  agent_instance_id INTEGER NOT NULL,
+  restart_count INTEGER NOT NULL DEFAULT 0,
+  host TEXT NOT NULL DEFAULT '',
+  pid INTEGER NOT NULL DEFAULT 0,
+  device TEXT NOT NULL DEFAULT '',
+  framework TEXT NOT NULL DEFAULT '',
+  last_sequence INTEGER NOT NULL DEFAULT 0,
+  batches INTEGER NOT NULL DEFAULT 0,
+  events INTEGER NOT NULL DEFAULT 0,
+  bytes INTEGER NOT NULL DEFAULT 0,
+  goodbye INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY(job_id, rank, agent_instance_id));
+CREATE TABLE segments(
+  job_id TEXT NOT NULL,
+  path TEXT PRIMARY KEY NOT NULL,
+  records INTEGER NOT NULL DEFAULT 0,
+  bytes INTEGER NOT NULL DEFAULT 0,
+  sealed INTEGER NOT NULL DEFAULT 0);
+CREATE INDEX segments_by_job ON segments(job_id);
+)sql",
+};
+static_assert(std::size(kMigrations) == LogIndex::kSchemaVersion);
+
+constexpr const char* kUpsertJob = R"sql(
+INSERT INTO jobs(job_id, created_unix_ns, world_size) VALUES(?1, ?2, ?3)
+ON CONFLICT(job_id) DO UPDATE SET
+  created_unix_ns = CASE
+    WHEN jobs.created_unix_ns = 0 THEN excluded.created_unix_ns
+    WHEN excluded.created_unix_ns = 0 THEN jobs.created_unix_ns
+    ELSE MIN(jobs.created_unix_ns, excluded.created_unix_ns) END,
+  world_size = CASE WHEN excluded.world_size = 0 THEN jobs.world_size
+                    ELSE excluded.world_size END)sql";
+constexpr const char* kEnsureJob = "INSERT OR IGNORE INTO jobs(job_id) VALUES(?1)";
+constexpr const char* kUpsertStream = R"sql(
+INSERT INTO streams(job_id, rank, agent_instance_id, restart_count, host, pid, device, framework,
+                    last_sequence, batches, events, bytes, goodbye)
+VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13)
+ON CONFLICT(job_id, rank, agent_instance_id) DO UPDATE SET
+  restart_count = excluded.restart_count, host = excluded.host, pid = excluded.pid,
+  device = excluded.device, framework = excluded.framework,
+  last_sequence = excluded.last_sequence, batches = excluded.batches, events = excluded.events,
+  bytes = excluded.bytes, goodbye = excluded.goodbye)sql";
+constexpr const char* kUpsertSegment = R"sql(
+INSERT INTO segments(job_id, path, records, bytes, sealed) VALUES(?1, ?2, ?3, ?4, ?5)
+ON CONFLICT(path) DO UPDATE SET
+  job_id = excluded.job_id, records = excluded.records, bytes = excluded.bytes,
+  sealed = excluded.sealed)sql";
+constexpr const char* kListJobs = R"sql(
+SELECT j.job_id, j.created_unix_ns, j.world_size, COUNT(s.rank), COALESCE(SUM(s.events), 0)
+FROM jobs j LEFT JOIN streams s ON s.job_id = j.job_id
+GROUP BY j.job_id ORDER BY j.job_id)sql";
+constexpr const char* kListStreams = R"sql(
+SELECT rank, agent_instance_id, restart_count, host, pid, device, framework, last_sequence,
+       batches, events, bytes, goodbye
+FROM streams WHERE job_id = ?1 ORDER BY rank, agent_instance_id)sql";
+constexpr const char* kListSegments = R"sql(
+SELECT path, records, bytes, sealed FROM segments WHERE job_id = ?1 ORDER BY path)sql";
+
+// A prepared statement, reset after each use so it can be run again.
+class Statement {
+ public:
+  Statement() = default;
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+  ~Statement() { sqlite3_finalize(stmt_); }
+
+  int Prepare(sqlite3* db, const char* sql) {
+    return sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
+  }
+  sqlite3_stmt* get() const { return stmt_; }
+
+  void Bind(int index, int64_t value) { sqlite3_bind_int64(stmt_, index, value); }
+  void Bind(int index, const std::string& value) {
+    sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  }
+  int Step() { return sqlite3_step(stmt_); }
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
+  int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
+  std::string Text(int column) const {
+    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
+    return text == nullptr
+               ? std::string()
+               : std::string(text, static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
+  }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+};
+
+class SqliteLogIndex final : public LogIndex {
+ public:
+  explicit SqliteLogIndex(std::filesystem::path path) : path_(std::move(path)) {}
+
+  absl::Status Init();
+
+  absl::Status UpsertJob(const std::string& job_id, int64_t created_unix_ns,
+                         uint32_t world_size) override;
+  absl::Status UpsertStream(const std::string& job_id, const StreamProgress& progress) override;
+  absl::Status UpsertSegment(const std::string& job_id, const std::string& segment_path,
+                             uint64_t records, uint64_t bytes, bool sealed) override;
+  absl::StatusOr<std::vector<IndexedJob>> ListJobs() override;
+  absl::StatusOr<std::vector<IndexedStream>> ListStreams(const std::string& job_id) override;
+  absl::StatusOr<std::vector<IndexedSegment>> ListSegments(const std::string& job_id) override;
+
+ private:
+  struct Db {
+    sqlite3* handle = nullptr;
+    ~Db() { sqlite3_close_v2(handle); }
+  };
+
+  absl::Status Error(const std::string& what) const {
+    return absl::InternalError(
+        absl::StrCat("index ", path_.string(), ": ", what, ": ", sqlite3_errmsg(db_.handle)));
+  }
+  absl::Status Exec(const char* sql, const std::string& what);
+  absl::Status Migrate();
+  // Runs a statement that returns no rows, then resets it.
+  absl::Status Run(Statement& statement, const std::string& what);
+
+  const std::filesystem::path path_;
+  Db db_;  // declared before the statements: closed after they are finalized
+  Statement upsert_job_;
+  Statement ensure_job_;
+  Statement upsert_stream_;
+  Statement upsert_segment_;
+  Statement list_jobs_;
+  Statement list_streams_;
+  Statement list_segments_;
+};
+
+absl::Status SqliteLogIndex::Exec(const char* sql, const std::string& what) {
+  char* message = nullptr;
+  if (sqlite3_exec(db_.handle, sql, nullptr, nullptr, &message) != SQLITE_OK) {
+    absl::Status status =
+        absl::InternalError(absl::StrCat("index ", path_.string(), ": ", what, ": ",
+                                         message != nullptr ? message : "unknown error"));
+    sqlite3_free(message);
+    return status;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteLogIndex::Migrate() {
+  int64_t version = 0;
+  {
+    // Finalized before migrating: COMMIT fails while a statement is active.
+    Statement version_query;
+    if (version_query.Prepare(db_.handle, "PRAGMA user_version") != SQLITE_OK ||
+        version_query.Step() != SQLITE_ROW) {
+      return Error("cannot read the schema version");
+    }
+    version = version_query.Int(0);
+  }
+  if (version > kSchemaVersion) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "index ", path_.string(), " has schema version ", version, "; this build knows up to ",
+        kSchemaVersion, " (written by a newer trainscope?)"));
+  }
+  for (int64_t from = version; from < kSchemaVersion; ++from) {
+    // One transaction per step: a crash leaves the database at a whole version.
+    const std::string sql = absl::StrCat("BEGIN IMMEDIATE;", kMigrations[from],
+                                         "PRAGMA user_version = ", from + 1, "; COMMIT;");
+    if (absl::Status migrated =
+            Exec(sql.c_str(), absl::StrCat("cannot migrate schema to version ", from + 1));
+        !migrated.ok()) {
+      (void)Exec("ROLLBACK", "rollback");
+      return migrated;
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteLogIndex::Init() {
+  std::error_code error;
+  if (path_.has_parent_path()) {
+    std::filesystem::create_directories(path_.parent_path(), error);
+    if (error) {
+      return absl::FailedPreconditionError(absl::StrCat("cannot create the directory of index ",
+                                                        path_.string(), ": ", error.message()));
+    }
+  }
+  const int rc =
+      sqlite3_open_v2(path_.c_str(), &db_.handle,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
+  if (rc != SQLITE_OK) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot open index ", path_.string(), ": ",
+                     db_.handle != nullptr ? sqlite3_errmsg(db_.handle) : sqlite3_errstr(rc)));
+  }
+  sqlite3_busy_timeout(db_.handle, 5000);
+  sqlite3_extended_result_codes(db_.handle, 1);
+
+  {
+    Statement journal;  // scoped: an unfinished statement would block COMMIT below
+    if (journal.Prepare(db_.handle, "PRAGMA journal_mode = WAL") != SQLITE_OK ||
+        journal.Step() != SQLITE_ROW) {
+      return Error("cannot switch to WAL journal mode");
+    }
+    if (journal.Text(0) != "wal") {
+      return absl::FailedPreconditionError(
+          absl::StrCat("index ", path_.string(), ": journal mode is '", journal.Text(0),
+                       "', expected 'wal' (is the file on a filesystem without shared memory?)"));
+    }
+  }
+  if (absl::Status s = Exec("PRAGMA synchronous = NORMAL", "cannot set synchronous"); !s.ok()) {
+    return s;
+  }
+  if (absl::Status migrated = Migrate(); !migrated.ok()) return migrated;
+
+  const std::pair<Statement*, const char*> statements[] = {
+      {&upsert_job_, kUpsertJob},       {&ensure_job_, kEnsureJob},
+      {&upsert_stream_, kUpsertStream}, {&upsert_segment_, kUpsertSegment},
+      {&list_jobs_, kListJobs},         {&list_streams_, kListStreams},
+      {&list_segments_, kListSegments},
+  };
+  for (const auto& [statement, sql] : statements) {
+    if (statement->Prepare(db_.handle, sql) != SQLITE_OK)
+      return Error("cannot prepare a statement");
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SqliteLogIndex::Run(Statement& statement, const std::string& what) {
+  const int rc = statement.Step();
+  absl::Status status = rc == SQLITE_DONE ? absl::OkStatus() : Error(what);
+  statement.Reset();
+  return status;
+}
+
+absl::Status SqliteLogIndex::UpsertJob(const std::string& job_id, int64_t created_unix_ns,
+                                       uint32_t world_size) {
+  upsert_job_.Bind(1, job_id);
+  upsert_job_.Bind(2, created_unix_ns);
+  upsert_job_.Bind(3, static_cast<int64_t>(world_size));
+  return Run(upsert_job_, absl::StrCat("cannot upsert job ", job_id));
+}
+
+absl::Status SqliteLogIndex::UpsertStream(const std::string& job_id,
+                                          const StreamProgress& progress) {
+  ensure_job_.Bind(1, job_id);
+  if (absl::Status s = Run(ensure_job_, absl::StrCat("cannot insert job ", job_id)); !s.ok()) {
+    return s;
+  }
+  const auto& hello = progress.hello;
+  upsert_stream_.Bind(1, job_id);
+  upsert_stream_.Bind(2, static_cast<int64_t>(hello.rank()));
+  upsert_stream_.Bind(3, ToSql(hello.agent_instance_id()));
+  upsert_stream_.Bind(4, static_cast<int64_t>(hello.restart_count()));
+  upsert_stream_.Bind(5, hello.host());
+  upsert_stream_.Bind(6, static_cast<int64_t>(hello.pid()));
+  upsert_stream_.Bind(7, hello.device());
+  upsert_stream_.Bind(8, hello.framework());
+  upsert_stream_.Bind(9, ToSql(progress.last_sequence));
+  upsert_stream_.Bind(10, ToSql(progress.batches));
+  upsert_stream_.Bind(11, ToSql(progress.events));
+  upsert_stream_.Bind(12, ToSql(progress.bytes));
+  upsert_stream_.Bind(13, progress.goodbye ? 1 : 0);
+  return Run(upsert_stream_,
+             absl::StrCat("cannot upsert stream rank ", hello.rank(), " of job ", job_id));
+}
+
+absl::Status SqliteLogIndex::UpsertSegment(const std::string& job_id,
+                                           const std::string& segment_path, uint64_t records,
+                                           uint64_t bytes, bool sealed) {
+  ensure_job_.Bind(1, job_id);
+  if (absl::Status s = Run(ensure_job_, absl::StrCat("cannot insert job ", job_id)); !s.ok()) {
+    return s;
+  }
+  upsert_segment_.Bind(1, job_id);
+  upsert_segment_.Bind(2, segment_path);
+  upsert_segment_.Bind(3, ToSql(records));
+  upsert_segment_.Bind(4, ToSql(bytes));
+  upsert_segment_.Bind(5, sealed ? 1 : 0);
+  return Run(upsert_segment_, absl::StrCat("cannot upsert segment ", segment_path));
+}
+
+absl::StatusOr<std::vector<IndexedJob>> SqliteLogIndex::ListJobs() {
+  std::vector<IndexedJob> jobs;
+  int rc;
+  while ((rc = list_jobs_.Step()) == SQLITE_ROW) {
+    jobs.push_back({.job_id = list_jobs_.Text(0),
+                    .created_unix_ns = list_jobs_.Int(1),
+                    .world_size = static_cast<uint32_t>(list_jobs_.Int(2)),
+                    .streams = FromSql(list_jobs_.Int(3)),
+                    .events = FromSql(list_jobs_.Int(4))});
+  }
+  absl::Status status = rc == SQLITE_DONE ? absl::OkStatus() : Error("cannot list jobs");
+  list_jobs_.Reset();
+  if (!status.ok()) return status;
+  return jobs;
+}
+
+absl::StatusOr<std::vector<IndexedStream>> SqliteLogIndex::ListStreams(const std::string& job_id) {
+  std::vector<IndexedStream> streams;
+  list_streams_.Bind(1, job_id);
+  int rc;
+  while ((rc = list_streams_.Step()) == SQLITE_ROW) {
+    const Statement& row = list_streams_;
+    streams.push_back({.rank = static_cast<uint32_t>(row.Int(0)),
+                       .agent_instance_id = FromSql(row.Int(1)),
+                       .restart_count = static_cast<uint32_t>(row.Int(2)),
+                       .host = row.Text(3),
+                       .pid = static_cast<uint32_t>(row.Int(4)),
+                       .device = row.Text(5),
+                       .framework = row.Text(6),
+                       .last_sequence = FromSql(row.Int(7)),
+                       .batches = FromSql(row.Int(8)),
+                       .events = FromSql(row.Int(9)),
+                       .bytes = FromSql(row.Int(10)),
+                       .goodbye = row.Int(11) != 0});
+  }
+  absl::Status status =
+      rc == SQLITE_DONE ? absl::OkStatus() : Error(absl::StrCat("cannot list streams of ", job_id));
+  list_streams_.Reset();
+  if (!status.ok()) return status;
+  return streams;
+}
+
+absl::StatusOr<std::vector<IndexedSegment>> SqliteLogIndex::ListSegments(
+    const std::string& job_id) {
+  std::vector<IndexedSegment> segments;
+  list_segments_.Bind(1, job_id);
+  int rc;
+  while ((rc = list_segments_.Step()) == SQLITE_ROW) {
+    segments.push_back({.path = list_segments_.Text(0),
+                        .records = FromSql(list_segments_.Int(1)),
+                        .bytes = FromSql(list_segments_.Int(2)),
+                        .sealed = list_segments_.Int(3) != 0});
+  }
+  absl::Status status = rc == SQLITE_DONE ? absl::OkStatus()
+                                          : Error(absl::StrCat("cannot list segments of ", job_id));
+  list_segments_.Reset();
+  if (!status.ok()) return status;
+  return segments;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<LogIndex>> LogIndex::Open(const std::filesystem::path& db_path) {
+  if (db_path.empty()) {
+    return absl::InvalidArgumentError("index path is empty: expected a SQLite file path");
+  }
+  auto index = std::make_unique<SqliteLogIndex>(db_path);
+  if (absl::Status status = index->Init(); !status.ok()) return status;
+  return index;
+}
+
+}  // namespace trainscope::collector
