@@ -50,8 +50,7 @@ class ParsedArgs {
 
   // Typed accessors: errors name the flag and say what was expected.
   absl::StatusOr<std::optional<int64_t>> Int(std::string_view flag, int64_t min, int64_t max) const;
-  absl::StatusOr<std::optional<double>> Double(std::string_view flag, double min,
-                                               double max) const;
+  absl::StatusOr<std::optional<double>> Double(std::string_view flag, double min, double max) const;
 
  private:
   friend class ArgParser;
@@ -99,6 +98,7 @@ class ArgParser {
 
   const FlagSpec* FindFlag(std::string_view name) const;
   std::string ValidFlagList() const;
+  std::string UnknownFlagError(std::string_view shown) const;
 
   std::string command_;
   std::string summary_;

@@ -1,0 +1,36 @@
+// Small, pure formatters for numbers, times and enums as the CLI prints them.
+// Kept apart from I/O so every output format is unit-tested.
+#ifndef TRAINSCOPE_CLI_FORMATTING_H_
+#define TRAINSCOPE_CLI_FORMATTING_H_
+
+#include <cstdint>
+#include <string>
+
+#include "absl/time/time.h"
+#include "trainscope/v1/agent.pb.h"
+#include "trainscope/v1/status.pb.h"
+
+namespace trainscope::cli {
+
+// 12345 -> "12,345".
+std::string FormatCount(uint64_t value);
+// Events per second: 1204.4 -> "1,204/s"; 2.25 -> "2.2/s"; 0 -> "0/s".
+std::string FormatRate(double per_second);
+// 1536 -> "1.5 KiB"; 12 -> "12 B".
+std::string FormatBytes(uint64_t bytes);
+// How long ago `unix_ns` was at `now`: "4s ago", "2m05s ago", "3h10m ago",
+// "never" for 0, "just now" under a second (or in the future: clock skew).
+std::string FormatAgo(int64_t unix_ns, absl::Time now);
+// "2026-11-23 08:03:12.345" in `zone`; "-" for 0.
+std::string FormatTimestamp(int64_t unix_ns, absl::TimeZone zone);
+// JOB_STATE_RUNNING -> "running".
+std::string JobStateName(trainscope::v1::JobState state);
+// Total drops: "0", or "12 (ring 10, buffer 2)" naming the non-zero causes.
+std::string FormatDrops(const trainscope::v1::DropCounters& drops);
+uint64_t TotalDrops(const trainscope::v1::DropCounters& drops);
+// Quotes text for a one-line display: "a \"b\"" with newlines escaped.
+std::string Quote(const std::string& text);
+
+}  // namespace trainscope::cli
+
+#endif  // TRAINSCOPE_CLI_FORMATTING_H_

@@ -1,0 +1,39 @@
+// Turns the collector's answers (job lists, job status, command replies) into
+// the text the CLI prints, or into JSON. Pure functions of their inputs and
+// `now`, so tests assert on the exact output.
+#ifndef TRAINSCOPE_CLI_STATUS_PRINTER_H_
+#define TRAINSCOPE_CLI_STATUS_PRINTER_H_
+
+#include <string>
+
+#include "absl/time/time.h"
+#include "google/protobuf/message.h"
+#include "trainscope/v1/commands.pb.h"
+#include "trainscope/v1/status.pb.h"
+
+namespace trainscope::cli {
+
+// Columns: JOB STATE RANKS EVENTS EVENTS/S RECORDING (RANKS is connected/world).
+// An empty list gives one friendly line naming `collector`.
+std::string RenderJobsTable(const trainscope::v1::ListJobsResponse& jobs,
+                            const std::string& collector);
+
+// The job's summary, a per-rank table (RANK HOST PID CONNECTED EVENTS BATCHES
+// AGENT-DROPS REFUSED LAST-SEEN) and the commands issued so far.
+std::string RenderJobStatus(const trainscope::v1::JobStatus& status, absl::Time now,
+                            absl::TimeZone zone);
+
+// The one-line summary of a job used by `status` and `tail`:
+// "job J: running, 3/4 ranks connected (4 seen), 12,345 events (1,204/s), recording on".
+std::string RenderJobSummaryLine(const trainscope::v1::JobSummary& summary);
+
+// One line per command: "2026-11-23 08:03:12.345  halt by a@h, reached 4 ranks, reason \"x\"".
+std::string RenderCommandRecord(const trainscope::v1::CommandRecord& command, absl::TimeZone zone);
+
+// The message as one line of JSON (proto3 JSON mapping, field names as in the
+// .proto files, default values included so scripts see every field).
+std::string ToJsonLine(const google::protobuf::Message& message);
+
+}  // namespace trainscope::cli
+
+#endif  // TRAINSCOPE_CLI_STATUS_PRINTER_H_

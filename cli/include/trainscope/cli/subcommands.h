@@ -1,0 +1,27 @@
+// The `trainscope` subcommands. Each takes the arguments after its name,
+// prints to ctx.out / ctx.err and returns an exit code (kExitOk, kExitFailed,
+// kExitUsage). Each accepts --help.
+//
+// Threading: each runs on the calling thread (replay starts and joins its own).
+#ifndef TRAINSCOPE_CLI_SUBCOMMANDS_H_
+#define TRAINSCOPE_CLI_SUBCOMMANDS_H_
+
+#include <string>
+#include <vector>
+
+#include "trainscope/cli/command_context.h"
+
+namespace trainscope::cli {
+
+int RunJobsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+int RunStatusCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+int RunTailCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+int RunHaltCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+// `enabled` picks between `trainscope enable` and `trainscope disable`.
+int RunRecordingCommand(bool enabled, const std::vector<std::string>& args,
+                        const CommandContext& ctx);
+int RunReplayCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+
+}  // namespace trainscope::cli
+
+#endif  // TRAINSCOPE_CLI_SUBCOMMANDS_H_

@@ -1,0 +1,49 @@
+// FeedSource over the collector's ZeroMQ endpoints: a SUB socket on the live
+// feed (two-frame messages [topic, FeedUpdate]) and a fresh REQ socket per
+// snapshot request (a REQ that timed out cannot be reused, so it is dropped).
+//
+// Usage:
+//   ZmqFeedSource source("tcp://127.0.0.1:7071", "tcp://127.0.0.1:7072", &stop);
+//   RETURN_IF_ERROR(source.Subscribe("job-1/"));
+//
+// Every wait is bounded by its timeout and by `stop` (checked every 100 ms);
+// sockets are closed with linger 0 so destruction never blocks.
+// Threading: one thread (ZeroMQ sockets are not thread-safe).
+#ifndef TRAINSCOPE_CLI_ZMQ_FEED_SOURCE_H_
+#define TRAINSCOPE_CLI_ZMQ_FEED_SOURCE_H_
+
+#include <atomic>
+#include <memory>
+#include <string>
+#include <zmq.hpp>
+
+#include "trainscope/cli/feed_source.h"
+
+namespace trainscope::cli {
+
+class ZmqFeedSource : public FeedSource {
+ public:
+  ZmqFeedSource(std::string feed_endpoint, std::string snapshot_endpoint,
+                const std::atomic<bool>* stop);
+  ~ZmqFeedSource() override;
+
+  absl::Status Subscribe(const std::string& topic_prefix) override;
+  absl::StatusOr<std::optional<trainscope::v1::FeedUpdate>> Receive(
+      absl::Duration timeout) override;
+  absl::StatusOr<trainscope::v1::FeedSnapshot> RequestSnapshot(const std::string& job_id,
+                                                               absl::Duration timeout) override;
+  std::string Describe() const override { return feed_endpoint_; }
+
+ private:
+  bool stopped() const { return stop_ != nullptr && stop_->load(std::memory_order_relaxed); }
+
+  std::string feed_endpoint_;
+  std::string snapshot_endpoint_;
+  const std::atomic<bool>* stop_;
+  zmq::context_t context_;
+  std::unique_ptr<zmq::socket_t> subscriber_;
+};
+
+}  // namespace trainscope::cli
+
+#endif  // TRAINSCOPE_CLI_ZMQ_FEED_SOURCE_H_

@@ -1,0 +1,63 @@
+#include "trainscope/cli/connection_options.h"
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+
+namespace trainscope::cli {
+namespace {
+
+// "host:port" -> "host"; "[::1]:7070" -> "[::1]"; "host" -> "host".
+std::string HostOf(const std::string& target) {
+  if (!target.empty() && target.front() == '[') {
+    size_t close = target.find(']');
+    return close == std::string::npos ? target : target.substr(0, close + 1);
+  }
+  size_t colon = target.rfind(':');
+  return colon == std::string::npos ? target : target.substr(0, colon);
+}
+
+std::string FlagOrEnv(const ParsedArgs& args, const EnvLookup& env, const char* flag,
+                      const char* variable, std::string fallback) {
+  if (args.Has(flag)) return *args.Value(flag);
+  if (std::optional<std::string> value = env(variable); value.has_value()) return *value;
+  return fallback;
+}
+
+}  // namespace
+
+void ConnectionOptions::AddFlags(ArgParser* parser, bool with_feed) {
+  parser->AddFlag("collector", "HOST:PORT",
+                  "the collector's gRPC address (env TRAINSCOPE_COLLECTOR)", kDefaultCollector);
+  if (with_feed) {
+    parser->AddFlag("feed", "ENDPOINT",
+                    "the live feed, a ZeroMQ endpoint (env TRAINSCOPE_FEED; default "
+                    "tcp://<collector host>:7071)");
+    parser->AddFlag("snapshot", "ENDPOINT",
+                    "the snapshot server, a ZeroMQ endpoint (env TRAINSCOPE_SNAPSHOT; default "
+                    "tcp://<collector host>:7072)");
+  }
+  parser->AddFlag("timeout", "SECONDS", "deadline for each request to the collector",
+                  absl::StrCat(kDefaultTimeoutSeconds));
+  parser->AddBoolFlag("json", "print machine-readable JSON instead of text");
+}
+
+absl::StatusOr<ConnectionOptions> ConnectionOptions::Resolve(const ParsedArgs& args,
+                                                             const EnvLookup& env) {
+  ConnectionOptions options;
+  options.collector = FlagOrEnv(args, env, "collector", "TRAINSCOPE_COLLECTOR", kDefaultCollector);
+  if (options.collector.empty()) {
+    return absl::InvalidArgumentError("--collector expects HOST:PORT, got an empty value");
+  }
+  const std::string host = HostOf(options.collector);
+  options.feed = FlagOrEnv(args, env, "feed", "TRAINSCOPE_FEED",
+                           absl::StrCat("tcp://", host, ":", kDefaultFeedPort));
+  options.snapshot = FlagOrEnv(args, env, "snapshot", "TRAINSCOPE_SNAPSHOT",
+                               absl::StrCat("tcp://", host, ":", kDefaultSnapshotPort));
+  absl::StatusOr<std::optional<double>> timeout = args.Double("timeout", 0.001, 86400);
+  if (!timeout.ok()) return timeout.status();
+  if (timeout->has_value()) options.timeout = absl::Seconds(**timeout);
+  options.json = args.Bool("json");
+  return options;
+}
+
+}  // namespace trainscope::cli

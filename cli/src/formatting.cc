@@ -1,0 +1,93 @@
+#include "trainscope/cli/formatting.h"
+
+#include <cmath>
+#include <vector>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+
+namespace trainscope::cli {
+
+std::string FormatCount(uint64_t value) {
+  std::string digits = absl::StrCat(value);
+  std::string out;
+  const size_t first_group = digits.size() % 3 == 0 ? 3 : digits.size() % 3;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i >= first_group && (i - first_group) % 3 == 0) out.push_back(',');
+    out.push_back(digits[i]);
+  }
+  return out;
+}
+
+std::string FormatRate(double per_second) {
+  if (!std::isfinite(per_second) || per_second <= 0) return "0/s";
+  if (per_second < 10) return absl::StrFormat("%.1f/s", per_second);
+  return absl::StrCat(FormatCount(static_cast<uint64_t>(std::llround(per_second))), "/s");
+}
+
+std::string FormatBytes(uint64_t bytes) {
+  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
+  if (bytes < 1024) return absl::StrCat(bytes, " B");
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
+    value /= 1024;
+    ++unit;
+  }
+  return absl::StrFormat("%.1f %s", value, kUnits[unit]);
+}
+
+std::string FormatAgo(int64_t unix_ns, absl::Time now) {
+  if (unix_ns == 0) return "never";
+  const int64_t seconds = absl::ToInt64Seconds(now - absl::FromUnixNanos(unix_ns));
+  if (seconds < 1) return "just now";
+  if (seconds < 60) return absl::StrCat(seconds, "s ago");
+  if (seconds < 3600) return absl::StrFormat("%dm%02ds ago", seconds / 60, seconds % 60);
+  if (seconds < 86400) return absl::StrFormat("%dh%02dm ago", seconds / 3600, seconds % 3600 / 60);
+  return absl::StrFormat("%dd%02dh ago", seconds / 86400, seconds % 86400 / 3600);
+}
+
+std::string FormatTimestamp(int64_t unix_ns, absl::TimeZone zone) {
+  if (unix_ns == 0) return "-";
+  return absl::FormatTime("%Y-%m-%d %H:%M:%E3S", absl::FromUnixNanos(unix_ns), zone);
+}
+
+std::string JobStateName(trainscope::v1::JobState state) {
+  switch (state) {
+    case trainscope::v1::JOB_STATE_RUNNING:
+      return "running";
+    case trainscope::v1::JOB_STATE_IDLE:
+      return "idle";
+    case trainscope::v1::JOB_STATE_FINISHED:
+      return "finished";
+    case trainscope::v1::JOB_STATE_HALTED:
+      return "halted";
+    default:
+      return "unknown";
+  }
+}
+
+uint64_t TotalDrops(const trainscope::v1::DropCounters& drops) {
+  return drops.ring_full() + drops.buffer_full() + drops.shutdown();
+}
+
+std::string FormatDrops(const trainscope::v1::DropCounters& drops) {
+  const uint64_t total = TotalDrops(drops);
+  if (total == 0) return "0";
+  std::vector<std::string> causes;
+  if (drops.ring_full() != 0)
+    causes.push_back(absl::StrCat("ring ", FormatCount(drops.ring_full())));
+  if (drops.buffer_full() != 0) {
+    causes.push_back(absl::StrCat("buffer ", FormatCount(drops.buffer_full())));
+  }
+  if (drops.shutdown() != 0) {
+    causes.push_back(absl::StrCat("shutdown ", FormatCount(drops.shutdown())));
+  }
+  return absl::StrCat(FormatCount(total), " (", absl::StrJoin(causes, ", "), ")");
+}
+
+std::string Quote(const std::string& text) { return absl::StrCat("\"", absl::CEscape(text), "\""); }
+
+}  // namespace trainscope::cli

@@ -1,0 +1,100 @@
+#include "trainscope/cli/status_printer.h"
+
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/json_util.h"
+#include "trainscope/cli/formatting.h"
+#include "trainscope/cli/table_printer.h"
+
+namespace trainscope::cli {
+
+std::string RenderJobsTable(const trainscope::v1::ListJobsResponse& jobs,
+                            const std::string& collector) {
+  if (jobs.jobs_size() == 0) {
+    return absl::StrCat("no jobs yet: the collector at ", collector,
+                        " has not seen any (start training with the trainscope agent, or "
+                        "`trainscope replay LOGDIR`)\n");
+  }
+  TablePrinter table({{"JOB"},
+                      {"STATE"},
+                      {"RANKS", TablePrinter::kRight},
+                      {"EVENTS", TablePrinter::kRight},
+                      {"EVENTS/S", TablePrinter::kRight},
+                      {"RECORDING"}});
+  for (const trainscope::v1::JobSummary& job : jobs.jobs()) {
+    table.AddRow({job.job_id(), JobStateName(job.state()),
+                  absl::StrCat(job.ranks_connected(), "/", job.world_size()),
+                  FormatCount(job.events_received()), FormatRate(job.events_per_second()),
+                  job.recording() ? "on" : "off"});
+  }
+  return table.Render();
+}
+
+std::string RenderJobSummaryLine(const trainscope::v1::JobSummary& summary) {
+  return absl::StrCat("job ", summary.job_id(), ": ", JobStateName(summary.state()), ", ",
+                      summary.ranks_connected(), "/", summary.world_size(), " ranks connected (",
+                      summary.ranks_seen(), " seen), ", FormatCount(summary.events_received()),
+                      " events (", FormatRate(summary.events_per_second()), "), recording ",
+                      summary.recording() ? "on" : "off");
+}
+
+std::string RenderCommandRecord(const trainscope::v1::CommandRecord& command, absl::TimeZone zone) {
+  std::string line = absl::StrCat(
+      FormatTimestamp(command.requested_unix_ns(), zone), "  ", command.command(), " by ",
+      command.requested_by().empty() ? "?" : command.requested_by(), ", reached ",
+      command.ranks_reached(), command.ranks_reached() == 1 ? " rank" : " ranks");
+  if (!command.reason().empty()) absl::StrAppend(&line, ", reason ", Quote(command.reason()));
+  return line;
+}
+
+std::string RenderJobStatus(const trainscope::v1::JobStatus& status, absl::Time now,
+                            absl::TimeZone zone) {
+  const trainscope::v1::JobSummary& summary = status.summary();
+  std::string out = absl::StrCat(RenderJobSummaryLine(summary), "\n");
+  absl::StrAppend(&out, "  received ", FormatBytes(summary.bytes_received()), ", created ",
+                  FormatTimestamp(summary.created_unix_ns(), zone), ", last event ",
+                  FormatAgo(summary.last_event_unix_ns(), now), ", feed sequence ",
+                  status.feed_sequence(), "\n");
+  if (status.ranks_size() == 0) {
+    absl::StrAppend(&out, "no ranks have connected yet\n");
+  } else {
+    TablePrinter table({{"RANK", TablePrinter::kRight},
+                        {"HOST"},
+                        {"PID", TablePrinter::kRight},
+                        {"CONNECTED"},
+                        {"EVENTS", TablePrinter::kRight},
+                        {"BATCHES", TablePrinter::kRight},
+                        {"AGENT-DROPS", TablePrinter::kRight},
+                        {"REFUSED", TablePrinter::kRight},
+                        {"LAST-SEEN"}});
+    for (const trainscope::v1::RankStatus& rank : status.ranks()) {
+      std::string connected =
+          rank.connected() ? "yes" : (rank.said_goodbye() ? "no (goodbye)" : "no");
+      table.AddRow({absl::StrCat(rank.rank()), rank.host(), absl::StrCat(rank.pid()), connected,
+                    FormatCount(rank.events_received()), FormatCount(rank.batches_received()),
+                    FormatDrops(rank.agent_drops()), FormatCount(rank.batches_refused()),
+                    FormatAgo(rank.last_seen_unix_ns(), now)});
+    }
+    absl::StrAppend(&out, table.Render());
+  }
+  if (status.commands_size() > 0) {
+    absl::StrAppend(&out, "commands:\n");
+    for (const trainscope::v1::CommandRecord& command : status.commands()) {
+      absl::StrAppend(&out, "  ", RenderCommandRecord(command, zone), "\n");
+    }
+  }
+  return out;
+}
+
+std::string ToJsonLine(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.add_whitespace = false;
+  options.always_print_primitive_fields = true;
+  options.preserve_proto_field_names = true;
+  std::string json;
+  if (!google::protobuf::util::MessageToJsonString(message, &json, options).ok()) {
+    return "{}";  // only on invalid UTF-8 in a string field; the collector validates those
+  }
+  return json;
+}
+
+}  // namespace trainscope::cli

@@ -1,0 +1,62 @@
+#include "subcommand_support.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace trainscope::cli {
+
+std::optional<int> ParseOrExit(const ArgParser& parser, std::string_view command,
+                               const std::vector<std::string>& args, const CommandContext& ctx,
+                               ParsedArgs* parsed) {
+  absl::StatusOr<ParsedArgs> result = parser.Parse(args);
+  if (!result.ok()) return UsageError(ctx, command, result.status().message());
+  if (result->help_requested()) {
+    *ctx.out << parser.Usage();
+    return kExitOk;
+  }
+  *parsed = *std::move(result);
+  return std::nullopt;
+}
+
+int Fail(const CommandContext& ctx, std::string_view command, const absl::Status& status,
+         int code) {
+  *ctx.err << "trainscope " << command << ": " << status.message() << std::endl;
+  return code;
+}
+
+int UsageError(const CommandContext& ctx, std::string_view command, absl::string_view message) {
+  *ctx.err << "trainscope " << command << ": " << message << "\n"
+           << "Run 'trainscope " << command << " --help' for usage." << std::endl;
+  return kExitUsage;
+}
+
+void AddTokenFlags(ArgParser* parser) {
+  parser->AddFlag("token", "TOKEN", "the job's token (env TRAINSCOPE_TOKEN)");
+  parser->AddFlag("token-file", "FILE", "read the job's token from the first line of FILE");
+  parser->AddFlag("data-dir", "DIR",
+                  "the collector's data dir: read the token it generated from DIR/jobs/JOB/token");
+}
+
+TokenResolver::Sources TokenSources(const ParsedArgs& args, const CommandContext& ctx) {
+  TokenResolver::Sources sources;
+  sources.flag = args.Value("token");
+  if (std::optional<std::string> file = args.Value("token-file"); file.has_value()) {
+    sources.file = *file;
+  }
+  sources.env = ctx.env("TRAINSCOPE_TOKEN");
+  if (std::optional<std::string> dir = args.Value("data-dir"); dir.has_value()) {
+    sources.data_dir = *dir;
+  }
+  return sources;
+}
+
+bool IsValidJobId(std::string_view job_id) {
+  if (job_id.empty() || job_id.size() > 128) return false;
+  for (char c : job_id) {
+    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+}  // namespace trainscope::cli

@@ -1,0 +1,39 @@
+// Helpers shared by the subcommand implementations (private to the library).
+#ifndef TRAINSCOPE_CLI_SRC_SUBCOMMAND_SUPPORT_H_
+#define TRAINSCOPE_CLI_SRC_SUBCOMMAND_SUPPORT_H_
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "trainscope/cli/arg_parser.h"
+#include "trainscope/cli/command_context.h"
+#include "trainscope/cli/token_resolver.h"
+
+namespace trainscope::cli {
+
+// Parses `args`. Returns an exit code when the subcommand must stop here
+// (usage printed for --help: kExitOk; an error printed: kExitUsage), or
+// nullopt with `*parsed` filled to go on.
+std::optional<int> ParseOrExit(const ArgParser& parser, std::string_view command,
+                               const std::vector<std::string>& args, const CommandContext& ctx,
+                               ParsedArgs* parsed);
+
+// Prints "trainscope COMMAND: MESSAGE" on ctx.err and returns `code`.
+int Fail(const CommandContext& ctx, std::string_view command, const absl::Status& status,
+         int code = kExitFailed);
+int UsageError(const CommandContext& ctx, std::string_view command, absl::string_view message);
+
+// Adds --token, --token-file and --data-dir.
+void AddTokenFlags(ArgParser* parser);
+TokenResolver::Sources TokenSources(const ParsedArgs& args, const CommandContext& ctx);
+
+// Whether `job_id` matches the agent protocol's [A-Za-z0-9._-]{1,128}.
+bool IsValidJobId(std::string_view job_id);
+
+}  // namespace trainscope::cli
+
+#endif  // TRAINSCOPE_CLI_SRC_SUBCOMMAND_SUPPORT_H_

@@ -1,0 +1,195 @@
+#include "trainscope/cli/arg_parser.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace trainscope::cli {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+ArgParser MakeParser() {
+  ArgParser parser("trainscope halt", "Halt a job.");
+  parser.AddPositional("JOB", "the job");
+  parser.AddPositional("EXTRA", "optional extra", /*required=*/false);
+  parser.AddFlag("reason", "TEXT", "why");
+  parser.AddFlag("timeout", "SECONDS", "deadline", "10");
+  parser.AddRepeatedFlag("kinds", "LIST", "kinds");
+  parser.AddBoolFlag("json", "json output");
+  return parser;
+}
+
+TEST(ArgParserTest, PositionalsAndBothValueForms) {
+  absl::StatusOr<ParsedArgs> args =
+      MakeParser().Parse({"job-1", "--reason", "too slow", "--timeout=3"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->Positional("JOB"), "job-1");
+  EXPECT_FALSE(args->Positional("EXTRA").has_value());
+  EXPECT_EQ(args->Value("reason"), "too slow");
+  EXPECT_EQ(args->Value("timeout"), "3");
+  EXPECT_FALSE(args->help_requested());
+}
+
+TEST(ArgParserTest, DefaultsApplyWhenAbsentButHasSaysNotGiven) {
+  absl::StatusOr<ParsedArgs> args = MakeParser().Parse({"j"});
+  ASSERT_TRUE(args.ok());
+  EXPECT_EQ(args->Value("timeout"), "10");
+  EXPECT_FALSE(args->Has("timeout"));
+  EXPECT_FALSE(args->Value("reason").has_value());
+}
+
+TEST(ArgParserTest, FlagsMayComeBeforePositionals) {
+  absl::StatusOr<ParsedArgs> args = MakeParser().Parse({"--json", "j", "x"});
+  ASSERT_TRUE(args.ok());
+  EXPECT_TRUE(args->Bool("json"));
+  EXPECT_EQ(args->Positional("JOB"), "j");
+  EXPECT_EQ(args->Positional("EXTRA"), "x");
+}
+
+TEST(ArgParserTest, BooleanForms) {
+  EXPECT_FALSE(MakeParser().Parse({"j"})->Bool("json"));
+  EXPECT_TRUE(MakeParser().Parse({"j", "--json"})->Bool("json"));
+  EXPECT_TRUE(MakeParser().Parse({"j", "--json=true"})->Bool("json"));
+  EXPECT_FALSE(MakeParser().Parse({"j", "--json=false"})->Bool("json"));
+  absl::StatusOr<ParsedArgs> bad = MakeParser().Parse({"j", "--json=maybe"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("--json"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("maybe"));
+}
+
+TEST(ArgParserTest, BooleanDoesNotSwallowTheNextArgument) {
+  absl::StatusOr<ParsedArgs> args = MakeParser().Parse({"--json", "j"});
+  ASSERT_TRUE(args.ok());
+  EXPECT_EQ(args->Positional("JOB"), "j");
+}
+
+TEST(ArgParserTest, RepeatedFlagKeepsEveryValueInOrder) {
+  absl::StatusOr<ParsedArgs> args =
+      MakeParser().Parse({"j", "--kinds", "job", "--kinds=rank,command"});
+  ASSERT_TRUE(args.ok());
+  EXPECT_THAT(args->Values("kinds"), ElementsAre("job", "rank,command"));
+  EXPECT_EQ(args->Value("kinds"), "rank,command");
+}
+
+TEST(ArgParserTest, LastValueWinsForASingleValueFlag) {
+  absl::StatusOr<ParsedArgs> args = MakeParser().Parse({"j", "--reason", "a", "--reason", "b"});
+  ASSERT_TRUE(args.ok());
+  EXPECT_EQ(args->Value("reason"), "b");
+}
+
+TEST(ArgParserTest, DoubleDashEndsOptions) {
+  absl::StatusOr<ParsedArgs> args = MakeParser().Parse({"--", "--json", "-x"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->Positional("JOB"), "--json");
+  EXPECT_EQ(args->Positional("EXTRA"), "-x");
+  EXPECT_FALSE(args->Bool("json"));
+}
+
+TEST(ArgParserTest, ValueMayStartWithASingleDashOrBeADash) {
+  absl::StatusOr<ParsedArgs> args = MakeParser().Parse({"j", "--reason", "-1", "--timeout", "-"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->Value("reason"), "-1");
+  EXPECT_EQ(args->Value("timeout"), "-");
+}
+
+TEST(ArgParserTest, UnknownFlagNamesItAndListsValidOnes) {
+  absl::StatusOr<ParsedArgs> args = MakeParser().Parse({"j", "--resaon", "x"});
+  ASSERT_FALSE(args.ok());
+  EXPECT_TRUE(absl::IsInvalidArgument(args.status()));
+  EXPECT_THAT(args.status().message(), HasSubstr("unknown flag --resaon"));
+  EXPECT_THAT(args.status().message(), HasSubstr("trainscope halt"));
+  EXPECT_THAT(args.status().message(), HasSubstr("did you mean --reason?"));
+  EXPECT_THAT(args.status().message(), HasSubstr("--reason, --timeout, --kinds, --json, --help"));
+}
+
+TEST(ArgParserTest, UnknownFlagFarFromAnyGetsNoSuggestion) {
+  absl::StatusOr<ParsedArgs> args = MakeParser().Parse({"j", "--zzzzzzzz"});
+  ASSERT_FALSE(args.ok());
+  EXPECT_THAT(args.status().message(), testing::Not(HasSubstr("did you mean")));
+}
+
+TEST(ArgParserTest, UnknownShortFlag) {
+  absl::StatusOr<ParsedArgs> args = MakeParser().Parse({"j", "-x"});
+  ASSERT_FALSE(args.ok());
+  EXPECT_THAT(args.status().message(), HasSubstr("unknown flag -x"));
+}
+
+TEST(ArgParserTest, UnknownFlagWithInlineValueNamesOnlyTheFlag) {
+  absl::StatusOr<ParsedArgs> args = MakeParser().Parse({"j", "--nope=1"});
+  ASSERT_FALSE(args.ok());
+  EXPECT_THAT(args.status().message(), HasSubstr("unknown flag --nope for"));
+}
+
+TEST(ArgParserTest, MissingValueAtTheEnd) {
+  absl::StatusOr<ParsedArgs> args = MakeParser().Parse({"j", "--reason"});
+  ASSERT_FALSE(args.ok());
+  EXPECT_THAT(args.status().message(), HasSubstr("flag --reason needs a value (--reason TEXT)"));
+}
+
+TEST(ArgParserTest, MissingValueBeforeAnotherFlag) {
+  absl::StatusOr<ParsedArgs> args = MakeParser().Parse({"j", "--reason", "--json"});
+  ASSERT_FALSE(args.ok());
+  EXPECT_THAT(args.status().message(), HasSubstr("flag --reason needs a value"));
+}
+
+TEST(ArgParserTest, EmptyInlineValueIsAValue) {
+  absl::StatusOr<ParsedArgs> args = MakeParser().Parse({"j", "--reason="});
+  ASSERT_TRUE(args.ok());
+  EXPECT_EQ(args->Value("reason"), "");
+}
+
+TEST(ArgParserTest, MissingRequiredPositional) {
+  absl::StatusOr<ParsedArgs> args = MakeParser().Parse({"--json"});
+  ASSERT_FALSE(args.ok());
+  EXPECT_THAT(args.status().message(), HasSubstr("missing JOB"));
+}
+
+TEST(ArgParserTest, UnexpectedPositional) {
+  absl::StatusOr<ParsedArgs> args = MakeParser().Parse({"a", "b", "c"});
+  ASSERT_FALSE(args.ok());
+  EXPECT_THAT(args.status().message(), HasSubstr("unexpected argument 'c'"));
+  EXPECT_THAT(args.status().message(), HasSubstr("JOB EXTRA"));
+}
+
+TEST(ArgParserTest, HelpWinsOverMissingArguments) {
+  for (const char* help : {"--help", "-h"}) {
+    absl::StatusOr<ParsedArgs> args = MakeParser().Parse({help});
+    ASSERT_TRUE(args.ok()) << help;
+    EXPECT_TRUE(args->help_requested());
+  }
+}
+
+TEST(ArgParserTest, TypedAccessorsNameTheFlag) {
+  absl::StatusOr<ParsedArgs> args = MakeParser().Parse({"j", "--timeout", "abc"});
+  ASSERT_TRUE(args.ok());
+  absl::StatusOr<std::optional<double>> timeout = args->Double("timeout", 0.1, 100);
+  ASSERT_FALSE(timeout.ok());
+  EXPECT_THAT(timeout.status().message(), HasSubstr("--timeout"));
+  EXPECT_THAT(timeout.status().message(), HasSubstr("'abc'"));
+
+  args = MakeParser().Parse({"j", "--timeout", "500"});
+  EXPECT_FALSE(args->Double("timeout", 0.1, 100).ok());
+  EXPECT_FALSE(args->Int("timeout", 0, 100).ok());
+  args = MakeParser().Parse({"j", "--timeout", "2.5"});
+  EXPECT_DOUBLE_EQ(**args->Double("timeout", 0.1, 100), 2.5);
+  EXPECT_FALSE(args->Int("timeout", 0, 100).ok());
+  EXPECT_FALSE(args->Int("reason", 0, 100)->has_value());  // absent, no default
+}
+
+TEST(ArgParserTest, UsageListsEverything) {
+  ArgParser parser = MakeParser();
+  parser.AddEpilog("Environment: TRAINSCOPE_TOKEN");
+  const std::string usage = parser.Usage();
+  EXPECT_THAT(usage, HasSubstr("Halt a job."));
+  EXPECT_THAT(usage, HasSubstr("Usage: trainscope halt JOB [EXTRA] [flags]"));
+  EXPECT_THAT(usage, HasSubstr("--reason TEXT"));
+  EXPECT_THAT(usage, HasSubstr("(default: 10)"));
+  EXPECT_THAT(usage, HasSubstr("(may be repeated)"));
+  EXPECT_THAT(usage, HasSubstr("--json\n"));
+  EXPECT_THAT(usage, HasSubstr("-h, --help"));
+  EXPECT_THAT(usage, HasSubstr("Environment: TRAINSCOPE_TOKEN"));
+}
+
+}  // namespace
+}  // namespace trainscope::cli

@@ -1,0 +1,77 @@
+#include "trainscope/cli/formatting.h"
+
+#include <gtest/gtest.h>
+
+namespace trainscope::cli {
+namespace {
+
+TEST(FormattingTest, CountGroupsThousands) {
+  EXPECT_EQ(FormatCount(0), "0");
+  EXPECT_EQ(FormatCount(999), "999");
+  EXPECT_EQ(FormatCount(1000), "1,000");
+  EXPECT_EQ(FormatCount(12345), "12,345");
+  EXPECT_EQ(FormatCount(123456), "123,456");
+  EXPECT_EQ(FormatCount(1234567), "1,234,567");
+  EXPECT_EQ(FormatCount(18446744073709551615ull), "18,446,744,073,709,551,615");
+}
+
+TEST(FormattingTest, Rate) {
+  EXPECT_EQ(FormatRate(0), "0/s");
+  EXPECT_EQ(FormatRate(-3), "0/s");
+  EXPECT_EQ(FormatRate(2.25), "2.2/s");
+  EXPECT_EQ(FormatRate(1204.4), "1,204/s");
+  EXPECT_EQ(FormatRate(1e300 * 1e300), "0/s");  // inf
+}
+
+TEST(FormattingTest, Bytes) {
+  EXPECT_EQ(FormatBytes(12), "12 B");
+  EXPECT_EQ(FormatBytes(1536), "1.5 KiB");
+  EXPECT_EQ(FormatBytes(3ull << 30), "3.0 GiB");
+}
+
+TEST(FormattingTest, Ago) {
+  const absl::Time now = absl::FromUnixSeconds(1'000'000);
+  auto ns = [](int64_t seconds) { return seconds * 1'000'000'000; };
+  EXPECT_EQ(FormatAgo(0, now), "never");
+  EXPECT_EQ(FormatAgo(ns(1'000'000), now), "just now");
+  EXPECT_EQ(FormatAgo(ns(1'000'010), now), "just now");  // clock skew: in the future
+  EXPECT_EQ(FormatAgo(ns(1'000'000 - 4), now), "4s ago");
+  EXPECT_EQ(FormatAgo(ns(1'000'000 - 125), now), "2m05s ago");
+  EXPECT_EQ(FormatAgo(ns(1'000'000 - 3 * 3600 - 600), now), "3h10m ago");
+  EXPECT_EQ(FormatAgo(ns(1'000'000 - 2 * 86400 - 3600), now), "2d01h ago");
+}
+
+TEST(FormattingTest, TimestampInTheGivenZone) {
+  EXPECT_EQ(FormatTimestamp(0, absl::UTCTimeZone()), "-");
+  EXPECT_EQ(FormatTimestamp(1'700'000'000'123'456'789, absl::UTCTimeZone()),
+            "2023-11-14 22:13:20.123");
+  EXPECT_EQ(FormatTimestamp(1'700'000'000'000'000'000, absl::FixedTimeZone(3600)),
+            "2023-11-14 23:13:20.000");
+}
+
+TEST(FormattingTest, StateNames) {
+  EXPECT_EQ(JobStateName(trainscope::v1::JOB_STATE_RUNNING), "running");
+  EXPECT_EQ(JobStateName(trainscope::v1::JOB_STATE_IDLE), "idle");
+  EXPECT_EQ(JobStateName(trainscope::v1::JOB_STATE_FINISHED), "finished");
+  EXPECT_EQ(JobStateName(trainscope::v1::JOB_STATE_HALTED), "halted");
+  EXPECT_EQ(JobStateName(trainscope::v1::JOB_STATE_UNSPECIFIED), "unknown");
+}
+
+TEST(FormattingTest, DropsNameTheCauses) {
+  trainscope::v1::DropCounters drops;
+  EXPECT_EQ(FormatDrops(drops), "0");
+  drops.set_ring_full(10);
+  drops.set_buffer_full(2);
+  EXPECT_EQ(FormatDrops(drops), "12 (ring 10, buffer 2)");
+  drops.set_shutdown(1000);
+  EXPECT_EQ(FormatDrops(drops), "1,012 (ring 10, buffer 2, shutdown 1,000)");
+  EXPECT_EQ(TotalDrops(drops), 1012u);
+}
+
+TEST(FormattingTest, QuoteEscapes) {
+  EXPECT_EQ(Quote("too slow"), "\"too slow\"");
+  EXPECT_EQ(Quote("a \"b\"\nc"), "\"a \\\"b\\\"\\nc\"");
+}
+
+}  // namespace
+}  // namespace trainscope::cli

@@ -1,0 +1,115 @@
+#include "trainscope/cli/status_printer.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace trainscope::cli {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kNowNs = 1'700'000'000'000'000'000;
+const absl::Time kNow = absl::FromUnixNanos(kNowNs);
+
+trainscope::v1::JobSummary Summary(const std::string& id) {
+  trainscope::v1::JobSummary summary;
+  summary.set_job_id(id);
+  summary.set_state(trainscope::v1::JOB_STATE_RUNNING);
+  summary.set_world_size(4);
+  summary.set_ranks_connected(3);
+  summary.set_ranks_seen(4);
+  summary.set_events_received(1234567);
+  summary.set_events_per_second(52000.4);
+  summary.set_recording(true);
+  summary.set_bytes_received(3 << 20);
+  summary.set_created_unix_ns(kNowNs - 60'000'000'000);
+  summary.set_last_event_unix_ns(kNowNs - 3'000'000'000);
+  return summary;
+}
+
+TEST(StatusPrinterTest, JobsTable) {
+  trainscope::v1::ListJobsResponse jobs;
+  *jobs.add_jobs() = Summary("resnet");
+  trainscope::v1::JobSummary* other = jobs.add_jobs();
+  other->set_job_id("bert-large");
+  other->set_state(trainscope::v1::JOB_STATE_HALTED);
+  other->set_world_size(8);
+  EXPECT_EQ(RenderJobsTable(jobs, "127.0.0.1:7070"),
+            "JOB         STATE    RANKS     EVENTS  EVENTS/S  RECORDING\n"
+            "resnet      running    3/4  1,234,567  52,000/s  on\n"
+            "bert-large  halted     0/8          0       0/s  off\n");
+}
+
+TEST(StatusPrinterTest, NoJobsIsAFriendlyLine) {
+  const std::string text = RenderJobsTable({}, "10.0.0.1:7070");
+  EXPECT_THAT(text, HasSubstr("no jobs yet"));
+  EXPECT_THAT(text, HasSubstr("10.0.0.1:7070"));
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1);
+}
+
+TEST(StatusPrinterTest, SummaryLine) {
+  EXPECT_EQ(RenderJobSummaryLine(Summary("resnet")),
+            "job resnet: running, 3/4 ranks connected (4 seen), 1,234,567 events (52,000/s), "
+            "recording on");
+}
+
+TEST(StatusPrinterTest, JobStatusWithRanksAndCommands) {
+  trainscope::v1::JobStatus status;
+  *status.mutable_summary() = Summary("resnet");
+  status.set_feed_sequence(42);
+  trainscope::v1::RankStatus* rank0 = status.add_ranks();
+  rank0->set_rank(0);
+  rank0->set_host("node-a");
+  rank0->set_pid(1234);
+  rank0->set_connected(true);
+  rank0->set_events_received(600000);
+  rank0->set_batches_received(60);
+  rank0->set_last_seen_unix_ns(kNowNs - 2'000'000'000);
+  trainscope::v1::RankStatus* rank3 = status.add_ranks();
+  rank3->set_rank(3);
+  rank3->set_host("node-b");
+  rank3->set_pid(99);
+  rank3->set_said_goodbye(true);
+  rank3->mutable_agent_drops()->set_ring_full(5);
+  rank3->set_batches_refused(2);
+  rank3->set_last_seen_unix_ns(kNowNs - 125'000'000'000);
+  trainscope::v1::CommandRecord* halt = status.add_commands();
+  halt->set_command("halt");
+  halt->set_requested_by("alice@box");
+  halt->set_reason("stragglers");
+  halt->set_ranks_reached(3);
+  halt->set_requested_unix_ns(kNowNs);
+
+  const std::string text = RenderJobStatus(status, kNow, absl::UTCTimeZone());
+  EXPECT_THAT(text, HasSubstr("job resnet: running, 3/4 ranks connected"));
+  EXPECT_THAT(text, HasSubstr("received 3.0 MiB"));
+  EXPECT_THAT(text, HasSubstr("last event 3s ago"));
+  EXPECT_THAT(text, HasSubstr("feed sequence 42"));
+  EXPECT_THAT(
+      text,
+      HasSubstr(
+          "RANK  HOST     PID  CONNECTED      EVENTS  BATCHES  AGENT-DROPS  REFUSED  LAST-SEEN\n"
+          "   0  node-a  1234  yes           600,000       60            0        0  2s ago\n"
+          "   3  node-b    99  no (goodbye)        0        0   5 (ring 5)        2  2m05s ago\n"));
+  EXPECT_THAT(text, HasSubstr("commands:\n  2023-11-14 22:13:20.000  halt by alice@box, reached 3 "
+                              "ranks, reason \"stragglers\"\n"));
+}
+
+TEST(StatusPrinterTest, JobWithoutRanks) {
+  trainscope::v1::JobStatus status;
+  *status.mutable_summary() = Summary("j");
+  EXPECT_THAT(RenderJobStatus(status, kNow, absl::UTCTimeZone()),
+              HasSubstr("no ranks have connected yet"));
+}
+
+TEST(StatusPrinterTest, JsonIsOneLineWithProtoFieldNamesAndDefaults) {
+  trainscope::v1::CommandReply reply;
+  reply.set_ranks_reached(4);
+  const std::string json = ToJsonLine(reply);
+  EXPECT_EQ(json.find('\n'), std::string::npos);
+  EXPECT_THAT(json, HasSubstr("\"ranks_reached\":4"));
+  EXPECT_THAT(json, HasSubstr("\"message\":\"\""));
+}
+
+}  // namespace
+}  // namespace trainscope::cli
