@@ -1,0 +1,65 @@
+// Configuration of one Agent (see agent.h). Agent::Start validates it and
+// names the offending field in its error.
+#ifndef TRAINSCOPE_AGENT_AGENT_OPTIONS_H_
+#define TRAINSCOPE_AGENT_AGENT_OPTIONS_H_
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "absl/time/time.h"
+
+namespace trainscope::agent {
+
+// A halt the collector asked for (trainscope.v1.HaltRequest).
+struct HaltInfo {
+  uint64_t halt_id = 0;
+  std::string reason;
+  std::string requested_by;
+  int64_t requested_unix_ns = 0;
+};
+
+struct AgentOptions {
+  // gRPC target of the collector: "HOST:PORT", "[v6]:PORT", "unix:/path" or
+  // any "scheme:///..." target gRPC understands.
+  std::string collector_address = "127.0.0.1:7070";
+  std::string job_id;  // required, [A-Za-z0-9._-]{1,128}
+  std::string run_id;
+  std::string job_token;  // empty: the collector generates one (see Agent::job_token())
+  uint32_t rank = 0;      // < world_size
+  uint32_t world_size = 1;
+  uint32_t local_rank = 0;
+  uint32_t restart_count = 0;
+  std::string host;  // empty: gethostname()
+  std::string device = "cpu";
+  std::string framework;
+  std::string framework_version;
+
+  // false: dormant until the collector (or SetRecording) turns recording on.
+  bool start_recording = true;
+
+  // Everything the agent buffers: the rings (at most half of it) and the
+  // encoded, not yet acknowledged batches. At least 256 KiB.
+  uint64_t memory_budget_bytes = 64ull << 20;
+  // Events per thread ring, rounded up to a power of two, 64 .. 4194304.
+  uint32_t ring_capacity_events = 16384;
+  absl::Duration flush_interval = absl::Milliseconds(20);  // 1 ms .. 10 s
+  uint32_t max_batch_events = 8192;                        // 1 .. 65536
+
+  absl::Duration reconnect_min = absl::Milliseconds(100);
+  absl::Duration reconnect_max = absl::Seconds(5);
+  absl::Duration hello_timeout = absl::Seconds(5);      // waiting for HelloAck
+  absl::Duration shutdown_deadline = absl::Seconds(5);  // used by the destructor
+
+  // Called on the agent's stream reader thread (never on a training thread)
+  // when the collector asks the job to halt. Must return promptly and must not
+  // call Agent::Shutdown (that waits for this thread).
+  std::function<void(const HaltInfo&)> on_halt;
+
+  // One line per notable connection event ("trainscope-agent: ...").
+  bool log_to_stderr = true;
+};
+
+}  // namespace trainscope::agent
+
+#endif  // TRAINSCOPE_AGENT_AGENT_OPTIONS_H_

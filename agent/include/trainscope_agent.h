@@ -1,0 +1,158 @@
+/* trainscope agent, C API: lets any framework (or ctypes) feed the agent.
+ *
+ * Usage:
+ *   trainscope_agent_options options;
+ *   trainscope_agent_options_init(&options);
+ *   options.job_id = "resnet"; options.rank = 0; options.world_size = 8;
+ *   trainscope_agent* agent = NULL;
+ *   char error[256];
+ *   if (trainscope_agent_start(&options, &agent, error, sizeof error) != 0) { puts(error); }
+ *   uint32_t conv = trainscope_intern(agent, "aten::conv2d");   // once; keep the id
+ *   int64_t t0 = trainscope_now_ns();  ...
+ *   trainscope_record_operator(agent, conv, t0, trainscope_now_ns(), seq,
+ * TRAINSCOPE_SCOPE_FORWARD); trainscope_agent_shutdown(agent, 5000);                       //
+ * flushes and frees
+ *
+ * Every function catches everything (no exception crosses this API) and treats
+ * a NULL agent as a no-op. Record functions may be called from any thread and
+ * never block; they return 1 when the agent was recording (the call counts as
+ * recorded, dropped or sampled out) and 0 when it was dormant, shut down or NULL.
+ * Enum values are those of trainscope.v1 (agent.proto).
+ */
+#ifndef TRAINSCOPE_AGENT_C_H_
+#define TRAINSCOPE_AGENT_C_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct trainscope_agent trainscope_agent;
+
+enum {
+  TRAINSCOPE_SCOPE_UNSPECIFIED = 0,
+  TRAINSCOPE_SCOPE_FORWARD = 1,
+  TRAINSCOPE_SCOPE_BACKWARD = 2
+};
+enum {
+  TRAINSCOPE_COLLECTIVE_ALL_REDUCE = 1,
+  TRAINSCOPE_COLLECTIVE_ALL_GATHER = 2,
+  TRAINSCOPE_COLLECTIVE_REDUCE_SCATTER = 3,
+  TRAINSCOPE_COLLECTIVE_BROADCAST = 4,
+  TRAINSCOPE_COLLECTIVE_BARRIER = 5,
+  TRAINSCOPE_COLLECTIVE_SEND = 6,
+  TRAINSCOPE_COLLECTIVE_RECV = 7,
+  TRAINSCOPE_COLLECTIVE_ALL_TO_ALL = 8,
+  TRAINSCOPE_COLLECTIVE_REDUCE = 9,
+  TRAINSCOPE_COLLECTIVE_GATHER = 10,
+  TRAINSCOPE_COLLECTIVE_SCATTER = 11
+};
+enum {
+  TRAINSCOPE_PHASE_DATA_WAIT = 1,
+  TRAINSCOPE_PHASE_FORWARD = 2,
+  TRAINSCOPE_PHASE_BACKWARD = 3,
+  TRAINSCOPE_PHASE_OPTIMIZER = 4
+};
+
+/* Called on the agent's reader thread when the collector asks to halt. */
+typedef void (*trainscope_halt_callback)(void* user_data, uint64_t halt_id, const char* reason,
+                                         const char* requested_by);
+
+/* Strings are copied by trainscope_agent_start; NULL means "" (or the default). */
+typedef struct trainscope_agent_options {
+  const char* collector_address; /* default "127.0.0.1:7070" */
+  const char* job_id;            /* required, [A-Za-z0-9._-]{1,128} */
+  const char* run_id;
+  const char* job_token;
+  uint32_t rank;
+  uint32_t world_size; /* default 1 */
+  uint32_t local_rank;
+  uint32_t restart_count;
+  const char* host;   /* default gethostname() */
+  const char* device; /* default "cpu" */
+  const char* framework;
+  const char* framework_version;
+  int start_recording;              /* default 1; 0: dormant until enabled */
+  uint64_t memory_budget_bytes;     /* default 64 MiB */
+  uint32_t ring_capacity_events;    /* default 16384 */
+  uint32_t max_batch_events;        /* default 8192 */
+  uint32_t flush_interval_ms;       /* default 20 */
+  uint32_t reconnect_min_ms;        /* default 100 */
+  uint32_t reconnect_max_ms;        /* default 5000 */
+  uint32_t hello_timeout_ms;        /* default 5000 */
+  uint32_t shutdown_deadline_ms;    /* default 5000, used when the agent is shut down with -1 */
+  int log_to_stderr;                /* default 1 */
+  trainscope_halt_callback on_halt; /* optional */
+  void* on_halt_user_data;
+} trainscope_agent_options;
+
+/* No typedef: the name is also the function that fills it (C keeps struct
+ * tags apart from function names), so write `struct trainscope_agent_stats`. */
+struct trainscope_agent_stats {
+  uint64_t events_recorded;
+  uint64_t dropped_ring_full;
+  uint64_t dropped_buffer_full;
+  uint64_t dropped_shutdown;
+  uint64_t events_sampled_out;
+  uint64_t events_refused;
+  uint64_t events_acked;
+  uint64_t batches_sent;
+  uint64_t batches_acked;
+  uint64_t reconnects;
+  int connected;
+  int recording;
+  int halt_requested;
+};
+
+/* Fills `options` with the defaults. */
+void trainscope_agent_options_init(trainscope_agent_options* options);
+
+/* Starts an agent (never waits for the collector). Returns 0 and sets *out, or
+ * returns non-zero, sets *out to NULL and writes a message naming the bad
+ * field into error (NUL-terminated, truncated to error_len; may be NULL). */
+int trainscope_agent_start(const trainscope_agent_options* options, trainscope_agent** out,
+                           char* error, size_t error_len);
+
+/* Flushes until timeout_ms (negative: the configured shutdown_deadline_ms),
+ * says goodbye and frees the agent. NULL: no-op. */
+void trainscope_agent_shutdown(trainscope_agent* agent, int timeout_ms);
+
+/* CLOCK_MONOTONIC in nanoseconds: the clock record timestamps are in. */
+int64_t trainscope_now_ns(void);
+
+/* Interns a NUL-terminated string; 0 is "" (also returned for NULL). */
+uint32_t trainscope_intern(trainscope_agent* agent, const char* text);
+uint32_t trainscope_intern_n(trainscope_agent* agent, const char* text, size_t length);
+
+int trainscope_record_operator(trainscope_agent* agent, uint32_t name, int64_t start_ns,
+                               int64_t end_ns, uint64_t sequence, uint32_t scope);
+int trainscope_record_operator_begin(trainscope_agent* agent, uint32_t name, int64_t start_ns,
+                                     uint64_t sequence, uint32_t scope);
+int trainscope_record_operator_end(trainscope_agent* agent, uint32_t name, int64_t end_ns,
+                                   uint64_t sequence, uint32_t scope);
+int trainscope_record_collective(trainscope_agent* agent, uint32_t name, uint32_t kind,
+                                 uint32_t group, uint64_t group_sequence, uint64_t bytes,
+                                 int32_t peer, int64_t start_ns, int64_t end_ns);
+int trainscope_record_step(trainscope_agent* agent, uint64_t step, int64_t time_ns);
+int trainscope_record_phase(trainscope_agent* agent, uint32_t phase, uint64_t step,
+                            int64_t start_ns, int64_t end_ns);
+int trainscope_record_counter(trainscope_agent* agent, uint32_t name, uint64_t value,
+                              int64_t time_ns);
+
+int trainscope_is_recording(const trainscope_agent* agent);
+void trainscope_set_recording(trainscope_agent* agent, int enabled);
+
+/* 1 once the collector asked to halt; then copies the reason into `reason`
+ * (NUL-terminated, truncated; may be NULL). 0 otherwise. */
+int trainscope_halt_requested(const trainscope_agent* agent, char* reason, size_t reason_len);
+
+/* A snapshot of the counters; zeroes *stats for a NULL agent. */
+void trainscope_agent_stats(const trainscope_agent* agent, struct trainscope_agent_stats* stats);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* TRAINSCOPE_AGENT_C_H_ */

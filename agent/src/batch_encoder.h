@@ -1,0 +1,66 @@
+// Builds one trainscope.v1.EventBatch from ring records, in the columns
+// agent.proto documents.
+//
+// Usage (sender thread):
+//   BatchEncoder encoder;
+//   encoder.Add(record, os_thread_id);  ...
+//   v1::EventBatch batch = encoder.Finish(string_table, drops);  // ready for the next batch
+//
+// Start times are deltas from the previous event's start (the first from
+// base_time_ns), so they may be negative where threads interleave. Names and
+// groups are remapped from the agent's global string ids to this batch's own
+// string table (index 0 is ""), so every batch decodes alone. Columns are
+// gathered in reused vectors and copied once into exactly sized repeated
+// fields, so a queued batch holds no spare capacity.
+//
+// Threading: not thread-safe; one owner (the sender thread).
+#ifndef TRAINSCOPE_AGENT_SRC_BATCH_ENCODER_H_
+#define TRAINSCOPE_AGENT_SRC_BATCH_ENCODER_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "string_table.h"
+#include "trainscope/agent/event_record.h"
+#include "trainscope/v1/agent.pb.h"
+
+namespace trainscope::agent {
+
+class BatchEncoder {
+ public:
+  void Add(const EventRecord& record, uint32_t os_thread_id);
+  size_t events() const { return kind_.size(); }
+  // Distinct strings in the batch so far (each may be up to kMaxStringBytes).
+  size_t distinct_strings() const { return string_ids_.size(); }
+
+  // Returns the batch (sequence unset) and starts an empty one.
+  v1::EventBatch Finish(const StringTable& strings, const v1::DropCounters& drops);
+
+ private:
+  uint32_t BatchIndex(StringId id);
+  void Reset();
+
+  int64_t base_time_ns_ = 0;
+  int64_t previous_start_ns_ = 0;
+  std::vector<int> kind_;
+  std::vector<int64_t> start_delta_ns_;
+  std::vector<uint64_t> duration_ns_;
+  std::vector<uint32_t> name_;
+  std::vector<uint32_t> thread_;
+  std::vector<uint32_t> detail_;
+  std::vector<uint64_t> value_;
+  std::vector<uint32_t> group_;
+  std::vector<uint64_t> group_sequence_;
+  std::vector<int32_t> peer_;
+
+  // Global id -> index in this batch, valid where stamp_[id] == generation_.
+  std::vector<uint32_t> index_of_;
+  std::vector<uint32_t> stamp_;
+  uint32_t generation_ = 1;
+  std::vector<StringId> string_ids_ = {kEmptyString};  // batch index -> global id
+};
+
+}  // namespace trainscope::agent
+
+#endif  // TRAINSCOPE_AGENT_SRC_BATCH_ENCODER_H_

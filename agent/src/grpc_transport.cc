@@ -1,0 +1,112 @@
+#include "grpc_transport.h"
+
+#include <utility>
+
+#include "trainscope/agent/agent.h"
+#include "trainscope/proto/protocol.h"
+
+namespace trainscope::agent {
+
+std::unique_ptr<GrpcTransport> GrpcTransport::Create(const std::string& address,
+                                                     absl::Duration reconnect_min,
+                                                     absl::Duration reconnect_max) {
+  grpc::ChannelArguments args;
+  args.SetMaxSendMessageSize(kMaxMessageBytes);
+  args.SetMaxReceiveMessageSize(kMaxMessageBytes);
+  args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS,
+              static_cast<int>(absl::ToInt64Milliseconds(reconnect_min)));
+  args.SetInt(GRPC_ARG_MIN_RECONNECT_BACKOFF_MS,
+              static_cast<int>(absl::ToInt64Milliseconds(reconnect_min)));
+  args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS,
+              static_cast<int>(absl::ToInt64Milliseconds(reconnect_max)));
+  // A partitioned network shows up within ~2.5 min; dead peers show up at once
+  // (TCP reset). Collectors should allow pings this often.
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 120000);
+  args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
+  args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
+  auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  return std::unique_ptr<GrpcTransport>(new GrpcTransport(std::move(channel)));
+}
+
+GrpcTransport::GrpcTransport(std::shared_ptr<grpc::Channel> channel)
+    : channel_(std::move(channel)), stub_(v1::AgentService::NewStub(channel_)) {}
+
+GrpcTransport::~GrpcTransport() {
+  if (stream_ != nullptr) Close(absl::ZeroDuration()).IgnoreError();
+}
+
+bool GrpcTransport::ReadyToOpen(absl::Duration max_wait) {
+  if (channel_->GetState(/*try_to_connect=*/true) == GRPC_CHANNEL_READY) return true;
+  if (max_wait <= absl::ZeroDuration()) return false;
+  return channel_->WaitForConnected(absl::ToChronoTime(absl::Now() + max_wait));
+}
+
+absl::Status GrpcTransport::Open(ControlListener* listener) {
+  if (stream_ != nullptr) return absl::FailedPreconditionError("a stream is already open");
+  grpc::ClientContext* context;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    context_ = std::make_unique<grpc::ClientContext>();
+    context_->set_wait_for_ready(false);
+    // Headers leave with Hello: creating the stream does not block.
+    context_->set_initial_metadata_corked(true);
+    reader_done_ = false;
+    context = context_.get();
+  }
+  stream_ = stub_->Connect(context);
+  if (stream_ == nullptr) return absl::UnavailableError("could not create the stream");
+  reader_ = std::thread([this, listener] { ReadLoop(listener); });
+  return absl::OkStatus();
+}
+
+void GrpcTransport::ReadLoop(ControlListener* listener) {
+  v1::Control control;
+  while (stream_->Read(&control)) {
+    listener->OnControl(std::move(control), Agent::Now());
+    control.Clear();
+  }
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    reader_done_ = true;
+  }
+  reader_done_cv_.notify_all();
+  listener->OnStreamEnd();
+}
+
+bool GrpcTransport::Write(const v1::AgentMessage& message) {
+  return stream_ != nullptr && stream_->Write(message);
+}
+
+absl::Status GrpcTransport::Close(absl::Duration grace) {
+  if (stream_ == nullptr) return absl::FailedPreconditionError("no stream is open");
+  bool ended;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    ended = reader_done_;
+  }
+  if (!ended && grace <= absl::ZeroDuration()) {
+    Cancel();
+  } else if (!ended) {
+    stream_->WritesDone();
+    std::unique_lock<std::mutex> lock(mu_);
+    reader_done_cv_.wait_for(lock, absl::ToChronoNanoseconds(grace),
+                             [this] { return reader_done_; });
+    if (!reader_done_) context_->TryCancel();
+  }
+  reader_.join();
+  const grpc::Status status = stream_->Finish();
+  stream_.reset();
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    context_.reset();
+  }
+  if (status.ok()) return absl::OkStatus();
+  return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
+}
+
+void GrpcTransport::Cancel() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (context_ != nullptr) context_->TryCancel();
+}
+
+}  // namespace trainscope::agent

@@ -1,0 +1,66 @@
+// Transport over gRPC: AgentService.Connect, a bidirectional stream.
+//
+// Usage:
+//   std::unique_ptr<Transport> t = GrpcTransport::Create("127.0.0.1:7070", min, max);
+//   (then as Transport; see transport.h)
+//
+// The channel reconnects by itself with exponential backoff between
+// reconnect_min and reconnect_max (gRPC adds jitter); ReadyToOpen waits for it
+// only briefly, so the sender never blocks long waiting for a collector. (The
+// wait also drives the connection attempt: a bare GetState would leave it to
+// gRPC's backup poller, which runs every 5 s.) A stream is
+// opened fail-fast on a ready channel. Control messages are read on a reader
+// thread per stream.
+//
+// Threading: see Transport. Cancel is thread-safe (guarded by mu_). std::mutex
+// rather than absl::Mutex throughout the agent: the system Abseil is not built
+// with ThreadSanitizer, which then cannot see its synchronisation.
+#ifndef TRAINSCOPE_AGENT_SRC_GRPC_TRANSPORT_H_
+#define TRAINSCOPE_AGENT_SRC_GRPC_TRANSPORT_H_
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "grpcpp/grpcpp.h"
+#include "trainscope/v1/agent.grpc.pb.h"
+#include "transport.h"
+
+namespace trainscope::agent {
+
+class GrpcTransport : public Transport {
+ public:
+  static std::unique_ptr<GrpcTransport> Create(const std::string& address,
+                                               absl::Duration reconnect_min,
+                                               absl::Duration reconnect_max);
+  ~GrpcTransport() override;
+
+  bool ReadyToOpen(absl::Duration max_wait) override;
+  absl::Status Open(ControlListener* listener) override;
+  bool Write(const v1::AgentMessage& message) override;
+  absl::Status Close(absl::Duration grace) override;
+  void Cancel() override;
+
+ private:
+  explicit GrpcTransport(std::shared_ptr<grpc::Channel> channel);
+  void ReadLoop(ControlListener* listener);
+
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::AgentService::Stub> stub_;
+  // Owned by the sender thread between Open and Close; the reader thread uses
+  // stream_ only to Read.
+  std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::Control>> stream_;
+  std::thread reader_;
+
+  std::mutex mu_;
+  std::unique_ptr<grpc::ClientContext> context_ ABSL_GUARDED_BY(mu_);
+  bool reader_done_ ABSL_GUARDED_BY(mu_) = false;
+  std::condition_variable reader_done_cv_;
+};
+
+}  // namespace trainscope::agent
+
+#endif  // TRAINSCOPE_AGENT_SRC_GRPC_TRANSPORT_H_

@@ -1,0 +1,171 @@
+// The agent's background sender: drains the thread rings into EventBatches,
+// keeps them until the collector acknowledges them, and runs the stream
+// (Hello, HelloAck, resends after a reconnect, probes, Goodbye).
+//
+// Usage (by Agent):
+//   Sender sender(agent, options, config, &strings, &rings, std::move(transport));
+//   sender.Start();
+//   ... sender.counters(); ...
+//   sender.Shutdown(absl::Seconds(5));   // from any thread; bounded
+//
+// Memory: unacknowledged batches are counted by their in-memory size against
+// memory_budget_bytes minus what the rings use. At that bound the sender stops
+// draining (the rings fill and producers drop the newest, counted as
+// ring_full); a drained batch that still does not fit is discarded and counted
+// as buffer_full. Nothing is ever lost uncounted.
+//
+// Threading: one sender thread owns the queue, the encoder and the transport's
+// write side. Control messages arrive on the transport's thread (OnControl):
+// recording and halt are applied to the Agent at once, the rest is posted to
+// an inbox (mu_, std::mutex so ThreadSanitizer sees it) for the sender thread. counters() and
+// job_token() are thread-safe.
+#ifndef TRAINSCOPE_AGENT_SRC_SENDER_H_
+#define TRAINSCOPE_AGENT_SRC_SENDER_H_
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/time/time.h"
+#include "batch_encoder.h"
+#include "ring_registry.h"
+#include "string_table.h"
+#include "trainscope/agent/agent_options.h"
+#include "transport.h"
+
+namespace trainscope::agent {
+
+class Agent;
+
+class Sender : public ControlListener {
+ public:
+  struct Counters {
+    uint64_t dropped_buffer_full = 0;
+    uint64_t dropped_shutdown_unacked = 0;  // batches still queued at the end (events)
+    uint64_t events_refused = 0;
+    uint64_t events_acked = 0;
+    uint64_t batches_sent = 0;
+    uint64_t batches_acked = 0;
+    uint64_t reconnects = 0;
+    bool connected = false;
+    bool finished = false;  // the sender thread has ended (after Shutdown)
+  };
+
+  // What Hello says besides the options.
+  struct Identity {
+    uint64_t instance_id = 0;
+    int64_t realtime_minus_monotonic_ns = 0;
+    uint32_t pid = 0;
+  };
+
+  Sender(Agent* agent, const AgentOptions& options, Identity identity, StringTable* strings,
+         RingRegistry* rings, std::unique_ptr<Transport> transport);
+  ~Sender() override;  // Shutdown(0) if still running
+
+  void Start();
+  // Flushes until `deadline` from now, then stops. Returns within about the
+  // deadline (a blocked stream write is cancelled a little after it).
+  void Shutdown(absl::Duration deadline);
+
+  Counters counters() const;
+  std::string job_token() const;
+
+  // ControlListener (transport thread).
+  void OnControl(v1::Control control, int64_t receive_ns) override;
+  void OnStreamEnd() override;
+
+ private:
+  enum class State { kDisconnected, kAwaitingHelloAck, kStreaming };
+  struct Queued {
+    v1::AgentMessage message;  // holds the batch
+    uint64_t sequence = 0;
+    uint64_t events = 0;
+    uint64_t bytes = 0;
+  };
+  struct Inbound {
+    v1::Control control;
+    int64_t receive_ns = 0;
+    uint64_t epoch = 0;
+  };
+
+  void Run();
+  bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void ProcessInbox();
+  void HandleHelloAck(const v1::HelloAck& ack);
+  void HandleAck(uint64_t up_to_sequence);
+  void HandleReject(const v1::Reject& reject);
+  void HandleProbe(const v1::ProbeRequest& probe, int64_t receive_ns);
+  void TryOpen(absl::Time now);
+  void Drain();
+  void SendPending();
+  // Closes the stream (if any) and schedules the next attempt.
+  void Disconnect(absl::string_view why);
+  void ScheduleRetry(bool permanent_refusal);
+  void FinishRun();
+  v1::AgentMessage MakeHello() const;
+  v1::DropCounters CurrentDrops(uint64_t shutdown) const;
+  void Log(const std::string& line) const;
+
+  Agent* const agent_;
+  const AgentOptions& options_;
+  const Identity identity_;
+  StringTable* const strings_;
+  RingRegistry* const rings_;
+  const std::unique_ptr<Transport> transport_;
+  std::thread thread_;
+
+  // Sender thread only.
+  State state_ = State::kDisconnected;
+  std::deque<Queued> queue_;
+  size_t next_to_send_ = 0;  // index in queue_ of the first batch not yet written on this stream
+  uint64_t queue_bytes_ = 0;
+  uint64_t next_sequence_ = 1;
+  BatchEncoder encoder_;
+  size_t drain_cursor_ = 0;
+  absl::Duration flush_interval_;
+  absl::Time next_flush_;
+  absl::Time next_attempt_;
+  absl::Time hello_deadline_;
+  absl::Duration backoff_;
+  bool ever_streamed_ = false;
+  bool announced_down_ = false;
+  absl::Time first_unready_ = absl::InfinitePast();
+  std::string last_refusal_;
+  uint64_t rejects_logged_ = 0;
+  bool final_ = false;
+  absl::Time final_deadline_;
+  std::mt19937_64 jitter_rng_;
+
+  std::atomic<uint64_t> dropped_buffer_full_{0};
+  std::atomic<uint64_t> dropped_shutdown_unacked_{0};
+  std::atomic<uint64_t> events_refused_{0};
+  std::atomic<uint64_t> events_acked_{0};
+  std::atomic<uint64_t> batches_sent_{0};
+  std::atomic<uint64_t> batches_acked_{0};
+  std::atomic<uint64_t> reconnects_{0};
+  std::atomic<bool> connected_{false};
+
+  mutable std::mutex mu_;
+  std::vector<Inbound> inbox_ ABSL_GUARDED_BY(mu_);
+  uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;  // stream number; tags inbox entries
+  bool stream_ended_ ABSL_GUARDED_BY(mu_) = false;
+  bool shutdown_requested_ ABSL_GUARDED_BY(mu_) = false;
+  bool shutdown_seen_ ABSL_GUARDED_BY(mu_) = false;  // by the sender thread
+  absl::Time shutdown_deadline_ ABSL_GUARDED_BY(mu_);
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  std::string job_token_ ABSL_GUARDED_BY(mu_);
+  std::condition_variable wake_cv_;      // the sender thread waits on it
+  std::condition_variable finished_cv_;  // Shutdown waits on it
+};
+
+}  // namespace trainscope::agent
+
+#endif  // TRAINSCOPE_AGENT_SRC_SENDER_H_

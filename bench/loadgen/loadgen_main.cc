@@ -1,0 +1,176 @@
+// trainscope-loadgen: simulated training processes for integration tests and
+// benchmarks (usage: loadgen_flags.h).
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "loadgen_flags.h"
+#include "trainscope/agent/agent.h"
+#include "trainscope/proto/protocol.h"
+#include "workload.h"
+
+namespace trainscope::loadgen {
+namespace {
+
+using agent::Agent;
+using agent::AgentOptions;
+using agent::AgentStats;
+
+// One simulated rank: an Agent and its producer threads.
+struct Stream {
+  uint32_t rank = 0;
+  std::unique_ptr<Agent> agent;
+  std::atomic<uint64_t> attempted{0};
+  absl::Time start;
+  absl::Duration elapsed;
+  AgentStats stats;
+};
+
+std::string JsonString(const std::string& text) {
+  std::string out = "\"";
+  for (const char c : text) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += c;
+    } else if (static_cast<unsigned char>(c) < 0x20) {
+      char buffer[8];
+      std::snprintf(buffer, sizeof buffer, "\\u%04x", c);
+      out += buffer;
+    } else {
+      out += c;
+    }
+  }
+  return out + "\"";
+}
+
+// Records `calls` Record calls (or until `stop_at`), paced to `rate` per second.
+void Produce(Stream& stream, Workload::Role role, uint64_t calls, absl::Time stop_at, double rate) {
+  Workload workload(stream.agent.get(), role);
+  const absl::Time start = absl::Now();
+  uint64_t attempted = 0;
+  for (uint64_t i = 0; i < calls; ++i) {
+    attempted += workload.Next();
+    if (rate > 0) {
+      const absl::Time due = start + absl::Seconds(static_cast<double>(i + 1) / rate);
+      const absl::Time now = absl::Now();
+      if (due > now) absl::SleepFor(std::min(due, stop_at) - now);
+    }
+    if ((i & 63) == 63 && (stream.agent->halt_requested() || absl::Now() >= stop_at)) break;
+  }
+  stream.attempted += attempted;
+}
+
+int Run(const LoadgenFlags& flags) {
+  std::vector<std::unique_ptr<Stream>> streams;
+  for (uint32_t k = 0; k < flags.streams; ++k) {
+    AgentOptions options;
+    options.collector_address = flags.collector;
+    options.job_id = flags.job;
+    options.job_token = flags.token;
+    options.rank = flags.rank + k;
+    options.world_size = flags.world_size;
+    options.local_rank = k;
+    options.restart_count = flags.restart_count;
+    options.framework = "loadgen";
+    options.framework_version = kTrainscopeVersion;
+    options.start_recording = !flags.dormant;
+    options.memory_budget_bytes = flags.memory_mb << 20;
+    options.shutdown_deadline = absl::Milliseconds(static_cast<int64_t>(flags.flush_timeout_ms));
+    auto agent = Agent::Start(options);
+    if (!agent.ok()) {
+      std::cerr << "trainscope-loadgen: " << agent.status().message() << "\n";
+      return 2;
+    }
+    auto stream = std::make_unique<Stream>();
+    stream->rank = options.rank;
+    stream->agent = *std::move(agent);
+    streams.push_back(std::move(stream));
+  }
+
+  const bool timed = flags.run_for_ms > 0;
+  const absl::Time stop_at =
+      timed ? absl::Now() + absl::Milliseconds(flags.run_for_ms) : absl::InfiniteFuture();
+  std::vector<std::thread> producers;
+  for (auto& stream : streams) {
+    stream->start = absl::Now();
+    for (uint32_t t = 0; t < flags.threads; ++t) {
+      uint64_t calls = UINT64_MAX;
+      if (!timed) calls = flags.events / flags.threads + (t < flags.events % flags.threads);
+      const auto role = t == 0 ? Workload::Role::kMain : Workload::Role::kHelper;
+      producers.emplace_back(Produce, std::ref(*stream), role, calls, stop_at,
+                             flags.rate / flags.threads);
+    }
+  }
+  for (auto& producer : producers) producer.join();
+
+  // Shut the streams down side by side: each waits at most the flush timeout.
+  std::vector<std::thread> closers;
+  for (auto& stream : streams) {
+    closers.emplace_back([&stream, &flags] {
+      stream->agent->Shutdown(absl::Milliseconds(static_cast<int64_t>(flags.flush_timeout_ms)));
+      stream->elapsed = absl::Now() - stream->start;
+      stream->stats = stream->agent->stats();
+    });
+  }
+  for (auto& closer : closers) closer.join();
+
+  std::string halt_reason;
+  bool halted = false;
+  std::ostringstream out;
+  for (auto& stream : streams) {
+    const AgentStats& s = stream->stats;
+    const bool stream_halted = stream->agent->halt_requested();
+    if (stream_halted && !halted) {
+      halted = true;
+      if (auto info = stream->agent->halt_info()) halt_reason = info->reason;
+    }
+    out << "{\"job\":" << JsonString(flags.job) << ",\"rank\":" << stream->rank
+        << ",\"attempted\":" << stream->attempted.load() << ",\"recorded\":" << s.events_recorded
+        << ",\"acked\":" << s.events_acked << ",\"refused\":" << s.events_refused
+        << ",\"dropped_ring_full\":" << s.dropped_ring_full
+        << ",\"dropped_buffer_full\":" << s.dropped_buffer_full
+        << ",\"dropped_shutdown\":" << s.dropped_shutdown
+        << ",\"sampled_out\":" << s.events_sampled_out << ",\"batches_acked\":" << s.batches_acked
+        << ",\"reconnects\":" << s.reconnects
+        << ",\"elapsed_s\":" << absl::ToDoubleSeconds(stream->elapsed)
+        << ",\"halted\":" << (stream_halted ? "true" : "false") << "}\n";
+  }
+  if (halted) std::cout << "halted: " << halt_reason << std::endl;
+  if (flags.summary.empty()) {
+    std::cout << out.str() << std::flush;
+  } else {
+    std::ofstream file(flags.summary, std::ios::trunc);
+    file << out.str();
+    file.close();
+    if (!file) {
+      std::cerr << "trainscope-loadgen: --summary " << flags.summary << ": could not write\n";
+      return 1;
+    }
+  }
+  return halted ? 3 : 0;
+}
+
+}  // namespace
+}  // namespace trainscope::loadgen
+
+int main(int argc, char** argv) {
+  auto flags = trainscope::loadgen::ParseLoadgenFlags(argc, argv);
+  if (!flags.ok()) {
+    std::cerr << "trainscope-loadgen: " << flags.status().message() << "\n";
+    return 2;
+  }
+  if (flags->help) {
+    std::cout << trainscope::loadgen::kLoadgenUsage;
+    return 0;
+  }
+  return trainscope::loadgen::Run(*flags);
+}

@@ -1,0 +1,417 @@
+#include "trainscope/agent/agent.h"
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <map>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "fake_transport.h"
+#include "gtest/gtest.h"
+#include "trainscope/agent/event_batch_decoder.h"
+#include "trainscope/proto/protocol.h"
+
+namespace trainscope::agent {
+namespace {
+
+AgentOptions TestOptions() {
+  AgentOptions options;
+  options.job_id = "test-job";
+  options.rank = 1;
+  options.world_size = 4;
+  options.framework = "gtest";
+  options.flush_interval = absl::Milliseconds(2);
+  options.log_to_stderr = false;
+  return options;
+}
+
+struct Started {
+  std::shared_ptr<FakeCollector> collector = std::make_shared<FakeCollector>();
+  std::unique_ptr<Agent> agent;
+};
+
+Started StartFake(AgentOptions options = TestOptions()) {
+  Started s;
+  auto agent =
+      Agent::StartWithTransport(std::move(options), std::make_unique<FakeTransport>(s.collector));
+  EXPECT_TRUE(agent.ok()) << agent.status();
+  if (agent.ok()) s.agent = *std::move(agent);
+  return s;
+}
+
+std::vector<DecodedEvent> DecodeAll(FakeCollector& collector) {
+  std::vector<DecodedEvent> events;
+  for (const v1::EventBatch& batch : collector.Batches()) {
+    auto decoded = DecodeEventBatch(batch);
+    EXPECT_TRUE(decoded.ok()) << decoded.status();
+    if (decoded.ok()) events.insert(events.end(), decoded->begin(), decoded->end());
+  }
+  return events;
+}
+
+// After Shutdown every recorded event is acknowledged, refused or dropped.
+void ExpectExactAccounting(const AgentStats& s, uint64_t attempted) {
+  EXPECT_EQ(attempted, s.events_recorded + s.dropped_ring_full + s.events_sampled_out);
+  EXPECT_EQ(s.events_recorded,
+            s.events_acked + s.events_refused + s.dropped_buffer_full + s.dropped_shutdown);
+}
+
+int ClosedPort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address));
+  socklen_t length = sizeof(address);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);  // nothing listens there any more
+  return ntohs(address.sin_port);
+}
+
+TEST(AgentTest, HelloDescribesTheAgent) {
+  Started s = StartFake();
+  ASSERT_TRUE(WaitFor([&] { return s.agent->stats().connected; }));
+  s.agent->Shutdown(absl::Seconds(5));
+  const auto messages = s.collector->Messages();
+  ASSERT_FALSE(messages.empty());
+  ASSERT_TRUE(messages.front().has_hello());
+  const v1::Hello& hello = messages.front().hello();
+  EXPECT_EQ(hello.protocol_version(), kProtocolVersion);
+  EXPECT_EQ(hello.job_id(), "test-job");
+  EXPECT_EQ(hello.rank(), 1u);
+  EXPECT_EQ(hello.world_size(), 4u);
+  EXPECT_EQ(hello.framework(), "gtest");
+  EXPECT_EQ(hello.pid(), static_cast<uint32_t>(getpid()));
+  EXPECT_FALSE(hello.host().empty());
+  EXPECT_EQ(hello.agent_instance_id(), s.agent->instance_id());
+  EXPECT_NE(hello.agent_instance_id(), 0u);
+  ASSERT_EQ(hello.clock_domains_size(), 1);
+  EXPECT_EQ(hello.clock_domains(0).name(), "monotonic");
+  EXPECT_GT(hello.clock_domains(0).realtime_minus_domain_ns(), 0);
+  EXPECT_TRUE(hello.recording());
+  // A clean shutdown ends with Goodbye.
+  ASSERT_TRUE(messages.back().has_goodbye());
+}
+
+TEST(AgentTest, ManyThreadsExactCountsAndPerThreadOrder) {
+  AgentOptions options = TestOptions();
+  options.ring_capacity_events = 1024;  // small: some records may be dropped, all counted
+  Started s = StartFake(options);
+  const StringId name = s.agent->Intern("aten::addmm");
+  constexpr int kThreads = 4;
+  constexpr uint64_t kPerThread = 50000;
+  std::atomic<uint64_t> attempted{0};
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      uint64_t mine = 0;
+      for (uint64_t i = 0; i < kPerThread; ++i) {
+        const int64_t now = Agent::Now();
+        mine += s.agent->RecordOperator(name, now, now + 10, i, OperatorScope::kForward);
+      }
+      attempted += mine;
+    });
+  }
+  for (auto& t : threads) t.join();  // exited threads' rings are drained, then freed
+  s.agent->Shutdown(absl::Seconds(5));
+  const AgentStats stats = s.agent->stats();
+  EXPECT_EQ(attempted.load(), kThreads * kPerThread);
+  ExpectExactAccounting(stats, attempted.load());
+  EXPECT_EQ(stats.events_acked, stats.events_recorded);  // the fake acks everything
+  EXPECT_EQ(stats.dropped_shutdown, 0u);
+
+  // What arrived is exactly what was recorded, in order per thread.
+  const std::vector<DecodedEvent> events = DecodeAll(*s.collector);
+  EXPECT_EQ(events.size(), stats.events_recorded);
+  std::map<uint32_t, std::vector<uint64_t>> by_thread;
+  for (const DecodedEvent& e : events) {
+    EXPECT_EQ(e.name, "aten::addmm");
+    EXPECT_EQ(e.end_ns - e.start_ns, 10);
+    by_thread[e.thread].push_back(e.value);
+  }
+  EXPECT_EQ(by_thread.size(), static_cast<size_t>(kThreads));
+  for (const auto& [thread, values] : by_thread) {
+    for (size_t i = 1; i < values.size(); ++i) {
+      ASSERT_LT(values[i - 1], values[i]) << "thread " << thread << " at " << i;
+    }
+  }
+  // Batch sequences are 1, 2, 3, ... and the drop counters never decrease.
+  uint64_t expected_sequence = 1, ring_full = 0;
+  for (const v1::EventBatch& batch : s.collector->Batches()) {
+    EXPECT_EQ(batch.sequence(), expected_sequence++);
+    EXPECT_LE(batch.kind_size(), 8192);
+    EXPECT_GE(batch.drops().ring_full(), ring_full);
+    ring_full = batch.drops().ring_full();
+  }
+  const auto messages = s.collector->Messages();
+  ASSERT_TRUE(messages.back().has_goodbye());
+  EXPECT_EQ(messages.back().goodbye().events_recorded(), stats.events_recorded);
+  EXPECT_EQ(messages.back().goodbye().drops().ring_full(), stats.dropped_ring_full);
+}
+
+TEST(AgentTest, DormantRecordsNothingUntilEnabled) {
+  AgentOptions options = TestOptions();
+  options.start_recording = false;
+  Started s = StartFake(options);
+  const StringId name = s.agent->Intern("op");
+  for (int i = 0; i < 1000; ++i) EXPECT_FALSE(s.agent->RecordOperator(name, i, i + 1));
+  EXPECT_FALSE(s.agent->RecordStep(1, 5));
+  AgentStats stats = s.agent->stats();
+  EXPECT_EQ(stats.events_recorded + stats.dropped_ring_full + stats.events_sampled_out, 0u);
+  EXPECT_FALSE(stats.recording);
+
+  ASSERT_TRUE(WaitFor([&] { return s.agent->stats().connected; }));
+  v1::Control enable;
+  enable.mutable_set_recording()->set_enabled(true);
+  ASSERT_TRUE(s.collector->Send(enable));
+  EXPECT_TRUE(s.agent->recording());
+  for (int i = 0; i < 100; ++i) EXPECT_TRUE(s.agent->RecordOperator(name, i, i + 1));
+  s.agent->Shutdown(absl::Seconds(5));
+  stats = s.agent->stats();
+  EXPECT_EQ(stats.events_recorded, 100u);
+  EXPECT_EQ(stats.events_acked, 100u);
+  EXPECT_EQ(DecodeAll(*s.collector).size(), 100u);
+  // After Shutdown nothing records, whatever the collector says.
+  EXPECT_FALSE(s.agent->RecordOperator(name, 1, 2));
+}
+
+TEST(AgentTest, CollectorCanDisableRecordingAndSetSampling) {
+  Started s = StartFake();
+  ASSERT_TRUE(WaitFor([&] { return s.agent->stats().connected; }));
+  v1::Control sample;
+  sample.mutable_set_recording()->set_enabled(true);
+  sample.mutable_set_recording()->set_sampling_period(4);
+  ASSERT_TRUE(s.collector->Send(sample));
+  const StringId name = s.agent->Intern("op");
+  uint64_t attempted = 0;
+  for (int i = 0; i < 100; ++i) attempted += s.agent->RecordOperator(name, i, i + 1);
+  attempted += s.agent->RecordCounter(name, 5, 200);  // not an operator: never sampled
+  v1::Control disable;
+  disable.mutable_set_recording()->set_enabled(false);
+  ASSERT_TRUE(s.collector->Send(disable));
+  EXPECT_FALSE(s.agent->RecordOperator(name, 1, 2));
+  s.agent->Shutdown(absl::Seconds(5));
+  const AgentStats stats = s.agent->stats();
+  EXPECT_EQ(attempted, 101u);
+  EXPECT_EQ(stats.events_sampled_out, 75u);
+  EXPECT_EQ(stats.events_recorded, 26u);
+  ExpectExactAccounting(stats, attempted);
+}
+
+TEST(AgentTest, HaltReachesFlagInfoAndCallback) {
+  std::atomic<int> calls{0};
+  std::string seen_reason;
+  AgentOptions options = TestOptions();
+  options.on_halt = [&](const HaltInfo& info) {
+    seen_reason = info.reason;
+    ++calls;
+  };
+  Started s = StartFake(options);
+  EXPECT_FALSE(s.agent->halt_requested());
+  ASSERT_TRUE(WaitFor([&] { return s.agent->stats().connected; }));
+  v1::Control halt;
+  halt.mutable_halt()->set_halt_id(9);
+  halt.mutable_halt()->set_reason("straggler on rank 3");
+  halt.mutable_halt()->set_requested_by("alice");
+  ASSERT_TRUE(s.collector->Send(halt));
+  EXPECT_TRUE(s.agent->halt_requested());
+  EXPECT_EQ(calls.load(), 1);
+  EXPECT_EQ(seen_reason, "straggler on rank 3");
+  auto info = s.agent->halt_info();
+  ASSERT_TRUE(info.has_value());
+  EXPECT_EQ(info->halt_id, 9u);
+  EXPECT_EQ(info->requested_by, "alice");
+  EXPECT_TRUE(s.agent->stats().halt_requested);
+}
+
+TEST(AgentTest, AnswersProbes) {
+  Started s = StartFake();
+  ASSERT_TRUE(WaitFor([&] { return s.agent->stats().connected; }));
+  v1::Control probe;
+  probe.mutable_probe()->set_probe_id(42);
+  const int64_t before = Agent::Now();
+  ASSERT_TRUE(s.collector->Send(probe));
+  const v1::ProbeReply* reply = nullptr;
+  std::vector<v1::AgentMessage> messages;
+  ASSERT_TRUE(WaitFor([&] {
+    messages = s.collector->Messages();
+    for (const auto& m : messages) {
+      if (m.has_probe_reply()) reply = &m.probe_reply();
+    }
+    return reply != nullptr;
+  }));
+  EXPECT_EQ(reply->probe_id(), 42u);
+  EXPECT_EQ(reply->clock_domain(), "monotonic");
+  EXPECT_GE(reply->agent_receive_ns(), before);
+  EXPECT_GE(reply->agent_send_ns(), reply->agent_receive_ns());
+}
+
+TEST(AgentTest, ResendsUnacknowledgedBatchesAfterReconnect) {
+  Started s = StartFake();
+  {
+    std::lock_guard<std::mutex> lock(s.collector->mu);
+    s.collector->auto_ack = false;
+  }
+  const StringId name = s.agent->Intern("op");
+  for (int i = 0; i < 100; ++i) s.agent->RecordOperator(name, i, i + 1, i);
+  ASSERT_TRUE(WaitFor([&] { return !s.collector->Batches().empty(); }));
+  const uint64_t first_sequence = s.collector->Batches().front().sequence();
+  {
+    std::lock_guard<std::mutex> lock(s.collector->mu);
+    s.collector->auto_ack = true;
+  }
+  s.collector->Break();
+  ASSERT_TRUE(WaitFor([&] { return s.agent->stats().reconnects == 1; }));
+  s.agent->Shutdown(absl::Seconds(5));
+  const AgentStats stats = s.agent->stats();
+  EXPECT_EQ(stats.events_acked, 100u);
+  ExpectExactAccounting(stats, 100);
+  // The first batch went out twice, once per stream.
+  int copies = 0;
+  for (const auto& batch : s.collector->Batches()) copies += batch.sequence() == first_sequence;
+  EXPECT_EQ(copies, 2);
+}
+
+TEST(AgentTest, HelloAckResumeCountsHeldBatchesAsAcked) {
+  Started s = StartFake();
+  {
+    std::lock_guard<std::mutex> lock(s.collector->mu);
+    s.collector->auto_ack = false;
+  }
+  const StringId name = s.agent->Intern("op");
+  for (int i = 0; i < 50; ++i) s.agent->RecordOperator(name, i, i + 1, i);
+  ASSERT_TRUE(WaitFor([&] { return !s.collector->Batches().empty(); }));
+  const uint64_t last = s.collector->Batches().back().sequence();
+  uint64_t events_through_last = 0;
+  for (const auto& batch : s.collector->Batches()) events_through_last += batch.kind_size();
+  {
+    std::lock_guard<std::mutex> lock(s.collector->mu);
+    s.collector->resume_after = last;  // the collector has these durably already
+  }
+  s.collector->Break();
+  ASSERT_TRUE(WaitFor([&] { return s.agent->stats().events_acked == events_through_last; }));
+  EXPECT_EQ(s.agent->stats().batches_acked, last);
+  s.agent->Shutdown(absl::Milliseconds(100));
+  ExpectExactAccounting(s.agent->stats(), 50);
+}
+
+TEST(AgentTest, RefusedBatchesAreCounted) {
+  Started s = StartFake();
+  {
+    std::lock_guard<std::mutex> lock(s.collector->mu);
+    s.collector->reject = {1};
+  }
+  const StringId name = s.agent->Intern("op");
+  for (int i = 0; i < 10; ++i) s.agent->RecordOperator(name, i, i + 1, i);
+  ASSERT_TRUE(WaitFor([&] { return s.agent->stats().events_refused > 0; }));
+  for (int i = 0; i < 10; ++i) s.agent->RecordOperator(name, i, i + 1, i);
+  s.agent->Shutdown(absl::Seconds(5));
+  const AgentStats stats = s.agent->stats();
+  EXPECT_EQ(stats.events_refused, static_cast<uint64_t>(s.collector->Batches()[0].kind_size()));
+  EXPECT_GT(stats.events_acked, 0u);
+  ExpectExactAccounting(stats, 20);
+}
+
+// The collector never acknowledges: memory stays bounded, the newest records
+// are dropped, and after Shutdown every record is accounted for.
+TEST(AgentTest, UnacknowledgedBacklogIsBoundedAndCounted) {
+  AgentOptions options = TestOptions();
+  options.memory_budget_bytes = 256 << 10;
+  options.ring_capacity_events = 1024;
+  Started s = StartFake(options);
+  {
+    std::lock_guard<std::mutex> lock(s.collector->mu);
+    s.collector->auto_ack = false;
+  }
+  const StringId name = s.agent->Intern("op");
+  uint64_t attempted = 0;
+  for (int i = 0; i < 200000; ++i) attempted += s.agent->RecordOperator(name, i, i + 1, i);
+  s.agent->Shutdown(absl::Milliseconds(100));
+  const AgentStats stats = s.agent->stats();
+  ExpectExactAccounting(stats, attempted);
+  EXPECT_EQ(stats.events_acked, 0u);
+  EXPECT_GT(stats.dropped_ring_full, 0u);
+  EXPECT_GT(stats.dropped_shutdown, 0u);
+  // What was still held at the end fits the budget (a ring slot is 48 bytes,
+  // a queued event about as much).
+  EXPECT_LT(stats.dropped_shutdown, (256u << 10) / 32);
+}
+
+TEST(AgentTest, NoCollectorShutdownMeetsDeadlineAndCountsEverything) {
+  AgentOptions options = TestOptions();
+  options.collector_address = "127.0.0.1:" + std::to_string(ClosedPort());
+  options.memory_budget_bytes = 1 << 20;
+  auto agent = Agent::Start(options);
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  const StringId name = (*agent)->Intern("op");
+  uint64_t attempted = 0;
+  for (int i = 0; i < 100000; ++i) attempted += (*agent)->RecordOperator(name, i, i + 1, i);
+  const absl::Time start = absl::Now();
+  (*agent)->Shutdown(absl::Milliseconds(300));
+  const absl::Duration took = absl::Now() - start;
+  EXPECT_LT(took, absl::Milliseconds(300) + absl::Seconds(2));  // only catches a hang
+  const AgentStats stats = (*agent)->stats();
+  EXPECT_FALSE(stats.connected);
+  EXPECT_EQ(stats.events_acked, 0u);
+  EXPECT_EQ(attempted, 100000u);
+  ExpectExactAccounting(stats, attempted);
+  EXPECT_GT(stats.dropped_shutdown, 0u);
+}
+
+TEST(AgentTest, OneThreadRecordsIntoSeveralAgents) {
+  Started a = StartFake();
+  Started b = StartFake();
+  const StringId name_a = a.agent->Intern("a");
+  const StringId name_b = b.agent->Intern("b");
+  for (int i = 0; i < 1000; ++i) {
+    a.agent->RecordOperator(name_a, i, i + 1, i);
+    if (i % 2 == 0) b.agent->RecordOperator(name_b, i, i + 1, i);
+  }
+  a.agent->Shutdown(absl::Seconds(5));
+  b.agent->Shutdown(absl::Seconds(5));
+  EXPECT_EQ(a.agent->stats().events_acked, 1000u);
+  EXPECT_EQ(b.agent->stats().events_acked, 500u);
+  for (const auto& e : DecodeAll(*b.collector)) EXPECT_EQ(e.name, "b");
+  a.agent.reset();
+  b.agent.reset();
+  // A new Agent (perhaps at a freed one's address) gets its own ring.
+  Started c = StartFake();
+  for (int i = 0; i < 10; ++i) c.agent->RecordStep(i, i);
+  c.agent->Shutdown(absl::Seconds(5));
+  EXPECT_EQ(c.agent->stats().events_acked, 10u);
+}
+
+TEST(AgentTest, StartNamesTheBadField) {
+  const auto error = [](auto mutate) {
+    AgentOptions options = TestOptions();
+    mutate(options);
+    auto agent = Agent::Start(options);
+    EXPECT_FALSE(agent.ok());
+    return agent.ok() ? std::string() : std::string(agent.status().message());
+  };
+  EXPECT_NE(error([](AgentOptions& o) { o.job_id = ""; }).find("job_id"), std::string::npos);
+  EXPECT_NE(error([](AgentOptions& o) { o.job_id = "a b"; }).find("job_id"), std::string::npos);
+  EXPECT_NE(error([](AgentOptions& o) { o.rank = 4; }).find("rank 4"), std::string::npos);
+  EXPECT_NE(error([](AgentOptions& o) { o.world_size = 0; }).find("world_size"), std::string::npos);
+  EXPECT_NE(
+      error([](AgentOptions& o) { o.collector_address = "localhost"; }).find("collector_address"),
+      std::string::npos);
+  EXPECT_NE(
+      error([](AgentOptions& o) { o.collector_address = "h:99999"; }).find("collector_address"),
+      std::string::npos);
+  EXPECT_NE(
+      error([](AgentOptions& o) { o.memory_budget_bytes = 1000; }).find("memory_budget_bytes"),
+      std::string::npos);
+  EXPECT_NE(error([](AgentOptions& o) { o.ring_capacity_events = 2; }).find("ring_capacity_events"),
+            std::string::npos);
+  EXPECT_NE(
+      error([](AgentOptions& o) { o.reconnect_max = absl::Milliseconds(1); }).find("reconnect_max"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace trainscope::agent

@@ -1,0 +1,128 @@
+// A Transport for agent tests: plays the collector's part in memory.
+//
+// Usage:
+//   auto collector = std::make_shared<FakeCollector>();
+//   auto agent = Agent::StartWithTransport(options, std::make_unique<FakeTransport>(collector));
+//   collector->Send(control);            // as if the collector sent it
+//   collector->Messages();               // everything the agent wrote
+//
+// By default it answers Hello with a HelloAck (recording as the Hello says)
+// and acknowledges every batch at once, from inside Write (the sender thread).
+//
+// Threading: all members are guarded by mu; callable from any thread.
+#ifndef TRAINSCOPE_TESTS_AGENT_FAKE_TRANSPORT_H_
+#define TRAINSCOPE_TESTS_AGENT_FAKE_TRANSPORT_H_
+
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <utility>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "trainscope/agent/agent.h"
+#include "transport.h"
+
+namespace trainscope::agent {
+
+struct FakeCollector {
+  std::mutex mu;
+  bool ready = true;
+  bool answer_hello = true;
+  bool auto_ack = true;
+  uint64_t resume_after = 0;
+  std::set<uint64_t> reject;  // batch sequences to refuse
+  int opens = 0;
+  bool broken = false;  // writes fail until the next Open
+  ControlListener* listener = nullptr;
+  std::vector<v1::AgentMessage> written;
+
+  // Delivers `control` as if read from the stream. False when no stream is open.
+  bool Send(const v1::Control& control) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (listener == nullptr) return false;
+    listener->OnControl(control, Agent::Now());
+    return true;
+  }
+  // Ends the stream from the collector's side.
+  void Break() {
+    std::lock_guard<std::mutex> lock(mu);
+    broken = true;
+    if (listener != nullptr) listener->OnStreamEnd();
+  }
+  std::vector<v1::AgentMessage> Messages() {
+    std::lock_guard<std::mutex> lock(mu);
+    return written;
+  }
+  std::vector<v1::EventBatch> Batches() {
+    std::vector<v1::EventBatch> batches;
+    for (const auto& message : Messages()) {
+      if (message.has_batch()) batches.push_back(message.batch());
+    }
+    return batches;
+  }
+};
+
+class FakeTransport : public Transport {
+ public:
+  explicit FakeTransport(std::shared_ptr<FakeCollector> collector)
+      : collector_(std::move(collector)) {}
+
+  bool ReadyToOpen(absl::Duration) override {
+    std::lock_guard<std::mutex> lock(collector_->mu);
+    return collector_->ready;
+  }
+  absl::Status Open(ControlListener* listener) override {
+    std::lock_guard<std::mutex> lock(collector_->mu);
+    collector_->listener = listener;
+    collector_->broken = false;
+    ++collector_->opens;
+    return absl::OkStatus();
+  }
+  bool Write(const v1::AgentMessage& message) override {
+    std::lock_guard<std::mutex> lock(collector_->mu);
+    if (collector_->broken || collector_->listener == nullptr) return false;
+    collector_->written.push_back(message);
+    v1::Control reply;
+    if (message.has_hello() && collector_->answer_hello) {
+      reply.mutable_hello_ack()->set_resume_after_sequence(collector_->resume_after);
+      reply.mutable_hello_ack()->set_recording(message.hello().recording());
+    } else if (message.has_batch()) {
+      const uint64_t sequence = message.batch().sequence();
+      if (collector_->reject.count(sequence) != 0) {
+        reply.mutable_reject()->set_sequence(sequence);
+        reply.mutable_reject()->set_reason("EventBatch.kind: test refusal");
+      } else if (collector_->auto_ack) {
+        reply.mutable_ack()->set_up_to_sequence(sequence);
+      }
+    }
+    if (reply.body_case() != v1::Control::BODY_NOT_SET) {
+      collector_->listener->OnControl(reply, Agent::Now());
+    }
+    return true;
+  }
+  absl::Status Close(absl::Duration) override {
+    std::lock_guard<std::mutex> lock(collector_->mu);
+    collector_->listener = nullptr;
+    return absl::OkStatus();
+  }
+  void Cancel() override {}
+
+ private:
+  std::shared_ptr<FakeCollector> collector_;
+};
+
+// Polls `done` until it holds or 10 s pass (a wait with a deadline, not a timing assertion).
+inline bool WaitFor(const std::function<bool()>& done) {
+  const absl::Time deadline = absl::Now() + absl::Seconds(10);
+  while (!done()) {
+    if (absl::Now() > deadline) return false;
+    absl::SleepFor(absl::Milliseconds(2));
+  }
+  return true;
+}
+
+}  // namespace trainscope::agent
+
+#endif  // TRAINSCOPE_TESTS_AGENT_FAKE_TRANSPORT_H_
