@@ -1,0 +1,44 @@
+// The gRPC adapter for the Commands service (trainscope CLI, viewer): each
+// call forwards to the JobRegistry and finishes from the pipeline's
+// completion, so no gRPC thread waits on a pipeline.
+//
+// Usage:
+//   GrpcCommandsService commands(&registry);
+//   builder.RegisterService(&commands);
+//
+// Threading: gRPC callback threads; the registry is thread-safe.
+#ifndef TRAINSCOPE_COLLECTOR_ADAPTERS_GRPC_COMMANDS_SERVICE_H_
+#define TRAINSCOPE_COLLECTOR_ADAPTERS_GRPC_COMMANDS_SERVICE_H_
+
+#include "trainscope/collector/pipeline/job_registry.h"
+#include "trainscope/v1/commands.grpc.pb.h"
+
+namespace trainscope::collector {
+
+class GrpcCommandsService final : public trainscope::v1::Commands::CallbackService {
+ public:
+  explicit GrpcCommandsService(JobRegistry* registry);
+
+  grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context,
+                                     const trainscope::v1::ListJobsRequest* request,
+                                     trainscope::v1::ListJobsResponse* response) override;
+  grpc::ServerUnaryReactor* GetJobStatus(grpc::CallbackServerContext* context,
+                                         const trainscope::v1::JobStatusRequest* request,
+                                         trainscope::v1::JobStatus* response) override;
+  grpc::ServerUnaryReactor* SetRecording(grpc::CallbackServerContext* context,
+                                         const trainscope::v1::SetRecordingRequest* request,
+                                         trainscope::v1::CommandReply* response) override;
+  grpc::ServerUnaryReactor* Halt(grpc::CallbackServerContext* context,
+                                 const trainscope::v1::HaltJobRequest* request,
+                                 trainscope::v1::CommandReply* response) override;
+
+ private:
+  grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* context, const std::string& job_id,
+                                JobCommand command, trainscope::v1::CommandReply* response);
+
+  JobRegistry* const registry_;
+};
+
+}  // namespace trainscope::collector
+
+#endif  // TRAINSCOPE_COLLECTOR_ADAPTERS_GRPC_COMMANDS_SERVICE_H_

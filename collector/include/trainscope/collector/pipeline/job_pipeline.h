@@ -1,0 +1,264 @@
+// One job's pipeline: the single thread that owns everything mutable about
+// the job — its durable log, its index rows, its rank and job status, its
+// command history and its live-feed sequence.
+//
+// Usage:
+//   RecoveryReport report;
+//   auto pipeline = JobPipeline::Open("job-1", options, &report);
+//   pipeline->Attach({hello, stream, peer}, [](absl::StatusOr<AttachResult> r) {...});
+//   pipeline->AppendBatch(connection, std::move(batch), bytes, [](absl::Status durable) {...});
+//   pipeline->RunCommand(halt, [](absl::StatusOr<v1::CommandReply> reply) {...});
+//   pipeline->Stop();
+//
+// Every call posts a task to the pipeline thread and returns at once. The
+// thread runs tasks in order and commits as a group: it appends everything
+// queued, syncs the log once, publishes the resulting feed updates and only
+// then runs the completions (acks, hello acks, command replies, snapshots),
+// in the order their tasks were posted. So an acknowledged batch is durable,
+// acks of one stream stay in order, and a snapshot's feed_sequence names
+// exactly the updates its state includes. When a sync fails nothing is
+// acknowledged: completions get UNAVAILABLE and the agents resend after
+// reconnecting.
+//
+// The pipeline also sends clock probes to every connected stream each
+// probe_interval and publishes rank counters at most once per
+// rank_update_interval (coalesced) so the feed cannot flood.
+//
+// Threading: all public methods are thread-safe. Completions run on the
+// pipeline thread and must not block. After Stop, calls complete at once
+// with UNAVAILABLE.
+#ifndef TRAINSCOPE_COLLECTOR_PIPELINE_JOB_PIPELINE_H_
+#define TRAINSCOPE_COLLECTOR_PIPELINE_JOB_PIPELINE_H_
+
+#include <cstdint>
+#include <deque>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
+#include "trainscope/collector/bad_input_counters.h"
+#include "trainscope/collector/ingest/agent_stream.h"
+#include "trainscope/collector/pipeline/job_token.h"
+#include "trainscope/collector/publish/feed_sink.h"
+#include "trainscope/collector/store/job_log.h"
+#include "trainscope/collector/store/log_index.h"
+#include "trainscope/v1/commands.pb.h"
+#include "trainscope/v1/feed.pb.h"
+#include "trainscope/v1/log.pb.h"
+#include "trainscope/v1/status.pb.h"
+
+namespace trainscope::collector {
+
+struct JobPipelineOptions {
+  std::filesystem::path data_dir;  // the job's log is <data_dir>/jobs/<job_id>
+  uint64_t segment_bytes = 64ull << 20;
+  bool fsync = true;
+  bool use_index = true;                             // keep <data_dir>/index.sqlite current
+  FeedSink* feed = nullptr;                          // null: no live feed
+  BadInputCounters* counters = nullptr;              // null: bad commands are not counted
+  absl::Duration probe_interval = absl::Seconds(1);  // zero: no clock probes
+  absl::Duration rank_update_interval = absl::Milliseconds(100);
+  absl::Duration summary_update_interval = absl::Seconds(1);
+  uint64_t max_message_bytes = 16u << 20;  // told to agents in HelloAck
+  // One-line notices (recovery, generated tokens); default: stderr.
+  std::function<void(absl::string_view)> notice;
+};
+
+struct AttachRequest {
+  trainscope::v1::Hello hello;  // already validated (ValidateHello)
+  std::shared_ptr<AgentStream> stream;
+  std::string peer;  // transport address, for messages
+};
+
+struct AttachResult {
+  uint64_t connection_id = 0;          // names this stream in later calls
+  uint64_t resume_after_sequence = 0;  // last durable batch of this agent instance
+};
+
+struct JobCommand {
+  enum class Kind { kHalt, kEnableRecording, kDisableRecording };
+  Kind kind = Kind::kHalt;
+  std::string token;
+  std::string reason;
+  std::string requested_by;
+  uint32_t sampling_period = 0;  // recording commands only
+};
+
+class JobPipeline {
+ public:
+  // Opens (or recovers) the job's log and starts the pipeline thread.
+  static absl::StatusOr<std::unique_ptr<JobPipeline>> Open(std::string job_id,
+                                                           JobPipelineOptions options,
+                                                           RecoveryReport* report);
+  // As Open, over a log the caller opened (tests inject a failing one).
+  static absl::StatusOr<std::unique_ptr<JobPipeline>> OpenWithLog(std::string job_id,
+                                                                  JobPipelineOptions options,
+                                                                  std::unique_ptr<JobLog> log);
+  ~JobPipeline();  // Stop()
+
+  JobPipeline(const JobPipeline&) = delete;
+  JobPipeline& operator=(const JobPipeline&) = delete;
+
+  const std::string& job_id() const { return job_id_; }
+
+  // Registers a stream: checks world size and token, tells a reconnect from a
+  // duplicate rank, logs StreamOpened, sends the HelloAck on `stream` (after
+  // the sync) and then calls `done` on the pipeline thread.
+  // Returns UNAVAILABLE (and never calls `done`) when the pipeline has
+  // stopped, so callers may hold their own lock while calling.
+  absl::Status Attach(AttachRequest request,
+                      std::function<void(absl::StatusOr<AttachResult>)> done);
+
+  // Logs `batch` (sequence checks are the session's); `durable` gets OK on the
+  // pipeline thread once it is on disk. A batch with refused_reason set is
+  // logged as a marker only. Returns UNAVAILABLE (and never calls `durable`)
+  // when the pipeline has stopped.
+  absl::Status AppendBatch(uint64_t connection_id, trainscope::v1::StreamBatch batch,
+                           uint64_t bytes, std::function<void(absl::Status)> durable);
+
+  // Logs a ProbeSample for a reply to one of this pipeline's probes.
+  void RecordProbeReply(uint64_t connection_id, trainscope::v1::ProbeReply reply,
+                        int64_t receive_unix_ns);
+
+  // The stream is over: logs StreamClosed and marks the rank disconnected.
+  // `goodbye` is the agent's Goodbye when it said one.
+  void Detach(uint64_t connection_id, std::optional<trainscope::v1::Goodbye> goodbye,
+              std::string reason);
+
+  // Checks the token, logs a CommandRecord, syncs, then sends the command to
+  // every connected rank and replies with how many it reached.
+  void RunCommand(JobCommand command,
+                  std::function<void(absl::StatusOr<trainscope::v1::CommandReply>)> done);
+
+  // The job's full status with the feed sequence it corresponds to.
+  void Snapshot(std::function<void(trainscope::v1::JobStatus)> done);
+
+  // The summary as of the last feed flush (cheap; for listings).
+  trainscope::v1::JobSummary summary() const;
+
+  // Ends every connected stream with `status` once the acks before it are out,
+  // and refuses new streams from then on (for a quick, clean shutdown).
+  void EndStreams(absl::Status status);
+
+  // Runs what is queued, logs StreamClosed for live streams, syncs and joins.
+  void Stop();
+
+ private:
+  struct Connection {
+    uint64_t id = 0;
+    StreamKey key;
+    std::shared_ptr<AgentStream> stream;
+    std::string peer;
+    uint32_t pid = 0;
+    std::string host;
+    bool hello_acked = false;  // Controls go only to streams that got their HelloAck
+    bool recording = false;    // as the agent last reported
+    std::map<uint64_t, int64_t> probes_in_flight;  // probe id -> send time
+  };
+  // Runs on the pipeline thread with `run` true, or at once on the caller's
+  // thread with `run` false when the pipeline has stopped (to fail its caller).
+  using Task = std::function<void(bool run)>;
+  using Completion = std::function<void(const absl::Status& sync_status)>;
+
+  JobPipeline(std::string job_id, JobPipelineOptions options, std::unique_ptr<JobLog> log,
+              std::unique_ptr<LogIndex> index, JobToken token);
+
+  void Post(Task task);
+  // Like Post, but when stopped returns false without running the task.
+  bool TryPost(Task& task);
+  bool HasWorkLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
+    return !tasks_.empty() || stopping_;
+  }
+  absl::Status Stopped() const;
+  void Run();
+  void CommitAndComplete();
+  void PublishPending();
+  void RunTimers(absl::Time now, bool force);
+  absl::Time NextTimer() const;
+
+  // Pipeline-thread helpers.
+  absl::Status AppendRecord(trainscope::v1::LogRecord& record);
+  void RecoverState();
+  void DoAttach(AttachRequest& request, std::function<void(absl::StatusOr<AttachResult>)>& done);
+  void CloseConnection(uint64_t connection_id, bool goodbye, const std::string& reason);
+  void DoRunCommand(JobCommand& command,
+                    std::function<void(absl::StatusOr<trainscope::v1::CommandReply>)>& done);
+  trainscope::v1::JobStatus BuildStatus() const;
+  trainscope::v1::JobSummary BuildSummary() const;
+  void QueueFeed(trainscope::v1::FeedUpdate update);
+  void QueueRankUpdate(uint32_t rank);
+  void QueueSummaryUpdate();
+  void CountBadCommand(const absl::Status& status, absl::string_view who);
+  void IndexStream(const StreamKey& key);
+  void IndexJob();
+  void IndexSegments();
+  bool IndexDirty() const;
+  void FlushIndex(absl::Time now, bool force);
+  void Notice(absl::string_view line) const;
+
+  const std::string job_id_;
+  const JobPipelineOptions options_;
+  const std::filesystem::path job_dir_;
+
+  // Owned by the pipeline thread.
+  std::unique_ptr<JobLog> log_;
+  std::unique_ptr<LogIndex> index_;
+  JobToken token_;
+  uint32_t world_size_ = 0;  // 0 until the first hello (or recovered)
+  int64_t created_unix_ns_ = 0;
+  uint64_t next_connection_id_ = 1;
+  uint64_t next_probe_id_ = 1;
+  uint64_t next_halt_id_ = 1;
+  std::map<uint64_t, Connection> connections_;
+  std::map<uint32_t, uint64_t> connection_by_rank_;
+  std::map<uint32_t, trainscope::v1::RankStatus> ranks_;
+  std::vector<trainscope::v1::CommandRecord> commands_;
+  bool halted_ = false;
+  std::optional<absl::Status> ending_;  // set by EndStreams: no new streams
+  std::optional<bool> recording_;       // set by commands; otherwise as agents report
+  uint32_t sampling_period_ = 0;
+  uint64_t events_total_ = 0;
+  uint64_t bytes_total_ = 0;
+  int64_t last_event_unix_ns_ = 0;
+  uint64_t feed_sequence_ = 0;
+  bool needs_sync_ = false;
+  std::vector<Completion> after_sync_;
+  std::vector<trainscope::v1::FeedUpdate> pending_feed_;
+  std::map<uint32_t, bool> dirty_ranks_;
+  bool summary_changed_ = false;  // state changed: publish at the next flush
+  bool counters_changed_ = false;
+  absl::Time next_rank_flush_ = absl::InfinitePast();
+  absl::Time next_summary_flush_ = absl::InfinitePast();
+  absl::Time next_probe_ = absl::InfinitePast();
+  std::deque<std::pair<absl::Time, uint64_t>> rate_samples_;
+  bool index_job_dirty_ = false;
+  bool index_segments_dirty_ = false;
+  std::set<StreamKey> index_dirty_streams_;
+  absl::Time next_index_flush_ = absl::InfinitePast();
+  double events_per_second_ = 0;
+
+  mutable absl::Mutex mu_;
+  std::deque<Task> tasks_ ABSL_GUARDED_BY(mu_);
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  trainscope::v1::JobSummary published_summary_ ABSL_GUARDED_BY(mu_);
+
+  absl::Mutex stop_mu_;  // serialises Stop callers around the join
+  std::thread thread_;
+};
+
+}  // namespace trainscope::collector
+
+#endif  // TRAINSCOPE_COLLECTOR_PIPELINE_JOB_PIPELINE_H_

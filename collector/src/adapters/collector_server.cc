@@ -1,0 +1,155 @@
+#include "trainscope/collector/adapters/collector_server.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <utility>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "grpcpp/grpcpp.h"
+#include "trainscope/collector/adapters/grpc_agent_service.h"
+#include "trainscope/collector/adapters/grpc_commands_service.h"
+
+namespace trainscope::collector {
+namespace {
+
+// Splits "HOST:PORT" (HOST may be "[v6]") and checks the port.
+absl::Status ParseListenAddress(const std::string& address, std::string* host, int* port) {
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos || colon == 0 ||
+      !absl::SimpleAtoi(absl::string_view(address).substr(colon + 1), port) || *port < 0 ||
+      *port > 65535) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--listen: '", address,
+                     "' is not HOST:PORT (e.g. 127.0.0.1:7070; port 0 picks a free one)"));
+  }
+  *host = address.substr(0, colon);
+  return absl::OkStatus();
+}
+
+absl::Status CheckDataDir(const std::filesystem::path& data_dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(data_dir / "jobs", ec);
+  if (ec) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--data-dir: cannot create '", (data_dir / "jobs").string(), "': ", ec.message()));
+  }
+  const std::filesystem::path probe = data_dir / ".write-test";
+  const int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  if (fd < 0 || ::write(fd, "x", 1) != 1) {
+    const std::string error = std::strerror(errno);
+    if (fd >= 0) ::close(fd);
+    return absl::InvalidArgumentError(
+        absl::StrCat("--data-dir: '", data_dir.string(), "' is not writable: ", error));
+  }
+  ::close(fd);
+  std::filesystem::remove(probe, ec);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
+    CollectorServerOptions options) {
+  std::string host;
+  int port = 0;
+  if (absl::Status s = ParseListenAddress(options.listen, &host, &port); !s.ok()) return s;
+  if (options.max_message_bytes < 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--max-message-bytes: ", options.max_message_bytes,
+                     " is too small; expected at least 1024"));
+  }
+  if (absl::Status s = CheckDataDir(options.data_dir); !s.ok()) return s;
+
+  std::unique_ptr<CollectorServer> server(new CollectorServer());
+  server->options_ = options;
+  server->counters_ = std::make_unique<BadInputCounters>();
+  server->budget_ = std::make_unique<IngestBudget>(options.max_queued_bytes);
+
+  ZmqFeedPublisher::Options feed_options;
+  feed_options.feed_endpoint = options.feed;
+  feed_options.snapshot_endpoint = options.snapshot;
+  absl::StatusOr<std::unique_ptr<ZmqFeedPublisher>> publisher =
+      ZmqFeedPublisher::Bind(feed_options);
+  if (!publisher.ok()) return publisher.status();
+  server->publisher_ = std::move(*publisher);
+
+  JobPipelineOptions pipeline_options;
+  pipeline_options.data_dir = options.data_dir;
+  pipeline_options.segment_bytes = options.segment_bytes;
+  pipeline_options.fsync = options.fsync;
+  pipeline_options.use_index = options.use_index;
+  pipeline_options.feed = server->publisher_.get();
+  pipeline_options.counters = server->counters_.get();
+  pipeline_options.probe_interval = options.probe_interval;
+  pipeline_options.max_message_bytes = static_cast<uint64_t>(options.max_message_bytes);
+  pipeline_options.notice = options.notice;
+  server->registry_ = std::make_unique<JobRegistry>(pipeline_options, options.max_jobs);
+  if (absl::Status s = server->registry_->RecoverJobs(); !s.ok()) return s;
+
+  JobRegistry* registry = server->registry_.get();
+  const absl::Duration snapshot_timeout = options.snapshot_timeout;
+  server->publisher_->Start([registry, snapshot_timeout](const v1::SnapshotRequest& request) {
+    return registry->Snapshot(request, snapshot_timeout);
+  });
+
+  AgentSessionOptions session_options;
+  session_options.max_in_flight = options.max_in_flight_per_stream;
+  server->agent_service_ = std::make_unique<GrpcAgentService>(
+      registry, server->budget_.get(), server->counters_.get(), session_options);
+  server->commands_service_ = std::make_unique<GrpcCommandsService>(registry);
+
+  grpc::ServerBuilder builder;
+  int selected_port = 0;
+  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &selected_port);
+  builder.RegisterService(server->agent_service_.get());
+  builder.RegisterService(server->commands_service_.get());
+  // Oversized messages are refused by gRPC itself (RESOURCE_EXHAUSTED), before decoding.
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.SetMaxSendMessageSize(options.max_message_bytes);
+  // A busy port must fail here, not be shared with another collector.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Notice dead agents (a SIGKILLed host sends no FIN) and let agents ping us.
+  const int keepalive_ms = static_cast<int>(absl::ToInt64Milliseconds(options.keepalive_time));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIME_MS, keepalive_ms);
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, std::max(1000, keepalive_ms / 2));
+  builder.AddChannelArgument(GRPC_ARG_KEEPALIVE_PERMIT_WITHOUT_CALLS, 1);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MAX_PINGS_WITHOUT_DATA, 0);
+  builder.AddChannelArgument(GRPC_ARG_HTTP2_MIN_RECV_PING_INTERVAL_WITHOUT_DATA_MS, 1000);
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || selected_port == 0) {
+    server->server_.reset();
+    return absl::UnavailableError(
+        absl::StrCat("--listen: cannot listen for agents on ", options.listen, " (port ", port,
+                     " in use, or the address is not local to this machine)"));
+  }
+  server->agents_address_ = absl::StrCat(host, ":", selected_port);
+  return server;
+}
+
+void CollectorServer::Shutdown(absl::Duration deadline) {
+  if (shut_down_) return;
+  shut_down_ = true;
+  // Order: end the streams first (after their due acks; agents reconnect and
+  // resume later) so they do not hold the gRPC shutdown up to its deadline,
+  // then drain and sync the pipelines, then the feed.
+  if (registry_) {
+    registry_->EndStreams(absl::UnavailableError(
+        "the collector is shutting down; reconnect to resume after the last acknowledged batch"));
+  }
+  if (server_)
+    server_->Shutdown(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(deadline));
+  if (registry_) registry_->Stop();
+  if (publisher_) publisher_->Stop();
+}
+
+CollectorServer::~CollectorServer() {
+  Shutdown(absl::Seconds(5));
+  server_.reset();
+}
+
+}  // namespace trainscope::collector

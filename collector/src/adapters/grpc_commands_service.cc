@@ -1,0 +1,69 @@
+#include "trainscope/collector/adapters/grpc_commands_service.h"
+
+#include <utility>
+
+#include "grpc_status.h"
+#include "grpcpp/grpcpp.h"
+
+namespace trainscope::collector {
+
+GrpcCommandsService::GrpcCommandsService(JobRegistry* registry) : registry_(registry) {}
+
+grpc::ServerUnaryReactor* GrpcCommandsService::ListJobs(grpc::CallbackServerContext* context,
+                                                        const v1::ListJobsRequest*,
+                                                        v1::ListJobsResponse* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  for (v1::JobSummary& summary : registry_->ListJobs()) *response->add_jobs() = std::move(summary);
+  reactor->Finish(grpc::Status::OK);
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcCommandsService::GetJobStatus(grpc::CallbackServerContext* context,
+                                                            const v1::JobStatusRequest* request,
+                                                            v1::JobStatus* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  // gRPC keeps `response` alive until Finish, which the pipeline's completion calls.
+  registry_->JobStatus(request->job_id(), context->peer(),
+                       [reactor, response](absl::StatusOr<v1::JobStatus> status) {
+                         if (status.ok()) *response = std::move(*status);
+                         reactor->Finish(ToGrpcStatus(status.status()));
+                       });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcCommandsService::Run(grpc::CallbackServerContext* context,
+                                                   const std::string& job_id, JobCommand command,
+                                                   v1::CommandReply* response) {
+  grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (command.requested_by.empty()) command.requested_by = context->peer();
+  registry_->RunCommand(job_id, std::move(command), context->peer(),
+                        [reactor, response](absl::StatusOr<v1::CommandReply> reply) {
+                          if (reply.ok()) *response = std::move(*reply);
+                          reactor->Finish(ToGrpcStatus(reply.status()));
+                        });
+  return reactor;
+}
+
+grpc::ServerUnaryReactor* GrpcCommandsService::SetRecording(grpc::CallbackServerContext* context,
+                                                            const v1::SetRecordingRequest* request,
+                                                            v1::CommandReply* response) {
+  JobCommand command;
+  command.kind =
+      request->enabled() ? JobCommand::Kind::kEnableRecording : JobCommand::Kind::kDisableRecording;
+  command.token = request->token();
+  command.sampling_period = request->sampling_period();
+  return Run(context, request->job_id(), std::move(command), response);
+}
+
+grpc::ServerUnaryReactor* GrpcCommandsService::Halt(grpc::CallbackServerContext* context,
+                                                    const v1::HaltJobRequest* request,
+                                                    v1::CommandReply* response) {
+  JobCommand command;
+  command.kind = JobCommand::Kind::kHalt;
+  command.token = request->token();
+  command.reason = request->reason();
+  command.requested_by = request->requested_by();
+  return Run(context, request->job_id(), std::move(command), response);
+}
+
+}  // namespace trainscope::collector

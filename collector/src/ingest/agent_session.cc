@@ -1,0 +1,291 @@
+#include "trainscope/collector/ingest/agent_session.h"
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "trainscope/collector/ingest/bad_input.h"
+#include "trainscope/collector/ingest/hello_validator.h"
+
+namespace trainscope::collector {
+
+std::shared_ptr<AgentSession> AgentSession::Create(JobRegistry* registry,
+                                                   std::shared_ptr<AgentStream> stream,
+                                                   IngestBudget* budget, BadInputCounters* counters,
+                                                   std::string peer, AgentSessionOptions options) {
+  return std::shared_ptr<AgentSession>(
+      new AgentSession(registry, std::move(stream), budget, counters, std::move(peer), options));
+}
+
+AgentSession::AgentSession(JobRegistry* registry, std::shared_ptr<AgentStream> stream,
+                           IngestBudget* budget, BadInputCounters* counters, std::string peer,
+                           AgentSessionOptions options)
+    : registry_(registry),
+      stream_(std::move(stream)),
+      budget_(budget),
+      counters_(counters),
+      peer_(std::move(peer)),
+      options_(options) {}
+
+AgentSession::State AgentSession::state() const {
+  absl::MutexLock lock(&mu_);
+  return state_;
+}
+
+uint64_t AgentSession::last_sequence() const {
+  absl::MutexLock lock(&mu_);
+  return last_sequence_;
+}
+
+std::string AgentSession::Who() const {
+  if (job_id_.empty()) return absl::StrCat("peer ", peer_);
+  return absl::StrCat("job ", job_id_, " rank ", rank_, " (host '", host_, "', pid ", pid_,
+                      ", peer ", peer_, ")");
+}
+
+void AgentSession::Start() {
+  absl::MutexLock lock(&mu_);
+  MaybeRequestRead();
+}
+
+void AgentSession::MaybeRequestRead() {
+  if (read_outstanding_ || reads_done_ || finish_ || finished_) return;
+  switch (state_) {
+    case State::kAwaitingHello:
+      break;
+    case State::kAttaching:
+    case State::kClosed:
+      return;
+    case State::kActive:
+      if (in_flight_ >= options_.max_in_flight) return;
+      // Over the global budget a stream keeps one batch moving, no more.
+      if (in_flight_ > 0 && budget_ != nullptr && budget_->exhausted()) return;
+      break;
+  }
+  read_outstanding_ = true;
+  stream_->RequestRead();
+}
+
+void AgentSession::OnMessage(v1::AgentMessage message) {
+  absl::MutexLock lock(&mu_);
+  read_outstanding_ = false;
+  if (finish_ || finished_) return;  // the stream is ending; ignore what is still arriving
+  auto out_of_order = [this](absl::string_view what) {
+    RefuseStream(
+        BadInput(absl::StatusCode::kFailedPrecondition, "message.order",
+                 absl::StrCat("expected hello as the first message on the stream, got ", what)));
+  };
+  switch (message.body_case()) {
+    case v1::AgentMessage::kHello:
+      if (state_ != State::kAwaitingHello) {
+        RefuseStream(BadInput(absl::StatusCode::kFailedPrecondition, "message.order",
+                              "hello: already received on this stream; send it once, first"));
+      } else {
+        OnHello(*message.mutable_hello());
+      }
+      break;
+    case v1::AgentMessage::kBatch:
+      if (state_ != State::kActive) {
+        out_of_order(absl::StrCat("batch ", message.batch().sequence()));
+      } else {
+        OnBatch(*message.mutable_batch());
+      }
+      break;
+    case v1::AgentMessage::kProbeReply:
+      if (state_ != State::kActive) {
+        out_of_order("probe_reply");
+      } else if (!said_goodbye_) {
+        pipeline_->RecordProbeReply(connection_id_, std::move(*message.mutable_probe_reply()),
+                                    absl::ToUnixNanos(absl::Now()));
+      }
+      break;
+    case v1::AgentMessage::kGoodbye:
+      if (state_ != State::kActive) {
+        out_of_order("goodbye");
+      } else if (!said_goodbye_) {
+        said_goodbye_ = true;
+        DetachFromPipeline(std::move(*message.mutable_goodbye()), "goodbye");
+      }
+      break;
+    case v1::AgentMessage::BODY_NOT_SET:
+      RefuseStream(BadInput(absl::StatusCode::kInvalidArgument, "message.body",
+                            "message has no body; expected one of hello, batch, probe_reply, "
+                            "goodbye (is the agent newer than this collector?)"));
+      break;
+  }
+  MaybeRequestRead();
+}
+
+void AgentSession::OnHello(v1::Hello& hello) {
+  if (absl::Status s = ValidateHello(hello); !s.ok()) return RefuseStream(s);
+  job_id_ = hello.job_id();
+  rank_ = hello.rank();
+  instance_ = hello.agent_instance_id();
+  host_ = hello.host();
+  pid_ = hello.pid();
+  absl::StatusOr<JobPipeline*> pipeline = registry_->GetOrCreate(job_id_);
+  if (!pipeline.ok()) return RefuseStream(pipeline.status(), /*count=*/false);
+  pipeline_ = *pipeline;
+  validator_.emplace(hello.world_size(), options_.batch_limits);
+  state_ = State::kAttaching;
+  AttachRequest request{std::move(hello), stream_, peer_};
+  absl::Status posted = pipeline_->Attach(
+      std::move(request), [self = shared_from_this()](absl::StatusOr<AttachResult> result) {
+        self->OnAttached(std::move(result));
+      });
+  if (!posted.ok()) {
+    state_ = State::kClosed;
+    RefuseStream(posted, /*count=*/false);
+  }
+}
+
+void AgentSession::OnAttached(absl::StatusOr<AttachResult> result) {
+  absl::MutexLock lock(&mu_);
+  if (!result.ok()) {
+    state_ = State::kClosed;
+    // Refusals by the job (token, duplicate rank, world size) are the peer's
+    // mistake; shutdown or disk trouble is not.
+    const absl::StatusCode code = result.status().code();
+    const bool bad_input =
+        code != absl::StatusCode::kUnavailable && code != absl::StatusCode::kAborted;
+    return RefuseStream(result.status(), bad_input);
+  }
+  connection_id_ = result->connection_id;
+  last_sequence_ = result->resume_after_sequence;
+  state_ = State::kActive;
+  if (finished_) {
+    // The transport went away while the pipeline was attaching it.
+    DetachFromPipeline(std::nullopt, close_reason_.empty() ? "stream ended" : close_reason_);
+    return;
+  }
+  MaybeFinish();
+  MaybeRequestRead();
+}
+
+void AgentSession::OnBatch(v1::EventBatch& batch) {
+  const uint64_t sequence = batch.sequence();
+  if (said_goodbye_) {
+    return RefuseStream(BadInput(
+        absl::StatusCode::kFailedPrecondition, "message.order",
+        absl::StrCat("batch ", sequence, " after goodbye; goodbye must be the last message")));
+  }
+  if (sequence <= last_sequence_) {
+    const absl::Status duplicate = BadInput(
+        absl::StatusCode::kInvalidArgument, "batch.sequence",
+        absl::StrCat("duplicate batch ", sequence, ": batches up to ", last_sequence_,
+                     " were already received from this agent; expected ", last_sequence_ + 1));
+    counters_->Count(duplicate, Who());
+    v1::Control control;
+    control.mutable_reject()->set_sequence(sequence);
+    control.mutable_reject()->set_reason(std::string(duplicate.message()));
+    stream_->Send(std::move(control));
+    return;
+  }
+  if (sequence != last_sequence_ + 1) {
+    return RefuseStream(
+        BadInput(absl::StatusCode::kFailedPrecondition, "batch.sequence",
+                 absl::StrCat("job ", job_id_, " rank ", rank_, ": expected batch sequence ",
+                              last_sequence_ + 1, ", got ", sequence,
+                              "; batches are numbered without gaps (reconnect and resume after ",
+                              last_sequence_, ")")));
+  }
+  last_sequence_ = sequence;
+
+  v1::StreamBatch logged;
+  logged.set_rank(rank_);
+  logged.set_agent_instance_id(instance_);
+  std::string refused_reason;
+  uint64_t bytes = 0;
+  if (absl::Status valid = validator_->Validate(batch); valid.ok()) {
+    bytes = batch.ByteSizeLong();
+    logged.mutable_batch()->Swap(&batch);
+  } else {
+    counters_->Count(valid, Who());
+    refused_reason = std::string(valid.message());
+    logged.set_refused_reason(refused_reason);
+    logged.mutable_batch()->set_sequence(sequence);
+    if (batch.has_drops()) *logged.mutable_batch()->mutable_drops() = batch.drops();
+  }
+  absl::Status posted = pipeline_->AppendBatch(
+      connection_id_, std::move(logged), bytes,
+      [self = shared_from_this(), sequence, bytes, refused_reason](absl::Status durable) {
+        self->OnBatchDurable(sequence, bytes, refused_reason, std::move(durable));
+      });
+  if (!posted.ok()) return RefuseStream(posted, /*count=*/false);
+  ++in_flight_;
+  if (budget_ != nullptr) budget_->Acquire(bytes);
+}
+
+void AgentSession::OnBatchDurable(uint64_t sequence, uint64_t bytes,
+                                  const std::string& refused_reason, absl::Status status) {
+  absl::MutexLock lock(&mu_);
+  --in_flight_;
+  if (budget_ != nullptr) budget_->Release(bytes);
+  if (!status.ok()) {
+    // Nothing after a lost batch may be acknowledged: the agent resends from
+    // its resume point after reconnecting.
+    if (!broken_) {
+      broken_ = true;
+      FinishWhenDrained(status);
+    }
+  } else if (!broken_) {
+    v1::Control control;
+    if (refused_reason.empty()) {
+      control.mutable_ack()->set_up_to_sequence(sequence);
+    } else {
+      control.mutable_reject()->set_sequence(sequence);
+      control.mutable_reject()->set_reason(refused_reason);
+    }
+    stream_->Send(std::move(control));
+  }
+  MaybeFinish();
+  MaybeRequestRead();
+}
+
+void AgentSession::RefuseStream(const absl::Status& status, bool count) {
+  if (count) counters_->Count(status, Who());
+  if (state_ != State::kActive) state_ = State::kClosed;
+  if (close_reason_.empty()) close_reason_ = std::string(status.message());
+  FinishWhenDrained(status);
+}
+
+void AgentSession::FinishWhenDrained(absl::Status status) {
+  if (!finish_) finish_ = std::move(status);
+  MaybeFinish();
+}
+
+void AgentSession::MaybeFinish() {
+  if (finished_ || !finish_ || in_flight_ > 0 || state_ == State::kAttaching) return;
+  finished_ = true;
+  stream_->Finish(*finish_);
+  DetachFromPipeline(std::nullopt, close_reason_.empty() ? "stream ended" : close_reason_);
+  if (state_ == State::kActive) state_ = State::kClosed;
+}
+
+void AgentSession::DetachFromPipeline(std::optional<v1::Goodbye> goodbye, std::string reason) {
+  // While attaching, the connection id is not known yet: OnAttached detaches.
+  if (detached_ || pipeline_ == nullptr || connection_id_ == 0) return;
+  detached_ = true;
+  pipeline_->Detach(connection_id_, std::move(goodbye), std::move(reason));
+}
+
+void AgentSession::OnReadsDone(absl::string_view reason) {
+  absl::MutexLock lock(&mu_);
+  read_outstanding_ = false;
+  reads_done_ = true;
+  if (close_reason_.empty()) close_reason_ = std::string(reason);
+  FinishWhenDrained(absl::OkStatus());
+}
+
+void AgentSession::OnStreamDone(absl::string_view reason) {
+  absl::MutexLock lock(&mu_);
+  read_outstanding_ = false;
+  reads_done_ = true;
+  if (close_reason_.empty()) close_reason_ = std::string(reason);
+  finished_ = true;
+  if (!finish_) finish_ = absl::CancelledError(reason);
+  DetachFromPipeline(std::nullopt, close_reason_);
+  if (state_ == State::kActive) state_ = State::kClosed;
+}
+
+}  // namespace trainscope::collector

@@ -1,0 +1,64 @@
+#include "trainscope/collector/ingest/hello_validator.h"
+
+#include "absl/strings/str_cat.h"
+#include "trainscope/collector/ingest/bad_input.h"
+#include "trainscope/proto/protocol.h"
+
+namespace trainscope::collector {
+
+bool IsValidJobId(absl::string_view job_id) {
+  if (job_id.empty() || job_id.size() > kMaxJobIdLength) return false;
+  if (job_id == "." || job_id == "..") return false;  // would escape <data-dir>/jobs
+  for (char c : job_id) {
+    const bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                    c == '.' || c == '_' || c == '-';
+    if (!ok) return false;
+  }
+  return true;
+}
+
+absl::Status ValidateJobId(absl::string_view job_id, absl::string_view field) {
+  if (IsValidJobId(job_id)) return absl::OkStatus();
+  std::string shown(job_id.substr(0, 64));
+  if (job_id.size() > 64) shown += "...";
+  return BadInput(absl::StatusCode::kInvalidArgument, field,
+                  absl::StrCat(field, ": '", shown, "' (", job_id.size(),
+                               " bytes) is not a valid job id; expected 1 to ", kMaxJobIdLength,
+                               " characters from [A-Za-z0-9._-], not '.' or '..'"));
+}
+
+absl::Status ValidateHello(const v1::Hello& hello) {
+  auto invalid = [](absl::string_view field, const std::string& message) {
+    return BadInput(absl::StatusCode::kInvalidArgument, field, message);
+  };
+  if (hello.protocol_version() != kProtocolVersion) {
+    return BadInput(absl::StatusCode::kFailedPrecondition, "hello.protocol_version",
+                    absl::StrCat("hello.protocol_version: ", hello.protocol_version(),
+                                 " is not supported; this collector speaks protocol version ",
+                                 kProtocolVersion, " (trainscope ", kTrainscopeVersion, ")"));
+  }
+  if (absl::Status s = ValidateJobId(hello.job_id(), "hello.job_id"); !s.ok()) return s;
+  if (hello.world_size() < 1 || hello.world_size() > kMaxWorldSize) {
+    return invalid("hello.world_size",
+                   absl::StrCat("hello.world_size: ", hello.world_size(),
+                                " is out of range; expected 1 to ", kMaxWorldSize));
+  }
+  if (hello.rank() >= hello.world_size()) {
+    return invalid("hello.rank",
+                   absl::StrCat("hello.rank: ", hello.rank(), " is not below hello.world_size ",
+                                hello.world_size()));
+  }
+  if (hello.agent_instance_id() == 0) {
+    return invalid("hello.agent_instance_id",
+                   "hello.agent_instance_id: 0 is reserved; expected a random non-zero id per "
+                   "agent process");
+  }
+  if (hello.job_token().size() > kMaxJobTokenLength) {
+    return invalid("hello.job_token",
+                   absl::StrCat("hello.job_token: ", hello.job_token().size(),
+                                " bytes, expected at most ", kMaxJobTokenLength));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace trainscope::collector

@@ -1,0 +1,193 @@
+// trainscope-collector: gathers the agents of distributed training jobs,
+// logs everything durably before acknowledging it, and serves the live feed.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "trainscope/collector/adapters/collector_server.h"
+#include "trainscope/collector/adapters/grpc_agent_service.h"
+#include "trainscope/proto/protocol.h"
+
+ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
+          "HOST:PORT for agent streams and commands (gRPC); port 0 picks a free one. "
+          "Loopback by default: bind elsewhere only on a trusted network");
+ABSL_FLAG(std::string, feed, "tcp://127.0.0.1:7071",
+          "ZeroMQ endpoint of the live feed (PUB); tcp://127.0.0.1:* picks a free port");
+ABSL_FLAG(std::string, snapshot, "tcp://127.0.0.1:7072",
+          "ZeroMQ endpoint answering snapshot requests (REP); tcp://127.0.0.1:* picks a free port");
+ABSL_FLAG(std::string, data_dir, "./trainscope-data",
+          "directory of the durable job logs (<data-dir>/jobs/<job>) and the index");
+ABSL_FLAG(bool, fsync, true,
+          "fdatasync each group commit before acknowledging (off only for tests)");
+ABSL_FLAG(int, segment_mb, 64, "rotate a job's log segment past this many MiB");
+ABSL_FLAG(int, max_message_bytes, trainscope::kMaxMessageBytes,
+          "largest message accepted from an agent; larger ones are refused by gRPC");
+ABSL_FLAG(int, probe_interval_ms, 1000, "clock probe period per agent stream; 0 disables probes");
+ABSL_FLAG(std::string, port_file, "",
+          "write 'agents=HOST:PORT', 'feed=ENDPOINT', 'snapshot=ENDPOINT' lines here (atomically) "
+          "once everything listens");
+ABSL_FLAG(int, max_queued_mb, 256,
+          "bound on received batches not yet durable, over all streams (memory bound)");
+
+namespace {
+
+constexpr int kBadFlags = 2;
+
+int Fail(const std::string& message) {
+  std::fprintf(stderr, "trainscope-collector: %s\n", message.c_str());
+  return kBadFlags;
+}
+
+// Abseil flag names cannot hold '-', but the documented spelling is
+// --data-dir: accept both by normalising the name part of each flag.
+std::vector<char*> NormaliseFlagNames(int argc, char** argv, std::vector<std::string>* storage) {
+  storage->reserve(argc);
+  std::vector<char*> out;
+  bool flags_done = false;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (i > 0 && !flags_done && arg == "--") flags_done = true;
+    if (i > 0 && !flags_done && arg.size() > 2 && arg[0] == '-') {
+      const size_t start = arg[1] == '-' ? 2 : 1;
+      const size_t end = std::min(arg.find('='), arg.size());
+      for (size_t j = start; j < end; ++j) {
+        if (arg[j] == '-') arg[j] = '_';
+      }
+    }
+    storage->push_back(std::move(arg));
+    out.push_back(storage->back().data());
+  }
+  out.push_back(nullptr);
+  return out;
+}
+
+bool WritePortFile(const std::string& path, const std::string& content, std::string* error) {
+  const std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << content;
+    out.flush();
+    if (!out) {
+      *error = "cannot write " + tmp;
+      return false;
+    }
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, path, ec);  // atomic: readers never see half a file
+  if (ec) {
+    *error = "cannot rename " + tmp + " to " + path + ": " + ec.message();
+    return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(absl::StrCat(
+      "trainscope-collector ", trainscope::kTrainscopeVersion,
+      ": the collector of trainscope, the in-situ profiler for distributed training.\n"
+      "Agents inside training processes stream their events here over gRPC; every batch is\n"
+      "appended to the job's durable log before it is acknowledged. Viewers follow jobs live on\n"
+      "the ZeroMQ feed (snapshot + deltas); the trainscope CLI lists, halts and switches jobs.\n\n"
+      "Usage: trainscope-collector [--listen=127.0.0.1:7070] [--data-dir=DIR] [flags]\n"
+      "Flag names may be written with '-' or '_' (--data-dir or --data_dir)."));
+  absl::FlagsUsageConfig usage_config;
+  usage_config.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "collector/src/main.cc");
+  };
+  usage_config.version_string = [] {
+    return absl::StrCat("trainscope-collector ", trainscope::kTrainscopeVersion, "\n");
+  };
+  absl::SetFlagsUsageConfig(usage_config);
+  std::vector<std::string> arg_storage;
+  std::vector<char*> args = NormaliseFlagNames(argc, argv, &arg_storage);
+  absl::ParseCommandLine(argc, args.data());
+
+  const int segment_mb = absl::GetFlag(FLAGS_segment_mb);
+  if (segment_mb < 1 || segment_mb > 4096) {
+    return Fail(absl::StrCat("--segment-mb: ", segment_mb, " is out of range; expected 1 to 4096"));
+  }
+  const int probe_ms = absl::GetFlag(FLAGS_probe_interval_ms);
+  if (probe_ms < 0) return Fail(absl::StrCat("--probe-interval-ms: ", probe_ms, " is negative"));
+  const int queued_mb = absl::GetFlag(FLAGS_max_queued_mb);
+  if (queued_mb < 1)
+    return Fail(absl::StrCat("--max-queued-mb: ", queued_mb, " must be at least 1"));
+  const int max_message = absl::GetFlag(FLAGS_max_message_bytes);
+  if (max_message < 1024 || max_message > (1 << 30)) {
+    return Fail(absl::StrCat("--max-message-bytes: ", max_message,
+                             " is out of range; expected 1024 to 1073741824"));
+  }
+
+  // Signals are taken synchronously by main; every thread started below inherits the mask.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  trainscope::collector::CollectorServerOptions options;
+  options.listen = absl::GetFlag(FLAGS_listen);
+  options.feed = absl::GetFlag(FLAGS_feed);
+  options.snapshot = absl::GetFlag(FLAGS_snapshot);
+  options.data_dir = absl::GetFlag(FLAGS_data_dir);
+  options.fsync = absl::GetFlag(FLAGS_fsync);
+  options.segment_bytes = static_cast<uint64_t>(segment_mb) << 20;
+  options.max_message_bytes = max_message;
+  options.probe_interval = absl::Milliseconds(probe_ms);
+  options.max_queued_bytes = static_cast<uint64_t>(queued_mb) << 20;
+
+  auto server = trainscope::collector::CollectorServer::Start(options);
+  if (!server.ok()) return Fail(std::string(server.status().message()));
+
+  const std::string port_file = absl::GetFlag(FLAGS_port_file);
+  if (!port_file.empty()) {
+    std::string error;
+    if (!WritePortFile(port_file,
+                       absl::StrCat("agents=", (*server)->agents_address(),
+                                    "\nfeed=", (*server)->feed_endpoint(),
+                                    "\nsnapshot=", (*server)->snapshot_endpoint(), "\n"),
+                       &error)) {
+      (*server)->Shutdown(absl::Seconds(1));
+      return Fail("--port-file: " + error);
+    }
+  }
+  std::printf("trainscope-collector ready: agents %s, feed %s, snapshot %s, data %s\n",
+              (*server)->agents_address().c_str(), (*server)->feed_endpoint().c_str(),
+              (*server)->snapshot_endpoint().c_str(), options.data_dir.string().c_str());
+  std::fflush(stdout);
+
+  int signal_number = 0;
+  while (sigwait(&signals, &signal_number) != 0) {
+  }
+  std::fprintf(stderr, "trainscope-collector: %s received, shutting down\n",
+               signal_number == SIGINT ? "SIGINT" : "SIGTERM");
+  // A second signal during the shutdown kills at once (default action).
+  pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+  (*server)->Shutdown(absl::Seconds(5));
+  const auto counts = (*server)->counters().Snapshot();
+  if (!counts.empty()) {
+    std::string line = "trainscope-collector: bad input seen:";
+    for (const auto& [cause, count] : counts) absl::StrAppend(&line, " ", cause, "=", count);
+    std::fprintf(stderr, "%s\n", line.c_str());
+  }
+  std::fprintf(stderr,
+               "trainscope-collector: stopped; %llu streams served, %llu feed updates "
+               "published, %llu dropped\n",
+               static_cast<unsigned long long>((*server)->agent_service().streams_served()),
+               static_cast<unsigned long long>((*server)->publisher().published()),
+               static_cast<unsigned long long>((*server)->publisher().dropped()));
+  return 0;
+}

@@ -1,0 +1,782 @@
+#include "trainscope/collector/pipeline/job_pipeline.h"
+
+#include <cstdio>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "trainscope/collector/ingest/bad_input.h"
+#include "trainscope/collector/ingest/hello_validator.h"
+
+namespace trainscope::collector {
+namespace {
+
+int64_t NowUnixNs() { return absl::ToUnixNanos(absl::Now()); }
+
+const char* CommandName(JobCommand::Kind kind) {
+  switch (kind) {
+    case JobCommand::Kind::kHalt:
+      return "halt";
+    case JobCommand::Kind::kEnableRecording:
+      return "enable";
+    case JobCommand::Kind::kDisableRecording:
+      return "disable";
+  }
+  return "?";
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::Open(std::string job_id,
+                                                               JobPipelineOptions options,
+                                                               RecoveryReport* report) {
+  if (absl::Status s = ValidateJobId(job_id, "job_id"); !s.ok()) return s;
+  const std::filesystem::path job_dir = options.data_dir / "jobs" / job_id;
+  JobLog::Options log_options;
+  log_options.dir = job_dir;
+  log_options.segment_bytes = options.segment_bytes;
+  log_options.fsync = options.fsync;
+  RecoveryReport local_report;
+  if (report == nullptr) report = &local_report;
+  absl::StatusOr<std::unique_ptr<JobLog>> log = JobLog::Open(log_options, report);
+  if (!log.ok()) {
+    return absl::Status(log.status().code(),
+                        absl::StrCat("job ", job_id, ": cannot open its log in ", job_dir.string(),
+                                     ": ", log.status().message()));
+  }
+  return OpenWithLog(std::move(job_id), std::move(options), std::move(*log));
+}
+
+absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::OpenWithLog(std::string job_id,
+                                                                      JobPipelineOptions options,
+                                                                      std::unique_ptr<JobLog> log) {
+  if (absl::Status s = ValidateJobId(job_id, "job_id"); !s.ok()) return s;
+  const std::filesystem::path job_dir = options.data_dir / "jobs" / job_id;
+  std::unique_ptr<LogIndex> index;
+  if (options.use_index) {
+    absl::StatusOr<std::unique_ptr<LogIndex>> opened =
+        LogIndex::Open(options.data_dir / "index.sqlite");
+    if (opened.ok()) {
+      index = std::move(*opened);
+    } else if (options.notice) {
+      options.notice(absl::StrCat("trainscope-collector: job ", job_id,
+                                  ": running without the index: ", opened.status().message()));
+    }
+  }
+  absl::StatusOr<JobToken> token = ReadJobToken(job_dir);
+  if (!token.ok()) return token.status();
+  std::unique_ptr<JobPipeline> pipeline(new JobPipeline(
+      std::move(job_id), std::move(options), std::move(log), std::move(index), std::move(*token)));
+  pipeline->RecoverState();
+  JobPipeline* raw = pipeline.get();
+  pipeline->thread_ = std::thread([raw] { raw->Run(); });
+  return pipeline;
+}
+
+JobPipeline::JobPipeline(std::string job_id, JobPipelineOptions options,
+                         std::unique_ptr<JobLog> log, std::unique_ptr<LogIndex> index,
+                         JobToken token)
+    : job_id_(std::move(job_id)),
+      options_(std::move(options)),
+      job_dir_(options_.data_dir / "jobs" / job_id_),
+      log_(std::move(log)),
+      index_(std::move(index)),
+      token_(std::move(token)),
+      created_unix_ns_(NowUnixNs()) {}
+
+JobPipeline::~JobPipeline() { Stop(); }
+
+void JobPipeline::Notice(absl::string_view line) const {
+  if (options_.notice) {
+    options_.notice(line);
+  } else {
+    std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+  }
+}
+
+absl::Status JobPipeline::Stopped() const {
+  return absl::UnavailableError(absl::StrCat("job ", job_id_, ": the collector is shutting down"));
+}
+
+void JobPipeline::Post(Task task) {
+  if (!TryPost(task)) task(false);
+}
+
+bool JobPipeline::TryPost(Task& task) {
+  absl::MutexLock lock(&mu_);
+  if (stopping_) return false;
+  tasks_.push_back(std::move(task));
+  return true;
+}
+
+void JobPipeline::Stop() {
+  absl::MutexLock stop_lock(&stop_mu_);
+  {
+    absl::MutexLock lock(&mu_);
+    stopping_ = true;
+  }
+  if (thread_.joinable()) thread_.join();
+}
+
+// ---------------------------------------------------------------- recovery
+
+void JobPipeline::RecoverState() {
+  const JobLogState& state = log_->state();
+  for (const auto& [key, progress] : state.streams) {
+    if (progress.hello.world_size() != 0) world_size_ = progress.hello.world_size();
+    v1::RankStatus& r = ranks_[key.rank];
+    // Counters are cumulative over a rank's incarnations; identity is the latest one.
+    const bool newer =
+        r.agent_instance_id() == 0 || progress.hello.restart_count() >= r.restart_count();
+    r.set_rank(key.rank);
+    r.set_events_received(r.events_received() + progress.events);
+    r.set_batches_received(r.batches_received() + progress.batches);
+    r.set_bytes_received(r.bytes_received() + progress.bytes);
+    r.set_batches_refused(r.batches_refused() + progress.batches_refused);
+    events_total_ += progress.events;
+    bytes_total_ += progress.bytes;
+    if (newer) {
+      r.set_restart_count(progress.hello.restart_count());
+      r.set_agent_instance_id(key.agent_instance_id);
+      r.set_host(progress.hello.host());
+      r.set_pid(progress.hello.pid());
+      r.set_device(progress.hello.device());
+      r.set_framework(progress.hello.framework());
+      r.set_framework_version(progress.hello.framework_version());
+      r.set_said_goodbye(progress.goodbye);
+      r.set_last_sequence(progress.last_sequence);
+      *r.mutable_agent_drops() = progress.drops;
+      r.set_world_size(progress.hello.world_size());
+    }
+  }
+  commands_ = state.commands;
+  for (const v1::CommandRecord& c : commands_) {
+    if (c.command() == "halt") halted_ = true;
+    if (c.command() == "enable") recording_ = true;
+    if (c.command() == "disable") recording_ = false;
+    next_halt_id_ = std::max(next_halt_id_, c.halt_id() + 1);
+  }
+  if (!ranks_.empty()) IndexJob();
+  summary_changed_ = true;
+  absl::MutexLock lock(&mu_);
+  published_summary_ = BuildSummary();
+}
+
+// ---------------------------------------------------------------- the thread
+
+absl::Time JobPipeline::NextTimer() const {
+  absl::Time next = absl::InfiniteFuture();
+  if (!dirty_ranks_.empty() || summary_changed_) next = std::min(next, next_rank_flush_);
+  if (counters_changed_) next = std::min(next, std::max(next_rank_flush_, next_summary_flush_));
+  if (options_.probe_interval > absl::ZeroDuration() && !connections_.empty()) {
+    next = std::min(next, next_probe_);
+  }
+  if (IndexDirty()) next = std::min(next, next_index_flush_);
+  return next;
+}
+
+void JobPipeline::Run() {
+  while (true) {
+    std::deque<Task> tasks;
+    bool stopping = false;
+    {
+      absl::MutexLock lock(&mu_);
+      mu_.AwaitWithDeadline(absl::Condition(this, &JobPipeline::HasWorkLocked), NextTimer());
+      tasks.swap(tasks_);
+      stopping = stopping_ && tasks.empty();
+    }
+    if (stopping) break;
+    for (Task& task : tasks) task(true);
+    CommitAndComplete();
+    RunTimers(absl::Now(), /*force=*/false);
+  }
+  // Streams still open are cut by the shutdown; say so in the log.
+  std::vector<uint64_t> live;
+  for (const auto& [id, connection] : connections_) live.push_back(id);
+  for (uint64_t id : live) CloseConnection(id, false, "collector shutting down");
+  CommitAndComplete();
+  RunTimers(absl::Now(), /*force=*/true);
+  IndexSegments();
+  FlushIndex(absl::Now(), /*force=*/true);
+}
+
+absl::Status JobPipeline::AppendRecord(v1::LogRecord& record) {
+  record.set_logged_unix_ns(NowUnixNs());
+  needs_sync_ = true;
+  absl::Status s = log_->Append(record);
+  if (!s.ok()) {
+    return absl::UnavailableError(
+        absl::StrCat("job ", job_id_, ": cannot append to its log: ", s.message()));
+  }
+  return s;
+}
+
+void JobPipeline::CommitAndComplete() {
+  absl::Status sync_status = absl::OkStatus();
+  if (needs_sync_) {
+    needs_sync_ = false;
+    if (absl::Status s = log_->Sync(); !s.ok()) {
+      sync_status = absl::UnavailableError(
+          absl::StrCat("job ", job_id_, ": could not make the log durable: ", s.message()));
+      Notice(absl::StrCat("trainscope-collector: ", sync_status.message()));
+    }
+  }
+  PublishPending();
+  std::vector<Completion> completions;
+  completions.swap(after_sync_);
+  for (Completion& completion : completions) completion(sync_status);
+}
+
+void JobPipeline::QueueFeed(v1::FeedUpdate update) {
+  update.set_job_id(job_id_);
+  pending_feed_.push_back(std::move(update));
+}
+
+void JobPipeline::PublishPending() {
+  if (pending_feed_.empty()) return;
+  const int64_t now = NowUnixNs();
+  for (v1::FeedUpdate& update : pending_feed_) {
+    update.set_sequence(++feed_sequence_);
+    update.set_published_unix_ns(now);
+    if (options_.feed != nullptr) options_.feed->Publish(std::move(update));
+  }
+  pending_feed_.clear();
+}
+
+void JobPipeline::RunTimers(absl::Time now, bool force) {
+  const bool summary_due =
+      summary_changed_ || (counters_changed_ && (force || now >= next_summary_flush_));
+  if ((force || now >= next_rank_flush_) && (!dirty_ranks_.empty() || summary_due)) {
+    for (const auto& [rank, unused] : dirty_ranks_) {
+      v1::FeedUpdate update;
+      *update.mutable_rank() = ranks_[rank];
+      QueueFeed(std::move(update));
+    }
+    dirty_ranks_.clear();
+    next_rank_flush_ = now + options_.rank_update_interval;
+    if (summary_due) {
+      rate_samples_.emplace_back(now, events_total_);
+      while (rate_samples_.size() > 1 && now - rate_samples_.front().first > absl::Seconds(5)) {
+        rate_samples_.pop_front();
+      }
+      const double seconds = absl::ToDoubleSeconds(now - rate_samples_.front().first);
+      events_per_second_ =
+          seconds > 0 ? static_cast<double>(events_total_ - rate_samples_.front().second) / seconds
+                      : 0;
+      v1::FeedUpdate update;
+      *update.mutable_job() = BuildSummary();
+      {
+        absl::MutexLock lock(&mu_);
+        published_summary_ = update.job();
+      }
+      QueueFeed(std::move(update));
+      summary_changed_ = false;
+      counters_changed_ = false;
+      next_summary_flush_ = now + options_.summary_update_interval;
+    }
+  }
+  PublishPending();
+  FlushIndex(now, /*force=*/false);
+
+  if (options_.probe_interval > absl::ZeroDuration() && now >= next_probe_ && !force) {
+    next_probe_ = now + options_.probe_interval;
+    for (auto& [id, connection] : connections_) {
+      if (!connection.hello_acked) continue;
+      const uint64_t probe_id = next_probe_id_++;
+      const int64_t send_ns = NowUnixNs();
+      connection.probes_in_flight[probe_id] = send_ns;
+      // Unanswered probes are forgotten after a few intervals.
+      while (connection.probes_in_flight.size() > 8) {
+        connection.probes_in_flight.erase(connection.probes_in_flight.begin());
+      }
+      v1::Control control;
+      control.mutable_probe()->set_probe_id(probe_id);
+      control.mutable_probe()->set_collector_send_unix_ns(send_ns);
+      connection.stream->Send(std::move(control));
+    }
+  }
+}
+
+// ---------------------------------------------------------------- attach
+
+absl::Status JobPipeline::Attach(AttachRequest request,
+                                 std::function<void(absl::StatusOr<AttachResult>)> done) {
+  Task task = [this, request = std::move(request), done = std::move(done)](bool) mutable {
+    DoAttach(request, done);
+  };
+  return TryPost(task) ? absl::OkStatus() : Stopped();
+}
+
+void JobPipeline::DoAttach(AttachRequest& request,
+                           std::function<void(absl::StatusOr<AttachResult>)>& done) {
+  const v1::Hello& hello = request.hello;
+  const uint32_t rank = hello.rank();
+  if (ending_) return done(*ending_);
+  if (world_size_ != 0 && hello.world_size() != world_size_) {
+    return done(BadInput(absl::StatusCode::kFailedPrecondition, "hello.world_size",
+                         absl::StrCat("job ", job_id_, ": hello.world_size ", hello.world_size(),
+                                      " does not match the job's world size ", world_size_,
+                                      " (every rank of a job must report the same)")));
+  }
+
+  // The token: the first rank fixes it (or the collector makes one up).
+  const std::string& presented = hello.job_token();
+  std::string generated_for_this_rank;
+  if (token_.value.empty()) {
+    JobToken token{presented.empty() ? GenerateJobToken() : presented, presented.empty()};
+    if (absl::Status s = WriteJobToken(job_dir_, token); !s.ok()) {
+      return done(absl::UnavailableError(
+          absl::StrCat("job ", job_id_, ": cannot store the job token: ", s.message())));
+    }
+    token_ = std::move(token);
+    if (token_.generated) {
+      generated_for_this_rank = token_.value;
+      Notice(absl::StrCat("trainscope-collector: job ", job_id_,
+                          " attached without a token; generated one in ",
+                          (job_dir_ / "token").string(), " (mode 0600), also sent to rank ", rank));
+    }
+  } else if (presented.empty()) {
+    if (!token_.generated) {
+      return done(
+          BadInput(absl::StatusCode::kPermissionDenied, "hello.job_token",
+                   absl::StrCat("job ", job_id_,
+                                ": missing job token (hello.job_token); the job set one "
+                                "when its first rank attached and every rank must present it")));
+    }
+  } else if (!TokensEqual(presented, token_.value)) {
+    return done(BadInput(absl::StatusCode::kPermissionDenied, "hello.job_token",
+                         absl::StrCat("job ", job_id_,
+                                      ": wrong job token (hello.job_token does not "
+                                      "match the token the job attached with)")));
+  }
+
+  // One live stream per rank: a reconnect or a newer incarnation replaces it.
+  if (auto it = connection_by_rank_.find(rank); it != connection_by_rank_.end()) {
+    Connection& old = connections_.at(it->second);
+    const v1::RankStatus& current = ranks_[rank];
+    std::string why;
+    if (old.key.agent_instance_id == hello.agent_instance_id()) {
+      why = "the same agent reconnected";
+    } else if (hello.restart_count() > current.restart_count()) {
+      why = absl::StrCat("a new incarnation connected (restart_count ", hello.restart_count(),
+                         " > ", current.restart_count(), ")");
+    } else {
+      return done(BadInput(
+          absl::StatusCode::kAlreadyExists, "hello.rank",
+          absl::StrCat("job ", job_id_, ": rank ", rank, " is already connected (pid ", old.pid,
+                       " on host '", old.host,
+                       "'); a restarted worker must use a higher "
+                       "restart_count (connected: ",
+                       current.restart_count(), ", this hello: ", hello.restart_count(), ")")));
+    }
+    old.stream->Finish(absl::AbortedError(
+        absl::StrCat("job ", job_id_, ": rank ", rank, ": this stream was replaced: ", why)));
+    CloseConnection(old.id, false, absl::StrCat("replaced: ", why));
+  }
+
+  const bool first_rank = world_size_ == 0;
+  world_size_ = hello.world_size();
+  const uint64_t id = next_connection_id_++;
+  Connection& connection = connections_[id];
+  connection.id = id;
+  connection.key = StreamKey{rank, hello.agent_instance_id()};
+  connection.stream = std::move(request.stream);
+  connection.peer = std::move(request.peer);
+  connection.pid = hello.pid();
+  connection.host = hello.host();
+  connection.recording = hello.recording();
+  connection_by_rank_[rank] = id;
+
+  v1::LogRecord record;
+  v1::Hello* logged = record.mutable_stream_opened()->mutable_hello();
+  *logged = hello;
+  logged->clear_job_token();  // the log is not a place for secrets
+  const absl::Status appended = AppendRecord(record);
+
+  uint64_t resume = 0;
+  if (auto it = log_->state().streams.find(connection.key); it != log_->state().streams.end()) {
+    resume = it->second.last_sequence;
+  }
+  const int64_t now = NowUnixNs();
+  v1::RankStatus& r = ranks_[rank];
+  r.set_rank(rank);
+  r.set_restart_count(hello.restart_count());
+  r.set_agent_instance_id(hello.agent_instance_id());
+  r.set_host(hello.host());
+  r.set_pid(hello.pid());
+  r.set_device(hello.device());
+  r.set_framework(hello.framework());
+  r.set_framework_version(hello.framework_version());
+  r.set_connected(true);
+  r.set_said_goodbye(false);
+  r.set_last_sequence(resume);
+  r.set_connected_unix_ns(now);
+  r.set_last_seen_unix_ns(now);
+  r.set_world_size(world_size_);
+  dirty_ranks_[rank] = true;
+  summary_changed_ = true;
+  if (first_rank) IndexJob();
+  IndexStream(connection.key);
+
+  after_sync_.push_back([this, id, resume, appended, generated = std::move(generated_for_this_rank),
+                         recording = hello.recording(),
+                         done = std::move(done)](const absl::Status& sync_status) mutable {
+    absl::Status status = appended.ok() ? sync_status : appended;
+    auto it = connections_.find(id);
+    if (it == connections_.end()) {
+      return done(absl::AbortedError(
+          absl::StrCat("job ", job_id_, ": the stream was replaced before it was acknowledged")));
+    }
+    if (!status.ok()) {
+      CloseConnection(id, false, std::string(status.message()));
+      return done(status);
+    }
+    it->second.hello_acked = true;
+    v1::Control control;
+    v1::HelloAck* ack = control.mutable_hello_ack();
+    ack->set_resume_after_sequence(resume);
+    ack->set_job_token(generated);
+    ack->set_recording(recording_.value_or(recording));
+    ack->set_sampling_period(sampling_period_);
+    ack->set_max_message_bytes(options_.max_message_bytes);
+    it->second.stream->Send(std::move(control));
+    done(AttachResult{id, resume});
+  });
+}
+
+void JobPipeline::CloseConnection(uint64_t connection_id, bool goodbye, const std::string& reason) {
+  auto it = connections_.find(connection_id);
+  if (it == connections_.end()) return;
+  const StreamKey key = it->second.key;
+  v1::LogRecord record;
+  v1::StreamClosed* closed = record.mutable_stream_closed();
+  closed->set_rank(key.rank);
+  closed->set_agent_instance_id(key.agent_instance_id);
+  closed->set_goodbye(goodbye);
+  closed->set_reason(reason);
+  (void)AppendRecord(record);  // a failure shows at the next Sync
+  connections_.erase(it);
+  if (auto rank_it = connection_by_rank_.find(key.rank);
+      rank_it != connection_by_rank_.end() && rank_it->second == connection_id) {
+    connection_by_rank_.erase(rank_it);
+    v1::RankStatus& r = ranks_[key.rank];
+    r.set_connected(false);
+    if (goodbye) r.set_said_goodbye(true);
+    r.set_last_seen_unix_ns(NowUnixNs());
+    dirty_ranks_[key.rank] = true;
+    summary_changed_ = true;
+  }
+  IndexStream(key);
+  IndexSegments();
+}
+
+// ---------------------------------------------------------------- batches
+
+absl::Status JobPipeline::AppendBatch(uint64_t connection_id, v1::StreamBatch batch, uint64_t bytes,
+                                      std::function<void(absl::Status)> durable) {
+  Task task = [this, connection_id, batch = std::move(batch), bytes,
+               durable = std::move(durable)](bool) mutable {
+    auto it = connections_.find(connection_id);
+    if (it == connections_.end()) {
+      after_sync_.push_back([this, durable = std::move(durable)](const absl::Status&) {
+        durable(absl::AbortedError(absl::StrCat(
+            "job ", job_id_, ": the stream is no longer attached (replaced or closed)")));
+      });
+      return;
+    }
+    const uint32_t rank = it->second.key.rank;
+    const bool refused = !batch.refused_reason().empty();
+    const uint64_t sequence = batch.batch().sequence();
+    const uint64_t events = static_cast<uint64_t>(batch.batch().kind_size());
+    v1::LogRecord record;
+    record.mutable_batch()->Swap(&batch);
+    const absl::Status appended = AppendRecord(record);
+    if (appended.ok()) {
+      v1::RankStatus& r = ranks_[rank];
+      const int64_t now = record.logged_unix_ns();
+      if (refused) {
+        r.set_batches_refused(r.batches_refused() + 1);
+      } else {
+        r.set_events_received(r.events_received() + events);
+        r.set_batches_received(r.batches_received() + 1);
+        r.set_bytes_received(r.bytes_received() + bytes);
+        events_total_ += events;
+        bytes_total_ += bytes;
+        last_event_unix_ns_ = now;
+      }
+      r.set_last_sequence(sequence);
+      r.set_last_seen_unix_ns(now);
+      if (record.batch().batch().has_drops())
+        *r.mutable_agent_drops() = record.batch().batch().drops();
+      dirty_ranks_[rank] = true;
+      counters_changed_ = true;
+    }
+    after_sync_.push_back(
+        [appended, durable = std::move(durable)](const absl::Status& sync_status) {
+          durable(appended.ok() ? sync_status : appended);
+        });
+  };
+  return TryPost(task) ? absl::OkStatus() : Stopped();
+}
+
+void JobPipeline::RecordProbeReply(uint64_t connection_id, v1::ProbeReply reply,
+                                   int64_t receive_unix_ns) {
+  Post([this, connection_id, reply = std::move(reply), receive_unix_ns](bool run) mutable {
+    if (!run) return;
+    auto it = connections_.find(connection_id);
+    if (it == connections_.end()) return;
+    auto probe = it->second.probes_in_flight.find(reply.probe_id());
+    if (probe == it->second.probes_in_flight.end()) return;  // unknown or expired probe
+    v1::LogRecord record;
+    v1::ProbeSample* sample = record.mutable_probe();
+    sample->set_rank(it->second.key.rank);
+    sample->set_collector_send_unix_ns(probe->second);
+    sample->set_collector_receive_unix_ns(receive_unix_ns);
+    *sample->mutable_reply() = std::move(reply);
+    it->second.probes_in_flight.erase(probe);
+    (void)AppendRecord(record);
+  });
+}
+
+void JobPipeline::Detach(uint64_t connection_id, std::optional<v1::Goodbye> goodbye,
+                         std::string reason) {
+  Post([this, connection_id, goodbye = std::move(goodbye), reason = std::move(reason)](bool run) {
+    if (!run) return;
+    auto it = connections_.find(connection_id);
+    if (it == connections_.end()) return;
+    const uint32_t rank = it->second.key.rank;
+    const bool current =
+        connection_by_rank_.count(rank) && connection_by_rank_[rank] == connection_id;
+    CloseConnection(connection_id, goodbye.has_value(), reason);
+    if (goodbye && current) *ranks_[rank].mutable_agent_drops() = goodbye->drops();
+  });
+}
+
+// ---------------------------------------------------------------- commands
+
+void JobPipeline::RunCommand(JobCommand command,
+                             std::function<void(absl::StatusOr<v1::CommandReply>)> done) {
+  Post([this, command = std::move(command), done = std::move(done)](bool run) mutable {
+    if (!run) return done(Stopped());
+    DoRunCommand(command, done);
+  });
+}
+
+void JobPipeline::CountBadCommand(const absl::Status& status, absl::string_view who) {
+  if (options_.counters != nullptr) options_.counters->Count(status, who);
+}
+
+void JobPipeline::DoRunCommand(JobCommand& command,
+                               std::function<void(absl::StatusOr<v1::CommandReply>)>& done) {
+  const char* name = CommandName(command.kind);
+  const std::string who =
+      command.requested_by.empty()
+          ? absl::StrCat("command ", name, " for job ", job_id_)
+          : absl::StrCat(command.requested_by, " (", name, " job ", job_id_, ")");
+  absl::Status refused;
+  if (token_.value.empty()) {
+    refused = absl::FailedPreconditionError(
+        absl::StrCat("job ", job_id_,
+                     " has no token on record yet (no rank has attached), so it "
+                     "cannot be changed"));
+  } else if (command.token.empty()) {
+    refused = BadInput(absl::StatusCode::kPermissionDenied, "command.token",
+                       absl::StrCat("job ", job_id_,
+                                    ": missing job token; commands that change a "
+                                    "job must carry the token the job attached with "
+                                    "(or the one the collector generated, in ",
+                                    (job_dir_ / "token").string(), ")"));
+  } else if (!TokensEqual(command.token, token_.value)) {
+    refused = BadInput(absl::StatusCode::kPermissionDenied, "command.token",
+                       absl::StrCat("job ", job_id_, ": wrong job token"));
+  }
+  if (!refused.ok()) {
+    CountBadCommand(refused, who);
+    return done(refused);
+  }
+
+  v1::CommandRecord command_record;
+  command_record.set_command(name);
+  command_record.set_reason(command.reason);
+  command_record.set_requested_by(command.requested_by);
+  command_record.set_requested_unix_ns(NowUnixNs());
+  uint32_t reachable = 0;
+  for (const auto& [id, connection] : connections_) reachable += connection.hello_acked ? 1 : 0;
+  command_record.set_ranks_reached(reachable);
+  v1::Control control;
+  switch (command.kind) {
+    case JobCommand::Kind::kHalt: {
+      command_record.set_halt_id(next_halt_id_++);
+      v1::HaltRequest* halt = control.mutable_halt();
+      halt->set_halt_id(command_record.halt_id());
+      halt->set_reason(command.reason);
+      halt->set_requested_by(command.requested_by);
+      halt->set_requested_unix_ns(command_record.requested_unix_ns());
+      halted_ = true;
+      break;
+    }
+    case JobCommand::Kind::kEnableRecording:
+    case JobCommand::Kind::kDisableRecording: {
+      const bool enabled = command.kind == JobCommand::Kind::kEnableRecording;
+      control.mutable_set_recording()->set_enabled(enabled);
+      control.mutable_set_recording()->set_sampling_period(command.sampling_period);
+      recording_ = enabled;
+      sampling_period_ = command.sampling_period;
+      break;
+    }
+  }
+  v1::LogRecord record;
+  *record.mutable_command() = command_record;
+  const absl::Status appended = AppendRecord(record);
+  commands_.push_back(command_record);
+  v1::FeedUpdate update;
+  *update.mutable_command() = command_record;
+  QueueFeed(std::move(update));
+  summary_changed_ = true;
+
+  after_sync_.push_back([this, appended, control = std::move(control), name,
+                         done = std::move(done)](const absl::Status& sync_status) mutable {
+    absl::Status status = appended.ok() ? sync_status : appended;
+    if (!status.ok()) return done(status);
+    uint32_t reached = 0;
+    for (auto& [id, connection] : connections_) {
+      if (!connection.hello_acked) continue;
+      connection.stream->Send(control);
+      ++reached;
+    }
+    v1::CommandReply reply;
+    reply.set_ranks_reached(reached);
+    reply.set_message(absl::StrCat(name, " sent to ", reached, " connected rank",
+                                   reached == 1 ? "" : "s", " of job ", job_id_, " (world size ",
+                                   world_size_, ")"));
+    done(std::move(reply));
+  });
+}
+
+void JobPipeline::EndStreams(absl::Status status) {
+  Post([this, status = std::move(status)](bool run) {
+    if (!run) return;
+    ending_ = status;
+    // After this round's completions, so the acks already due go out first.
+    after_sync_.push_back([this, status](const absl::Status&) {
+      for (auto& [id, connection] : connections_) connection.stream->Finish(status);
+    });
+  });
+}
+
+// ---------------------------------------------------------------- status
+
+void JobPipeline::Snapshot(std::function<void(v1::JobStatus)> done) {
+  Post([this, done = std::move(done)](bool run) mutable {
+    if (!run) {
+      v1::JobStatus status;
+      {
+        absl::MutexLock lock(&mu_);
+        *status.mutable_summary() = published_summary_;
+      }
+      return done(std::move(status));
+    }
+    // After the sync and the publication of this round's updates, so that
+    // feed_sequence names exactly what the state includes.
+    after_sync_.push_back(
+        [this, done = std::move(done)](const absl::Status&) { done(BuildStatus()); });
+  });
+}
+
+v1::JobSummary JobPipeline::summary() const {
+  absl::MutexLock lock(&mu_);
+  return published_summary_;
+}
+
+v1::JobSummary JobPipeline::BuildSummary() const {
+  v1::JobSummary summary;
+  summary.set_job_id(job_id_);
+  uint32_t connected = 0;
+  uint32_t goodbyes = 0;
+  for (const auto& [rank, r] : ranks_) {
+    connected += r.connected() ? 1 : 0;
+    goodbyes += r.said_goodbye() ? 1 : 0;
+  }
+  v1::JobState state = v1::JOB_STATE_IDLE;
+  if (halted_) {
+    state = v1::JOB_STATE_HALTED;
+  } else if (connected > 0) {
+    state = v1::JOB_STATE_RUNNING;
+  } else if (!ranks_.empty() && goodbyes == ranks_.size()) {
+    state = v1::JOB_STATE_FINISHED;
+  }
+  summary.set_state(state);
+  summary.set_world_size(world_size_);
+  summary.set_ranks_connected(connected);
+  summary.set_ranks_seen(static_cast<uint32_t>(ranks_.size()));
+  summary.set_events_received(events_total_);
+  summary.set_bytes_received(bytes_total_);
+  summary.set_created_unix_ns(created_unix_ns_);
+  summary.set_last_event_unix_ns(last_event_unix_ns_);
+  bool any_recording = false;
+  for (const auto& [id, connection] : connections_) any_recording |= connection.recording;
+  summary.set_recording(recording_.value_or(any_recording));
+  summary.set_events_per_second(events_per_second_);
+  return summary;
+}
+
+v1::JobStatus JobPipeline::BuildStatus() const {
+  v1::JobStatus status;
+  *status.mutable_summary() = BuildSummary();
+  for (const auto& [rank, r] : ranks_) *status.add_ranks() = r;
+  for (const v1::CommandRecord& c : commands_) *status.add_commands() = c;
+  status.set_feed_sequence(feed_sequence_);
+  return status;
+}
+
+// ---------------------------------------------------------------- index
+
+// The index is for listings, not for durability: updates are gathered and
+// written off the hot path, a bounded number per round, so that a burst of
+// hellos never waits on SQLite.
+void JobPipeline::IndexJob() { index_job_dirty_ = true; }
+
+void JobPipeline::IndexSegments() { index_segments_dirty_ = true; }
+
+void JobPipeline::IndexStream(const StreamKey& key) { index_dirty_streams_.insert(key); }
+
+bool JobPipeline::IndexDirty() const {
+  return index_ && (index_job_dirty_ || index_segments_dirty_ || !index_dirty_streams_.empty());
+}
+
+void JobPipeline::FlushIndex(absl::Time now, bool force) {
+  if (!IndexDirty() || (!force && now < next_index_flush_)) return;
+  next_index_flush_ = now + absl::Seconds(1);
+  auto failed = [this](const absl::Status& s) {
+    if (s.ok()) return false;
+    Notice(absl::StrCat("trainscope-collector: job ", job_id_,
+                        ": index update failed, running without the index: ", s.message()));
+    index_.reset();
+    return true;
+  };
+  if (index_job_dirty_) {
+    index_job_dirty_ = false;
+    if (failed(index_->UpsertJob(job_id_, created_unix_ns_, world_size_))) return;
+  }
+  constexpr int kStreamsPerRound = 64;
+  int written = 0;
+  while (!index_dirty_streams_.empty() && (force || written < kStreamsPerRound)) {
+    const StreamKey key = *index_dirty_streams_.begin();
+    index_dirty_streams_.erase(index_dirty_streams_.begin());
+    auto it = log_->state().streams.find(key);
+    if (it == log_->state().streams.end()) continue;
+    ++written;
+    if (failed(index_->UpsertStream(job_id_, it->second))) return;
+  }
+  if (index_segments_dirty_) {
+    index_segments_dirty_ = false;
+    for (const SegmentInfo& segment : log_->segments()) {
+      if (failed(index_->UpsertSegment(job_id_, segment.path.string(), segment.records,
+                                       segment.bytes, segment.sealed))) {
+        return;
+      }
+    }
+  }
+}
+
+}  // namespace trainscope::collector

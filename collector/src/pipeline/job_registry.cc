@@ -1,0 +1,188 @@
+#include "trainscope/collector/pipeline/job_registry.h"
+
+#include <cstdio>
+#include <future>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "trainscope/collector/ingest/bad_input.h"
+#include "trainscope/collector/ingest/hello_validator.h"
+
+namespace trainscope::collector {
+
+JobRegistry::JobRegistry(JobPipelineOptions options, size_t max_jobs)
+    : options_(std::move(options)), max_jobs_(max_jobs) {}
+
+JobRegistry::~JobRegistry() { Stop(); }
+
+void JobRegistry::Notice(absl::string_view line) const {
+  if (options_.notice) {
+    options_.notice(line);
+  } else {
+    std::fprintf(stderr, "%.*s\n", static_cast<int>(line.size()), line.data());
+  }
+}
+
+absl::Status JobRegistry::RecoverJobs() {
+  const std::filesystem::path jobs_dir = options_.data_dir / "jobs";
+  std::error_code ec;
+  if (!std::filesystem::exists(jobs_dir, ec)) return absl::OkStatus();
+  std::vector<std::string> names;
+  for (const auto& entry : std::filesystem::directory_iterator(jobs_dir, ec)) {
+    if (entry.is_directory() && IsValidJobId(entry.path().filename().string())) {
+      names.push_back(entry.path().filename().string());
+    }
+  }
+  if (ec)
+    return absl::UnavailableError(
+        absl::StrCat("cannot list ", jobs_dir.string(), ": ", ec.message()));
+  std::sort(names.begin(), names.end());
+  absl::MutexLock lock(&mu_);
+  for (const std::string& name : names) {
+    if (jobs_.count(name)) continue;
+    RecoveryReport report;
+    absl::StatusOr<JobPipeline*> pipeline = CreateLocked(name, &report);
+    if (!pipeline.ok()) {
+      Notice(absl::StrCat("trainscope-collector: skipping job ", name, ": ",
+                          pipeline.status().message()));
+      continue;
+    }
+    Notice(absl::StrCat("trainscope-collector: recovered job ", name, ": ", report.records,
+                        " records in ", report.segments, " segments, ", report.corrupt_records,
+                        " corrupt records skipped, ", report.torn_bytes_cut, " torn bytes cut"));
+    for (const std::string& message : report.messages) {
+      Notice(absl::StrCat("trainscope-collector: job ", name, ": ", message));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<JobPipeline*> JobRegistry::CreateLocked(const std::string& job_id,
+                                                       RecoveryReport* report) {
+  if (stopped_) return absl::UnavailableError("the collector is shutting down");
+  if (ending_) return *ending_;
+  if (jobs_.size() >= max_jobs_) {
+    return absl::ResourceExhaustedError(absl::StrCat("this collector already serves ", jobs_.size(),
+                                                     " jobs, its limit; job '", job_id,
+                                                     "' was not created"));
+  }
+  absl::StatusOr<std::unique_ptr<JobPipeline>> pipeline =
+      JobPipeline::Open(job_id, options_, report);
+  if (!pipeline.ok()) return pipeline.status();
+  JobPipeline* raw = pipeline->get();
+  jobs_.emplace(job_id, std::move(*pipeline));
+  return raw;
+}
+
+absl::StatusOr<JobPipeline*> JobRegistry::GetOrCreate(const std::string& job_id) {
+  absl::MutexLock lock(&mu_);
+  if (auto it = jobs_.find(job_id); it != jobs_.end()) return it->second.get();
+  return CreateLocked(job_id, nullptr);
+}
+
+absl::StatusOr<JobPipeline*> JobRegistry::Find(absl::string_view job_id) const {
+  absl::MutexLock lock(&mu_);
+  if (auto it = jobs_.find(job_id); it != jobs_.end()) return it->second.get();
+  std::vector<std::string> known;
+  for (const auto& [name, pipeline] : jobs_) {
+    if (known.size() == 5) {
+      known.push_back(absl::StrCat("... (", jobs_.size(), " in all)"));
+      break;
+    }
+    known.push_back(name);
+  }
+  std::string shown(job_id.substr(0, 128));
+  return BadInput(absl::StatusCode::kNotFound, "command.job_id",
+                  absl::StrCat("unknown job '", shown, "'; known jobs: ",
+                               known.empty() ? "(none)" : absl::StrJoin(known, ", ")));
+}
+
+std::vector<JobPipeline*> JobRegistry::Jobs() const {
+  absl::MutexLock lock(&mu_);
+  std::vector<JobPipeline*> out;
+  for (const auto& [name, pipeline] : jobs_) out.push_back(pipeline.get());
+  return out;
+}
+
+std::vector<v1::JobSummary> JobRegistry::ListJobs() const {
+  std::vector<v1::JobSummary> out;
+  for (JobPipeline* pipeline : Jobs()) out.push_back(pipeline->summary());
+  return out;
+}
+
+void JobRegistry::RunCommand(const std::string& job_id, JobCommand command, absl::string_view who,
+                             std::function<void(absl::StatusOr<v1::CommandReply>)> done) {
+  absl::StatusOr<JobPipeline*> pipeline = Find(job_id);
+  if (!pipeline.ok()) {
+    if (options_.counters) options_.counters->Count(pipeline.status(), who);
+    return done(pipeline.status());
+  }
+  (*pipeline)->RunCommand(std::move(command), std::move(done));
+}
+
+void JobRegistry::JobStatus(const std::string& job_id, absl::string_view who,
+                            std::function<void(absl::StatusOr<v1::JobStatus>)> done) {
+  absl::StatusOr<JobPipeline*> pipeline = Find(job_id);
+  if (!pipeline.ok()) {
+    if (options_.counters) options_.counters->Count(pipeline.status(), who);
+    return done(pipeline.status());
+  }
+  (*pipeline)->Snapshot(
+      [done = std::move(done)](v1::JobStatus status) { done(std::move(status)); });
+}
+
+v1::FeedSnapshot JobRegistry::Snapshot(const v1::SnapshotRequest& request,
+                                       absl::Duration timeout) const {
+  v1::FeedSnapshot snapshot;
+  std::vector<JobPipeline*> pipelines;
+  if (request.job_id().empty()) {
+    pipelines = Jobs();
+  } else {
+    absl::StatusOr<JobPipeline*> pipeline = Find(request.job_id());
+    if (!pipeline.ok()) {
+      snapshot.set_error(std::string(pipeline.status().message()));
+      return snapshot;
+    }
+    pipelines.push_back(*pipeline);
+  }
+  // Ask every pipeline at once, then collect within one deadline.
+  std::vector<std::future<v1::JobStatus>> futures;
+  for (JobPipeline* pipeline : pipelines) {
+    auto promise = std::make_shared<std::promise<v1::JobStatus>>();
+    futures.push_back(promise->get_future());
+    pipeline->Snapshot([promise](v1::JobStatus status) { promise->set_value(std::move(status)); });
+  }
+  const auto deadline = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
+  for (size_t i = 0; i < futures.size(); ++i) {
+    if (futures[i].wait_until(deadline) != std::future_status::ready) {
+      snapshot.set_error(absl::StrCat("job ", pipelines[i]->job_id(), " did not answer within ",
+                                      absl::FormatDuration(timeout), "; try again"));
+      continue;
+    }
+    *snapshot.add_jobs() = futures[i].get();
+  }
+  return snapshot;
+}
+
+void JobRegistry::EndStreams(absl::Status status) {
+  std::vector<JobPipeline*> pipelines;
+  {
+    absl::MutexLock lock(&mu_);
+    ending_ = status;
+    for (const auto& [name, pipeline] : jobs_) pipelines.push_back(pipeline.get());
+  }
+  for (JobPipeline* pipeline : pipelines) pipeline->EndStreams(status);
+}
+
+void JobRegistry::Stop() {
+  std::vector<JobPipeline*> pipelines;
+  {
+    absl::MutexLock lock(&mu_);
+    stopped_ = true;
+    for (const auto& [name, pipeline] : jobs_) pipelines.push_back(pipeline.get());
+  }
+  for (JobPipeline* pipeline : pipelines) pipeline->Stop();
+}
+
+}  // namespace trainscope::collector

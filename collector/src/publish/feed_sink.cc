@@ -1,0 +1,22 @@
+#include "trainscope/collector/publish/feed_sink.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace trainscope::collector {
+
+std::string FeedTopic(const v1::FeedUpdate& update) {
+  const char* kind = "job";
+  switch (update.body_case()) {
+    case v1::FeedUpdate::kRank:
+      kind = "rank";
+      break;
+    case v1::FeedUpdate::kCommand:
+      kind = "command";
+      break;
+    default:
+      break;
+  }
+  return absl::StrCat(update.job_id(), "/", kind);
+}
+
+}  // namespace trainscope::collector

@@ -1,0 +1,111 @@
+#include "trainscope/collector/pipeline/job_registry.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/synchronization/notification.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/collector_test_util.h"
+
+namespace trainscope::collector {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::kWait;
+using testing::ScopedTempDir;
+
+class JobRegistryTest : public ::testing::Test {
+ protected:
+  std::unique_ptr<JobRegistry> Make(size_t max_jobs = 16) {
+    JobPipelineOptions options;
+    options.data_dir = dir_.path();
+    options.fsync = false;
+    options.use_index = false;
+    options.probe_interval = absl::ZeroDuration();
+    options.counters = &counters_;
+    options.notice = [this](absl::string_view line) {
+      absl::MutexLock lock(&mu_);
+      notices_.emplace_back(line);
+    };
+    return std::make_unique<JobRegistry>(options, max_jobs);
+  }
+
+  ScopedTempDir dir_;
+  BadInputCounters counters_{absl::Seconds(10), nullptr, [](absl::string_view) {}};
+  absl::Mutex mu_;
+  std::vector<std::string> notices_;
+};
+
+TEST_F(JobRegistryTest, UnknownJobInACommandIsNotFoundListingKnownJobs) {
+  auto registry = Make();
+  ASSERT_TRUE(registry->GetOrCreate("a").ok());
+  ASSERT_TRUE(registry->GetOrCreate("b").ok());
+  absl::Notification done;
+  absl::Status status;
+  JobCommand halt;
+  halt.token = "t";
+  registry->RunCommand("nope", halt, "tester", [&](absl::StatusOr<v1::CommandReply> reply) {
+    status = reply.status();
+    done.Notify();
+  });
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(kWait));
+  EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(status.message(), "unknown job 'nope'; known jobs: a, b");
+  EXPECT_EQ(counters_.count("command.job_id"), 1u);
+
+  absl::Notification status_done;
+  registry->JobStatus("nope", "tester", [&](absl::StatusOr<v1::JobStatus> s) {
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kNotFound);
+    status_done.Notify();
+  });
+  ASSERT_TRUE(status_done.WaitForNotificationWithTimeout(kWait));
+}
+
+TEST_F(JobRegistryTest, SnapshotsOfOneJobAllJobsAndAnUnknownJob) {
+  auto registry = Make();
+  ASSERT_TRUE(registry->GetOrCreate("a").ok());
+  ASSERT_TRUE(registry->GetOrCreate("b").ok());
+  v1::SnapshotRequest request;
+  v1::FeedSnapshot all = registry->Snapshot(request, kWait);
+  EXPECT_TRUE(all.error().empty()) << all.error();
+  EXPECT_EQ(all.jobs_size(), 2);
+  request.set_job_id("b");
+  v1::FeedSnapshot one = registry->Snapshot(request, kWait);
+  ASSERT_EQ(one.jobs_size(), 1);
+  EXPECT_EQ(one.jobs(0).summary().job_id(), "b");
+  request.set_job_id("zzz");
+  v1::FeedSnapshot unknown = registry->Snapshot(request, kWait);
+  EXPECT_EQ(unknown.jobs_size(), 0);
+  EXPECT_THAT(unknown.error(), HasSubstr("unknown job 'zzz'"));
+}
+
+TEST_F(JobRegistryTest, RecoverJobsReopensEveryJobOnDisk) {
+  {
+    auto registry = Make();
+    ASSERT_TRUE(registry->GetOrCreate("first").ok());
+    ASSERT_TRUE(registry->GetOrCreate("second").ok());
+  }
+  auto registry = Make();
+  ASSERT_TRUE(registry->RecoverJobs().ok());
+  EXPECT_TRUE(registry->Find("first").ok());
+  EXPECT_TRUE(registry->Find("second").ok());
+  EXPECT_EQ(registry->ListJobs().size(), 2u);
+  absl::MutexLock lock(&mu_);
+  bool reported = false;
+  for (const auto& line : notices_)
+    reported |= line.find("recovered job first") != std::string::npos;
+  EXPECT_TRUE(reported);
+}
+
+TEST_F(JobRegistryTest, JobCountIsBounded) {
+  auto registry = Make(/*max_jobs=*/1);
+  ASSERT_TRUE(registry->GetOrCreate("a").ok());
+  absl::StatusOr<JobPipeline*> second = registry->GetOrCreate("b");
+  EXPECT_EQ(second.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(registry->GetOrCreate("a").ok());  // existing jobs still resolve
+}
+
+}  // namespace
+}  // namespace trainscope::collector
