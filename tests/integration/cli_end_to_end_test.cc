@@ -7,6 +7,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
 #include "collector_process.h"
 #include "gtest/gtest.h"
 #include "subprocess.h"
@@ -57,7 +58,10 @@ class CliEndToEndTest : public ::testing::Test {
     const absl::Time deadline = absl::Now() + absl::Seconds(30);
     while (absl::Now() < deadline) {
       CliResult r = Cli({"status", job, "--json"});
-      if (r.exit_code == 0 && absl::StrContains(r.out, absl::StrCat("\"ranks_connected\": ", kWorldSize))) return;
+      if (r.exit_code == 0 && absl::StrContains(absl::StrReplaceAll(r.out, {{" ", ""}}),
+                                                absl::StrCat("\"ranks_connected\":", kWorldSize))) {
+        return;
+      }
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
     FAIL() << "job " << job << " never had " << kWorldSize << " ranks connected";
