@@ -37,7 +37,17 @@ def peak_rss_mib(pid):
     return float("nan")
 
 
-def run_once(bin_dir, streams, processes, events, fsync, work):
+def cpu_seconds(pid):
+    """User + system CPU time of a live process, from /proc."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except OSError:
+        return float("nan")
+
+
+def run_once(bin_dir, streams, processes, rate, seconds, fsync, work):
     data = os.path.join(work, f"data-fsync-{fsync}")
     port_file = os.path.join(work, "ports")
     if os.path.exists(port_file):
@@ -62,13 +72,14 @@ def run_once(bin_dir, streams, processes, events, fsync, work):
         gens.append((summary, subprocess.Popen(
             [os.path.join(bin_dir, "trainscope-loadgen"), "--collector", agents, "--job", "bench",
              "--rank", str(p * per_proc), "--streams", str(per_proc), "--world-size", str(streams),
-             "--events", str(events), "--rate", "0", "--summary", summary,
+             "--run-for-ms", str(int(seconds * 1000)), "--rate", str(rate), "--summary", summary,
              "--flush-timeout-ms", "120000"],
             stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, f"loadgen-{p}.err"), "w"))))
     for _, g in gens:
         g.wait(timeout=600)
     elapsed = time.time() - start
     rss = peak_rss_mib(collector.pid)
+    collector_cpu = cpu_seconds(collector.pid)
     collector.send_signal(signal.SIGTERM)
     collector.wait(timeout=60)
 
@@ -82,7 +93,8 @@ def run_once(bin_dir, streams, processes, events, fsync, work):
                 dropped += s["dropped_ring_full"] + s["dropped_buffer_full"] + s["dropped_shutdown"]
     log_bytes = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(data) for f in fs)
     return dict(fsync=fsync, elapsed=elapsed, acked=acked, attempted=attempted, dropped=dropped,
-                rate=acked / elapsed, rss=rss, log_mib=log_bytes / 2**20)
+                rate=acked / elapsed, rss=rss, log_mib=log_bytes / 2**20, cpu=collector_cpu,
+                per_cpu=acked / collector_cpu if collector_cpu > 0 else float("nan"))
 
 
 def main():
@@ -90,7 +102,9 @@ def main():
     ap.add_argument("--build", default="build", help="build directory (default: build)")
     ap.add_argument("--streams", type=int, default=64, help="agent streams (default: 64)")
     ap.add_argument("--processes", type=int, default=2, help="load generator processes (default: 2)")
-    ap.add_argument("--events", type=int, default=300000, help="events per stream (default: 300000)")
+    ap.add_argument("--rate", type=int, default=80000,
+                    help="events/s offered per stream (default: 80000, i.e. 5.1 M/s for 64 streams)")
+    ap.add_argument("--seconds", type=float, default=6.0, help="how long the agents record (default: 6)")
     args = ap.parse_args()
     bin_dir = os.path.join(args.build, "bin")
     for b in ("trainscope-collector", "trainscope-loadgen"):
@@ -98,14 +112,18 @@ def main():
             sys.exit(f"missing {bin_dir}/{b}: build first (scripts/build.sh)")
     work = tempfile.mkdtemp(prefix="trainscope-ingest-")
     try:
+        offered = args.streams * args.rate
         print(f"collector ingest: {args.streams} agent streams in {args.processes} processes, "
-              f"{args.events:,} events each, on {os.cpu_count()} cores (agents share them)")
+              f"{offered:,} events/s offered for {args.seconds:g} s, on {os.cpu_count()} cores "
+              f"shared with the agents")
         print(f"{'fsync':>6} {'events acked':>14} {'seconds':>8} {'events/s':>12} {'vs 5M/s':>8} "
-              f"{'dropped':>9} {'peak RSS MiB':>13} {'log MiB':>8}")
+              f"{'dropped':>11} {'collector CPU s':>16} {'events/CPU-s':>13} {'peak RSS MiB':>13} "
+              f"{'log MiB':>8}")
         for fsync in (True, False):
-            r = run_once(bin_dir, args.streams, args.processes, args.events, fsync, work)
+            r = run_once(bin_dir, args.streams, args.processes, args.rate, args.seconds, fsync, work)
             print(f"{str(r['fsync']):>6} {r['acked']:>14,} {r['elapsed']:>8.2f} {r['rate']:>12,.0f} "
-                  f"{r['rate'] / 5e6:>7.2f}x {r['dropped']:>9,} {r['rss']:>13.1f} {r['log_mib']:>8.1f}")
+                  f"{r['rate'] / 5e6:>7.2f}x {r['dropped']:>11,} {r['cpu']:>16.2f} "
+                  f"{r['per_cpu']:>13,.0f} {r['rss']:>13.1f} {r['log_mib']:>8.1f}")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
