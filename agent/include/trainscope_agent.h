@@ -148,6 +148,10 @@ void trainscope_set_recording(trainscope_agent* agent, int enabled);
  * (NUL-terminated, truncated; may be NULL). 0 otherwise. */
 int trainscope_halt_requested(const trainscope_agent* agent, char* reason, size_t reason_len);
 
+/* The step boundary the requested halt applies at (HaltRequest.halt_at_step;
+ * 0: the next one). 0 too when no halt was requested or for NULL. */
+uint64_t trainscope_halt_at_step(const trainscope_agent* agent);
+
 /* A snapshot of the counters; zeroes *stats for a NULL agent. */
 void trainscope_agent_stats(const trainscope_agent* agent, struct trainscope_agent_stats* stats);
 

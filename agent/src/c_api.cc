@@ -212,6 +212,16 @@ int trainscope_halt_requested(const trainscope_agent* agent, char* reason, size_
   return 1;
 }
 
+uint64_t trainscope_halt_at_step(const trainscope_agent* agent) {
+  if (agent == nullptr || !agent->agent->halt_requested()) return 0;
+  try {
+    const std::optional<trainscope::agent::HaltInfo> info = agent->agent->halt_info();
+    return info.has_value() ? info->halt_at_step : 0;
+  } catch (...) {
+    return 0;
+  }
+}
+
 void trainscope_agent_stats(const trainscope_agent* agent, struct trainscope_agent_stats* stats) {
   if (stats == nullptr) return;
   std::memset(stats, 0, sizeof(*stats));

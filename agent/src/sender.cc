@@ -116,6 +116,7 @@ void Sender::OnControl(v1::Control control, int64_t receive_ns) {
       info.reason = control.halt().reason();
       info.requested_by = control.halt().requested_by();
       info.requested_unix_ns = control.halt().requested_unix_ns();
+      info.halt_at_step = control.halt().halt_at_step();
       agent_->ApplyHalt(std::move(info));
       return;
     }

@@ -18,6 +18,12 @@ std::optional<std::string> ParsedArgs::Positional(std::string_view name) const {
   return std::nullopt;
 }
 
+std::vector<std::string> ParsedArgs::Rest() const {
+  if (positionals_.size() <= positional_names_.size()) return {};
+  return std::vector<std::string>(positionals_.begin() + positional_names_.size(),
+                                  positionals_.end());
+}
+
 bool ParsedArgs::Has(std::string_view flag) const { return values_.find(flag) != values_.end(); }
 
 std::optional<std::string> ParsedArgs::Value(std::string_view flag) const {
@@ -69,6 +75,10 @@ ArgParser::ArgParser(std::string command, std::string summary)
 
 void ArgParser::AddPositional(std::string name, std::string help, bool required) {
   positionals_.push_back({std::move(name), std::move(help), required});
+}
+
+void ArgParser::AddRestPositionals(std::string name, std::string help) {
+  rest_ = PositionalSpec{std::move(name), std::move(help), false};
 }
 
 void ArgParser::AddFlag(std::string name, std::string value_name, std::string help,
@@ -211,7 +221,7 @@ absl::StatusOr<ParsedArgs> ArgParser::Parse(const std::vector<std::string>& args
                                                      command_, "' (", positionals_[i].help, ")"));
     }
   }
-  if (parsed.positionals_.size() > positionals_.size()) {
+  if (!rest_.has_value() && parsed.positionals_.size() > positionals_.size()) {
     std::vector<std::string> names;
     for (const PositionalSpec& positional : positionals_) names.push_back(positional.name);
     return absl::InvalidArgumentError(absl::StrCat(
@@ -227,12 +237,16 @@ std::string ArgParser::Usage() const {
     absl::StrAppend(&out, positional.required ? " " : " [", positional.name,
                     positional.required ? "" : "]");
   }
-  absl::StrAppend(&out, " [flags]\n");
-  if (!positionals_.empty()) {
+  // A rest without help is accepted but not advertised (the caller explains it).
+  const bool show_rest = rest_.has_value() && !rest_->help.empty();
+  if (show_rest) absl::StrAppend(&out, " [", rest_->name, "...]");
+  absl::StrAppend(&out, " [flags]", usage_tail_.empty() ? "" : " ", usage_tail_, "\n");
+  if (!positionals_.empty() || show_rest) {
     absl::StrAppend(&out, "\nArguments:\n");
     for (const PositionalSpec& positional : positionals_) {
       absl::StrAppend(&out, "  ", positional.name, "\n      ", positional.help, "\n");
     }
+    if (show_rest) absl::StrAppend(&out, "  ", rest_->name, "...\n      ", rest_->help, "\n");
   }
   absl::StrAppend(&out, "\nFlags:\n");
   for (const FlagSpec& flag : flags_) {

@@ -43,6 +43,11 @@ std::string RenderCommandRecord(const trainscope::v1::CommandRecord& command, ab
       command.requested_by().empty() ? "?" : command.requested_by(), ", reached ",
       command.ranks_reached(), command.ranks_reached() == 1 ? " rank" : " ranks");
   if (!command.reason().empty()) absl::StrAppend(&line, ", reason ", Quote(command.reason()));
+  if (command.command() == "halt") {
+    absl::StrAppend(&line, command.halt_at_step() != 0
+                               ? absl::StrCat(", at step ", command.halt_at_step())
+                               : ", at the next step");
+  }
   return line;
 }
 

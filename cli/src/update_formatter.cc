@@ -70,6 +70,7 @@ std::string UpdateFormatter::Format(const trainscope::v1::FeedUpdate& update) {
                           " reached=", command.ranks_reached());
       if (!command.reason().empty()) absl::StrAppend(&body, " reason=", Quote(command.reason()));
       if (command.halt_id() != 0) absl::StrAppend(&body, " halt_id=", command.halt_id());
+      if (command.halt_at_step() != 0) absl::StrAppend(&body, " at_step=", command.halt_at_step());
       break;
     }
     default:

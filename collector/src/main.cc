@@ -34,6 +34,9 @@ ABSL_FLAG(int, segment_mb, 64, "rotate a job's log segment past this many MiB");
 ABSL_FLAG(int, max_message_bytes, trainscope::kMaxMessageBytes,
           "largest message accepted from an agent; larger ones are refused by gRPC");
 ABSL_FLAG(int, probe_interval_ms, 1000, "clock probe period per agent stream; 0 disables probes");
+ABSL_FLAG(int, halt_step_margin, 2,
+          "a halt stops every rank at the highest step any rank reported plus this many "
+          "steps, so ranks that lag behind reach the same boundary");
 ABSL_FLAG(std::string, port_file, "",
           "write 'agents=HOST:PORT', 'feed=ENDPOINT', 'snapshot=ENDPOINT' lines here (atomically) "
           "once everything listens");
@@ -121,6 +124,11 @@ int main(int argc, char** argv) {
   }
   const int probe_ms = absl::GetFlag(FLAGS_probe_interval_ms);
   if (probe_ms < 0) return Fail(absl::StrCat("--probe-interval-ms: ", probe_ms, " is negative"));
+  const int halt_margin = absl::GetFlag(FLAGS_halt_step_margin);
+  if (halt_margin < 0 || halt_margin > 1000000) {
+    return Fail(absl::StrCat("--halt-step-margin: ", halt_margin,
+                             " is out of range; expected 0 to 1000000"));
+  }
   const int queued_mb = absl::GetFlag(FLAGS_max_queued_mb);
   if (queued_mb < 1)
     return Fail(absl::StrCat("--max-queued-mb: ", queued_mb, " must be at least 1"));
@@ -147,6 +155,7 @@ int main(int argc, char** argv) {
   options.segment_bytes = static_cast<uint64_t>(segment_mb) << 20;
   options.max_message_bytes = max_message;
   options.probe_interval = absl::Milliseconds(probe_ms);
+  options.halt_step_margin = static_cast<uint64_t>(halt_margin);
   options.max_queued_bytes = static_cast<uint64_t>(queued_mb) << 20;
 
   auto server = trainscope::collector::CollectorServer::Start(options);

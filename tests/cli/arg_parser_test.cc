@@ -193,3 +193,27 @@ TEST(ArgParserTest, UsageListsEverything) {
 
 }  // namespace
 }  // namespace trainscope::cli
+
+namespace trainscope::cli {
+namespace {
+
+TEST(ArgParserRestTest, RestPositionalsAndTheUsageTail) {
+  ArgParser parser("trainscope attach", "Attach.");
+  parser.AddRepeatedFlag("pid", "PID", "a process");
+  parser.AddRestPositionals("PID", "more processes");
+  parser.SetUsageTail("-- X");
+  absl::StatusOr<ParsedArgs> args = parser.Parse({"--pid", "1", "2", "3"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->Values("pid"), std::vector<std::string>{"1"});
+  EXPECT_EQ(args->Rest(), (std::vector<std::string>{"2", "3"}));
+  EXPECT_NE(parser.Usage().find("Usage: trainscope attach [PID...] [flags] -- X"),
+            std::string::npos)
+      << parser.Usage();
+  ArgParser hidden("trainscope run", "Run.");
+  hidden.AddRestPositionals("PROGRAM", "");
+  EXPECT_EQ(hidden.Usage().find("PROGRAM"), std::string::npos);
+  EXPECT_EQ(hidden.Parse({"python3"})->Rest(), std::vector<std::string>{"python3"});
+}
+
+}  // namespace
+}  // namespace trainscope::cli

@@ -94,9 +94,11 @@ TEST(UpdateFormatterTest, CommandLine) {
   command->set_ranks_reached(4);
   command->set_reason("too slow");
   command->set_halt_id(3);
+  command->set_halt_at_step(120);
   UpdateFormatter formatter(absl::UTCTimeZone());
   EXPECT_THAT(formatter.Format(update),
-              EndsWith("#8  command  halt by a@h reached=4 reason=\"too slow\" halt_id=3"));
+              EndsWith("#8  command  halt by a@h reached=4 reason=\"too slow\" halt_id=3 "
+                       "at_step=120"));
   EXPECT_EQ(UpdateFormatter::KindOf(update), "command");
 }
 

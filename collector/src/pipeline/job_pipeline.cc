@@ -1,5 +1,6 @@
 #include "trainscope/collector/pipeline/job_pipeline.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <utility>
 
@@ -151,7 +152,18 @@ void JobPipeline::RecoverState() {
   }
   commands_ = state.commands;
   for (const v1::CommandRecord& c : commands_) {
-    if (c.command() == "halt") halted_ = true;
+    if (c.command() == "halt") {
+      halted_ = true;
+      // Ranks that reconnect after a collector restart still stop where the
+      // others were told to.
+      v1::HaltRequest halt;
+      halt.set_halt_id(c.halt_id());
+      halt.set_reason(c.reason());
+      halt.set_requested_by(c.requested_by());
+      halt.set_requested_unix_ns(c.requested_unix_ns());
+      halt.set_halt_at_step(c.halt_at_step());
+      halt_ = std::move(halt);
+    }
     if (c.command() == "enable") recording_ = true;
     if (c.command() == "disable") recording_ = false;
     next_halt_id_ = std::max(next_halt_id_, c.halt_id() + 1);
@@ -440,6 +452,12 @@ void JobPipeline::DoAttach(AttachRequest& request,
     ack->set_sampling_period(sampling_period_);
     ack->set_max_message_bytes(options_.max_message_bytes);
     it->second.stream->Send(std::move(control));
+    if (halt_.has_value()) {
+      // A job that was halted stays halted for ranks that join late.
+      v1::Control halt;
+      *halt.mutable_halt() = *halt_;
+      it->second.stream->Send(std::move(halt));
+    }
     done(AttachResult{id, resume});
   });
 }
@@ -497,6 +515,7 @@ absl::Status JobPipeline::AppendBatch(uint64_t connection_id, v1::StreamBatch ba
       if (refused) {
         r.set_batches_refused(r.batches_refused() + 1);
       } else {
+        NoteSteps(rank, record.batch().batch());
         r.set_events_received(r.events_received() + events);
         r.set_batches_received(r.batches_received() + 1);
         r.set_bytes_received(r.bytes_received() + bytes);
@@ -517,6 +536,21 @@ absl::Status JobPipeline::AppendBatch(uint64_t connection_id, v1::StreamBatch ba
         });
   };
   return TryPost(task) ? absl::OkStatus() : Stopped();
+}
+
+void JobPipeline::NoteSteps(uint32_t rank, const v1::EventBatch& batch) {
+  // One pass over the kind column; the value column is read only for step marks.
+  const int n = std::min(batch.kind_size(), batch.value_size());
+  bool seen = false;
+  uint64_t highest = 0;
+  for (int i = 0; i < n; ++i) {
+    if (batch.kind(i) != v1::EVENT_KIND_STEP_MARK) continue;
+    highest = seen ? std::max(highest, batch.value(i)) : batch.value(i);
+    seen = true;
+  }
+  if (!seen) return;
+  auto [it, inserted] = max_step_by_rank_.emplace(rank, highest);
+  if (!inserted) it->second = std::max(it->second, highest);
 }
 
 void JobPipeline::RecordProbeReply(uint64_t connection_id, v1::ProbeReply reply,
@@ -607,11 +641,21 @@ void JobPipeline::DoRunCommand(JobCommand& command,
   switch (command.kind) {
     case JobCommand::Kind::kHalt: {
       command_record.set_halt_id(next_halt_id_++);
+      // Every rank stops at the same boundary, a margin past the furthest
+      // rank, so that no rank is left waiting for the others in a collective.
+      uint64_t halt_at_step = 0;
+      if (!max_step_by_rank_.empty()) {
+        uint64_t highest = 0;
+        for (const auto& [rank, step] : max_step_by_rank_) highest = std::max(highest, step);
+        halt_at_step = highest + options_.halt_step_margin;
+      }
+      command_record.set_halt_at_step(halt_at_step);
       v1::HaltRequest* halt = control.mutable_halt();
       halt->set_halt_id(command_record.halt_id());
       halt->set_reason(command.reason);
       halt->set_requested_by(command.requested_by);
       halt->set_requested_unix_ns(command_record.requested_unix_ns());
+      halt->set_halt_at_step(halt_at_step);
       halted_ = true;
       break;
     }
@@ -638,6 +682,9 @@ void JobPipeline::DoRunCommand(JobCommand& command,
                          done = std::move(done)](const absl::Status& sync_status) mutable {
     absl::Status status = appended.ok() ? sync_status : appended;
     if (!status.ok()) return done(status);
+    // Set here, once durable and in completion order, so that a rank acked in
+    // this round gets the halt exactly once: from this loop or after its HelloAck.
+    if (control.has_halt()) halt_ = control.halt();
     uint32_t reached = 0;
     for (auto& [id, connection] : connections_) {
       if (!connection.hello_acked) continue;
@@ -649,6 +696,12 @@ void JobPipeline::DoRunCommand(JobCommand& command,
     reply.set_message(absl::StrCat(name, " sent to ", reached, " connected rank",
                                    reached == 1 ? "" : "s", " of job ", job_id_, " (world size ",
                                    world_size_, ")"));
+    if (control.has_halt()) {
+      const uint64_t step = control.halt().halt_at_step();
+      absl::StrAppend(reply.mutable_message(),
+                      step == 0 ? "; halting at the next step boundary (no step reported yet)"
+                                : absl::StrCat("; halting at step ", step));
+    }
     done(std::move(reply));
   });
 }

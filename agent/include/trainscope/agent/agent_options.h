@@ -17,6 +17,10 @@ struct HaltInfo {
   std::string reason;
   std::string requested_by;
   int64_t requested_unix_ns = 0;
+  // The step boundary at which every rank stops (HaltRequest.halt_at_step):
+  // the collector picks one past the highest step any rank reported, so no
+  // rank is left waiting in a collective. 0: the next step boundary.
+  uint64_t halt_at_step = 0;
 };
 
 struct AgentOptions {

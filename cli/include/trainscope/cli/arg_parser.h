@@ -26,6 +26,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -39,6 +40,8 @@ class ParsedArgs {
   const std::vector<std::string>& positionals() const { return positionals_; }
   // The positional called `name` (as declared with AddPositional), if given.
   std::optional<std::string> Positional(std::string_view name) const;
+  // The positionals past the declared ones (see ArgParser::AddRestPositionals).
+  std::vector<std::string> Rest() const;
 
   // Whether the flag appeared on the command line.
   bool Has(std::string_view flag) const;
@@ -69,12 +72,18 @@ class ArgParser {
 
   // Positionals are matched in declaration order; optional ones must come last.
   void AddPositional(std::string name, std::string help, bool required = true);
+  // Accepts any number of further positionals after the declared ones
+  // (ParsedArgs::Rest), shown as "[NAME...]" (not shown when `help` is empty).
+  void AddRestPositionals(std::string name, std::string help);
   // A flag that takes a value. `default_value` is shown in the usage and
   // returned by ParsedArgs::Value when the flag is absent.
   void AddFlag(std::string name, std::string value_name, std::string help,
                std::optional<std::string> default_value = std::nullopt);
   void AddRepeatedFlag(std::string name, std::string value_name, std::string help);
   void AddBoolFlag(std::string name, std::string help);
+  // Text after "[flags]" in the usage line, for what the caller parses itself
+  // ("-- PROGRAM [ARGS...]").
+  void SetUsageTail(std::string text) { usage_tail_ = std::move(text); }
   // Free text appended to the usage (examples, environment variables).
   void AddEpilog(std::string text);
 
@@ -105,6 +114,8 @@ class ArgParser {
   std::vector<PositionalSpec> positionals_;
   std::vector<FlagSpec> flags_;
   std::vector<std::string> epilog_;
+  std::optional<PositionalSpec> rest_;
+  std::string usage_tail_;
 };
 
 }  // namespace trainscope::cli

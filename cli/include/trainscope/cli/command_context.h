@@ -14,6 +14,8 @@
 #include <ostream>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "absl/time/time.h"
 
@@ -26,6 +28,12 @@ inline constexpr int kExitUsage = 2;   // bad command line
 
 using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
 
+// Replaces the process with `argv` (searched on PATH) after setting the
+// variables in `set_env`; returns an errno value only when that failed.
+using ExecFunction =
+    std::function<int(const std::vector<std::string>& argv,
+                      const std::vector<std::pair<std::string, std::string>>& set_env)>;
+
 struct CommandContext {
   std::ostream* out = nullptr;
   std::ostream* err = nullptr;
@@ -35,6 +43,9 @@ struct CommandContext {
   absl::TimeZone time_zone = absl::UTCTimeZone();
   // "user@host", recorded as requested_by on commands that change a job.
   std::string requested_by = "unknown";
+  // How `trainscope run` starts its program; null: the real execvp. Tests
+  // record the call instead of replacing themselves.
+  ExecFunction exec = nullptr;
 
   bool stopped() const { return stop != nullptr && stop->load(std::memory_order_relaxed); }
 };

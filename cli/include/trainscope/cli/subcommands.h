@@ -21,6 +21,9 @@ int RunHaltCommand(const std::vector<std::string>& args, const CommandContext& c
 int RunRecordingCommand(bool enabled, const std::vector<std::string>& args,
                         const CommandContext& ctx);
 int RunReplayCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+int RunRunCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+int RunAttachCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+int RunDetachCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 
 }  // namespace trainscope::cli
 

@@ -50,6 +50,7 @@ struct CollectorServerOptions {
   uint64_t segment_bytes = 64ull << 20;
   int max_message_bytes = kMaxMessageBytes;
   absl::Duration probe_interval = absl::Seconds(1);
+  uint64_t halt_step_margin = 2;  // JobPipelineOptions::halt_step_margin
   uint64_t max_queued_bytes = 256ull << 20;
   uint32_t max_in_flight_per_stream = 8;
   size_t max_jobs = 1024;

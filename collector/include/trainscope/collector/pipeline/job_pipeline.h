@@ -20,6 +20,11 @@
 // acknowledged: completions get UNAVAILABLE and the agents resend after
 // reconnecting.
 //
+// A halt goes to every connected rank with halt_at_step = (highest step
+// number in any rank's STEP_MARK events) + halt_step_margin, 0 when no step
+// was seen; a rank that connects after the halt gets the same HaltRequest
+// right after its HelloAck.
+//
 // The pipeline also sends clock probes to every connected stream each
 // probe_interval and publishes rank counters at most once per
 // rank_update_interval (coalesced) so the feed cannot flood.
@@ -73,6 +78,10 @@ struct JobPipelineOptions {
   absl::Duration rank_update_interval = absl::Milliseconds(100);
   absl::Duration summary_update_interval = absl::Seconds(1);
   uint64_t max_message_bytes = 16u << 20;  // told to agents in HelloAck
+  // A halt stops every rank at (highest step any rank reported) + this margin,
+  // so that ranks a few steps behind reach the same boundary instead of one
+  // rank stopping while the others wait for it in a collective.
+  uint64_t halt_step_margin = 2;
   // One-line notices (recovery, generated tokens); default: stderr.
   std::function<void(absl::string_view)> notice;
 };
@@ -194,6 +203,8 @@ class JobPipeline {
   void RecoverState();
   void DoAttach(AttachRequest& request, std::function<void(absl::StatusOr<AttachResult>)>& done);
   void CloseConnection(uint64_t connection_id, bool goodbye, const std::string& reason);
+  // Remembers the highest STEP_MARK step of `batch` for `rank`.
+  void NoteSteps(uint32_t rank, const trainscope::v1::EventBatch& batch);
   void DoRunCommand(JobCommand& command,
                     std::function<void(absl::StatusOr<trainscope::v1::CommandReply>)>& done);
   trainscope::v1::JobStatus BuildStatus() const;
@@ -227,6 +238,11 @@ class JobPipeline {
   std::map<uint32_t, trainscope::v1::RankStatus> ranks_;
   std::vector<trainscope::v1::CommandRecord> commands_;
   bool halted_ = false;
+  // The halt every rank gets, including ranks that connect after it.
+  std::optional<trainscope::v1::HaltRequest> halt_;
+  // Highest step number in the STEP_MARK events each rank sent (this run of
+  // the collector only: not recovered from the log).
+  std::map<uint32_t, uint64_t> max_step_by_rank_;
   std::optional<absl::Status> ending_;  // set by EndStreams: no new streams
   std::optional<bool> recording_;       // set by commands; otherwise as agents report
   uint32_t sampling_period_ = 0;

@@ -1,0 +1,68 @@
+// Process-group names and per-group sequence numbers of collectives.
+//
+// Usage:
+//   CollectiveTracker tracker(agent);
+//   tracker.SetThreadTag(/*peer=*/1, "default_pg");   // Python wrapper, before dist.send
+//   CollectiveTracker::Tag tag = tracker.TakeThreadTag();  // observer, at "gloo:send"
+//   uint64_t seq = tracker.NextSequence(tag.group, /*peer=*/tag.peer, /*p2p=*/true);
+//
+// Every rank issues a group's collectives in the same order, so a count per
+// group in this process lines the same collective up across ranks. Sends and
+// receives are counted per (group, peer) instead: the n-th send to rank 3
+// pairs with rank 3's n-th receive from here, and ranks not involved keep
+// their collective counts in step.
+//
+// c10d's RecordFunction events name neither the group nor the peer, so the
+// Python wrappers around torch.distributed tag the calling thread just before
+// the call; the observer takes the tag when the c10d work item starts (on the
+// same thread). Untagged collectives belong to the default group.
+//
+// Threading: SetThreadTag/TakeThreadTag act on the calling thread's tag;
+// NextSequence and GroupId take a mutex (collectives are rare).
+#ifndef TRAINSCOPE_INTEGRATIONS_PYTORCH_COLLECTIVE_TRACKER_H_
+#define TRAINSCOPE_INTEGRATIONS_PYTORCH_COLLECTIVE_TRACKER_H_
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+#include <string_view>
+#include <utility>
+
+#include "absl/container/flat_hash_map.h"
+#include "trainscope/agent/agent.h"
+
+namespace trainscope::pytorch {
+
+class CollectiveTracker {
+ public:
+  static constexpr std::string_view kDefaultGroup = "default_pg";
+
+  explicit CollectiveTracker(agent::Agent* agent);
+
+  struct Tag {
+    agent::StringId group = agent::kEmptyString;
+    int32_t peer = -1;
+  };
+
+  // Tags the calling thread's next collective; an empty group is the default.
+  void SetThreadTag(int32_t peer, std::string_view group);
+  void ClearThreadTag();
+  // The calling thread's tag (cleared by taking it), or the default group.
+  Tag TakeThreadTag();
+
+  uint64_t NextSequence(agent::StringId group, int32_t peer, bool point_to_point);
+  agent::StringId GroupId(std::string_view group);
+  agent::StringId default_group() const { return default_group_; }
+
+ private:
+  agent::Agent* const agent_;
+  const agent::StringId default_group_;
+  const uint64_t serial_;  // tells this tracker's thread tags from another session's
+  std::mutex mu_;
+  absl::flat_hash_map<std::pair<agent::StringId, int32_t>, uint64_t> sequences_;  // mu_
+  absl::flat_hash_map<std::string, agent::StringId> groups_;                      // mu_
+};
+
+}  // namespace trainscope::pytorch
+
+#endif  // TRAINSCOPE_INTEGRATIONS_PYTORCH_COLLECTIVE_TRACKER_H_

@@ -1,0 +1,411 @@
+#include "record_function_observer.h"
+
+#include <ATen/core/ivalue.h>
+#include <ATen/record_function.h>
+
+#include <array>
+#include <atomic>
+#include <cstring>
+#include <new>
+#include <string_view>
+
+#include "absl/status/status.h"
+#include "flop_formulas.h"
+
+namespace trainscope::pytorch {
+namespace {
+
+using agent::OperatorScope;
+
+constexpr uint32_t kMaxDepth = 128;      // deeper ranges are not timed
+constexpr uint32_t kPointerSlots = 512;  // per-thread name caches, powers of two
+constexpr uint32_t kContentSlots = 512;
+
+// One operator in progress on this thread.
+struct Frame {
+  const at::RecordFunction* rf;
+  const OpInfo* info;
+  uint64_t start_ticks;
+  uint64_t aux;  // FLOPs of a FLOP operator; the running step of an optimizer range
+};
+
+// Everything the hot path touches on one thread, allocated on its first
+// operator. Trivially constructible: zero means empty.
+struct ThreadState {
+  uint64_t generation;
+  uint32_t depth;           // frames pushed, may exceed kMaxDepth
+  uint32_t backward_depth;  // open backward ranges
+  uint32_t flop_depth;      // open FLOP operators
+  // Schema-backed names have stable pointers: a pointer hit, checked against
+  // the cached copy, costs a short strcmp.
+  struct PointerSlot {
+    const char* key;
+    const OpInfo* info;
+  } by_pointer[kPointerSlots];
+  // Names built per call (autograd nodes, user ranges) live in fresh strings;
+  // they are found by content.
+  struct ContentSlot {
+    uint64_t hash;
+    const OpInfo* info;
+  } by_content[kContentSlots];
+  Frame frames[kMaxDepth];
+};
+
+// The callbacks are plain function pointers: they find their session here.
+std::atomic<const ObserverTargets*> g_targets{nullptr};
+std::atomic<bool> g_installed{false};
+
+// Initial-exec: a dlopen'ed module's default TLS model costs a __tls_get_addr
+// call per access; one pointer fits in the static TLS surplus.
+__thread ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
+__thread bool t_exiting __attribute__((tls_model("initial-exec"))) = false;
+
+// Frees a thread's state when the thread exits.
+struct ThreadStateOwner {
+  ThreadState* state = nullptr;
+  ~ThreadStateOwner() {
+    t_exiting = true;
+    t_state = nullptr;
+    delete state;
+  }
+};
+
+// First operator of a thread, or the first under a new session: (re)start.
+ThreadState* ResetThreadState(const ObserverTargets* targets) {
+  if (t_exiting) return nullptr;
+  ThreadState* ts = t_state;
+  if (ts == nullptr) {
+    ts = new (std::nothrow) ThreadState();
+    if (ts == nullptr) return nullptr;
+    thread_local ThreadStateOwner owner;
+    owner.state = ts;
+    t_state = ts;
+  } else {
+    std::memset(static_cast<void*>(ts), 0, sizeof(ThreadState));
+  }
+  ts->generation = targets->generation;
+  return ts;
+}
+
+uint64_t HashName(const char* name, size_t length) {
+  uint64_t h = 0x9e3779b97f4a7c15ull ^ length;
+  size_t i = 0;
+  for (; i + 8 <= length; i += 8) {
+    uint64_t word;
+    std::memcpy(&word, name + i, 8);
+    h = (h ^ word) * 0xff51afd7ed558ccdull;
+    h ^= h >> 32;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, name + i, length - i);
+  h = (h ^ tail) * 0xc4ceb9fe1a85ec53ull;
+  return h ^ (h >> 29);
+}
+
+const OpInfo* LookupSlow(ThreadState* ts, const ObserverTargets* t, const char* name) {
+  const size_t length = std::strlen(name);
+  const uint64_t hash = HashName(name, length);
+  ThreadState::ContentSlot& slot = ts->by_content[hash & (kContentSlots - 1)];
+  if (slot.hash == hash && slot.info != nullptr &&
+      slot.info->name == std::string_view(name, length)) {
+    return slot.info;
+  }
+  const OpInfo* info = t->names->Find(std::string_view(name, length));
+  slot = {hash, info};
+  return info;
+}
+
+inline const OpInfo* Lookup(ThreadState* ts, const ObserverTargets* t, const char* name) {
+  const uintptr_t key = reinterpret_cast<uintptr_t>(name);
+  ThreadState::PointerSlot& slot = ts->by_pointer[((key >> 4) ^ (key >> 13)) & (kPointerSlots - 1)];
+  if (slot.key == name && std::strcmp(name, slot.info->name.c_str()) == 0) [[likely]] {
+    return slot.info;
+  }
+  const OpInfo* info = LookupSlow(ts, t, name);
+  slot = {name, info};
+  return info;
+}
+
+inline bool OpensBackward(const at::RecordFunction& rf, const OpInfo* info) {
+  return info->cls.opens_backward || rf.scope() == at::RecordScope::BACKWARD_FUNCTION;
+}
+
+inline uint64_t SequenceValue(const at::RecordFunction& rf) {
+  const int64_t seq = rf.seqNr();
+  return seq >= 0 ? static_cast<uint64_t>(seq) + 1 : 0;
+}
+
+// ---- collectives and other async ranges ------------------------------------
+
+// Start of a range that may end on another thread (c10d work items).
+struct AsyncContext final : at::ObserverContext {
+  uint64_t generation = 0;
+  const OpInfo* info = nullptr;
+  uint64_t start_ticks = 0;
+  uint64_t bytes = 0;
+  uint64_t group_sequence = 0;
+  agent::StringId group = agent::kEmptyString;
+  int32_t peer = -1;
+  bool backward = false;
+};
+
+uint64_t TensorBytes(const c10::IValue& value) {
+  if (value.isTensor()) {
+    const at::Tensor& tensor = value.toTensor();
+    return tensor.defined() ? static_cast<uint64_t>(tensor.nbytes()) : 0;
+  }
+  if (value.isTensorList()) {
+    uint64_t bytes = 0;
+    for (const at::Tensor& tensor : value.toTensorList().vec()) {
+      if (tensor.defined()) bytes += static_cast<uint64_t>(tensor.nbytes());
+    }
+    return bytes;
+  }
+  return 0;
+}
+
+std::unique_ptr<at::ObserverContext> EnterAsync(const at::RecordFunction& rf,
+                                                const ObserverTargets* t, ThreadState* ts,
+                                                const OpInfo* info) {
+  auto context = std::make_unique<AsyncContext>();
+  context->generation = t->generation;
+  context->info = info;
+  context->backward = ts->backward_depth > 0;
+  if (info->cls.is_collective) {
+    // c10d hands its work item the input tensors even without needsInputs.
+    for (const c10::IValue& input : rf.inputs()) context->bytes += TensorBytes(input);
+    const CollectiveTracker::Tag tag = t->collectives->TakeThreadTag();
+    context->group = tag.group;
+    context->peer = info->cls.is_point_to_point ? tag.peer : -1;
+    context->group_sequence =
+        t->collectives->NextSequence(tag.group, context->peer, info->cls.is_point_to_point);
+  }
+  context->start_ticks = t->clock->Ticks();
+  return context;
+}
+
+void ExitAsync(const at::RecordFunction& rf, const AsyncContext& c) {
+  const ObserverTargets* t = g_targets.load(std::memory_order_acquire);
+  if (t == nullptr || t->generation != c.generation) return;
+  int64_t start_ns, end_ns;
+  t->clock->ToMonotonicNs(c.start_ticks, t->clock->Ticks(), &start_ns, &end_ns);
+  if (c.info->cls.is_collective) {
+    t->agent->RecordCollective(c.info->id, c.info->cls.collective, c.group, c.group_sequence,
+                               c.bytes, c.peer, start_ns, end_ns);
+  } else {
+    t->agent->RecordOperator(c.info->id, start_ns, end_ns, SequenceValue(rf),
+                             c.backward ? OperatorScope::kBackward : OperatorScope::kForward);
+  }
+}
+
+// ---- FLOPs -------------------------------------------------------------------
+
+Dims SizesOf(c10::ArrayRef<const c10::IValue> inputs, size_t i) {
+  if (i >= inputs.size() || !inputs[i].isTensor()) return {};
+  const at::Tensor& tensor = inputs[i].toTensor();
+  if (!tensor.defined()) return {};
+  const c10::IntArrayRef sizes = tensor.sizes();
+  return Dims(sizes.data(), sizes.size());
+}
+
+// An int[] argument copied into `storage` (boxed lists hold IValues).
+Dims IntsOf(c10::ArrayRef<const c10::IValue> inputs, size_t i, std::array<int64_t, 4>& storage) {
+  if (i >= inputs.size()) return {};
+  const c10::IValue& value = inputs[i];
+  if (value.isInt()) {
+    storage[0] = value.toInt();
+    return Dims(storage.data(), 1);
+  }
+  if (!value.isIntList()) return {};
+  const c10::List<int64_t> list = value.toIntList();
+  const size_t n = std::min<size_t>(list.size(), storage.size());
+  for (size_t k = 0; k < n; ++k) storage[k] = list.get(k);
+  return Dims(storage.data(), n);
+}
+
+uint64_t ComputeFlops(FlopOp op, c10::ArrayRef<const c10::IValue> in) {
+  switch (op) {
+    case FlopOp::kMm:
+      return MmFlops(SizesOf(in, 0), SizesOf(in, 1));
+    case FlopOp::kBmm:
+      return BmmFlops(SizesOf(in, 0), SizesOf(in, 1));
+    case FlopOp::kMatmul:
+      return MatmulFlops(SizesOf(in, 0), SizesOf(in, 1));
+    case FlopOp::kAddmm:
+      return AddmmFlops(SizesOf(in, 1), SizesOf(in, 2));
+    case FlopOp::kLinear:
+      return LinearFlops(SizesOf(in, 0), SizesOf(in, 1));
+    case FlopOp::kConv2d:
+    case FlopOp::kConvolution: {
+      std::array<int64_t, 4> stride{}, padding{}, dilation{}, output_padding{};
+      ConvGeometry g;
+      g.stride = IntsOf(in, 3, stride);
+      if (in.size() > 4 && in[4].isString()) {
+        g.padding_same = in[4].toStringRef() == "same";  // "valid" is no padding
+      } else {
+        g.padding = IntsOf(in, 4, padding);
+      }
+      g.dilation = IntsOf(in, 5, dilation);
+      if (op == FlopOp::kConv2d) {
+        g.groups = in.size() > 6 && in[6].isInt() ? in[6].toInt() : 1;
+      } else {
+        g.transposed = in.size() > 6 && in[6].isBool() && in[6].toBool();
+        g.output_padding = IntsOf(in, 7, output_padding);
+        g.groups = in.size() > 8 && in[8].isInt() ? in[8].toInt() : 1;
+      }
+      return ConvolutionFlops(SizesOf(in, 0), SizesOf(in, 1), g);
+    }
+    case FlopOp::kNone:
+      break;
+  }
+  return 0;
+}
+
+// ---- the callbacks ---------------------------------------------------------
+
+std::unique_ptr<at::ObserverContext> OnEnter(const at::RecordFunction& rf) {
+  const ObserverTargets* t = g_targets.load(std::memory_order_acquire);
+  if (t == nullptr) [[unlikely]]
+    return nullptr;
+  ThreadState* ts = t_state;
+  if (ts == nullptr || ts->generation != t->generation) [[unlikely]] {
+    ts = ResetThreadState(t);
+    if (ts == nullptr) return nullptr;
+  }
+  const OpInfo* info = Lookup(ts, t, rf.name());
+  if (info->cls.is_collective || rf.isAsync()) [[unlikely]]
+    return EnterAsync(rf, t, ts, info);
+  const uint32_t d = ts->depth++;
+  if (OpensBackward(rf, info)) ++ts->backward_depth;
+  if (info->cls.flop != FlopOp::kNone) ++ts->flop_depth;
+  if (d < kMaxDepth) [[likely]] {
+    Frame& f = ts->frames[d];
+    f.rf = &rf;
+    f.info = info;
+    f.aux = info->cls.optimizer_step ? t->running_step->load(std::memory_order_relaxed) : 0;
+    f.start_ticks = t->clock->Ticks();  // last: the callback's own work is not timed
+  }
+  return nullptr;
+}
+
+void OnExit(const at::RecordFunction& rf, at::ObserverContext* context) {
+  if (context != nullptr) [[unlikely]] {
+    ExitAsync(rf, *static_cast<const AsyncContext*>(context));
+    return;
+  }
+  const ObserverTargets* t = g_targets.load(std::memory_order_acquire);
+  if (t == nullptr) [[unlikely]]
+    return;
+  const uint64_t end_ticks = t->clock->Ticks();
+  ThreadState* ts = t_state;
+  if (ts == nullptr || ts->generation != t->generation || ts->depth == 0) [[unlikely]]
+    return;
+  const uint32_t d = --ts->depth;
+  if (d >= kMaxDepth) [[unlikely]] {
+    // Too deep to have had a frame (not timed): only undo the scope counts.
+    const OpInfo* info = Lookup(ts, t, rf.name());
+    if (OpensBackward(rf, info) && ts->backward_depth > 0) --ts->backward_depth;
+    if (info->cls.flop != FlopOp::kNone && ts->flop_depth > 0) --ts->flop_depth;
+    return;
+  }
+  const Frame& f = ts->frames[d];
+  if (f.rf != &rf) [[unlikely]] {
+    // Not the innermost range we started: something ended out of order. Drop
+    // the stack rather than mislabel what follows.
+    ts->depth = 0;
+    ts->backward_depth = 0;
+    ts->flop_depth = 0;
+    return;
+  }
+  const OpInfo* info = f.info;
+  const bool backward = ts->backward_depth > 0;
+  if (OpensBackward(rf, info)) --ts->backward_depth;
+  if (info->cls.flop != FlopOp::kNone) --ts->flop_depth;
+
+  int64_t start_ns, end_ns;
+  t->clock->ToMonotonicNs(f.start_ticks, end_ticks, &start_ns, &end_ns);
+  agent::Agent* agent = t->agent;
+  agent->RecordOperator(info->id, start_ns, end_ns, SequenceValue(rf),
+                        backward ? OperatorScope::kBackward : OperatorScope::kForward);
+  if (f.aux != 0 && info->cls.flop != FlopOp::kNone) {
+    agent->RecordCounter(t->flops_name, f.aux, end_ns);
+  }
+  if (info->cls.optimizer_step) {
+    agent->RecordPhase(agent::Phase::kOptimizer, f.aux, start_ns, end_ns);
+  } else if (d == 0 && !info->cls.excluded_from_phases) {
+    t->phases->OnTopLevelOp(start_ns, end_ns, backward);
+  }
+}
+
+// Registered after OnEnter, so the operator's frame is already on the stack.
+std::unique_ptr<at::ObserverContext> OnEnterShapes(const at::RecordFunction& rf) {
+  const ObserverTargets* t = g_targets.load(std::memory_order_acquire);
+  ThreadState* ts = t_state;
+  if (t == nullptr || ts == nullptr || ts->generation != t->generation) return nullptr;
+  const uint32_t d = ts->depth;
+  if (d == 0 || d > kMaxDepth) return nullptr;
+  Frame& f = ts->frames[d - 1];
+  // Only the outermost FLOP operator: linear's addmm, conv2d's convolution
+  // would count the same work again.
+  if (f.rf != &rf || f.info->cls.flop == FlopOp::kNone || ts->flop_depth != 1) return nullptr;
+  f.aux = ComputeFlops(f.info->cls.flop, rf.inputs());
+  return nullptr;
+}
+
+class RecordFunctionObserver final : public OperatorHook {
+ public:
+  explicit RecordFunctionObserver(const ObserverTargets* targets) {
+    // Added disabled-by-default in effect: the targets are published only
+    // after both callbacks are switched off, so nothing records early.
+    ops_handle_ =
+        at::addGlobalCallback(at::RecordFunctionCallback(&OnEnter, &OnExit).needsInputs(false));
+    at::disableCallback(ops_handle_);
+    shapes_handle_ = at::addGlobalCallback(at::RecordFunctionCallback(&OnEnterShapes)
+                                               .needsInputs(true)
+                                               .scopes({at::RecordScope::FUNCTION}));
+    at::disableCallback(shapes_handle_);
+    g_targets.store(targets, std::memory_order_release);
+  }
+
+  ~RecordFunctionObserver() override {
+    at::removeCallback(shapes_handle_);
+    at::removeCallback(ops_handle_);
+    // Ranges still open keep calling OnExit; without targets it returns.
+    g_targets.store(nullptr, std::memory_order_release);
+    g_installed.store(false, std::memory_order_release);
+  }
+
+  void SetRecording(bool enabled) override {
+    if (enabled) {
+      at::reenableCallback(ops_handle_);
+    } else {
+      at::disableCallback(ops_handle_);
+    }
+  }
+
+  void SetShapes(bool enabled) override {
+    if (enabled) {
+      at::reenableCallback(shapes_handle_);
+    } else {
+      at::disableCallback(shapes_handle_);
+    }
+  }
+
+ private:
+  at::CallbackHandle ops_handle_ = at::INVALID_CALLBACK_HANDLE;
+  at::CallbackHandle shapes_handle_ = at::INVALID_CALLBACK_HANDLE;
+};
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<OperatorHook>> InstallRecordFunctionObserver(
+    const ObserverTargets* targets) {
+  if (g_installed.exchange(true, std::memory_order_acq_rel)) {
+    return absl::FailedPreconditionError(
+        "a trainscope RecordFunction observer is already installed in this process; detach "
+        "the current session first");
+  }
+  return std::unique_ptr<OperatorHook>(new RecordFunctionObserver(targets));
+}
+
+}  // namespace trainscope::pytorch

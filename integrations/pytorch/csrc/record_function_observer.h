@@ -1,0 +1,57 @@
+// The operator hook of the torch extension: global at::RecordFunction
+// callbacks that record every operator, collective and FLOPs counter of the
+// process into the session's agent.
+//
+// Usage:
+//   absl::StatusOr<std::unique_ptr<OperatorHook>> hook = InstallRecordFunctionObserver(&targets);
+//   (*hook)->SetRecording(true);
+//
+// What is recorded, per operator (one EVENT_KIND_OPERATOR at its end):
+//   name (interned once per distinct name), start and end (TickClock mapped
+//   onto CLOCK_MONOTONIC), scope (backward inside autograd's
+//   evaluate_function or a BACKWARD_FUNCTION range, else forward), value =
+//   autograd sequence number + 1 (0: the operator has none), the recording
+//   thread (the agent ring's thread).
+// Collectives ("gloo:all_reduce", ...): EVENT_KIND_COLLECTIVE with bytes of
+//   the input tensors, group and peer (from CollectiveTracker's thread tag),
+//   per-group (per-peer for send/recv) sequence number; they may end on
+//   another thread (c10d work items are async RecordFunctions).
+// FLOPs: while shapes are on, the outermost of aten::conv2d / convolution /
+//   linear / addmm / mm / matmul / bmm (not the ones they call, so nothing
+//   counts twice) gets a COUNTER "flops" right after its operator event, on
+//   the same thread with time == the operator's end: value = its FLOPs.
+// Optimizer: the "Optimizer.step#..." range also gives PHASE_OPTIMIZER with
+//   the step it ran in. Top-level operators feed the StepPhaseTracker.
+//
+// Cost: the steady state allocates nothing and takes no lock: per operator
+// two TSC reads, a pointer-keyed per-thread name cache, a frame on a
+// per-thread stack and one agent record. Collectives allocate their async
+// context (c10d allocates far more for each). Shapes cost torch's boxing of
+// every operator's inputs, hence SetShapes.
+//
+// TODO(cuda): operators are timed on the host only. With CUDA, kernels run
+// asynchronously: device times need CUDA events (or CUPTI) per operator and
+// a "cuda:N" clock domain; not done (no GPU on the machines this was built on).
+//
+// Threading: the callbacks run on every thread that runs operators. At most
+// one observer is installed per process (the callbacks are plain function
+// pointers and reach their targets through one process-wide pointer).
+#ifndef TRAINSCOPE_INTEGRATIONS_PYTORCH_RECORD_FUNCTION_OBSERVER_H_
+#define TRAINSCOPE_INTEGRATIONS_PYTORCH_RECORD_FUNCTION_OBSERVER_H_
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "observer_targets.h"
+#include "operator_hook.h"
+
+namespace trainscope::pytorch {
+
+// Registers the callbacks (disabled until SetRecording(true)). Fails with
+// FAILED_PRECONDITION while another observer is installed.
+absl::StatusOr<std::unique_ptr<OperatorHook>> InstallRecordFunctionObserver(
+    const ObserverTargets* targets);
+
+}  // namespace trainscope::pytorch
+
+#endif  // TRAINSCOPE_INTEGRATIONS_PYTORCH_RECORD_FUNCTION_OBSERVER_H_

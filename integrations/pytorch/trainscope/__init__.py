@@ -1,0 +1,38 @@
+"""trainscope: in-situ profiler and live monitor for PyTorch training.
+
+    import trainscope
+    trainscope.attach(collector="127.0.0.1:7070", job="resnet", on_halt=save_checkpoint)
+    for batch in loader:            # every optimizer.step() marks a step boundary
+        ...
+    trainscope.detach()
+
+Records every operator (RecordFunction), collective and send/recv, step marks,
+phases, FLOPs of matrix/convolution operators and memory per step into the
+trainscope agent, which streams them to the collector. See _session.py for the
+full API and docs/ for the collector, CLI and viewer.
+"""
+
+from ._session import (  # noqa: F401
+    HaltRequested,
+    Session,
+    _attach_from_env,
+    attach,
+    detach,
+    is_attached,
+    phase,
+    session,
+    stats,
+    step,
+)
+from ._session import _C  # noqa: F401
+
+__all__ = ["attach", "detach", "step", "phase", "HaltRequested", "is_attached", "stats",
+           "session", "Session"]
+
+
+def _read_log(job_dir: str):
+    """Events of a job's log directory (tests and tools): a list of
+    LoggedEvent(rank, kind, name, start_ns, end_ns, value, detail, thread,
+    group, group_sequence, peer); kind/detail are trainscope.v1 enum values."""
+    from ._logged_event import LoggedEvent  # noqa: PLC0415
+    return [LoggedEvent(*t) for t in _C.read_log(str(job_dir))]

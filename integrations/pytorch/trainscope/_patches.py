@@ -1,0 +1,130 @@
+"""The Python-side hooks trainscope installs while attached, all removable.
+
+* ``torch.optim.Optimizer._optimizer_step_code``: every optimizer's ``step``
+  (wrapped by ``Optimizer._hook_for_profile`` in torch 1.13) calls it after the
+  step, so patching it at class level is a post-step hook for every optimizer,
+  including ones created before attach. The original (a no-op the profiler
+  traces) is still called.
+* ``torch.distributed`` send/recv/isend/irecv and the collectives: c10d's
+  RecordFunction events name neither the peer nor the process group, so the
+  wrappers tag the calling thread just before the call (one C++ call each way;
+  collectives on the default group skip even that).
+
+Threading: install/uninstall under trainscope's attach lock; the wrappers run
+on whatever thread calls them.
+"""
+
+import functools
+import inspect
+from typing import Callable, Dict, List, Optional, Tuple
+
+import torch
+
+_state = {"step_hook": None}  # the callable the optimizer patch forwards to
+_originals: List[Tuple[object, str, object]] = []  # (owner, attribute, original)
+
+
+def _patch(owner, name: str, replacement) -> None:
+    _originals.append((owner, name, owner.__dict__[name] if isinstance(owner, type)
+                       else getattr(owner, name)))
+    setattr(owner, name, replacement)
+
+
+def install_step_hook(on_step: Callable[[], None]) -> None:
+    """Calls on_step() after every optimizer step (until uninstall_all)."""
+    _state["step_hook"] = on_step
+    optimizer_cls = torch.optim.Optimizer
+    original = optimizer_cls.__dict__["_optimizer_step_code"]
+
+    @functools.wraps(original)
+    def _optimizer_step_code(self):
+        original(self)
+        hook = _state["step_hook"]
+        if hook is not None:
+            hook()
+
+    _patch(optimizer_cls, "_optimizer_step_code", _optimizer_step_code)
+
+
+# torch.distributed functions: (name, peer parameter or None).
+_DISTRIBUTED = [
+    ("send", "dst"), ("isend", "dst"), ("recv", "src"), ("irecv", "src"),
+    ("all_reduce", None), ("broadcast", None), ("reduce", None), ("all_gather", None),
+    ("all_gather_into_tensor", None), ("_all_gather_base", None), ("gather", None),
+    ("scatter", None), ("reduce_scatter", None), ("reduce_scatter_tensor", None),
+    ("_reduce_scatter_base", None), ("all_to_all", None), ("all_to_all_single", None),
+    ("barrier", None),
+]
+
+
+def _group_name(group) -> str:
+    """"" for the default group, else a stable name for the group."""
+    if group is None:
+        return ""
+    from torch.distributed import distributed_c10d as c10d  # noqa: PLC0415
+    world = getattr(c10d.GroupMember, "WORLD", None)
+    if group is world:
+        return ""
+    try:
+        if group is c10d._get_default_group():
+            return ""
+    except Exception:
+        pass
+    name = c10d._pg_names.get(group) if hasattr(c10d, "_pg_names") else None
+    return f"pg:{name}" if name else f"pg@{id(group):x}"
+
+
+def _wrap(fn, peer_param: Optional[str], session):
+    params = list(inspect.signature(fn).parameters)
+    group_index = params.index("group") if "group" in params else None
+    peer_index = params.index(peer_param) if peer_param in params else None
+    set_tag = session.set_collective_tag
+    clear_tag = session.clear_collective_tag
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        group = kwargs.get("group") if group_index is None or len(args) <= group_index \
+            else args[group_index]
+        if peer_index is None:
+            if group is None:
+                return fn(*args, **kwargs)  # default group: nothing to tag
+            peer = -1
+        else:
+            peer = kwargs.get(peer_param) if len(args) <= peer_index else args[peer_index]
+            peer = -1 if peer is None else int(peer)
+        set_tag(peer, _group_name(group))
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            clear_tag()
+
+    wrapper.__trainscope_wrapped__ = fn
+    return wrapper
+
+
+def install_distributed_tags(session) -> None:
+    """Wraps torch.distributed's send/recv and collectives to tag peer and group."""
+    try:
+        import torch.distributed as dist  # noqa: PLC0415
+        if not dist.is_available():
+            return
+        from torch.distributed import distributed_c10d as c10d  # noqa: PLC0415
+    except Exception:
+        return
+    wrapped: Dict[int, object] = {}
+    for name, peer_param in _DISTRIBUTED:
+        fn = getattr(c10d, name, None)
+        if fn is None or hasattr(fn, "__trainscope_wrapped__"):
+            continue
+        wrapper = wrapped.setdefault(id(fn), _wrap(fn, peer_param, session))
+        _patch(c10d, name, wrapper)
+        if getattr(dist, name, None) is fn:
+            _patch(dist, name, wrapper)
+
+
+def uninstall_all() -> None:
+    """Restores everything install_* replaced, newest first."""
+    _state["step_hook"] = None
+    while _originals:
+        owner, name, original = _originals.pop()
+        setattr(owner, name, original)

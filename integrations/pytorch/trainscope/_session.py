@@ -1,0 +1,289 @@
+"""attach / detach and the per-process session behind trainscope's API.
+
+Threading: attach/detach/session/stats may be called from any thread (also
+from code injected into a running process by gdb, next to a training thread
+that keeps running): one lock serialises them. Step boundaries, phases and
+on_halt run on the training thread.
+"""
+
+import os
+import sys
+import threading
+from typing import Callable, Optional
+
+import torch
+
+from . import _identity, _patches
+from ._loader import load_extension
+
+_C = load_extension()
+
+PHASES = {"data_wait": 1, "forward": 2, "backward": 3, "optimizer": 4}
+
+
+class HaltRequested(Exception):
+    """Raised at the step boundary the collector chose for a halt (every rank
+    stops at the same one). ``reason`` is what the halt's requester gave."""
+
+    def __init__(self, reason: str):
+        super().__init__(f"trainscope: training halted: {reason}")
+        self.reason = reason
+
+
+class Session:
+    """One attachment: returned by trainscope.attach() and trainscope.session()."""
+
+    def __init__(self, native, identity: _identity.Identity,
+                 on_halt: Optional[Callable[[str], None]]):
+        self._native = native
+        self.identity = identity
+        self._on_halt = on_halt
+        self._manual_steps = False
+        self._cuda_memory = identity.device.startswith("cuda")
+
+    job = property(lambda self: self.identity.job)
+    rank = property(lambda self: self.identity.rank)
+    world_size = property(lambda self: self.identity.world_size)
+    collector = property(lambda self: self.identity.collector)
+
+    @property
+    def token(self) -> str:
+        """The job's token (the collector's, once it generated one)."""
+        return self._native.job_token
+
+    @property
+    def recording(self) -> bool:
+        return self._native.recording
+
+    @property
+    def step(self) -> int:
+        """The step now running (the value of the last step mark)."""
+        return self._native.step
+
+    @property
+    def attached(self) -> bool:
+        return not self._native.closed
+
+    def stats(self) -> dict:
+        d = self._native.stats()
+        d["step"] = self._native.step
+        d["attached"] = not self._native.closed
+        return d
+
+    def detach(self, timeout_s: float = 5.0) -> None:
+        if _state.session is self:
+            detach(timeout_s)
+
+    # -- training thread --------------------------------------------------
+
+    def _device_memory(self):
+        if not self._cuda_memory:
+            return None, None
+        # TODO(cuda): untested here (no GPU on this machine); per-step device
+        # memory as torch's CUDA caching allocator reports it.
+        try:
+            if torch.cuda.is_initialized():
+                return torch.cuda.memory_allocated(), torch.cuda.max_memory_allocated()
+        except Exception:
+            pass
+        return None, None
+
+    def _boundary(self, completed_step: Optional[int]) -> None:
+        allocated, peak = self._device_memory()
+        reason = self._native.step_boundary(completed_step, allocated, peak)
+        if reason is not None:
+            self._halt(reason)
+
+    def _on_optimizer_step(self) -> None:
+        if not self._manual_steps:
+            self._boundary(None)
+
+    def _halt(self, reason: str) -> None:
+        self._native.halt_handled()  # the SIGTERM fallback stands down
+        if self._on_halt is not None:
+            self._on_halt(reason)
+        raise HaltRequested(reason)
+
+
+class _State:
+    lock = threading.RLock()
+    session: Optional[Session] = None
+    retired = None  # the last closed native session, kept alive one cycle (see detach)
+    last_stats: Optional[dict] = None
+    deferred = False
+
+
+_state = _State()
+
+
+def attach(collector: Optional[str] = None, job: Optional[str] = None,
+           rank: Optional[int] = None, world_size: Optional[int] = None,
+           local_rank: Optional[int] = None, restart_count: Optional[int] = None,
+           token: Optional[str] = None, recording: bool = True,
+           on_halt: Optional[Callable[[str], None]] = None, halt_grace_s: Optional[float] = 30.0,
+           shapes: bool = True, **advanced) -> Session:
+    """Starts recording this process into a trainscope collector.
+
+    Idempotent: while attached, returns the current session unchanged. Never
+    waits for the collector (events are buffered, then dropped and counted).
+    ``halt_grace_s=None`` (or <= 0) disables the SIGTERM fallback of a halt.
+    Advanced keywords: first_step, shapes_every_n_steps, clock ("auto" or
+    "monotonic"), log_to_stderr, shutdown_timeout_s.
+    """
+    with _state.lock:
+        if _state.session is not None:
+            return _state.session
+        if _state.deferred:  # an explicit attach supersedes a deferred auto-attach
+            _state.deferred = False
+            _patches.uninstall_all()
+        identity = _identity.resolve(collector, job, rank, world_size, local_rank,
+                                     restart_count, token)
+        native = _C.Session(
+            collector=identity.collector, job=identity.job, run_id=identity.run_id,
+            token=identity.token, rank=identity.rank, world_size=identity.world_size,
+            local_rank=identity.local_rank, restart_count=identity.restart_count,
+            host=identity.host, device=identity.device, framework_version=torch.__version__,
+            recording=bool(recording), shapes=bool(shapes),
+            halt_grace_s=halt_grace_s if halt_grace_s and halt_grace_s > 0 else None,
+            **advanced)
+        session = Session(native, identity, on_halt)
+        try:
+            _patches.install_step_hook(session._on_optimizer_step)
+            _patches.install_distributed_tags(native)
+        except Exception:
+            _patches.uninstall_all()
+            native.close(0.0)
+            raise
+        _state.session = session
+        return session
+
+
+def detach(timeout_s: float = 5.0) -> None:
+    """Removes every callback, hook and patch, flushes what was recorded (for
+    at most ``timeout_s``) and disconnects. The job runs on at full speed."""
+    with _state.lock:
+        session = _state.session
+        if session is None:
+            return
+        _state.session = None
+        _patches.uninstall_all()
+        session._native.close(float(timeout_s))
+        _state.last_stats = session.stats()
+        # An operator callback that read the session's pointers just before they
+        # were unpublished may still be using them: free them one cycle later.
+        _state.retired = session._native
+
+
+def step(step: Optional[int] = None) -> None:
+    """A step boundary for loops the optimizer hook does not see. ``step`` is
+    the index of the step that just ended (default: one more than the last).
+    Once called, optimizer steps no longer mark boundaries themselves.
+    Raises HaltRequested at the boundary a halt chose (after on_halt)."""
+    session = _state.session
+    if session is None:
+        return
+    session._manual_steps = True
+    session._boundary(None if step is None else int(step))
+
+
+class phase:
+    """Context manager marking an explicit phase of the current step:
+    "data_wait" | "forward" | "backward" | "optimizer". While any explicit
+    phase is used, trainscope no longer derives phases on its own."""
+
+    __slots__ = ("_kind", "_start")
+
+    def __init__(self, name: str):
+        kind = PHASES.get(name)
+        if kind is None:
+            raise ValueError(f"trainscope.phase: unknown phase {name!r}; expected one of "
+                             f"{', '.join(PHASES)}")
+        self._kind = kind
+        self._start = 0
+
+    def __enter__(self):
+        self._start = _C.now_ns()
+        return self
+
+    def __exit__(self, *exc):
+        session = _state.session
+        if session is not None:
+            session._native.record_phase(self._kind, self._start, _C.now_ns())
+        return False
+
+
+def is_attached() -> bool:
+    return _state.session is not None
+
+
+def session() -> Optional[Session]:
+    return _state.session
+
+
+def stats() -> dict:
+    """The agent's counters (see agent_stats.h) plus ``step`` and ``attached``;
+    after detach, the final counters of the last session; {} before any."""
+    session = _state.session
+    if session is not None:
+        return session.stats()
+    return dict(_state.last_stats) if _state.last_stats is not None else {}
+
+
+def _env_flag(name: str) -> bool:
+    return os.environ.get(name, "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def _attach_from_env() -> Optional[Session]:
+    """Auto-attach for the sitecustomize of ``trainscope run``: attaches when
+    TRAINSCOPE_COLLECTOR is set (TRAINSCOPE_JOB, TRAINSCOPE_TOKEN and
+    TRAINSCOPE_DORMANT=1 apply). When the process does not know its rank yet
+    (no RANK variable and no process group, e.g. a torch.multiprocessing.spawn
+    child or a launcher's parent), attaching waits until
+    torch.distributed.init_process_group returns or, without one, until the
+    first optimizer step. Never raises: a failure is reported on stderr."""
+    if not os.environ.get("TRAINSCOPE_COLLECTOR"):
+        return None
+    try:
+        rank_known = "RANK" in os.environ or _identity._dist_rank_world()[0] is not None
+        if rank_known:
+            return attach(recording=not _env_flag("TRAINSCOPE_DORMANT"))
+        _defer_attach()
+    except Exception as e:  # the user's program must run regardless
+        print(f"trainscope: auto-attach failed: {e}", file=sys.stderr)
+    return None
+
+
+def _attach_deferred() -> None:
+    try:
+        with _state.lock:
+            if not _state.deferred:
+                return
+            _state.deferred = False
+            _patches.uninstall_all()  # the deferral hooks
+        attach(recording=not _env_flag("TRAINSCOPE_DORMANT"))
+    except Exception as e:
+        print(f"trainscope: auto-attach failed: {e}", file=sys.stderr)
+
+
+def _defer_attach() -> None:
+    with _state.lock:
+        if _state.deferred or _state.session is not None:
+            return
+        _state.deferred = True
+        _patches.install_step_hook(_attach_deferred)
+        try:
+            import torch.distributed as dist  # noqa: PLC0415
+            if dist.is_available():
+                from torch.distributed import distributed_c10d as c10d  # noqa: PLC0415
+                init = c10d.init_process_group
+
+                def init_process_group(*args, **kwargs):
+                    result = init(*args, **kwargs)
+                    _attach_deferred()
+                    return result
+
+                _patches._patch(c10d, "init_process_group", init_process_group)
+                if getattr(dist, "init_process_group", None) is init:
+                    _patches._patch(dist, "init_process_group", init_process_group)
+        except Exception:
+            pass

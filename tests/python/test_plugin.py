@@ -1,0 +1,413 @@
+"""The PyTorch plugin in one process against a real collector.
+
+Each test trains a small CNN for a few steps with trainscope attached, detaches
+(which flushes everything to the collector) and reads the job's durable log
+back through the extension's log reader.
+"""
+
+import os
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from conftest import PYTHON_DIR, free_port, wait_for
+
+torch = pytest.importorskip("torch")
+
+BATCH, SIDE, CHANNELS = 4, 8, 4
+# 3x3 convolution, padding 1, 1 -> 4 channels on 4 x 1 x 8 x 8: 2 * N * O * H * W * C * k * k
+CONV_FLOPS = 2 * BATCH * CHANNELS * SIDE * SIDE * 1 * 3 * 3
+# Linear 256 -> 10 on 4 rows: 2 * rows * in * out
+LINEAR_FLOPS = 2 * BATCH * (CHANNELS * SIDE * SIDE) * 10
+
+
+def make_model():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(
+        torch.nn.Conv2d(1, CHANNELS, 3, padding=1), torch.nn.ReLU(), torch.nn.Flatten(),
+        torch.nn.Linear(CHANNELS * SIDE * SIDE, 10))
+    return model, torch.optim.SGD(model.parameters(), lr=0.01)
+
+
+def train(model, optimizer, steps):
+    x = torch.randn(BATCH, 1, SIDE, SIDE)
+    y = torch.randint(0, 10, (BATCH,))
+    for _ in range(steps):
+        optimizer.zero_grad()
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        optimizer.step()
+
+
+def job_name(request):
+    return f"py-{request.node.name}-{os.getpid()}".replace("[", "-").replace("]", "")
+
+
+def of_kind(events, kind):
+    return [e for e in events if e.kind == kind]
+
+
+def test_operators_scopes_steps_phases_and_flops(trainscope_module, collector, request):
+    ts = trainscope_module
+    from trainscope import _logged_event as K
+    job = job_name(request)
+    model, optimizer = make_model()
+    ts.attach(collector=collector.address, job=job, halt_grace_s=None)
+    try:
+        assert ts.is_attached()
+        train(model, optimizer, 3)
+        assert ts.stats()["step"] == 3
+    finally:
+        ts.detach()
+    assert not ts.is_attached()
+    final = ts.stats()
+    assert final["events_recorded"] > 0 and final["events_acked"] == final["events_recorded"]
+
+    events = collector.events(job)
+    assert len(events) == final["events_acked"]
+    ops = of_kind(events, K.OPERATOR)
+    names = {e.name for e in ops}
+    for expected in ("aten::conv2d", "aten::linear", "aten::addmm", "aten::relu"):
+        assert expected in names, f"{expected} missing from {sorted(names)[:40]}"
+    forward = [e for e in ops if e.detail == K.SCOPE_FORWARD]
+    backward = [e for e in ops if e.detail == K.SCOPE_BACKWARD]
+    assert {e.name for e in forward} >= {"aten::conv2d", "aten::linear"}
+    assert any(e.name.startswith("autograd::engine::evaluate_function: ConvolutionBackward")
+               for e in backward)
+    assert any(e.name == "aten::convolution_backward" for e in backward)
+    assert not any(e.name == "aten::conv2d" for e in backward)
+    assert all(e.end_ns >= e.start_ns > 0 for e in ops)
+    # Autograd sequence numbers (+1) tie a forward op to its backward node.
+    forward_seqs = {e.value for e in forward if e.value > 0}
+    assert any(e.value in forward_seqs for e in backward)
+
+    # One step mark per optimizer step, numbering the step that starts.
+    assert [e.value for e in of_kind(events, K.STEP_MARK)] == [1, 2, 3]
+
+    phases = of_kind(events, K.PHASE_MARK)
+    by_kind = {k: [e for e in phases if e.detail == k]
+               for k in (K.PHASE_FORWARD, K.PHASE_BACKWARD, K.PHASE_OPTIMIZER)}
+    for kind, marks in by_kind.items():
+        assert [e.value for e in marks] == [0, 1, 2], (kind, marks)
+    for step in range(3):
+        fwd = by_kind[K.PHASE_FORWARD][step]
+        bwd = by_kind[K.PHASE_BACKWARD][step]
+        opt = by_kind[K.PHASE_OPTIMIZER][step]
+        assert fwd.start_ns <= fwd.end_ns <= bwd.start_ns <= bwd.end_ns <= opt.start_ns
+
+    # FLOPs: a "flops" counter right after each outermost conv2d / linear
+    # (same thread, time == the operator's end), with the hand-computed value.
+    counters = [e for e in of_kind(events, K.COUNTER) if e.name == "flops"]
+    by_end = {(e.thread, e.start_ns): e for e in counters}
+    for op_name, flops in (("aten::conv2d", CONV_FLOPS), ("aten::linear", LINEAR_FLOPS)):
+        calls = [e for e in forward if e.name == op_name]
+        assert len(calls) == 3
+        for call in calls:
+            counter = by_end.get((call.thread, call.end_ns))
+            assert counter is not None, f"no flops counter at the end of {op_name}"
+            assert counter.value == flops
+    # addmm runs inside linear: counted once, as linear.
+    assert not any((e.thread, e.end_ns) in by_end for e in ops if e.name == "aten::addmm")
+
+    memory = [e for e in of_kind(events, K.COUNTER) if e.name == "memory.allocated_bytes"]
+    assert len(memory) == 3 and all(e.value > 0 for e in memory)
+
+
+def test_dormant_records_nothing_until_enabled(trainscope_module, collector, request):
+    ts = trainscope_module
+    from trainscope import _logged_event as K
+    job = job_name(request)
+    model, optimizer = make_model()
+    session = ts.attach(collector=collector.address, job=job, token="dormant-token",
+                        recording=False, halt_grace_s=None)
+    try:
+        wait_for(lambda: ts.stats()["connected"], 10, "the agent to connect")
+        train(model, optimizer, 2)
+        assert ts.stats()["events_recorded"] == 0
+        collector.cli("enable", job, "--token", "dormant-token")
+        wait_for(lambda: session.recording, 10, "recording to switch on")
+        time.sleep(0.2)  # the plugin's control thread turns the callbacks on (20 ms tick)
+        train(model, optimizer, 2)
+        assert ts.stats()["events_recorded"] > 0
+    finally:
+        ts.detach()
+    events = collector.events(job)
+    assert [e.value for e in of_kind(events, K.STEP_MARK)] == [3, 4]
+    assert len([e for e in of_kind(events, K.OPERATOR) if e.name == "aten::conv2d"]) == 2
+
+
+def test_detach_removes_every_hook(trainscope_module, collector, request):
+    ts = trainscope_module
+    import torch.distributed as dist
+    original_step_code = torch.optim.Optimizer.__dict__["_optimizer_step_code"]
+    original_send = dist.send
+    job = job_name(request)
+    model, optimizer = make_model()
+    ts.attach(collector=collector.address, job=job, halt_grace_s=None)
+    assert ts._C._has_global_callbacks()
+    assert torch.optim.Optimizer.__dict__["_optimizer_step_code"] is not original_step_code
+    assert dist.send is not original_send
+    train(model, optimizer, 1)
+    ts.detach()
+    assert not ts._C._has_global_callbacks()
+    assert torch.optim.Optimizer.__dict__["_optimizer_step_code"] is original_step_code
+    assert dist.send is original_send
+    logged = len(collector.events(job))
+    train(model, optimizer, 2)  # nothing reaches the (shut down) agent any more
+    ts.step()
+    assert len(collector.events(job)) == logged
+    assert ts.stats()["step"] == 1 and not ts.stats()["attached"]
+    # A second attach after detach is a fresh session.
+    ts.attach(collector=collector.address, job=job + "-again", halt_grace_s=None)
+    try:
+        train(model, optimizer, 1)
+    finally:
+        ts.detach()
+    assert ts.stats()["step"] == 1
+    assert any(e.name == "aten::conv2d" for e in collector.events(job + "-again"))
+
+
+def test_halt_raises_at_a_step_boundary_after_on_halt(trainscope_module, collector, request,
+                                                      tmp_path):
+    ts = trainscope_module
+    job = job_name(request)
+    token_file = tmp_path / "token"
+    token_file.write_text("halt-token\n")
+    model, optimizer = make_model()
+    reasons = []
+    ts.attach(collector=collector.address, job=job, token="halt-token",
+              on_halt=reasons.append, halt_grace_s=30)
+    try:
+        train(model, optimizer, 2)
+        wait_for(lambda: ts.stats()["connected"], 10, "the agent to connect")
+        collector.cli("halt", job, "--reason", "r", "--token-file", str(token_file))
+        wait_for(lambda: ts.session()._native.halt_pending, 10, "the halt to reach the agent")
+        assert reasons == []  # nothing runs on the agent's thread
+        arrived_at = ts.stats()["step"]
+        # The collector picks the boundary (highest step mark + a margin, or 0:
+        # the next one); steps before it run on.
+        halt_at = ts.session()._native.halt_info()["halt_at_step"]
+        with pytest.raises(ts.HaltRequested) as raised:
+            for _ in range(50):
+                train(model, optimizer, 1)
+        assert raised.value.reason == "r"
+        assert reasons == ["r"]
+        assert ts.stats()["step"] == max(halt_at, arrived_at + 1)
+        # Later steps run on without a second raise or on_halt call.
+        train(model, optimizer, 2)
+        assert reasons == ["r"]
+    finally:
+        ts.detach()
+
+
+def run_python(code: str, timeout_s: float = 60, env=None):
+    full_env = dict(os.environ, PYTHONPATH=str(PYTHON_DIR), **(env or {}))
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True,
+                          text=True, timeout=timeout_s, env=full_env)
+
+
+def test_halt_without_step_boundary_gets_sigterm(trainscope_module, collector, request, tmp_path):
+    job = job_name(request)
+    ready = tmp_path / "ready"
+    child = subprocess.Popen(
+        [sys.executable, "-c", textwrap.dedent(f"""
+            import time, trainscope
+            trainscope.attach(collector={collector.address!r}, job={job!r}, token="t",
+                              halt_grace_s=0.5)
+            while not trainscope.stats()["connected"]:
+                time.sleep(0.01)
+            open({str(ready)!r}, "w").close()
+            time.sleep(60)   # never reaches a step boundary
+            """)],
+        env=dict(os.environ, PYTHONPATH=str(PYTHON_DIR)))
+    try:
+        wait_for(ready.exists, 30, "the child to attach")
+        collector.cli("halt", job, "--reason", "stuck", "--token", "t")
+        assert child.wait(timeout=30) == -15  # SIGTERM
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+
+
+def test_version_mismatch_names_both_versions(trainscope_module):
+    from trainscope import _loader
+    with pytest.raises(ImportError) as raised:
+        _loader.check_torch_version("1.12.1", torch.__version__)
+    assert "1.12.1" in str(raised.value) and torch.__version__ in str(raised.value)
+    _loader.check_torch_version(trainscope_module._C.TORCH_BUILD_VERSION, torch.__version__)
+    # End to end: a package whose extension says it was built for another torch.
+    result = run_python("""
+        import sys, types
+        fake = types.ModuleType("trainscope._build_info"); fake.TORCH_VERSION = "9.8.7"
+        sys.modules["trainscope._build_info"] = fake
+        try:
+            import trainscope
+        except ImportError as e:
+            print("IMPORT-ERROR", e)
+        """)
+    assert "IMPORT-ERROR" in result.stdout, result.stdout + result.stderr
+    assert "9.8.7" in result.stdout and torch.__version__ in result.stdout
+
+
+def test_unreachable_collector_counts_drops(trainscope_module, request):
+    ts = trainscope_module
+    model, optimizer = make_model()
+    ts.attach(collector=f"127.0.0.1:{free_port()}", job=job_name(request), halt_grace_s=None,
+              log_to_stderr=False)
+    try:
+        train(model, optimizer, 3)
+        assert ts.stats()["step"] == 3
+    finally:
+        ts.detach(timeout_s=0.3)
+    s = ts.stats()
+    assert s["events_recorded"] > 0 and not s["connected"] and s["events_acked"] == 0
+    assert s["events_recorded"] == s["dropped_shutdown"] + s["dropped_buffer_full"]
+
+
+def test_explicit_steps_and_phases(trainscope_module, collector, request):
+    ts = trainscope_module
+    from trainscope import _logged_event as K
+    job = job_name(request)
+    model, _ = make_model()
+    x = torch.randn(BATCH, 1, SIDE, SIDE)
+    ts.attach(collector=collector.address, job=job, halt_grace_s=None)
+    try:
+        with pytest.raises(ValueError):
+            ts.phase("lunch")
+        for step in range(10, 12):
+            with ts.phase("forward"):
+                loss = model(x).sum()
+            with ts.phase("backward"):
+                loss.backward()
+            ts.step(step)
+    finally:
+        ts.detach()
+    events = collector.events(job)
+    assert [e.value for e in of_kind(events, K.STEP_MARK)] == [11, 12]
+    phases = of_kind(events, K.PHASE_MARK)
+    assert [(e.detail, e.value) for e in phases] == [
+        (K.PHASE_FORWARD, 0), (K.PHASE_BACKWARD, 0), (K.PHASE_FORWARD, 11),
+        (K.PHASE_BACKWARD, 11)]
+
+
+def _two_rank_worker(rank, port, address, job):
+    import torch.distributed as dist
+    import trainscope
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=2)
+    trainscope.attach(collector=address, job=job, halt_grace_s=None)
+    model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 4))
+    model(torch.randn(3, 8)).sum().backward()   # DDP's bucket all-reduce
+    t = torch.ones(10)
+    dist.all_reduce(t)
+    dist.barrier()
+    if rank == 0:
+        dist.send(t, 1)
+        dist.isend(t, 1).wait()
+    else:
+        dist.recv(t, 0)
+        dist.irecv(t, 0).wait()
+    trainscope.detach()
+    dist.destroy_process_group()
+
+
+def test_collectives_and_point_to_point_two_ranks(trainscope_module, collector, request):
+    from trainscope import _logged_event as K
+    import torch.multiprocessing as mp
+    job = job_name(request)
+    sys.path.insert(0, os.path.dirname(__file__))
+    mp.spawn(_two_rank_worker, args=(free_port(), collector.address, job), nprocs=2,
+             join=True)
+    events = collector.events(job)
+    collectives = of_kind(events, K.COLLECTIVE)
+    for rank in (0, 1):
+        mine = sorted((e for e in collectives if e.rank == rank), key=lambda e: e.group_sequence)
+        group = [e for e in mine if e.detail not in (K.SEND, K.RECV)]
+        # DDP's construction checks parameters (all_gather) and broadcasts them; then
+        # its bucket all-reduce (36 floats = 8*4+4), the explicit all-reduce of 10 floats
+        # and the barrier, numbered in the order this rank issued them.
+        assert all(e.group == "default_pg" and e.peer == -1 for e in group)
+        assert [e.group_sequence for e in group] == list(range(1, len(group) + 1))
+        assert [(e.name, e.detail, e.value) for e in group[-3:]] == [
+            ("gloo:all_reduce", K.ALL_REDUCE, 36 * 4), ("gloo:all_reduce", K.ALL_REDUCE, 10 * 4),
+            ("gloo:barrier", K.BARRIER, 0)]
+        assert group[0].detail == K.ALL_GATHER and K.BROADCAST in {e.detail for e in group}
+        p2p = [e for e in mine if e.detail in (K.SEND, K.RECV)]
+        assert [e.name for e in p2p] == (["gloo:send"] * 2 if rank == 0 else ["gloo:recv"] * 2)
+        assert all(e.peer == 1 - rank and e.value == 40 for e in p2p)
+        assert [e.group_sequence for e in p2p] == [1, 2]
+        assert all(e.end_ns >= e.start_ns for e in mine)
+    # The same collective carries the same group sequence number on both ranks.
+    names = {}
+    for e in collectives:
+        if e.detail not in (K.SEND, K.RECV):
+            names.setdefault(e.group_sequence, set()).add((e.rank, e.name))
+    assert all(len({name for _, name in pairs}) == 1 and len(pairs) == 2
+               for pairs in names.values()), names
+
+
+def test_attach_and_detach_from_another_thread_while_training(trainscope_module, collector,
+                                                              request):
+    """As `trainscope attach --pid` does through gdb: attach lands on some other
+    thread while the training thread runs and its optimizer already exists."""
+    ts = trainscope_module
+    from trainscope import _logged_event as K
+    job = job_name(request)
+    model, optimizer = make_model()
+    stop = threading.Event()
+    steps = [0]
+
+    def training():
+        while not stop.is_set():
+            train(model, optimizer, 1)
+            steps[0] += 1
+
+    trainer = threading.Thread(target=training)
+    trainer.start()
+    try:
+        wait_for(lambda: steps[0] >= 2, 30, "training to run")
+        ts.attach(collector=collector.address, job=job, halt_grace_s=None)
+        wait_for(lambda: ts.stats()["step"] >= 3, 30, "three step marks")
+        ts.detach()
+    finally:
+        stop.set()
+        trainer.join(timeout=30)
+    assert not trainer.is_alive()
+    events = collector.events(job)
+    marks = [e.value for e in of_kind(events, K.STEP_MARK)]
+    assert marks[:3] == [1, 2, 3]
+    assert any(e.name == "aten::conv2d" for e in of_kind(events, K.OPERATOR))
+
+
+def test_attach_from_env_waits_for_the_rank(trainscope_module, collector, request, monkeypatch):
+    ts = trainscope_module
+    from trainscope import _logged_event as K
+    job = job_name(request)
+    monkeypatch.setenv("TRAINSCOPE_COLLECTOR", collector.address)
+    monkeypatch.setenv("TRAINSCOPE_JOB", job)
+    monkeypatch.delenv("RANK", raising=False)
+    model, optimizer = make_model()
+    try:
+        # No rank known yet: attaching waits for init_process_group or, as
+        # here, the first optimizer step.
+        assert ts._attach_from_env() is None and not ts.is_attached()
+        train(model, optimizer, 1)
+        assert ts.is_attached() and ts.session().job == job
+        train(model, optimizer, 2)
+    finally:
+        ts.detach()
+    assert [e.value for e in of_kind(collector.events(job), K.STEP_MARK)] == [1, 2]
+    # With a rank in the environment it attaches at once; TRAINSCOPE_DORMANT=1: dormant.
+    monkeypatch.setenv("RANK", "0")
+    monkeypatch.setenv("TRAINSCOPE_DORMANT", "1")
+    monkeypatch.setenv("TRAINSCOPE_JOB", job + "-dormant")
+    try:
+        session = ts._attach_from_env()
+        assert session is not None and not session.recording
+    finally:
+        ts.detach()
