@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: the release suite
-# (unit, integration with real processes) and the agent's lock-free recording
+# (unit, integration with real processes), the agent's lock-free recording
 # path again under ThreadSanitizer.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -14,3 +14,6 @@ echo "== agent under ThreadSanitizer"
 [ -f build-tsan/build.ninja ] || cmake --preset tsan >/dev/null
 cmake --build --preset tsan --target agent_tests -j "$(nproc)"
 ctest --preset tsan -R '^(SpscRingTest|AgentTest|StringTableTest|BatchEncoderTest)\.' --timeout 600
+
+echo "== PyTorch plugin and example jobs (pytest, Debian's /usr/bin/python3)"
+TRAINSCOPE_BUILD_DIR="$PWD/build" /usr/bin/python3 -m pytest tests/python -q -m "not slow" -p no:cacheprovider
