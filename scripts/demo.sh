@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The main demo: installs what is missing, builds, starts a collector, streams a
-# 4-rank job into it, shows the live feed and ends with per-rank counts.
+# The main demo: installs what is missing, builds, starts a collector, runs a real
+# 4-rank PyTorch job attached to it, shows the live feed and ends with per-rank counts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -30,17 +30,19 @@ for _ in $(seq 100); do [ -f "$WORK/ports" ] && break; sleep 0.1; done
 [ -f "$WORK/ports" ] || { echo "collector did not start:"; cat "$WORK/collector.log"; exit 1; }
 head -1 "$WORK/collector.log"
 
-echo "== starting a 4-rank job '$JOB' (agents stream to the collector)"
-for rank in 0 1 2 3; do
-  "$BIN/trainscope-loadgen" --collector "$AGENTS" --job "$JOB" --rank "$rank" --world-size 4 \
-    --events 150000 --rate 30000 --summary "$WORK/rank-$rank.json" >"$WORK/rank-$rank.log" 2>&1 &
-  pids+=($!)
-done
+echo "== starting a real 4-rank PyTorch DDP job '$JOB' (CNN on sklearn's digits, gloo on CPU)"
+PYTHONPATH="$PWD/build/python" /usr/bin/python3 integrations/pytorch/examples/ddp_train.py \
+  --dataset digits --world-size 4 --steps 150 --batch-size 32 --collector "$AGENTS" --job "$JOB" \
+  >"$WORK/job.log" 2>&1 &
+job_pid=$!
+pids+=($job_pid)
 
-echo "== live feed (trainscope tail $JOB, 6 s)"
-"$BIN/trainscope" tail "$JOB" --for 6 || true
+echo "== live feed (trainscope tail $JOB, 8 s)"
+"$BIN/trainscope" tail "$JOB" --for 8 --kinds job,command || true
 
-for rank in 0 1 2 3; do wait "${pids[$((rank + 1))]}" || true; done
+wait "$job_pid" || { echo "the training job failed:"; tail -20 "$WORK/job.log"; exit 1; }
+echo "== the job's own output (last lines)"
+tail -4 "$WORK/job.log"
 echo
 echo "== trainscope status $JOB"
 "$BIN/trainscope" status "$JOB"
