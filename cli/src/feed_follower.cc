@@ -29,22 +29,28 @@ absl::Status FeedFollower::Start(std::vector<Event>* events) {
   absl::StatusOr<trainscope::v1::FeedSnapshot> snapshot =
       source_->RequestSnapshot(job_id_, snapshot_timeout_);
   if (!snapshot.ok()) return snapshot.status();
+  if (ApplySnapshot(*snapshot, events)) return absl::OkStatus();
+  events->push_back(Notice(
+      absl::StrCat("job ", job_id_, " is not known to the collector yet",
+                   snapshot->error().empty() ? "" : absl::StrCat(" (", snapshot->error(), ")"),
+                   "; waiting for its updates")));
+  return absl::OkStatus();
+}
+
+bool FeedFollower::ApplySnapshot(const trainscope::v1::FeedSnapshot& snapshot,
+                                 std::vector<Event>* events) {
   ++snapshots_;
   accepted_since_snapshot_ = 0;
-  for (const trainscope::v1::JobStatus& job : snapshot->jobs()) {
+  for (const trainscope::v1::JobStatus& job : snapshot.jobs()) {
     if (job.summary().job_id() != job_id_) continue;
     last_sequence_ = job.feed_sequence();
     Event event;
     event.type = Event::kSnapshot;
     event.snapshot = job;
     events->push_back(std::move(event));
-    return absl::OkStatus();
+    return true;
   }
-  events->push_back(Notice(
-      absl::StrCat("job ", job_id_, " is not known to the collector yet",
-                   snapshot->error().empty() ? "" : absl::StrCat(" (", snapshot->error(), ")"),
-                   "; waiting for its updates")));
-  return absl::OkStatus();
+  return false;
 }
 
 bool FeedFollower::Resnapshot(std::vector<Event>* events) {
@@ -54,17 +60,7 @@ bool FeedFollower::Resnapshot(std::vector<Event>* events) {
     events->push_back(Notice(absl::StrCat("could not re-snapshot: ", snapshot.status().message())));
     return false;
   }
-  ++snapshots_;
-  accepted_since_snapshot_ = 0;
-  for (const trainscope::v1::JobStatus& job : snapshot->jobs()) {
-    if (job.summary().job_id() != job_id_) continue;
-    last_sequence_ = job.feed_sequence();
-    Event event;
-    event.type = Event::kSnapshot;
-    event.snapshot = job;
-    events->push_back(std::move(event));
-    return true;
-  }
+  if (ApplySnapshot(*snapshot, events)) return true;
   events->push_back(Notice(absl::StrCat("re-snapshot did not include job ", job_id_,
                                         snapshot->error().empty() ? "" : ": ", snapshot->error())));
   return false;

@@ -66,6 +66,8 @@ class FeedFollower {
   void HandleUpdate(trainscope::v1::FeedUpdate update, std::vector<Event>* events);
   // Takes a snapshot and, when it names the job, restarts counting from it.
   // Returns false (after a kNotice) when no usable snapshot came.
+  // Folds `snapshot` in (counts it, resets the sequence); false when it lacks this job.
+  bool ApplySnapshot(const trainscope::v1::FeedSnapshot& snapshot, std::vector<Event>* events);
   bool Resnapshot(std::vector<Event>* events);
 
   FeedSource* source_;
