@@ -4,7 +4,9 @@
 Starts the real trainscope-collector and trainscope-loadgen processes carrying
 64 agent streams on loopback, and reports events/s that were received,
 validated, written to the durable log and acknowledged, plus the collector's
-peak memory. Runs with fsync on (the default durability) and off, in one go.
+peak memory. Runs with fsync on (the default durability) and off, and with the
+live analysis (clock alignment, step assembly) on and off, in one go, and
+prints the analysis-on / analysis-off ratios of that run.
 
     /usr/bin/python3 bench/collector_ingest.py [--build build] [--streams 64]
 """
@@ -47,8 +49,8 @@ def cpu_seconds(pid):
         return float("nan")
 
 
-def run_once(bin_dir, streams, processes, rate, seconds, fsync, work):
-    data = os.path.join(work, f"data-fsync-{fsync}")
+def run_once(bin_dir, streams, processes, rate, seconds, fsync, analysis, work):
+    data = os.path.join(work, f"data-fsync-{fsync}-analysis-{analysis}")
     port_file = os.path.join(work, "ports")
     if os.path.exists(port_file):
         os.remove(port_file)
@@ -56,7 +58,8 @@ def run_once(bin_dir, streams, processes, rate, seconds, fsync, work):
     collector = subprocess.Popen(
         [os.path.join(bin_dir, "trainscope-collector"), f"--listen={agents}",
          f"--feed=tcp://127.0.0.1:{free_port()}", f"--snapshot=tcp://127.0.0.1:{free_port()}",
-         f"--data-dir={data}", f"--port-file={port_file}", f"--fsync={'true' if fsync else 'false'}"],
+         f"--data-dir={data}", f"--port-file={port_file}", f"--fsync={'true' if fsync else 'false'}",
+         f"--analysis={'true' if analysis else 'false'}"],
         stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "collector.err"), "w"))
     deadline = time.time() + 30
     while not os.path.exists(port_file):
@@ -68,7 +71,7 @@ def run_once(bin_dir, streams, processes, rate, seconds, fsync, work):
     start = time.time()
     gens = []
     for p in range(processes):
-        summary = os.path.join(work, f"summary-{fsync}-{p}.jsonl")
+        summary = os.path.join(work, f"summary-{fsync}-{analysis}-{p}.jsonl")
         gens.append((summary, subprocess.Popen(
             [os.path.join(bin_dir, "trainscope-loadgen"), "--collector", agents, "--job", "bench",
              "--rank", str(p * per_proc), "--streams", str(per_proc), "--world-size", str(streams),
@@ -92,7 +95,7 @@ def run_once(bin_dir, streams, processes, rate, seconds, fsync, work):
                 attempted += s["attempted"]
                 dropped += s["dropped_ring_full"] + s["dropped_buffer_full"] + s["dropped_shutdown"]
     log_bytes = sum(os.path.getsize(os.path.join(dp, f)) for dp, _, fs in os.walk(data) for f in fs)
-    return dict(fsync=fsync, elapsed=elapsed, acked=acked, attempted=attempted, dropped=dropped,
+    return dict(fsync=fsync, analysis=analysis, elapsed=elapsed, acked=acked, attempted=attempted, dropped=dropped,
                 rate=acked / elapsed, rss=rss, log_mib=log_bytes / 2**20, cpu=collector_cpu,
                 per_cpu=acked / collector_cpu if collector_cpu > 0 else float("nan"))
 
@@ -116,14 +119,21 @@ def main():
         print(f"collector ingest: {args.streams} agent streams in {args.processes} processes, "
               f"{offered:,} events/s offered for {args.seconds:g} s, on {os.cpu_count()} cores "
               f"shared with the agents")
-        print(f"{'fsync':>6} {'events acked':>14} {'seconds':>8} {'events/s':>12} {'vs 5M/s':>8} "
+        print(f"{'fsync':>6} {'analysis':>8} {'events acked':>14} {'seconds':>8} {'events/s':>12} {'vs 5M/s':>8} "
               f"{'dropped':>11} {'collector CPU s':>16} {'events/CPU-s':>13} {'peak RSS MiB':>13} "
               f"{'log MiB':>8}")
-        for fsync in (True, False):
-            r = run_once(bin_dir, args.streams, args.processes, args.rate, args.seconds, fsync, work)
-            print(f"{str(r['fsync']):>6} {r['acked']:>14,} {r['elapsed']:>8.2f} {r['rate']:>12,.0f} "
+        results = {}
+        for fsync, analysis in ((True, True), (False, True), (False, False)):
+            r = run_once(bin_dir, args.streams, args.processes, args.rate, args.seconds, fsync,
+                         analysis, work)
+            results[(fsync, analysis)] = r
+            print(f"{str(r['fsync']):>6} {str(r['analysis']):>8} {r['acked']:>14,} {r['elapsed']:>8.2f} {r['rate']:>12,.0f} "
                   f"{r['rate'] / 5e6:>7.2f}x {r['dropped']:>11,} {r['cpu']:>16.2f} "
                   f"{r['per_cpu']:>13,.0f} {r['rss']:>13.1f} {r['log_mib']:>8.1f}")
+        on, off = results[(False, True)], results[(False, False)]
+        print(f"analysis on / off (fsync off): end-to-end events/s {on['rate'] / off['rate']:.2f}x, "
+              f"events per collector CPU-s {on['per_cpu'] / off['per_cpu']:.2f}x "
+              f"(budget: no more than 20 % lower)")
     finally:
         shutil.rmtree(work, ignore_errors=True)
 

@@ -21,6 +21,10 @@ const std::vector<Subcommand>& Subcommands() {
       {"jobs", "list the jobs the collector knows", RunJobsCommand},
       {"status", "show one job: summary, ranks, commands", RunStatusCommand},
       {"tail", "follow a job's live feed, one line per update", RunTailCommand},
+      {"steps", "per-step metrics across a job's devices (wait, transfer, FLOPS...)",
+       RunStepsCommand},
+      {"clocks", "clock offset, drift and uncertainty of every device of a job", RunClocksCommand},
+      {"ops", "a job's operators on the aligned time axis (JSON)", RunOpsCommand},
       {"halt", "halt every rank of a job (needs the job's token)", RunHaltCommand},
       {"enable", "switch recording on for a job (needs the job's token)",
        [](const std::vector<std::string>& args, const CommandContext& ctx) {

@@ -102,12 +102,17 @@ absl::StatusOr<std::optional<trainscope::v1::FeedUpdate>> ZmqFeedSource::Receive
 
 absl::StatusOr<trainscope::v1::FeedSnapshot> ZmqFeedSource::RequestSnapshot(
     const std::string& job_id, absl::Duration timeout) {
+  trainscope::v1::SnapshotRequest message;
+  message.set_job_id(job_id);
+  return Request(message, timeout);
+}
+
+absl::StatusOr<trainscope::v1::FeedSnapshot> ZmqFeedSource::Request(
+    const trainscope::v1::SnapshotRequest& message, absl::Duration timeout) {
   try {
     zmq::socket_t request(context_, zmq::socket_type::req);
     ConfigureSocket(&request, snapshot_endpoint_);
     request.connect(snapshot_endpoint_);
-    trainscope::v1::SnapshotRequest message;
-    message.set_job_id(job_id);
     const std::string bytes = message.SerializeAsString();
     // A REQ socket queues the request until connected; send never blocks here.
     request.send(zmq::buffer(bytes), zmq::send_flags::dontwait);

@@ -37,6 +37,9 @@ ABSL_FLAG(int, probe_interval_ms, 1000, "clock probe period per agent stream; 0 
 ABSL_FLAG(int, halt_step_margin, 2,
           "a halt stops every rank at the highest step any rank reported plus this many "
           "steps, so ranks that lag behind reach the same boundary");
+ABSL_FLAG(bool, analysis, true,
+          "align clocks and assemble steps live (steps, clocks and aligned operators on the "
+          "feed); false: only log and publish counters");
 ABSL_FLAG(std::string, port_file, "",
           "write 'agents=HOST:PORT', 'feed=ENDPOINT', 'snapshot=ENDPOINT' lines here (atomically) "
           "once everything listens");
@@ -156,6 +159,7 @@ int main(int argc, char** argv) {
   options.max_message_bytes = max_message;
   options.probe_interval = absl::Milliseconds(probe_ms);
   options.halt_step_margin = static_cast<uint64_t>(halt_margin);
+  options.analysis = absl::GetFlag(FLAGS_analysis);
   options.max_queued_bytes = static_cast<uint64_t>(queued_mb) << 20;
 
   auto server = trainscope::collector::CollectorServer::Start(options);

@@ -69,6 +69,7 @@ absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::OpenWithLog(std::strin
   std::unique_ptr<JobPipeline> pipeline(new JobPipeline(
       std::move(job_id), std::move(options), std::move(log), std::move(index), std::move(*token)));
   pipeline->RecoverState();
+  pipeline->StartAnalysis();
   JobPipeline* raw = pipeline.get();
   pipeline->thread_ = std::thread([raw] { raw->Run(); });
   return pipeline;
@@ -112,6 +113,7 @@ bool JobPipeline::TryPost(Task& task) {
 
 void JobPipeline::Stop() {
   absl::MutexLock stop_lock(&stop_mu_);
+  if (analysis_) analysis_->Stop();
   {
     absl::MutexLock lock(&mu_);
     stopping_ = true;
@@ -233,10 +235,66 @@ void JobPipeline::CommitAndComplete() {
       Notice(absl::StrCat("trainscope-collector: ", sync_status.message()));
     }
   }
+  // The analysis sees only what is durable: what failed to sync comes again
+  // when the agents resend it.
+  if (!pending_analysis_.empty()) {
+    if (sync_status.ok() && analysis_) analysis_->Submit(std::move(pending_analysis_));
+    pending_analysis_.clear();
+  }
   PublishPending();
   std::vector<Completion> completions;
   completions.swap(after_sync_);
   for (Completion& completion : completions) completion(sync_status);
+}
+
+void JobPipeline::Analyse(v1::LogRecord record) {
+  if (analysis_) pending_analysis_.push_back(std::move(record));
+}
+
+void JobPipeline::StartAnalysis() {
+  if (!options_.analysis) return;
+  AnalysisWorkerOptions worker_options;
+  worker_options.max_queued_events = options_.max_analysis_queue_events;
+  worker_options.notice = [this](absl::string_view line) { Notice(line); };
+  JobAnalyzerOutputs outputs;
+  // Outputs arrive on the analysis thread; the pipeline thread owns the feed
+  // sequence and the index, so they are posted there.
+  outputs.on_step = [this](v1::StepReport step, v1::OperatorBatch operators) {
+    Post([this, step = std::move(step), operators = std::move(operators)](bool run) mutable {
+      if (run) OnStepAnalysed(std::move(step), std::move(operators));
+    });
+  };
+  outputs.on_clocks = [this](v1::ClockReport clocks) {
+    v1::FeedUpdate update;
+    *update.mutable_clocks() = std::move(clocks);
+    Post([this, update = std::move(update)](bool run) mutable {
+      if (run) QueueFeed(std::move(update));
+    });
+  };
+  analysis_ = std::make_unique<AnalysisWorker>(std::move(worker_options), options_.analyzer,
+                                               std::move(outputs));
+}
+
+void JobPipeline::OnStepAnalysed(v1::StepReport step, v1::OperatorBatch operators) {
+  if (!operators.operators().empty()) {
+    v1::FeedUpdate update;
+    *update.mutable_operators() = std::move(operators);
+    QueueFeed(std::move(update));
+  }
+  if (index_) pending_index_steps_.push_back(step);
+  v1::FeedUpdate update;
+  *update.mutable_step() = std::move(step);
+  QueueFeed(std::move(update));
+}
+
+void JobPipeline::Query(v1::SnapshotRequest request, std::function<void(v1::FeedSnapshot)> done) {
+  if (!analysis_) {
+    v1::FeedSnapshot reply;
+    reply.set_error(absl::StrCat("job ", job_id_,
+                                 ": the collector runs without analysis (--analysis=false)"));
+    return done(std::move(reply));
+  }
+  analysis_->Query(std::move(request), std::move(done));
 }
 
 void JobPipeline::QueueFeed(v1::FeedUpdate update) {
@@ -404,6 +462,7 @@ void JobPipeline::DoAttach(AttachRequest& request,
   *logged = hello;
   logged->clear_job_token();  // the log is not a place for secrets
   const absl::Status appended = AppendRecord(record);
+  if (appended.ok()) Analyse(record);
 
   uint64_t resume = 0;
   if (auto it = log_->state().streams.find(connection.key); it != log_->state().streams.end()) {
@@ -472,7 +531,7 @@ void JobPipeline::CloseConnection(uint64_t connection_id, bool goodbye, const st
   closed->set_agent_instance_id(key.agent_instance_id);
   closed->set_goodbye(goodbye);
   closed->set_reason(reason);
-  (void)AppendRecord(record);  // a failure shows at the next Sync
+  if (AppendRecord(record).ok()) Analyse(std::move(record));  // a failure shows at the next Sync
   connections_.erase(it);
   if (auto rank_it = connection_by_rank_.find(key.rank);
       rank_it != connection_by_rank_.end() && rank_it->second == connection_id) {
@@ -530,6 +589,7 @@ absl::Status JobPipeline::AppendBatch(uint64_t connection_id, v1::StreamBatch ba
       dirty_ranks_[rank] = true;
       counters_changed_ = true;
     }
+    if (appended.ok() && !refused) Analyse(std::move(record));
     after_sync_.push_back(
         [appended, durable = std::move(durable)](const absl::Status& sync_status) {
           durable(appended.ok() ? sync_status : appended);
@@ -568,7 +628,7 @@ void JobPipeline::RecordProbeReply(uint64_t connection_id, v1::ProbeReply reply,
     sample->set_collector_receive_unix_ns(receive_unix_ns);
     *sample->mutable_reply() = std::move(reply);
     it->second.probes_in_flight.erase(probe);
-    (void)AppendRecord(record);
+    if (AppendRecord(record).ok()) Analyse(std::move(record));
   });
 }
 
@@ -794,7 +854,8 @@ void JobPipeline::IndexSegments() { index_segments_dirty_ = true; }
 void JobPipeline::IndexStream(const StreamKey& key) { index_dirty_streams_.insert(key); }
 
 bool JobPipeline::IndexDirty() const {
-  return index_ && (index_job_dirty_ || index_segments_dirty_ || !index_dirty_streams_.empty());
+  return index_ && (index_job_dirty_ || index_segments_dirty_ || !index_dirty_streams_.empty() ||
+                    !pending_index_steps_.empty());
 }
 
 void JobPipeline::FlushIndex(absl::Time now, bool force) {
@@ -820,6 +881,28 @@ void JobPipeline::FlushIndex(absl::Time now, bool force) {
     if (it == log_->state().streams.end()) continue;
     ++written;
     if (failed(index_->UpsertStream(job_id_, it->second))) return;
+  }
+  if (!pending_index_steps_.empty()) {
+    std::vector<IndexedDeviceStep> rows;
+    for (const v1::StepReport& step : pending_index_steps_) {
+      for (const v1::DeviceStep& d : step.devices()) {
+        rows.push_back({.step = d.step(),
+                        .rank = d.rank(),
+                        .stage = d.stage(),
+                        .start_ns = d.start_ns(),
+                        .step_time_ns = d.step_time_ns(),
+                        .data_wait_ns = d.data_wait_ns(),
+                        .compute_ns = d.compute_ns(),
+                        .wait_ns = d.wait_ns(),
+                        .transfer_ns = d.transfer_ns(),
+                        .idle_ns = d.idle_ns(),
+                        .flops = d.flops(),
+                        .peak_memory_bytes = d.peak_memory_bytes(),
+                        .complete = d.complete()});
+      }
+    }
+    pending_index_steps_.clear();
+    if (failed(index_->UpsertDeviceSteps(job_id_, rows))) return;
   }
   if (index_segments_dirty_) {
     index_segments_dirty_ = false;

@@ -153,7 +153,25 @@ v1::FeedSnapshot JobRegistry::Snapshot(const v1::SnapshotRequest& request,
     futures.push_back(promise->get_future());
     pipeline->Snapshot([promise](v1::JobStatus status) { promise->set_value(std::move(status)); });
   }
+  // Steps and Marey data come from the job's analysis thread, asked at once too.
+  std::future<v1::FeedSnapshot> analysis;
+  if (!request.job_id().empty() && (request.has_steps() || request.has_marey())) {
+    auto promise = std::make_shared<std::promise<v1::FeedSnapshot>>();
+    analysis = promise->get_future();
+    pipelines[0]->Query(request, [promise](v1::FeedSnapshot reply) {
+      promise->set_value(std::move(reply));
+    });
+  }
   const auto deadline = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
+  if (analysis.valid()) {
+    if (analysis.wait_until(deadline) != std::future_status::ready) {
+      snapshot.set_error(absl::StrCat("job ", request.job_id(),
+                                      ": its analysis did not answer within ",
+                                      absl::FormatDuration(timeout), "; try again"));
+    } else {
+      snapshot.MergeFrom(analysis.get());
+    }
+  }
   for (size_t i = 0; i < futures.size(); ++i) {
     if (futures[i].wait_until(deadline) != std::future_status::ready) {
       snapshot.set_error(absl::StrCat("job ", pipelines[i]->job_id(), " did not answer within ",

@@ -13,6 +13,15 @@ std::string FeedTopic(const v1::FeedUpdate& update) {
     case v1::FeedUpdate::kCommand:
       kind = "command";
       break;
+    case v1::FeedUpdate::kStep:
+      kind = "step";
+      break;
+    case v1::FeedUpdate::kClocks:
+      kind = "clock";
+      break;
+    case v1::FeedUpdate::kOperators:
+      kind = "ops";
+      break;
     default:
       break;
   }

@@ -45,6 +45,24 @@ CREATE TABLE segments(
   sealed INTEGER NOT NULL DEFAULT 0);
 CREATE INDEX segments_by_job ON segments(job_id);
 )sql",
+    R"sql(
+CREATE TABLE device_steps(
+  job_id TEXT NOT NULL,
+  step INTEGER NOT NULL,
+  rank INTEGER NOT NULL,
+  stage INTEGER NOT NULL DEFAULT 0,
+  start_ns INTEGER NOT NULL DEFAULT 0,
+  step_time_ns INTEGER NOT NULL DEFAULT 0,
+  data_wait_ns INTEGER NOT NULL DEFAULT 0,
+  compute_ns INTEGER NOT NULL DEFAULT 0,
+  wait_ns INTEGER NOT NULL DEFAULT 0,
+  transfer_ns INTEGER NOT NULL DEFAULT 0,
+  idle_ns INTEGER NOT NULL DEFAULT 0,
+  flops INTEGER NOT NULL DEFAULT 0,
+  peak_memory_bytes INTEGER NOT NULL DEFAULT 0,
+  complete INTEGER NOT NULL DEFAULT 1,
+  PRIMARY KEY(job_id, step, rank));
+)sql",
 };
 static_assert(std::size(kMigrations) == LogIndex::kSchemaVersion);
 
@@ -82,6 +100,14 @@ SELECT rank, agent_instance_id, restart_count, host, pid, device, framework, las
 FROM streams WHERE job_id = ?1 ORDER BY rank, agent_instance_id)sql";
 constexpr const char* kListSegments = R"sql(
 SELECT path, records, bytes, sealed FROM segments WHERE job_id = ?1 ORDER BY path)sql";
+constexpr const char* kUpsertDeviceStep = R"sql(
+INSERT OR REPLACE INTO device_steps(job_id, step, rank, stage, start_ns, step_time_ns,
+  data_wait_ns, compute_ns, wait_ns, transfer_ns, idle_ns, flops, peak_memory_bytes, complete)
+VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14))sql";
+constexpr const char* kListDeviceSteps = R"sql(
+SELECT step, rank, stage, start_ns, step_time_ns, data_wait_ns, compute_ns, wait_ns,
+       transfer_ns, idle_ns, flops, peak_memory_bytes, complete
+FROM device_steps WHERE job_id = ?1 AND step >= ?2 AND step <= ?3 ORDER BY step, rank)sql";
 
 // A prepared statement, reset after each use so it can be run again.
 class Statement {
@@ -128,6 +154,11 @@ class SqliteLogIndex final : public LogIndex {
   absl::Status UpsertStream(const std::string& job_id, const StreamProgress& progress) override;
   absl::Status UpsertSegment(const std::string& job_id, const std::string& segment_path,
                              uint64_t records, uint64_t bytes, bool sealed) override;
+  absl::Status UpsertDeviceSteps(const std::string& job_id,
+                                 const std::vector<IndexedDeviceStep>& steps) override;
+  absl::StatusOr<std::vector<IndexedDeviceStep>> ListDeviceSteps(const std::string& job_id,
+                                                                 uint64_t first_step,
+                                                                 uint64_t last_step) override;
   absl::StatusOr<std::vector<IndexedJob>> ListJobs() override;
   absl::StatusOr<std::vector<IndexedStream>> ListStreams(const std::string& job_id) override;
   absl::StatusOr<std::vector<IndexedSegment>> ListSegments(const std::string& job_id) override;
@@ -156,6 +187,8 @@ class SqliteLogIndex final : public LogIndex {
   Statement list_jobs_;
   Statement list_streams_;
   Statement list_segments_;
+  Statement upsert_device_step_;
+  Statement list_device_steps_;
 };
 
 absl::Status SqliteLogIndex::Exec(const char* sql, const std::string& what) {
@@ -241,7 +274,8 @@ absl::Status SqliteLogIndex::Init() {
       {&upsert_job_, kUpsertJob},       {&ensure_job_, kEnsureJob},
       {&upsert_stream_, kUpsertStream}, {&upsert_segment_, kUpsertSegment},
       {&list_jobs_, kListJobs},         {&list_streams_, kListStreams},
-      {&list_segments_, kListSegments},
+      {&list_segments_, kListSegments}, {&upsert_device_step_, kUpsertDeviceStep},
+      {&list_device_steps_, kListDeviceSteps},
   };
   for (const auto& [statement, sql] : statements) {
     if (statement->Prepare(db_.handle, sql) != SQLITE_OK)
@@ -302,6 +336,69 @@ absl::Status SqliteLogIndex::UpsertSegment(const std::string& job_id,
   upsert_segment_.Bind(4, ToSql(bytes));
   upsert_segment_.Bind(5, sealed ? 1 : 0);
   return Run(upsert_segment_, absl::StrCat("cannot upsert segment ", segment_path));
+}
+
+absl::Status SqliteLogIndex::UpsertDeviceSteps(const std::string& job_id,
+                                               const std::vector<IndexedDeviceStep>& steps) {
+  if (steps.empty()) return absl::OkStatus();
+  ensure_job_.Bind(1, job_id);
+  if (absl::Status s = Run(ensure_job_, absl::StrCat("cannot insert job ", job_id)); !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = Exec("BEGIN", "cannot begin a transaction"); !s.ok()) return s;
+  for (const IndexedDeviceStep& d : steps) {
+    Statement& st = upsert_device_step_;
+    st.Bind(1, job_id);
+    st.Bind(2, ToSql(d.step));
+    st.Bind(3, static_cast<int64_t>(d.rank));
+    st.Bind(4, static_cast<int64_t>(d.stage));
+    st.Bind(5, d.start_ns);
+    st.Bind(6, d.step_time_ns);
+    st.Bind(7, d.data_wait_ns);
+    st.Bind(8, d.compute_ns);
+    st.Bind(9, d.wait_ns);
+    st.Bind(10, d.transfer_ns);
+    st.Bind(11, d.idle_ns);
+    st.Bind(12, ToSql(d.flops));
+    st.Bind(13, ToSql(d.peak_memory_bytes));
+    st.Bind(14, d.complete ? 1 : 0);
+    if (absl::Status s = Run(st, absl::StrCat("cannot upsert step ", d.step, " of rank ", d.rank,
+                                              " of job ", job_id));
+        !s.ok()) {
+      (void)Exec("ROLLBACK", "rollback");
+      return s;
+    }
+  }
+  return Exec("COMMIT", "cannot commit step rows");
+}
+
+absl::StatusOr<std::vector<IndexedDeviceStep>> SqliteLogIndex::ListDeviceSteps(
+    const std::string& job_id, uint64_t first_step, uint64_t last_step) {
+  std::vector<IndexedDeviceStep> steps;
+  Statement& st = list_device_steps_;
+  st.Bind(1, job_id);
+  st.Bind(2, ToSql(first_step));
+  st.Bind(3, ToSql(last_step));
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    steps.push_back({.step = FromSql(st.Int(0)),
+                     .rank = static_cast<uint32_t>(st.Int(1)),
+                     .stage = static_cast<uint32_t>(st.Int(2)),
+                     .start_ns = st.Int(3),
+                     .step_time_ns = st.Int(4),
+                     .data_wait_ns = st.Int(5),
+                     .compute_ns = st.Int(6),
+                     .wait_ns = st.Int(7),
+                     .transfer_ns = st.Int(8),
+                     .idle_ns = st.Int(9),
+                     .flops = FromSql(st.Int(10)),
+                     .peak_memory_bytes = FromSql(st.Int(11)),
+                     .complete = st.Int(12) != 0});
+  }
+  absl::Status status = rc == SQLITE_DONE ? absl::OkStatus() : Error("cannot list device steps");
+  st.Reset();
+  if (!status.ok()) return status;
+  return steps;
 }
 
 absl::StatusOr<std::vector<IndexedJob>> SqliteLogIndex::ListJobs() {

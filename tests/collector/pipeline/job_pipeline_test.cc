@@ -9,11 +9,13 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/collector_test_util.h"
+#include "testing/event_batch_builder.h"
 #include "trainscope/collector/store/log_reader.h"
 
 namespace trainscope::collector {
 namespace {
 
+using testing::EventBatchBuilder;
 using testing::FakeAgentStream;
 using ::testing::HasSubstr;
 using testing::kWait;
@@ -581,6 +583,78 @@ TEST_F(JobPipelineTest, CallsAfterStopFailWithUnavailable) {
             absl::StatusCode::kUnavailable);
   absl::StatusOr<v1::CommandReply> reply = Run(*pipeline, JobCommand{});
   EXPECT_EQ(reply.status().code(), absl::StatusCode::kUnavailable);
+}
+
+
+TEST_F(JobPipelineTest, AnalysisPublishesStepsClocksAndOperatorsAndAnswersQueries) {
+  auto pipeline = OpenFake(Options());
+  std::vector<uint64_t> connection(2);
+  for (uint32_t rank : {0u, 1u}) {
+    auto attached = Attach(*pipeline, MakeHello("j", rank, 2, 11 + rank),
+                           std::make_shared<FakeAgentStream>());
+    ASSERT_TRUE(attached.ok()) << attached.status();
+    connection[rank] = attached->connection_id;
+  }
+  // Three steps on both ranks: an operator, an all-reduce, the next step's mark.
+  for (uint64_t step = 0; step < 3; ++step) {
+    for (uint32_t rank : {0u, 1u}) {
+      const int64_t t0 = static_cast<int64_t>(step) * 10'000'000 + 1'000'000'000;
+      EventBatchBuilder b(step + 1);
+      b.Operator("aten::mm", t0, t0 + 4'000'000);
+      b.Collective("gloo:all_reduce", t0 + 4'000'000, t0 + 8'000'000,
+                   v1::COLLECTIVE_KIND_ALL_REDUCE, "", step + 1, 1024);
+      b.StepMark(t0 + 10'000'000, step + 1);
+      v1::StreamBatch batch;
+      batch.set_rank(rank);
+      batch.set_agent_instance_id(11 + rank);
+      *batch.mutable_batch() = b.Build();
+      ASSERT_TRUE(pipeline->AppendBatch(connection[rank], std::move(batch), 100,
+                                        [](absl::Status) {}).ok());
+    }
+  }
+  // Steps 0 and 1 have closed on both ranks (step 2 waits for its end marks).
+  auto count = [&](auto has) {
+    int n = 0;
+    for (const v1::FeedUpdate& u : feed_.updates()) n += has(u) ? 1 : 0;
+    return n;
+  };
+  const absl::Time deadline = absl::Now() + kWait;
+  while (count([](const v1::FeedUpdate& u) { return u.has_step(); }) < 2 &&
+         absl::Now() < deadline) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(count([](const v1::FeedUpdate& u) { return u.has_step(); }), 2);
+  EXPECT_EQ(count([](const v1::FeedUpdate& u) { return u.has_operators(); }), 2);
+  for (const v1::FeedUpdate& u : feed_.updates()) {
+    if (u.has_step()) EXPECT_EQ(u.step().devices_size(), 2);
+  }
+
+  absl::Notification answered;
+  v1::FeedSnapshot reply;
+  v1::SnapshotRequest request;
+  request.set_job_id("j");
+  request.mutable_steps();
+  request.mutable_marey();
+  pipeline->Query(request, [&](v1::FeedSnapshot r) {
+    reply = std::move(r);
+    answered.Notify();
+  });
+  ASSERT_TRUE(answered.WaitForNotificationWithTimeout(kWait));
+  EXPECT_EQ(reply.steps_size(), 2);
+  EXPECT_EQ(reply.marey().operators().operators_size(), 2 * 2 * 2);  // 2 steps x 2 ranks x 2 ops
+  EXPECT_EQ(reply.clocks().devices_size(), 2);
+  pipeline->Stop();
+}
+
+TEST_F(JobPipelineTest, WithoutAnalysisQueriesSaySo) {
+  JobPipelineOptions options = Options();
+  options.analysis = false;
+  auto pipeline = OpenFake(options);
+  v1::FeedSnapshot reply;
+  v1::SnapshotRequest request;
+  request.mutable_steps();
+  pipeline->Query(request, [&](v1::FeedSnapshot r) { reply = std::move(r); });
+  EXPECT_THAT(reply.error(), HasSubstr("without analysis"));
 }
 
 }  // namespace

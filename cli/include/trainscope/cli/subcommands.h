@@ -23,6 +23,9 @@ int RunRecordingCommand(bool enabled, const std::vector<std::string>& args,
 int RunReplayCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunRunCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunAttachCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+int RunStepsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+int RunClocksCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+int RunOpsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunDetachCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 
 }  // namespace trainscope::cli

@@ -32,6 +32,9 @@ class ZmqFeedSource : public FeedSource {
       absl::Duration timeout) override;
   absl::StatusOr<trainscope::v1::FeedSnapshot> RequestSnapshot(const std::string& job_id,
                                                                absl::Duration timeout) override;
+  // Any request to the snapshot server: steps or Marey data too.
+  absl::StatusOr<trainscope::v1::FeedSnapshot> Request(
+      const trainscope::v1::SnapshotRequest& request, absl::Duration timeout);
   std::string Describe() const override { return feed_endpoint_; }
 
  private:

@@ -51,6 +51,7 @@ struct CollectorServerOptions {
   int max_message_bytes = kMaxMessageBytes;
   absl::Duration probe_interval = absl::Seconds(1);
   uint64_t halt_step_margin = 2;  // JobPipelineOptions::halt_step_margin
+  bool analysis = true;           // JobPipelineOptions::analysis
   uint64_t max_queued_bytes = 256ull << 20;
   uint32_t max_in_flight_per_stream = 8;
   size_t max_jobs = 1024;

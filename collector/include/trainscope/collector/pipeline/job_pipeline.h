@@ -54,8 +54,10 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "trainscope/collector/analysis/job_analyzer.h"
 #include "trainscope/collector/bad_input_counters.h"
 #include "trainscope/collector/ingest/agent_stream.h"
+#include "trainscope/collector/pipeline/analysis_worker.h"
 #include "trainscope/collector/pipeline/job_token.h"
 #include "trainscope/collector/publish/feed_sink.h"
 #include "trainscope/collector/store/job_log.h"
@@ -82,6 +84,11 @@ struct JobPipelineOptions {
   // so that ranks a few steps behind reach the same boundary instead of one
   // rank stopping while the others wait for it in a collective.
   uint64_t halt_step_margin = 2;
+  // Clock alignment and step assembly on a thread of the job's own; results
+  // go to the feed (steps, clocks, operators) and the index (steps).
+  bool analysis = true;
+  JobAnalyzerOptions analyzer;
+  uint64_t max_analysis_queue_events = 4'000'000;
   // One-line notices (recovery, generated tokens); default: stderr.
   std::function<void(absl::string_view)> notice;
 };
@@ -155,6 +162,12 @@ class JobPipeline {
   // The job's full status with the feed sequence it corresponds to.
   void Snapshot(std::function<void(trainscope::v1::JobStatus)> done);
 
+  // Answers request.steps / request.marey from the job's analysis (a
+  // FeedSnapshot with only those fields and the clocks; error set when the
+  // analysis is off). `done` runs on the analysis thread.
+  void Query(trainscope::v1::SnapshotRequest request,
+             std::function<void(trainscope::v1::FeedSnapshot)> done);
+
   // The summary as of the last feed flush (cheap; for listings).
   trainscope::v1::JobSummary summary() const;
 
@@ -210,6 +223,10 @@ class JobPipeline {
   trainscope::v1::JobStatus BuildStatus() const;
   trainscope::v1::JobSummary BuildSummary() const;
   void QueueFeed(trainscope::v1::FeedUpdate update);
+  // Hands `record` to the analysis after the next successful sync.
+  void Analyse(trainscope::v1::LogRecord record);
+  void StartAnalysis();
+  void OnStepAnalysed(trainscope::v1::StepReport step, trainscope::v1::OperatorBatch operators);
   void QueueRankUpdate(uint32_t rank);
   void QueueSummaryUpdate();
   void CountBadCommand(const absl::Status& status, absl::string_view who);
@@ -253,6 +270,8 @@ class JobPipeline {
   bool needs_sync_ = false;
   std::vector<Completion> after_sync_;
   std::vector<trainscope::v1::FeedUpdate> pending_feed_;
+  std::vector<trainscope::v1::LogRecord> pending_analysis_;
+  std::vector<trainscope::v1::StepReport> pending_index_steps_;
   std::map<uint32_t, bool> dirty_ranks_;
   bool summary_changed_ = false;  // state changed: publish at the next flush
   bool counters_changed_ = false;
@@ -273,6 +292,9 @@ class JobPipeline {
 
   absl::Mutex stop_mu_;  // serialises Stop callers around the join
   std::thread thread_;
+  // Null when options.analysis is off. Stopped before the pipeline thread,
+  // since its outputs post to it.
+  std::unique_ptr<AnalysisWorker> analysis_;
 };
 
 }  // namespace trainscope::collector

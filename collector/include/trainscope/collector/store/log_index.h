@@ -1,5 +1,5 @@
 // The SQLite (WAL) index over all durable logs in a data directory: jobs,
-// their streams (ranks and incarnations) and segments. Later: steps, alerts.
+// their streams (ranks and incarnations) and segments. per-device step metrics. Later: alerts.
 //
 // Usage:
 //   ASSIGN_OR_RETURN(auto index, LogIndex::Open(data_dir / "index.sqlite"));
@@ -60,11 +60,28 @@ struct IndexedSegment {
   bool sealed = false;
 };
 
+// One device's metrics in one step (from the collector's step assembly).
+struct IndexedDeviceStep {
+  uint64_t step = 0;
+  uint32_t rank = 0;
+  uint32_t stage = 0;
+  int64_t start_ns = 0;  // the job's reference clock
+  int64_t step_time_ns = 0;
+  int64_t data_wait_ns = 0;
+  int64_t compute_ns = 0;
+  int64_t wait_ns = 0;
+  int64_t transfer_ns = 0;
+  int64_t idle_ns = 0;
+  uint64_t flops = 0;
+  uint64_t peak_memory_bytes = 0;
+  bool complete = true;
+};
+
 class LogIndex {
  public:
   // Current schema version (PRAGMA user_version). Opening a database written
   // by a newer version fails with FAILED_PRECONDITION.
-  static constexpr int kSchemaVersion = 1;
+  static constexpr int kSchemaVersion = 2;
 
   // Creates the file (and its parent directory) if needed.
   static absl::StatusOr<std::unique_ptr<LogIndex>> Open(const std::filesystem::path& db_path);
@@ -80,6 +97,12 @@ class LogIndex {
   // Keyed by segment_path. Creates the job row if missing.
   virtual absl::Status UpsertSegment(const std::string& job_id, const std::string& segment_path,
                                      uint64_t records, uint64_t bytes, bool sealed) = 0;
+  // Keyed by (job_id, step, rank); one transaction for all of `steps`.
+  virtual absl::Status UpsertDeviceSteps(const std::string& job_id,
+                                         const std::vector<IndexedDeviceStep>& steps) = 0;
+  // A job's device steps with first_step <= step <= last_step, by (step, rank).
+  virtual absl::StatusOr<std::vector<IndexedDeviceStep>> ListDeviceSteps(
+      const std::string& job_id, uint64_t first_step, uint64_t last_step) = 0;
   // All jobs ordered by job_id, with their stream count and events summed over streams.
   virtual absl::StatusOr<std::vector<IndexedJob>> ListJobs() = 0;
   // A job's streams ordered by (rank, agent_instance_id).

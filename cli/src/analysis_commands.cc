@@ -1,0 +1,229 @@
+// `trainscope steps`, `trainscope clocks` and `trainscope ops`: what the
+// collector's analysis made of a job (per-step metrics, clock estimates,
+// aligned operators), asked live from the snapshot server or computed from a
+// stored log with --data-dir.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string_view>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "subcommand_support.h"
+#include "trainscope/cli/connection_options.h"
+#include "trainscope/cli/formatting.h"
+#include "trainscope/cli/status_printer.h"
+#include "trainscope/cli/subcommands.h"
+#include "trainscope/cli/table_printer.h"
+#include "trainscope/cli/zmq_feed_source.h"
+#include "trainscope/collector/analysis/job_analyzer.h"
+
+namespace trainscope::cli {
+namespace {
+
+namespace v1 = trainscope::v1;
+
+std::string Ms(int64_t ns) { return absl::StrFormat("%.2f", static_cast<double>(ns) / 1e6); }
+
+void AddAnalysisFlags(ArgParser* parser) {
+  parser->AddPositional("JOB", "the job's id");
+  ConnectionOptions::AddFlags(parser, /*with_feed=*/true);
+  parser->AddFlag("data-dir", "DIR",
+                  "analyse the job's stored log in DIR (the collector's --data-dir) instead of "
+                  "asking the live collector");
+}
+
+// The analysis's answer to `request` (job set by the caller), live or offline.
+absl::StatusOr<v1::FeedSnapshot> Ask(const ParsedArgs& parsed, const ConnectionOptions& conn,
+                                     v1::SnapshotRequest request) {
+  if (std::optional<std::string> dir = parsed.Value("data-dir")) {
+    absl::StatusOr<std::unique_ptr<collector::JobAnalyzer>> analyzer =
+        collector::AnalyzeStoredJob(*dir, request.job_id());
+    if (!analyzer.ok()) return analyzer.status();
+    v1::FeedSnapshot reply;
+    if (request.has_steps()) {
+      for (auto& step : (*analyzer)->Steps(request.steps())) *reply.add_steps() = std::move(step);
+    }
+    if (request.has_marey()) *reply.mutable_marey() = (*analyzer)->Marey(request.marey());
+    *reply.mutable_clocks() = (*analyzer)->Clocks();
+    return reply;
+  }
+  ZmqFeedSource source(conn.feed, conn.snapshot, nullptr);
+  absl::StatusOr<v1::FeedSnapshot> reply = source.Request(request, conn.timeout);
+  if (reply.ok() && !reply->error().empty()) {
+    return absl::FailedPreconditionError(reply->error());
+  }
+  return reply;
+}
+
+// Parses the common part; returns an exit code to stop with, or nullopt.
+std::optional<int> Prepare(const ArgParser& parser, std::string_view command,
+                           const std::vector<std::string>& args, const CommandContext& ctx,
+                           ParsedArgs* parsed, ConnectionOptions* conn, std::string* job) {
+  if (std::optional<int> code = ParseOrExit(parser, command, args, ctx, parsed)) return code;
+  absl::StatusOr<ConnectionOptions> resolved = ConnectionOptions::Resolve(*parsed, ctx.env);
+  if (!resolved.ok()) return UsageError(ctx, command, resolved.status().message());
+  *conn = *resolved;
+  *job = *parsed->Positional("JOB");
+  if (!IsValidJobId(*job)) {
+    return UsageError(ctx, command,
+                      absl::StrCat("JOB '", *job,
+                                   "' is not a job id (expected 1 to 128 of A-Z a-z 0-9 . _ -)"));
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+int RunStepsCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
+  ArgParser parser("trainscope steps",
+                   "Per-step metrics of a job across its devices: step time, data wait, "
+                   "compute, collective wait and transfer, idle, FLOPS, peak memory.");
+  AddAnalysisFlags(&parser);
+  parser.AddFlag("first", "N", "first step to show", "0");
+  parser.AddFlag("last", "N", "last step to show (0: the newest)", "0");
+  parser.AddFlag("max", "N", "show at most N steps (0: the collector's cap)", "0");
+  parser.AddEpilog(
+      "Times are milliseconds. WAIT is time inside collectives spent waiting for the last "
+      "participant to arrive (WAITED_FOR names it); XFER is the rest of the collective time.");
+  ParsedArgs parsed;
+  ConnectionOptions conn;
+  std::string job;
+  if (auto code = Prepare(parser, "steps", args, ctx, &parsed, &conn, &job)) return *code;
+  v1::SnapshotRequest request;
+  request.set_job_id(job);
+  const std::pair<const char*, std::function<void(uint64_t)>> bounds[] = {
+      {"first", [&](uint64_t v) { request.mutable_steps()->set_first_step(v); }},
+      {"last", [&](uint64_t v) { request.mutable_steps()->set_last_step(v); }},
+      {"max", [&](uint64_t v) { request.mutable_steps()->set_max_steps(static_cast<uint32_t>(v)); }},
+  };
+  for (const auto& [flag, set] : bounds) {
+    absl::StatusOr<std::optional<int64_t>> v = parsed.Int(flag, 0, INT32_MAX);
+    if (!v.ok()) return UsageError(ctx, "steps", v.status().message());
+    set(static_cast<uint64_t>(v->value_or(0)));
+  }
+  absl::StatusOr<v1::FeedSnapshot> reply = Ask(parsed, conn, request);
+  if (!reply.ok()) return Fail(ctx, "steps", reply.status());
+  if (conn.json) {
+    for (const v1::StepReport& step : reply->steps()) *ctx.out << ToJsonLine(step) << "\n";
+    *ctx.out << std::flush;
+    return kExitOk;
+  }
+  if (reply->steps().empty()) {
+    *ctx.out << "no closed steps yet for job " << job << "\n";
+    return kExitOk;
+  }
+  TablePrinter table({{"STEP", TablePrinter::kRight},
+                      {"RANK", TablePrinter::kRight},
+                      {"STAGE", TablePrinter::kRight},
+                      {"STEP_MS", TablePrinter::kRight},
+                      {"DATA_MS", TablePrinter::kRight},
+                      {"COMPUTE_MS", TablePrinter::kRight},
+                      {"WAIT_MS", TablePrinter::kRight},
+                      {"XFER_MS", TablePrinter::kRight},
+                      {"IDLE_MS", TablePrinter::kRight},
+                      {"GFLOPS", TablePrinter::kRight},
+                      {"PEAK_MEM"},
+                      {"WAITED_FOR", TablePrinter::kRight}});
+  for (const v1::StepReport& step : reply->steps()) {
+    for (const v1::DeviceStep& d : step.devices()) {
+      table.AddRow({absl::StrCat(d.step()), absl::StrCat(d.rank()), absl::StrCat(d.stage()),
+                    Ms(d.step_time_ns()), Ms(d.data_wait_ns()), Ms(d.compute_ns()),
+                    Ms(d.wait_ns()), Ms(d.transfer_ns()), Ms(d.idle_ns()),
+                    absl::StrFormat("%.2f", d.flops_per_second() / 1e9),
+                    FormatBytes(d.peak_memory_bytes()),
+                    d.waited_for_rank() < 0 ? "-" : absl::StrCat(d.waited_for_rank())});
+    }
+  }
+  *ctx.out << table.Render() << std::flush;
+  return kExitOk;
+}
+
+int RunClocksCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
+  ArgParser parser("trainscope clocks",
+                   "The clock estimate of every device of a job: offset and drift against the "
+                   "job's reference clock, uncertainty, the signals used, jumps detected.");
+  AddAnalysisFlags(&parser);
+  ParsedArgs parsed;
+  ConnectionOptions conn;
+  std::string job;
+  if (auto code = Prepare(parser, "clocks", args, ctx, &parsed, &conn, &job)) return *code;
+  v1::SnapshotRequest request;
+  request.set_job_id(job);
+  request.mutable_steps()->set_max_steps(1);  // any analysis query brings the clocks
+  absl::StatusOr<v1::FeedSnapshot> reply = Ask(parsed, conn, request);
+  if (!reply.ok()) return Fail(ctx, "clocks", reply.status());
+  if (conn.json) {
+    *ctx.out << ToJsonLine(reply->clocks()) << std::endl;
+    return kExitOk;
+  }
+  TablePrinter table({{"RANK", TablePrinter::kRight},
+                      {"OFFSET_MS", TablePrinter::kRight},
+                      {"DRIFT_PPM", TablePrinter::kRight},
+                      {"UNCERTAINTY_US", TablePrinter::kRight},
+                      {"SOURCE"},
+                      {"COLLECTIVES", TablePrinter::kRight},
+                      {"PROBES", TablePrinter::kRight},
+                      {"JUMPS", TablePrinter::kRight}});
+  for (const v1::ClockEstimate& c : reply->clocks().devices()) {
+    std::string source = v1::ClockSource_Name(c.source());
+    if (absl::StartsWith(source, "CLOCK_SOURCE_")) source = absl::AsciiStrToLower(source.substr(13));
+    if (c.reference()) source += " (reference)";
+    table.AddRow({absl::StrCat(c.rank()), Ms(c.offset_ns()), absl::StrFormat("%.2f", c.drift_ppm()),
+                  absl::StrFormat("%.1f", c.uncertainty_ns() / 1e3), source,
+                  absl::StrCat(c.collective_samples()), absl::StrCat(c.probe_samples()),
+                  absl::StrCat(c.jumps())});
+  }
+  *ctx.out << table.Render() << std::flush;
+  return kExitOk;
+}
+
+int RunOpsCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
+  ArgParser parser("trainscope ops",
+                   "Operators of a job on the aligned time axis (the Marey graph's data), as "
+                   "JSON lines: one MareyView with the operators in the range.");
+  AddAnalysisFlags(&parser);
+  parser.AddFlag("start-ns", "NS", "range start on the job's reference clock (0: the beginning)",
+                 "0");
+  parser.AddFlag("end-ns", "NS", "range end (0: the end)", "0");
+  parser.AddRepeatedFlag("rank", "R", "only this rank (repeatable)");
+  parser.AddFlag("bins", "N", "horizontal aggregation into about N bins (0: every operator)", "0");
+  parser.AddFlag("max-operators", "N", "at most N operators (0: the collector's cap)", "0");
+  parser.AddBoolFlag("raw", "place operators by their devices' own clocks");
+  ParsedArgs parsed;
+  ConnectionOptions conn;
+  std::string job;
+  if (auto code = Prepare(parser, "ops", args, ctx, &parsed, &conn, &job)) return *code;
+  v1::SnapshotRequest request;
+  request.set_job_id(job);
+  v1::MareyQuery* q = request.mutable_marey();
+  for (const char* flag : {"start-ns", "end-ns"}) {
+    absl::StatusOr<std::optional<int64_t>> v = parsed.Int(flag, 0, INT64_MAX);
+    if (!v.ok()) return UsageError(ctx, "ops", v.status().message());
+    (std::string_view(flag) == "start-ns" ? q->set_start_ns(v->value_or(0))
+                                          : q->set_end_ns(v->value_or(0)));
+  }
+  for (const std::string& r : parsed.Values("rank")) {
+    uint32_t rank = 0;
+    if (!absl::SimpleAtoi(r, &rank)) {
+      return UsageError(ctx, "ops", absl::StrCat("--rank '", r, "' is not a rank number"));
+    }
+    q->add_ranks(rank);
+  }
+  absl::StatusOr<std::optional<int64_t>> bins = parsed.Int("bins", 0, 100'000);
+  if (!bins.ok()) return UsageError(ctx, "ops", bins.status().message());
+  q->set_bins(static_cast<uint32_t>(bins->value_or(0)));
+  absl::StatusOr<std::optional<int64_t>> max = parsed.Int("max-operators", 0, INT32_MAX);
+  if (!max.ok()) return UsageError(ctx, "ops", max.status().message());
+  q->set_max_operators(static_cast<uint32_t>(max->value_or(0)));
+  q->set_raw_timestamps(parsed.Bool("raw"));
+  absl::StatusOr<v1::FeedSnapshot> reply = Ask(parsed, conn, request);
+  if (!reply.ok()) return Fail(ctx, "ops", reply.status());
+  *ctx.out << ToJsonLine(reply->marey()) << std::endl;
+  return kExitOk;
+}
+
+}  // namespace trainscope::cli

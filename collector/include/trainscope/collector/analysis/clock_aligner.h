@@ -1,0 +1,268 @@
+// Online clock alignment of a job's devices: per device an offset and a
+// drift (ppm) onto the job's reference clock, estimated continuously from
+// collective completions, send/receive causality and agent<->collector
+// probes (DESIGN.md, "Clock alignment").
+//
+// The reference clock is the reference device's monotonic clock mapped onto
+// Unix time through that device's own probes (a line through its lowest
+// round trips). The
+// reference device is the one set with SetReference(), else the lowest rank
+// seen (a lower rank showing up later restarts the alignment on it).
+//
+// Signals, in order of precedence per device:
+//   1. collectives: every participant of one instance (group, sequence)
+//      completes at nearly the same true time. End times, never start times,
+//      so that a straggler's late arrival is not read as clock skew. Each
+//      finished instance gives every participant one sample against the
+//      median end of the instance's best-aligned participants (those closest
+//      to the reference in the alignment graph), so alignment propagates
+//      through groups that do not contain the reference device.
+//   2. point to point: a receive cannot end before its matching send starts.
+//      Sends both ways between two devices bound the offset from both sides
+//      (NTP-like; the tightest bounds win); devices with collective estimates
+//      are clipped into these bounds.
+//   3. probes: NTP-style round trips to the collector, lowest round trips
+//      kept; the fallback for devices without either of the above.
+// Offset and drift are a robust (trimmed) least-squares line over a sliding
+// window of samples. A sudden shift of all new samples by far more than the
+// uncertainty is a clock jump: reported once (TakeJumps/Report) and the
+// device's window restarts after it.
+//
+// Usage:
+//   ClockAligner aligner(&groups);
+//   aligner.Add(rank, event);                    // every decoded event
+//   aligner.AddProbe(rank, send_unix, agent_recv, agent_send, recv_unix);
+//   int64_t t = aligner.ToReference(rank, event.end_ns);
+//   v1::ClockReport report = aligner.Report();   // every device's estimate
+//   for (auto& j : aligner.TakeJumps()) *report.add_jumps() = j;  // once each
+//
+// Threading: not thread-safe; owned by the job's analysis thread.
+#ifndef TRAINSCOPE_COLLECTOR_ANALYSIS_CLOCK_ALIGNER_H_
+#define TRAINSCOPE_COLLECTOR_ANALYSIS_CLOCK_ALIGNER_H_
+
+#include <cstdint>
+#include <deque>
+#include <limits>
+#include <map>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "trainscope/collector/analysis/device_event.h"
+#include "trainscope/collector/analysis/group_directory.h"
+#include "trainscope/v1/analysis.pb.h"
+
+namespace trainscope::collector {
+
+class ClockAligner : public ReferenceClock {
+ public:
+  struct Options {
+    // Samples per device in the offset/drift fit.
+    int collective_window = 64;
+    int p2p_window = 512;  // send/recv bounds kept per device
+    int probe_window = 128;
+    // An instance is closed without its missing participants once its group
+    // has reached this many sequence numbers further (dead or silent ranks).
+    int max_pending_instances = 8;
+    // Send/recv halves waiting for their match, per (group, sender, receiver).
+    int max_pending_p2p = 256;
+    // Drift is fitted only over at least this span of samples; offset only
+    // below it (the previous drift is kept).
+    int64_t min_drift_span_ns = 50'000'000;
+    double max_drift_ppm = 1000;
+    // Send/recv bounds are combined per bucket of this span of local time.
+    int64_t p2p_bucket_ns = 100'000'000;
+    // Clock jumps: this many consecutive samples off the fit by at least
+    // max(jump_min_ns, jump_sigmas * residual spread), agreeing with each other.
+    int64_t jump_min_ns = 1'000'000;
+    double jump_sigmas = 8;
+    int jump_confirm = 3;
+    // Samples further than this many robust deviations from the fit are left
+    // out of it (late wake-ups, not clock error).
+    double outlier_sigmas = 3.5;
+  };
+
+  explicit ClockAligner(GroupDirectory* groups);
+  ClockAligner(GroupDirectory* groups, const Options& options);
+
+  // Fixes the reference device (otherwise the lowest rank seen). Best called
+  // before the first events: later calls drop the collective and send/recv
+  // samples taken so far.
+  void SetReference(uint32_t rank);
+  uint32_t reference() const { return reference_; }
+
+  // Every decoded event of `rank`, in the rank's order; only collectives,
+  // sends and receives are looked at (other kinds cost one branch).
+  void Add(uint32_t rank, const DeviceEvent& e) {
+    if (e.kind != trainscope::v1::EVENT_KIND_COLLECTIVE) return;
+    AddCommunication(rank, e);
+  }
+  // One agent<->collector round trip: collector Unix times around the
+  // agent's own clock readings.
+  void AddProbe(uint32_t rank, int64_t collector_send_unix_ns, int64_t agent_receive_ns,
+                int64_t agent_send_ns, int64_t collector_receive_unix_ns);
+  // A prior for `rank`: Unix time minus its clock, e.g. ClockDomain's
+  // sampled offset; used until anything better is known.
+  void SetNominalOffset(uint32_t rank, int64_t unix_minus_local_ns);
+  // The device's stream ended: its pending collective instances stop waiting
+  // for it.
+  void OnDeviceClosed(uint32_t rank);
+
+  // ReferenceClock: local + offset + drift * (local - anchor); O(1).
+  int64_t ToReference(uint32_t rank, int64_t local_ns) const override;
+
+  trainscope::v1::ClockEstimate Estimate(uint32_t rank) const;
+  // Every device's estimate (jumps are not included: TakeJumps).
+  trainscope::v1::ClockReport Report() const;
+  // The jumps detected since the previous call, each reported once.
+  std::vector<trainscope::v1::ClockJump> TakeJumps();
+
+  uint64_t late_events() const { return late_events_; }
+
+ private:
+  static constexpr int kUnaligned = std::numeric_limits<int>::max();
+  // Level of devices aligned only by probes, used as a stand-in anchor when a
+  // group has no better-aligned participant.
+  static constexpr int kProbeAnchorLevel = 1 << 16;
+
+  // local -> other clock: offset + slope * (local - anchor).
+  struct Line {
+    int64_t anchor = 0;
+    int64_t offset = 0;
+    double slope = 0;
+    int64_t At(int64_t local) const {
+      return local + offset + static_cast<int64_t>(slope * static_cast<double>(local - anchor));
+    }
+  };
+  // One collective sample: this device's end against the instance's median
+  // anchor participant's end (mapped through the anchor's current line).
+  struct CollectiveSample {
+    int64_t local = 0;
+    int64_t anchor_local = 0;
+    uint32_t anchor_rank = 0;
+    uint32_t anchor_epoch = 0;
+  };
+  // One send/recv half-bound: lower (peer sent, we received) or upper (we
+  // sent, peer received) on this device's offset at `local`.
+  struct P2pBound {
+    int64_t local = 0;
+    int64_t peer_local = 0;
+    uint32_t peer = 0;
+    uint32_t peer_epoch = 0;
+    bool lower = false;
+  };
+  struct ProbeSample {
+    int64_t local = 0;        // agent's mid point
+    int64_t unix_offset = 0;  // Unix minus local
+    int64_t rtt = 0;
+  };
+  struct Fit {
+    Line line;
+    double uncertainty = 0;
+    double spread = 0;  // robust residual standard deviation
+    int used = 0;
+    bool ok = false;
+  };
+  struct Device {
+    bool seen = false;
+    bool closed = false;
+    int level = kUnaligned;  // hops from the reference in the alignment graph
+    uint32_t epoch = 0;      // bumped at each jump: older samples against it are stale
+    trainscope::v1::ClockSource source = trainscope::v1::CLOCK_SOURCE_UNSPECIFIED;
+    Line internal;  // local -> reference device's clock
+    Line out;       // local -> reference clock (ToReference)
+    double uncertainty = 0;
+    double spread = 0;
+    int64_t updated_local = 0;
+    int64_t p2p_refit_local = 0;  // local time of the last send/recv refit
+    std::deque<CollectiveSample> collective;
+    std::deque<P2pBound> p2p;
+    std::deque<ProbeSample> probes;
+    Fit probe_fit;  // local -> Unix
+    bool has_nominal = false;
+    int64_t nominal = 0;
+    int64_t best_rtt = -1;  // lowest probe round trip; -1: none
+    uint64_t collective_samples = 0;
+    uint64_t p2p_constraints = 0;
+    uint64_t probe_samples = 0;
+    uint32_t jumps = 0;
+    std::vector<CollectiveSample> collective_suspects;
+    std::vector<ProbeSample> probe_suspects;
+  };
+  struct Instance {
+    std::vector<std::pair<uint32_t, int64_t>> ends;  // rank, local end
+    bool done = false;
+  };
+  struct GroupState {
+    std::map<uint64_t, Instance> pending;  // by group sequence
+    uint64_t low_water = 0;                // below: closed
+    uint64_t newest = 0;
+    bool any = false;
+    absl::flat_hash_map<uint32_t, uint64_t> last_sequence;  // per rank: its newest + 1
+    size_t silent = 0;                                      // members not waited for
+  };
+  struct P2pHalf {
+    uint64_t sequence = 0;
+    int64_t time = 0;  // sender: start; receiver: end
+  };
+  struct P2pChannel {
+    std::deque<P2pHalf> sends;
+    std::deque<P2pHalf> recvs;
+  };
+  struct ChannelKey {
+    uint32_t group;
+    uint32_t sender;
+    uint32_t receiver;
+    bool operator==(const ChannelKey& o) const {
+      return group == o.group && sender == o.sender && receiver == o.receiver;
+    }
+    template <typename H>
+    friend H AbslHashValue(H h, const ChannelKey& k) {
+      return H::combine(std::move(h), k.group, k.sender, k.receiver);
+    }
+  };
+
+  void AddCommunication(uint32_t rank, const DeviceEvent& e);
+  void AddCollective(uint32_t rank, const DeviceEvent& e);
+  void AddP2p(uint32_t rank, const DeviceEvent& e, bool send);
+  Device& Touch(uint32_t rank);
+  void MaybeCloseInstances(uint32_t group, GroupState& state);
+  bool InstanceComplete(uint32_t group, const GroupState& state, const Instance& instance);
+  void CountSilent(uint32_t group, GroupState& state);
+  void FinishInstance(const Instance& instance);
+  void OnP2pMatch(uint32_t sender, int64_t send_start, uint32_t receiver, int64_t recv_end);
+  void AddBound(uint32_t rank, const P2pBound& bound);
+  void Rebase(uint32_t reference);
+
+  // Maps `local` of `rank` onto the reference device's clock with the current
+  // estimate, or false when the rank has none usable from a sample of epoch.
+  bool Internal(uint32_t rank, uint32_t epoch, int64_t local, int64_t* out) const;
+  void Refit(uint32_t rank);
+  // The device's line through Unix time (its probes or nominal offset) and
+  // the reference device's probes; false when there is neither.
+  bool ProbeCandidate(const Device& d, Line* line, double* uncertainty) const;
+  bool FitCollectives(uint32_t rank, Device& d, Fit* fit);
+  bool FitP2p(uint32_t rank, Device& d, Fit* fit, double* anchor_unc);
+  void ClipToP2p(uint32_t rank, Device& d, Line* line);
+  void FitProbes(Device& d);
+  void CheckCollectiveJump(uint32_t rank, Device& d, const CollectiveSample& s);
+  void RecordJump(uint32_t rank, int64_t local, int64_t size, const char* by);
+  void Publish(uint32_t rank, Device& d);
+  void PublishAll();
+  // The reference device's clock -> Unix time (its probe line).
+  Line ReferenceLine() const;
+  double AnchorUncertainty(uint32_t rank) const;
+
+  GroupDirectory* const groups_;
+  const Options options_;
+  uint32_t reference_ = std::numeric_limits<uint32_t>::max();
+  bool reference_fixed_ = false;  // set by SetReference
+  std::vector<Device> devices_;
+  absl::flat_hash_map<uint32_t, GroupState> group_states_;
+  absl::flat_hash_map<ChannelKey, P2pChannel> channels_;
+  std::vector<trainscope::v1::ClockJump> new_jumps_;
+  uint64_t late_events_ = 0;
+};
+
+}  // namespace trainscope::collector
+
+#endif  // TRAINSCOPE_COLLECTOR_ANALYSIS_CLOCK_ALIGNER_H_

@@ -1,0 +1,228 @@
+// Assembles training steps across the devices of a job: buffers each
+// device's events per step (cheaply, on the device's own clock) and, once
+// every live device has reported the end of a step, aligns the step onto the
+// reference clock and derives its StepReport (per device, per link, per
+// pipeline stage) and its operators.
+//
+// Step numbering: step N of a device runs from its STEP_MARK with value N to
+// its STEP_MARK with value N+1. Events before a device's first mark (value N)
+// belong to step N-1 (the PyTorch plugin marks 1, 2, ... after each optimizer
+// step, so its first step is 0); they are dropped when N is 0 or step N-1 has
+// closed already. PHASE_MARKs go to the step their value names while that step
+// is still open; a "memory.peak_bytes" counter stamped at a step mark's
+// instant belongs to the step that ended there (the plugin records it right
+// after the mark).
+//
+// Closing: the lowest open step closes when every live device (opened, not
+// closed, not silent) has passed it: sent a later mark and, when that mark
+// ended this step, some event after the mark's own trailing counters and
+// phases (so the step's memory peak is in). A device is silent
+// after `silent_after_ns` without events (measured on Tick's collector time);
+// a closed or silent device does not block: it appears in missing_ranks, or
+// with complete=false when it has events in the step. Beyond max_open_steps or
+// max_buffered_events the oldest step is force-closed (counted); a device
+// still inside it drops its events until its next mark.
+//
+// Communication: a collective instance is (group, group_sequence); its
+// participants are GroupDirectory's members of the group. A device's wait is
+// from its aligned start until the latest aligned start of the instance's
+// participants known when its step closes; the rest is transfer. A send/recv
+// pair (group, sender, receiver, sequence) is an instance of two. Links:
+// every matched send/recv pair gives a "p2p" link sender->receiver with the
+// receiver's transfer time (recv end - max(send start, recv start)); ring
+// collectives (all-reduce, all-gather, reduce-scatter) give "collective"
+// links member i -> member i+1 (ascending ranks, NCCL's ring model) carrying
+// 2(P-1)/P (all-reduce) or (P-1)/P of the bytes, with the receiving member's
+// transfer time; other collectives are not attributed to links. A link is
+// reported in the first step close at which its instance is complete.
+//
+// Usage:
+//   StepAssembler assembler(&strings, &groups, &aligner, {},
+//                           [&](ClosedStep&& s) { store.Insert(std::move(s.operators)); });
+//   assembler.OnDeviceOpened(rank);
+//   assembler.Add(rank, event);      // in each rank's order
+//   assembler.Tick(now_unix_ns);     // now and then: silence timeouts
+//   assembler.OnDeviceClosed(rank);
+//
+// Threading: not thread-safe; owned by the job's analysis thread. The sink
+// runs on the calling thread, inside Add/Tick/OnDeviceClosed/Flush.
+#ifndef TRAINSCOPE_COLLECTOR_ANALYSIS_STEP_ASSEMBLER_H_
+#define TRAINSCOPE_COLLECTOR_ANALYSIS_STEP_ASSEMBLER_H_
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/inlined_vector.h"
+#include "trainscope/collector/analysis/device_event.h"
+#include "trainscope/collector/analysis/group_directory.h"
+#include "trainscope/collector/analysis/job_strings.h"
+#include "trainscope/collector/analysis/operator_record.h"
+#include "trainscope/v1/analysis.pb.h"
+
+namespace trainscope::collector {
+
+struct StepAssemblerOptions {
+  // A live device without events for this long stops blocking step closes.
+  int64_t silent_after_ns = 10'000'000'000;
+  // Open steps held at most; beyond, the oldest is force-closed.
+  size_t max_open_steps = 16;
+  // Events buffered in open steps at most (about 56 bytes each).
+  size_t max_buffered_events = 8'000'000;
+  // Events of one device in one step at most; the rest are dropped.
+  size_t max_events_per_device_step = 2'000'000;
+  // Collective instances still incomplete this many steps after their first
+  // arrival are forgotten (a member that never reports them).
+  uint64_t instance_retention_steps = 8;
+};
+
+struct StepAssemblerStats {
+  uint64_t steps_closed = 0;            // forced ones included
+  uint64_t steps_forced = 0;            // closed by the memory bounds
+  uint64_t events_late = 0;             // for a step that had closed, or a device in no step
+  uint64_t events_dropped = 0;          // beyond max_events_per_device_step/max_buffered_events
+  uint64_t marks_out_of_order = 0;      // step marks not above the device's current step
+  uint64_t collectives_incomplete = 0;  // waits computed before every participant arrived
+  uint64_t buffered_events = 0;         // now
+  uint64_t open_steps = 0;              // now
+};
+
+// One closed step: the report and the step's operators on the reference
+// clock, ordered by rank then by arrival.
+struct ClosedStep {
+  trainscope::v1::StepReport report;
+  std::vector<OperatorRecord> operators;
+  bool forced = false;
+};
+
+using StepSink = std::function<void(ClosedStep&&)>;
+
+class StepAssembler {
+ public:
+  // All pointers must outlive the assembler.
+  StepAssembler(const JobStrings* strings, GroupDirectory* groups, const ReferenceClock* clock,
+                StepAssemblerOptions options, StepSink sink);
+  ~StepAssembler();
+  StepAssembler(const StepAssembler&) = delete;
+  StepAssembler& operator=(const StepAssembler&) = delete;
+
+  void OnDeviceOpened(uint32_t rank);
+  void OnDeviceClosed(uint32_t rank);
+  // One event of `rank`, in that rank's order. Cheap: buffers; the work
+  // happens when a step closes.
+  void Add(uint32_t rank, const DeviceEvent& event);
+  // Collector time, for silence timeouts; closes what became closable.
+  void Tick(int64_t now_unix_ns);
+  // Closes every open step now (end of a replay, shutdown).
+  void Flush();
+
+  StepAssemblerStats stats() const;
+  // The highest closed step, or -1 when none closed yet.
+  int64_t last_closed_step() const { return closed_through_; }
+
+ private:
+  struct Bucket;
+  struct OpenStep;
+  struct Device;
+  struct Scratch;
+  struct LinkKey {
+    uint32_t src;
+    uint32_t dst;
+    bool collective;
+    bool operator<(const LinkKey& o) const {
+      return std::tie(src, dst, collective) < std::tie(o.src, o.dst, o.collective);
+    }
+  };
+  struct LinkTotals {
+    uint64_t bytes = 0;
+    int64_t duration_ns = 0;
+    uint32_t transfers = 0;
+  };
+  struct InstanceKey {
+    uint32_t group;
+    uint32_t src;  // p2p: the sender; collectives: kNoRank
+    uint32_t dst;  // p2p: the receiver
+    uint64_t sequence;
+    bool operator==(const InstanceKey& o) const {
+      return group == o.group && src == o.src && dst == o.dst && sequence == o.sequence;
+    }
+    template <typename H>
+    friend H AbslHashValue(H h, const InstanceKey& k) {
+      return H::combine(std::move(h), k.group, k.src, k.dst, k.sequence);
+    }
+  };
+  struct Arrival {
+    uint32_t rank;
+    int64_t raw_start_ns;
+    int64_t raw_end_ns;
+    uint64_t bytes;
+  };
+  struct Instance {
+    absl::InlinedVector<Arrival, 2> arrivals;
+    trainscope::v1::CollectiveKind kind = trainscope::v1::COLLECTIVE_KIND_UNSPECIFIED;
+    uint32_t consumed = 0;  // arrivals whose step has closed
+    bool links_reported = false;
+    // Latest aligned arrival, cached for `cached_arrivals` arrivals.
+    uint32_t cached_arrivals = 0;
+    int64_t latest_start_ns = 0;
+    uint32_t latest_rank = 0;
+  };
+
+  Device& DeviceFor(uint32_t rank);
+  void RefreshCounterNames();
+  void OnCounter(Device& d, const DeviceEvent& e);
+  void OnPhase(Device& d, const DeviceEvent& e);
+  void OnStepMark(uint32_t rank, Device& d, const DeviceEvent& e);
+  void OnOperatorEnd(Device& d, const DeviceEvent& e);
+  void Push(Device& d, const DeviceEvent& e);
+  void NoteArrival(uint32_t rank, Device& d, const DeviceEvent& e);
+  Bucket* BucketFor(uint64_t step, uint32_t rank);
+  bool Blocks(const Device& d, uint64_t step) const;
+  // Aligns one device's bucket into `ops` and fills `out`.
+  void Summarize(uint32_t rank, const Device& d, uint64_t step, const Bucket& b,
+                 trainscope::v1::DeviceStep* out, std::vector<OperatorRecord>* ops,
+                 std::map<LinkKey, LinkTotals>* links);
+  // Wait of one communication operator; reports the instance's links once.
+  int64_t CommunicationWait(const OperatorRecord& op, uint32_t* waited_for,
+                            std::map<LinkKey, LinkTotals>* links);
+  void TryClose();
+  void EnforceBounds();
+  void CloseOldest(bool forced);
+  uint32_t ExpectedParticipants(const InstanceKey& key);
+  void UpdateLatest(Instance& inst);
+  void ReportLinks(const InstanceKey& key, const Instance& inst,
+                   std::map<LinkKey, LinkTotals>* links);
+  void ForgetOldInstances(uint64_t step);
+
+  const JobStrings* const strings_;
+  GroupDirectory* const groups_;
+  const ReferenceClock* const clock_;
+  const StepAssemblerOptions options_;
+  StepSink sink_;
+
+  std::vector<std::unique_ptr<Device>> devices_;  // by rank
+  std::map<uint64_t, OpenStep> open_;
+  int64_t closed_through_ = -1;
+  absl::flat_hash_map<InstanceKey, Instance> instances_;
+  std::deque<std::pair<uint64_t, InstanceKey>> instance_order_;  // (first step, key)
+
+  std::unique_ptr<Scratch> scratch_;
+  uint64_t buffered_events_ = 0;
+
+  size_t strings_seen_ = 0;
+  uint32_t flops_name_ = 0;
+  uint32_t peak_memory_name_ = 0;
+  uint32_t stage_name_ = 0;
+
+  StepAssemblerStats stats_;
+};
+
+}  // namespace trainscope::collector
+
+#endif  // TRAINSCOPE_COLLECTOR_ANALYSIS_STEP_ASSEMBLER_H_

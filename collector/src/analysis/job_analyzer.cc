@@ -1,0 +1,271 @@
+#include "trainscope/collector/analysis/job_analyzer.h"
+
+#include <algorithm>
+#include <deque>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "trainscope/collector/analysis/clock_aligner.h"
+#include "trainscope/collector/analysis/device_event.h"
+#include "trainscope/collector/analysis/group_directory.h"
+#include "trainscope/collector/analysis/job_strings.h"
+#include "trainscope/collector/analysis/marey_aggregator.h"
+#include "trainscope/collector/analysis/operator_batch_builder.h"
+#include "trainscope/collector/analysis/operator_store.h"
+#include "trainscope/collector/analysis/step_assembler.h"
+#include "trainscope/collector/store/log_reader.h"
+
+namespace trainscope::collector {
+
+namespace v1 = trainscope::v1;
+
+class JobAnalyzer::Impl {
+ public:
+  Impl(JobAnalyzerOptions options, JobAnalyzerOutputs outputs);
+
+  void OnStreamOpened(const v1::Hello& hello, int64_t now_unix_ns);
+  void OnBatch(uint32_t rank, const v1::EventBatch& batch, int64_t now_unix_ns);
+  void OnProbe(const v1::ProbeSample& sample);
+  void OnStreamClosed(uint32_t rank, int64_t now_unix_ns);
+  void Tick(int64_t now_unix_ns);
+  void Finish();
+
+  std::vector<v1::StepReport> Steps(const v1::StepQuery& query) const;
+  v1::MareyView Marey(const v1::MareyQuery& query) const;
+  v1::ClockReport Clocks() const { return aligner_.Report(); }
+  const std::map<uint32_t, std::string>& hosts() const { return hosts_; }
+  JobAnalyzerStats stats() const;
+
+ private:
+  void OnStepClosed(ClosedStep&& closed);
+  void MaybeReportClocks(int64_t now_unix_ns, bool force);
+
+  const JobAnalyzerOptions options_;
+  const JobAnalyzerOutputs outputs_;
+  JobStrings strings_;
+  GroupDirectory groups_{&strings_};
+  ClockAligner aligner_;
+  OperatorStore store_;
+  StepAssembler assembler_;
+  MareyAggregator marey_{&store_, &strings_};
+  std::map<uint32_t, std::string> hosts_;
+  std::deque<v1::StepReport> steps_;  // by step number, bounded by max_steps_kept
+  std::vector<uint32_t> batch_ids_;   // scratch: a batch's string index -> JobStrings id
+  JobAnalyzerStats stats_;
+  int64_t next_clock_report_ns_ = 0;
+};
+
+JobAnalyzer::Impl::Impl(JobAnalyzerOptions options, JobAnalyzerOutputs outputs)
+    : options_(options),
+      outputs_(std::move(outputs)),
+      aligner_(&groups_),
+      store_(OperatorStoreOptions{.max_operators = options.max_stored_operators}),
+      assembler_(&strings_, &groups_, &aligner_,
+                 StepAssemblerOptions{.silent_after_ns = options.silent_after_ns,
+                                      .max_open_steps = options.max_open_steps},
+                 [this](ClosedStep&& closed) { OnStepClosed(std::move(closed)); }) {}
+
+void JobAnalyzer::Impl::OnStreamOpened(const v1::Hello& hello, int64_t now_unix_ns) {
+  if (hello.world_size() > groups_.world_size()) groups_.set_world_size(hello.world_size());
+  hosts_[hello.rank()] = hello.host();
+  // The agent's own wall-clock reading is the prior until probes and
+  // collectives say better.
+  if (hello.clock_domains_size() > 0) {
+    aligner_.SetNominalOffset(hello.rank(), hello.clock_domains(0).realtime_minus_domain_ns());
+  }
+  assembler_.OnDeviceOpened(hello.rank());
+}
+
+void JobAnalyzer::Impl::OnBatch(uint32_t rank, const v1::EventBatch& batch,
+                                int64_t now_unix_ns) {
+  // The collector validated the columns (BatchValidator); sizes are still
+  // taken as the minimum so that a stored log from elsewhere cannot crash us.
+  batch_ids_.resize(static_cast<size_t>(batch.strings_size()));
+  for (int i = 0; i < batch.strings_size(); ++i) batch_ids_[i] = strings_.Intern(batch.strings(i));
+  auto id_of = [this](uint32_t index) {
+    return index < batch_ids_.size() ? batch_ids_[index] : 0u;
+  };
+  const int n = std::min({batch.kind_size(), batch.start_delta_ns_size(), batch.duration_ns_size(),
+                          batch.name_size(), batch.thread_size(), batch.detail_size(),
+                          batch.value_size()});
+  int collective = 0;
+  int64_t start = batch.base_time_ns();
+  DeviceEvent e;
+  for (int i = 0; i < n; ++i) {
+    start += batch.start_delta_ns(i);
+    e.start_ns = start;
+    e.end_ns = start + static_cast<int64_t>(batch.duration_ns(i));
+    e.value = batch.value(i);
+    e.name = id_of(batch.name(i));
+    e.thread = batch.thread(i);
+    e.kind = batch.kind(i);
+    e.detail = batch.detail(i);
+    e.group = 0;
+    e.group_sequence = 0;
+    e.peer = -1;
+    if (e.kind == v1::EVENT_KIND_COLLECTIVE) {
+      if (collective < batch.group_size()) e.group = id_of(batch.group(collective));
+      if (collective < batch.group_sequence_size())
+        e.group_sequence = batch.group_sequence(collective);
+      if (collective < batch.peer_size()) e.peer = batch.peer(collective);
+      ++collective;
+      groups_.NoteUse(e.group, rank);
+      aligner_.Add(rank, e);
+    }
+    assembler_.Add(rank, e);
+  }
+  stats_.events += static_cast<uint64_t>(n);
+}
+
+void JobAnalyzer::Impl::OnProbe(const v1::ProbeSample& sample) {
+  aligner_.AddProbe(sample.rank(), sample.collector_send_unix_ns(),
+                    sample.reply().agent_receive_ns(), sample.reply().agent_send_ns(),
+                    sample.collector_receive_unix_ns());
+}
+
+void JobAnalyzer::Impl::OnStreamClosed(uint32_t rank, int64_t now_unix_ns) {
+  aligner_.OnDeviceClosed(rank);
+  assembler_.OnDeviceClosed(rank);
+}
+
+void JobAnalyzer::Impl::Tick(int64_t now_unix_ns) {
+  assembler_.Tick(now_unix_ns);
+  MaybeReportClocks(now_unix_ns, /*force=*/false);
+}
+
+void JobAnalyzer::Impl::Finish() {
+  assembler_.Flush();
+  MaybeReportClocks(0, /*force=*/true);
+}
+
+void JobAnalyzer::Impl::MaybeReportClocks(int64_t now_unix_ns, bool force) {
+  if (!outputs_.on_clocks) return;
+  if (!force && now_unix_ns < next_clock_report_ns_) return;
+  next_clock_report_ns_ = now_unix_ns + options_.clock_report_interval_ns;
+  v1::ClockReport report = aligner_.Report();
+  for (v1::ClockJump& jump : aligner_.TakeJumps()) *report.add_jumps() = std::move(jump);
+  if (report.devices_size() > 0) outputs_.on_clocks(std::move(report));
+}
+
+void JobAnalyzer::Impl::OnStepClosed(ClosedStep&& closed) {
+  ++stats_.steps_closed;
+  stats_.operators += closed.operators.size();
+  v1::OperatorBatch operators;
+  if (outputs_.on_step) {
+    OperatorBatchBuilder builder(&strings_, &operators);
+    for (const OperatorRecord& op : closed.operators) builder.Add(op);
+  }
+  store_.Insert(std::move(closed.operators));
+  v1::StepReport& report = closed.report;
+  // Steps normally close in order; a late one (forced early) is put in place.
+  auto it = std::upper_bound(
+      steps_.begin(), steps_.end(), report.step(),
+      [](uint64_t step, const v1::StepReport& r) { return step < r.step(); });
+  steps_.insert(it, report);
+  while (steps_.size() > options_.max_steps_kept) steps_.pop_front();
+  if (outputs_.on_step) outputs_.on_step(std::move(report), std::move(operators));
+}
+
+std::vector<v1::StepReport> JobAnalyzer::Impl::Steps(const v1::StepQuery& query) const {
+  constexpr uint32_t kDefaultMaxSteps = 10'000;
+  const uint32_t max = query.max_steps() == 0 ? kDefaultMaxSteps : query.max_steps();
+  std::vector<v1::StepReport> out;
+  auto it = std::lower_bound(
+      steps_.begin(), steps_.end(), query.first_step(),
+      [](const v1::StepReport& r, uint64_t step) { return r.step() < step; });
+  for (; it != steps_.end() && out.size() < max; ++it) {
+    if (query.last_step() != 0 && it->step() > query.last_step()) break;
+    out.push_back(*it);
+  }
+  return out;
+}
+
+v1::MareyView JobAnalyzer::Impl::Marey(const v1::MareyQuery& query) const {
+  v1::MareyQuery q = query;
+  if (q.max_operators() == 0) q.set_max_operators(options_.default_max_operators);
+  return marey_.Build(q, hosts_);
+}
+
+JobAnalyzerStats JobAnalyzer::Impl::stats() const {
+  JobAnalyzerStats s = stats_;
+  s.steps_forced = assembler_.stats().steps_forced;
+  s.operators_evicted = store_.stats().evicted_operators;
+  return s;
+}
+
+// ---------------------------------------------------------------- facade
+
+JobAnalyzer::JobAnalyzer(JobAnalyzerOptions options, JobAnalyzerOutputs outputs)
+    : impl_(std::make_unique<Impl>(options, std::move(outputs))) {}
+JobAnalyzer::~JobAnalyzer() = default;
+
+void JobAnalyzer::OnLogRecord(const v1::LogRecord& record) {
+  const int64_t at = record.logged_unix_ns();
+  switch (record.body_case()) {
+    case v1::LogRecord::kStreamOpened:
+      impl_->OnStreamOpened(record.stream_opened().hello(), at);
+      break;
+    case v1::LogRecord::kBatch:
+      if (record.batch().refused_reason().empty()) {
+        impl_->OnBatch(record.batch().rank(), record.batch().batch(), at);
+      }
+      break;
+    case v1::LogRecord::kStreamClosed:
+      impl_->OnStreamClosed(record.stream_closed().rank(), at);
+      break;
+    case v1::LogRecord::kProbe:
+      impl_->OnProbe(record.probe());
+      break;
+    default:
+      break;
+  }
+}
+void JobAnalyzer::OnStreamOpened(const v1::Hello& hello, int64_t now_unix_ns) {
+  impl_->OnStreamOpened(hello, now_unix_ns);
+}
+void JobAnalyzer::OnBatch(uint32_t rank, const v1::EventBatch& batch, int64_t now_unix_ns) {
+  impl_->OnBatch(rank, batch, now_unix_ns);
+}
+void JobAnalyzer::OnProbe(const v1::ProbeSample& sample) { impl_->OnProbe(sample); }
+void JobAnalyzer::OnStreamClosed(uint32_t rank, int64_t now_unix_ns) {
+  impl_->OnStreamClosed(rank, now_unix_ns);
+}
+void JobAnalyzer::Tick(int64_t now_unix_ns) { impl_->Tick(now_unix_ns); }
+void JobAnalyzer::Finish() { impl_->Finish(); }
+std::vector<v1::StepReport> JobAnalyzer::Steps(const v1::StepQuery& query) const {
+  return impl_->Steps(query);
+}
+v1::MareyView JobAnalyzer::Marey(const v1::MareyQuery& query) const { return impl_->Marey(query); }
+v1::ClockReport JobAnalyzer::Clocks() const { return impl_->Clocks(); }
+const std::map<uint32_t, std::string>& JobAnalyzer::hosts() const { return impl_->hosts(); }
+JobAnalyzerStats JobAnalyzer::stats() const { return impl_->stats(); }
+
+absl::StatusOr<std::unique_ptr<JobAnalyzer>> AnalyzeStoredJob(const std::filesystem::path& data_dir,
+                                                              absl::string_view job_id,
+                                                              JobAnalyzerOptions options,
+                                                              JobAnalyzerOutputs outputs) {
+  const std::filesystem::path dir = data_dir / "jobs" / std::string(job_id);
+  absl::StatusOr<LogReader> reader = LogReader::Open(dir);
+  if (!reader.ok()) {
+    return absl::Status(reader.status().code(),
+                        absl::StrCat("job ", job_id, ": ", reader.status().message()));
+  }
+  auto analyzer = std::make_unique<JobAnalyzer>(options, std::move(outputs));
+  // Ticks follow the log's own clock, so silent devices time out as they did live.
+  int64_t last_tick = 0;
+  absl::Status read = reader->ForEach(
+      [&](const v1::LogRecord& record) {
+        analyzer->OnLogRecord(record);
+        if (record.logged_unix_ns() - last_tick >= 200'000'000) {
+          last_tick = record.logged_unix_ns();
+          analyzer->Tick(last_tick);
+        }
+        return true;
+      },
+      nullptr);
+  if (!read.ok()) return read;
+  analyzer->Finish();
+  return analyzer;
+}
+
+}  // namespace trainscope::collector
