@@ -13,7 +13,7 @@ ctest --preset release -j "$(nproc)" --timeout 600
 echo "== agent under ThreadSanitizer"
 [ -f build-tsan/build.ninja ] || cmake --preset tsan >/dev/null
 cmake --build --preset tsan --target agent_tests -j "$(nproc)"
-ctest --preset tsan -R '^(SpscRingTest|AgentTest|StringTableTest|BatchEncoderTest)\.' --timeout 600
+ctest --preset tsan -R '^(SpscRingTest|AgentTest|StringTableTest|BatchEncoderTest|ClockPerturbationTest|AgentClockPerturbationTest)\.' --timeout 600
 
 echo "== PyTorch plugin and example jobs (pytest, Debian's /usr/bin/python3)"
 TRAINSCOPE_BUILD_DIR="$PWD/build" /usr/bin/python3 -m pytest tests/python -q -m "not slow" -p no:cacheprovider

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cmath>
 #include <limits>
 #include <new>
 #include <random>
@@ -46,8 +47,11 @@ struct RingCacheEntry {
   ThreadRing* ring;
 };
 constexpr int kRingCacheSize = 4;
-thread_local RingCacheEntry tls_ring_cache[kRingCacheSize];
-thread_local bool tls_thread_exiting = false;
+// Initial-exec: in a dlopen'ed module (the PyTorch extension) the default TLS
+// model costs a __tls_get_addr call per record; these 65 bytes fit in the
+// static TLS surplus glibc keeps for such modules.
+__thread RingCacheEntry tls_ring_cache[kRingCacheSize] __attribute__((tls_model("initial-exec")));
+__thread bool tls_thread_exiting __attribute__((tls_model("initial-exec"))) = false;
 
 // Owns this thread's rings; at thread exit hands them to their senders, which
 // drain and free them.
@@ -151,6 +155,12 @@ absl::Status ValidateAndComplete(AgentOptions& options) {
                                                    absl::FormatDuration(options.shutdown_deadline),
                                                    ": expected 0 or more"));
   }
+  if (!std::isfinite(options.test_clock_drift_ppm) ||
+      std::fabs(options.test_clock_drift_ppm) >= 1e6) {
+    return absl::InvalidArgumentError(absl::StrCat("test_clock_drift_ppm ",
+                                                   options.test_clock_drift_ppm,
+                                                   ": expected a finite value in (-1e6, 1e6)"));
+  }
   if (options.host.empty()) {
     char name[256] = {};
     if (gethostname(name, sizeof(name) - 1) == 0) options.host = name;
@@ -207,6 +217,9 @@ Agent::Agent(AgentOptions options, std::unique_ptr<Transport> transport)
   identity.instance_id = instance_id_;
   identity.realtime_minus_monotonic_ns = RealtimeMinusMonotonic();
   identity.pid = static_cast<uint32_t>(getpid());
+  identity.clock_perturbation = ClockPerturbation(
+      options_.test_clock_offset_ns, options_.test_clock_drift_ppm,
+      options_.test_clock_origin_ns != 0 ? options_.test_clock_origin_ns : Agent::Now());
   sender_ = std::make_unique<Sender>(this, options_, identity, strings_.get(), rings_.get(),
                                      std::move(transport));
   recording_.store(options_.start_recording, std::memory_order_relaxed);

@@ -29,7 +29,11 @@ uint32_t BatchEncoder::BatchIndex(StringId id) {
   return index_of_[id];
 }
 
-void BatchEncoder::Add(const EventRecord& record, uint32_t os_thread_id) {
+void BatchEncoder::Add(EventRecord record, uint32_t os_thread_id) {
+  if (perturbation_.active()) [[unlikely]] {
+    record.start_ns = perturbation_.Apply(record.start_ns);
+    record.end_ns = perturbation_.Apply(record.end_ns);
+  }
   if (kind_.empty()) base_time_ns_ = previous_start_ns_ = record.start_ns;
   const auto kind = static_cast<int>(record.kind);
   kind_.push_back(v1::EventKind_IsValid(kind) ? kind : v1::EVENT_KIND_UNSPECIFIED);

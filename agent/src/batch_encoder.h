@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "clock_perturbation.h"
 #include "string_table.h"
 #include "trainscope/agent/event_record.h"
 #include "trainscope/v1/agent.pb.h"
@@ -29,7 +30,12 @@ namespace trainscope::agent {
 
 class BatchEncoder {
  public:
-  void Add(const EventRecord& record, uint32_t os_thread_id);
+  // TEST ONLY: every start and end time is perturbed on the way in.
+  void set_clock_perturbation(const ClockPerturbation& perturbation) {
+    perturbation_ = perturbation;
+  }
+
+  void Add(EventRecord record, uint32_t os_thread_id);
   size_t events() const { return kind_.size(); }
   // Distinct strings in the batch so far (each may be up to kMaxStringBytes).
   size_t distinct_strings() const { return string_ids_.size(); }
@@ -41,6 +47,7 @@ class BatchEncoder {
   uint32_t BatchIndex(StringId id);
   void Reset();
 
+  ClockPerturbation perturbation_;
   int64_t base_time_ns_ = 0;
   int64_t previous_start_ns_ = 0;
   std::vector<int> kind_;

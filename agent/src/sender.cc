@@ -52,6 +52,7 @@ Sender::Sender(Agent* agent, const AgentOptions& options, Identity identity, Str
       flush_interval_(options.flush_interval),
       backoff_(options.reconnect_min),
       jitter_rng_(identity.instance_id) {
+  encoder_.set_clock_perturbation(identity_.clock_perturbation);
   std::lock_guard<std::mutex> lock(mu_);
   job_token_ = options.job_token;
 }
@@ -269,9 +270,11 @@ void Sender::HandleProbe(const v1::ProbeRequest& probe, int64_t receive_ns) {
   v1::AgentMessage message;
   v1::ProbeReply* reply = message.mutable_probe_reply();
   reply->set_probe_id(probe.probe_id());
-  reply->set_agent_receive_ns(receive_ns);
+  const ClockPerturbation& clock = identity_.clock_perturbation;
+  const int64_t send_ns = Agent::Now();
+  reply->set_agent_receive_ns(clock.active() ? clock.Apply(receive_ns) : receive_ns);
   reply->set_clock_domain("monotonic");
-  reply->set_agent_send_ns(Agent::Now());
+  reply->set_agent_send_ns(clock.active() ? clock.Apply(send_ns) : send_ns);
   if (!transport_->Write(message)) Disconnect("stream write failed");
 }
 

@@ -36,6 +36,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "batch_encoder.h"
+#include "clock_perturbation.h"
 #include "ring_registry.h"
 #include "string_table.h"
 #include "trainscope/agent/agent_options.h"
@@ -64,6 +65,7 @@ class Sender : public ControlListener {
     uint64_t instance_id = 0;
     int64_t realtime_minus_monotonic_ns = 0;
     uint32_t pid = 0;
+    ClockPerturbation clock_perturbation;  // TEST ONLY (AgentOptions::test_clock_*)
   };
 
   Sender(Agent* agent, const AgentOptions& options, Identity identity, StringTable* strings,

@@ -39,10 +39,12 @@ struct FakeCollector {
   std::vector<v1::AgentMessage> written;
 
   // Delivers `control` as if read from the stream. False when no stream is open.
-  bool Send(const v1::Control& control) {
+  bool Send(const v1::Control& control) { return SendAt(control, Agent::Now()); }
+  // Like Send, with the agent-side receive time the transport would stamp.
+  bool SendAt(const v1::Control& control, int64_t receive_ns) {
     std::lock_guard<std::mutex> lock(mu);
     if (listener == nullptr) return false;
-    listener->OnControl(control, Agent::Now());
+    listener->OnControl(control, receive_ns);
     return true;
   }
   // Ends the stream from the collector's side.

@@ -5,12 +5,6 @@
 namespace trainscope::pytorch {
 namespace {
 
-struct ThreadTag {
-  uint64_t serial = 0;  // 0: no tag
-  CollectiveTracker::Tag tag;
-};
-thread_local ThreadTag t_tag;
-
 std::atomic<uint64_t> g_next_serial{1};
 
 }  // namespace
@@ -20,18 +14,8 @@ CollectiveTracker::CollectiveTracker(agent::Agent* agent)
       default_group_(agent->Intern(kDefaultGroup)),
       serial_(g_next_serial.fetch_add(1)) {}
 
-void CollectiveTracker::SetThreadTag(int32_t peer, std::string_view group) {
-  t_tag.serial = serial_;
-  t_tag.tag.peer = peer;
-  t_tag.tag.group = group.empty() ? default_group_ : GroupId(group);
-}
-
-void CollectiveTracker::ClearThreadTag() { t_tag.serial = 0; }
-
-CollectiveTracker::Tag CollectiveTracker::TakeThreadTag() {
-  if (t_tag.serial != serial_) return Tag{default_group_, -1};
-  t_tag.serial = 0;
-  return t_tag.tag;
+CollectiveTracker::Tag CollectiveTracker::MakeTag(int32_t peer, std::string_view group) {
+  return Tag{group.empty() ? default_group_ : GroupId(group), peer};
 }
 
 uint64_t CollectiveTracker::NextSequence(agent::StringId group, int32_t peer, bool point_to_point) {

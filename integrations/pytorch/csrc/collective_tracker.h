@@ -2,8 +2,8 @@
 //
 // Usage:
 //   CollectiveTracker tracker(agent);
-//   tracker.SetThreadTag(/*peer=*/1, "default_pg");   // Python wrapper, before dist.send
-//   CollectiveTracker::Tag tag = tracker.TakeThreadTag();  // observer, at "gloo:send"
+//   CollectiveTracker::Tag tag = tracker.MakeTag(/*peer=*/1, "pg:1[0,1]");  // Python wrapper
+//   ... the tag travels with the call (collective_tag.h) to the observer ...
 //   uint64_t seq = tracker.NextSequence(tag.group, /*peer=*/tag.peer, /*p2p=*/true);
 //
 // Every rank issues a group's collectives in the same order, so a count per
@@ -13,12 +13,12 @@
 // their collective counts in step.
 //
 // c10d's RecordFunction events name neither the group nor the peer, so the
-// Python wrappers around torch.distributed tag the calling thread just before
-// the call; the observer takes the tag when the c10d work item starts (on the
-// same thread). Untagged collectives belong to the default group.
+// Python wrappers around torch.distributed tag the call (collective_tag.h);
+// the observer reads the tag when the c10d work item starts. Untagged
+// collectives belong to the default group.
 //
-// Threading: SetThreadTag/TakeThreadTag act on the calling thread's tag;
-// NextSequence and GroupId take a mutex (collectives are rare).
+// Threading: MakeTag, NextSequence and GroupId take a mutex (collectives are
+// rare); callable from any thread.
 #ifndef TRAINSCOPE_INTEGRATIONS_PYTORCH_COLLECTIVE_TRACKER_H_
 #define TRAINSCOPE_INTEGRATIONS_PYTORCH_COLLECTIVE_TRACKER_H_
 
@@ -44,11 +44,11 @@ class CollectiveTracker {
     int32_t peer = -1;
   };
 
-  // Tags the calling thread's next collective; an empty group is the default.
-  void SetThreadTag(int32_t peer, std::string_view group);
-  void ClearThreadTag();
-  // The calling thread's tag (cleared by taking it), or the default group.
-  Tag TakeThreadTag();
+  // The tag of a call on `group` ("": the default group) with `peer` (-1: none).
+  Tag MakeTag(int32_t peer, std::string_view group);
+  Tag DefaultTag() const { return Tag{default_group_, -1}; }
+  // Tells this tracker's tags from another session's.
+  uint64_t serial() const { return serial_; }
 
   uint64_t NextSequence(agent::StringId group, int32_t peer, bool point_to_point);
   agent::StringId GroupId(std::string_view group);

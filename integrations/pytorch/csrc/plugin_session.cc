@@ -3,7 +3,10 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 
 #include "absl/status/status.h"
 
@@ -40,6 +43,7 @@ absl::StatusOr<std::unique_ptr<PluginSession>> PluginSession::Start(
   self->flops_name_ = self->agent_->Intern("flops");
   self->memory_allocated_name_ = self->agent_->Intern("memory.allocated_bytes");
   self->memory_peak_name_ = self->agent_->Intern("memory.peak_bytes");
+  self->stage_name_ = self->agent_->Intern("pipeline.stage");
 
   ObserverTargets& t = self->targets_;
   t.generation = g_next_generation.fetch_add(1);
@@ -141,6 +145,8 @@ PluginSession::Boundary PluginSession::OnStepBoundary(
     const uint64_t peak = device_memory ? device_memory->second : memory_.PeakResidentBytes();
     agent_->RecordCounter(memory_allocated_name_, allocated, now);
     agent_->RecordCounter(memory_peak_name_, peak, now);
+    const int64_t stage = stage_.load(std::memory_order_relaxed);
+    if (stage >= 0) agent_->RecordCounter(stage_name_, static_cast<uint64_t>(stage), now);
   }
   last_boundary_ns_ = now;
 
@@ -165,6 +171,18 @@ PluginSession::Boundary PluginSession::OnStepBoundary(
     }
   }
   return boundary;
+}
+
+void PluginSession::SetStage(uint64_t stage) {
+  stage_.store(static_cast<int64_t>(std::min<uint64_t>(stage, INT64_MAX)),
+               std::memory_order_relaxed);
+  agent_->RecordCounter(stage_name_, stage, agent::Agent::Now());
+}
+
+std::optional<uint64_t> PluginSession::stage() const {
+  const int64_t stage = stage_.load(std::memory_order_relaxed);
+  if (stage < 0) return std::nullopt;
+  return static_cast<uint64_t>(stage);
 }
 
 void PluginSession::RecordPhase(agent::Phase phase, int64_t start_ns, int64_t end_ns) {

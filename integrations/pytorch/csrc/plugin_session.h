@@ -22,9 +22,9 @@
 // the collector switches recording, and keeps the tick clock calibrated.
 //
 // Threading: OnStepBoundary, HaltHandled, RecordPhase from the training
-// thread; the collective tag from the thread that calls torch.distributed;
-// stats() and Close() from any thread. Close is idempotent; the objects the
-// callbacks reach stay valid until the session is destroyed.
+// thread; SetStage, collectives(), stats() and Close() from any thread.
+// Close is idempotent; the objects the callbacks reach stay valid until the
+// session is destroyed.
 #ifndef TRAINSCOPE_INTEGRATIONS_PYTORCH_PLUGIN_SESSION_H_
 #define TRAINSCOPE_INTEGRATIONS_PYTORCH_PLUGIN_SESSION_H_
 
@@ -91,10 +91,13 @@ class PluginSession {
   // backward / data-wait phases are no longer recorded, to avoid doubles.
   void RecordPhase(agent::Phase phase, int64_t start_ns, int64_t end_ns);
 
-  void SetCollectiveTag(int32_t peer, std::string_view group) {
-    collectives_->SetThreadTag(peer, group);
-  }
-  void ClearCollectiveTag() { collectives_->ClearThreadTag(); }
+  // This device's pipeline stage (agent.proto's "pipeline.stage" counter):
+  // recorded now and again at every step boundary, so a collector or feed
+  // that joins later (or a dormant agent switched on) still learns it.
+  void SetStage(uint64_t stage);
+  std::optional<uint64_t> stage() const;
+
+  CollectiveTracker& collectives() { return *collectives_; }
 
   uint64_t step() const { return running_step_.load(std::memory_order_relaxed); }
   bool halt_pending() const { return agent_->halt_requested() && !halt_reported_; }
@@ -139,6 +142,8 @@ class PluginSession {
   agent::StringId flops_name_ = agent::kEmptyString;
   agent::StringId memory_allocated_name_ = agent::kEmptyString;
   agent::StringId memory_peak_name_ = agent::kEmptyString;
+  agent::StringId stage_name_ = agent::kEmptyString;
+  std::atomic<int64_t> stage_{-1};  // -1: not set
   ObserverTargets targets_;
   std::unique_ptr<OpNameTable> names_;
   std::unique_ptr<CollectiveTracker> collectives_;

@@ -6,14 +6,19 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <cerrno>
 #include <cstdint>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
+#include <type_traits>
 #include <utility>
 
 #include "absl/time/time.h"
+#include "collective_tag.h"
 #include "empty_callback.h"
 #include "log_dump.h"
 #include "plugin_session.h"
@@ -43,6 +48,26 @@ py::dict StatsDict(const agent::AgentStats& s) {
   return d;
 }
 
+// TEST ONLY (AgentOptions::test_clock_*): a simulated clock error from the
+// environment, so a multi-process test can give each rank a known skew.
+template <typename T>
+T TestClockFromEnv(const char* name, T fallback) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') return fallback;
+  char* end = nullptr;
+  errno = 0;
+  T value;
+  if constexpr (std::is_floating_point_v<T>) {
+    value = std::strtod(text, &end);
+  } else {
+    value = std::strtoll(text, &end, 10);
+  }
+  if (errno != 0 || end == text || *end != '\0') {
+    throw std::invalid_argument(std::string(name) + "=\"" + text + "\": expected a number");
+  }
+  return value;
+}
+
 std::unique_ptr<PluginSession> StartSession(py::kwargs kw) {
   auto get_str = [&](const char* key, const char* fallback) {
     return kw.contains(key) && !kw[key].is_none() ? kw[key].cast<std::string>()
@@ -70,6 +95,12 @@ std::unique_ptr<PluginSession> StartSession(py::kwargs kw) {
   if (kw.contains("shutdown_timeout_s")) {
     a.shutdown_deadline = absl::Seconds(kw["shutdown_timeout_s"].cast<double>());
   }
+  a.test_clock_offset_ns =
+      TestClockFromEnv<int64_t>("TRAINSCOPE_TEST_CLOCK_OFFSET_NS", a.test_clock_offset_ns);
+  a.test_clock_drift_ppm =
+      TestClockFromEnv<double>("TRAINSCOPE_TEST_CLOCK_DRIFT_PPM", a.test_clock_drift_ppm);
+  a.test_clock_origin_ns =
+      TestClockFromEnv<int64_t>("TRAINSCOPE_TEST_CLOCK_ORIGIN_NS", a.test_clock_origin_ns);
   options.shapes = !kw.contains("shapes") || kw["shapes"].cast<bool>();
   options.shapes_every_n_steps = get_u32("shapes_every_n_steps", 1);
   if (kw.contains("halt_grace_s") && !kw["halt_grace_s"].is_none()) {
@@ -139,9 +170,17 @@ PYBIND11_MODULE(_C, m) {
             s.RecordPhase(static_cast<trainscope::agent::Phase>(phase), start_ns, end_ns);
           },
           py::arg("phase"), py::arg("start_ns"), py::arg("end_ns"))
-      .def("set_collective_tag", &PluginSession::SetCollectiveTag, py::arg("peer"),
-           py::arg("group"))
-      .def("clear_collective_tag", &PluginSession::ClearCollectiveTag)
+      .def("set_stage", &PluginSession::SetStage, py::arg("stage"),
+           "Records the pipeline.stage counter now and at every step boundary")
+      .def_property_readonly("stage", &PluginSession::stage)
+      .def(
+          "set_collective_tag",
+          [](PluginSession& s, int32_t peer, std::string_view group) {
+            ts::PushCollectiveTag(s.collectives().serial(), s.collectives().MakeTag(peer, group));
+          },
+          py::arg("peer"), py::arg("group"),
+          "Tags the collectives of this thread's torch.distributed call (until cleared)")
+      .def("clear_collective_tag", [](PluginSession&) { ts::PopCollectiveTag(); })
       .def_property_readonly("step", &PluginSession::step)
       .def_property_readonly("recording", [](PluginSession& s) { return s.agent().recording(); })
       .def("set_recording", [](PluginSession& s, bool enabled) { s.agent().SetRecording(enabled); })

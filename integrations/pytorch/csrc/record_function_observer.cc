@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "absl/status/status.h"
+#include "collective_tag.h"
 #include "flop_formulas.h"
 
 namespace trainscope::pytorch {
@@ -174,7 +175,7 @@ std::unique_ptr<at::ObserverContext> EnterAsync(const at::RecordFunction& rf,
   if (info->cls.is_collective) {
     // c10d hands its work item the input tensors even without needsInputs.
     for (const c10::IValue& input : rf.inputs()) context->bytes += TensorBytes(input);
-    const CollectiveTracker::Tag tag = t->collectives->TakeThreadTag();
+    const CollectiveTracker::Tag tag = CurrentCollectiveTag(*t->collectives);
     context->group = tag.group;
     context->peer = info->cls.is_point_to_point ? tag.peer : -1;
     context->group_sequence =

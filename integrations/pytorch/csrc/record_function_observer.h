@@ -13,7 +13,7 @@
 //   autograd sequence number + 1 (0: the operator has none), the recording
 //   thread (the agent ring's thread).
 // Collectives ("gloo:all_reduce", ...): EVENT_KIND_COLLECTIVE with bytes of
-//   the input tensors, group and peer (from CollectiveTracker's thread tag),
+//   the input tensors, group and peer (the call's tag, collective_tag.h),
 //   per-group (per-peer for send/recv) sequence number; they may end on
 //   another thread (c10d work items are async RecordFunctions).
 // FLOPs: while shapes are on, the outermost of aten::conv2d / convolution /

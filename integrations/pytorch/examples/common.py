@@ -443,14 +443,33 @@ def maybe_attach_trainscope(args: argparse.Namespace, stats: RankStats,
     return trainscope
 
 
-def halt_exception_types(ts) -> Tuple[type, ...]:
-    return (ts.HaltRequested,) if ts is not None else ()
+def halt_exception_types(ts=None) -> Tuple[type, ...]:
+    """(trainscope.HaltRequested,) once trainscope is loaded in this process,
+    however it came (--collector, TRAINSCOPE_COLLECTOR, or `trainscope attach
+    --pid` from outside, after the job started), else (). Meant for the
+    except clause itself, which is evaluated only when something is raised."""
+    ts = ts if ts is not None else sys.modules.get("trainscope")
+    halt = getattr(ts, "HaltRequested", None)
+    return (halt,) if halt is not None else ()
+
+
+def offer_on_halt(on_halt: Callable[[str], None]) -> None:
+    """Hands the rank's checkpointing on_halt to a trainscope session that has
+    none, i.e. one attached from outside (`trainscope attach --pid`). Called
+    once per step: without trainscope it costs one dict lookup."""
+    ts = sys.modules.get("trainscope")
+    session = ts.session() if ts is not None and hasattr(ts, "session") else None
+    if session is not None and getattr(session, "on_halt", on_halt) is None:
+        session.on_halt = on_halt
 
 
 def finish_trainscope(ts, stats: RankStats) -> None:
-    """Detaches (which flushes) and records the agent's final delivery counters."""
+    """Detaches (which flushes) and records the agent's final delivery counters;
+    also a trainscope attached from outside (`trainscope attach --pid`)."""
     if ts is None:
-        return
+        ts = sys.modules.get("trainscope")
+        if ts is None or not getattr(ts, "is_attached", lambda: False)():
+            return
     try:
         before = ts.stats()
     except Exception as e:  # keep the job's result even if stats() is unavailable
@@ -574,6 +593,9 @@ def _spawn_and_wait(ctx, worker, args, world, summarize) -> int:
             else:
                 os.environ[k] = v
 
+    # What `trainscope attach --pid` needs to enter the ranks from outside.
+    print(f"launcher: {world} ranks started, pids {' '.join(str(p.pid) for p in procs)}",
+          flush=True)
     first_failure: Optional[Tuple[int, int]] = None
     failure_seen_at = 0.0
     grace_s = 5.0

@@ -86,10 +86,10 @@ def worker(args: argparse.Namespace) -> None:
             args, stats, {"model": model.state_dict(), "optimizer": opt.state_dict()}, step, reason)
 
     ts = common.maybe_attach_trainscope(args, stats, on_halt)
-    halt_types = common.halt_exception_types(ts)
 
     for step in range(1, args.steps + 1):
         faults.maybe_die(step)
+        common.offer_on_halt(on_halt)  # for a trainscope attached from outside
         stats.begin_step()
         t0 = time.perf_counter()
         with stats.phase("data_wait"):
@@ -103,7 +103,7 @@ def worker(args: argparse.Namespace) -> None:
             with stats.phase("optimizer"):
                 opt.step()
                 opt.zero_grad(set_to_none=True)
-        except halt_types as e:  # raised after this step's optimizer step
+        except common.halt_exception_types(ts) as e:  # raised after this step's optimizer step
             stats.end_step(time.perf_counter() - t0, loss.item())
             reason = stats.d["halt_reason"] or getattr(e, "reason", str(e))
             stats.d.update(halted=True, halt_step=step, halt_reason=reason)

@@ -206,12 +206,20 @@ def worker(args: argparse.Namespace) -> None:
             args, stats, {"stage": pr.stage, "module": pr.module.state_dict(),
                           "optimizer": pr.opt.state_dict()}, step, reason)
 
+    # This rank's pipeline stage for trainscope, however it gets in: a later
+    # `trainscope attach --pid` reads it from the environment; a trainscope
+    # already loaded (--collector, or TRAINSCOPE_COLLECTOR's auto-attach, done
+    # or still waiting for the rank) is told directly.
+    os.environ["TRAINSCOPE_STAGE"] = str(pr.stage)
     ts = common.maybe_attach_trainscope(args, stats, on_halt)
-    halt_types = common.halt_exception_types(ts)
+    loaded = ts or sys.modules.get("trainscope")
+    if loaded is not None and hasattr(loaded, "set_stage"):
+        loaded.set_stage(pr.stage)
     log_rank = pr.replicas  # replica 0 of the last stage sees the loss
 
     for step in range(1, args.steps + 1):
         faults.maybe_die(step)
+        common.offer_on_halt(on_halt)  # for a trainscope attached from outside
         stats.begin_step()
         t0 = time.perf_counter()
         with stats.phase("data_wait"):
@@ -223,7 +231,7 @@ def worker(args: argparse.Namespace) -> None:
             with stats.phase("optimizer"):
                 pr.opt.step()
                 pr.opt.zero_grad(set_to_none=True)
-        except halt_types as e:
+        except common.halt_exception_types(ts) as e:
             stats.end_step(time.perf_counter() - t0, loss_value)
             reason = stats.d["halt_reason"] or getattr(e, "reason", str(e))
             stats.d.update(halted=True, halt_step=step, halt_reason=reason)

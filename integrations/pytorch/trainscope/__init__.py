@@ -21,13 +21,14 @@ from ._session import (  # noqa: F401
     is_attached,
     phase,
     session,
+    set_stage,
     stats,
     step,
 )
 from ._session import _C  # noqa: F401
 
-__all__ = ["attach", "detach", "step", "phase", "HaltRequested", "is_attached", "stats",
-           "session", "Session"]
+__all__ = ["attach", "detach", "step", "phase", "set_stage", "HaltRequested", "is_attached",
+           "stats", "session", "Session"]
 
 
 def _read_log(job_dir: str):

@@ -7,8 +7,11 @@
   traces) is still called.
 * ``torch.distributed`` send/recv/isend/irecv and the collectives: c10d's
   RecordFunction events name neither the peer nor the process group, so the
-  wrappers tag the calling thread just before the call (one C++ call each way;
-  collectives on the default group skip even that).
+  wrappers tag the call (one C++ call each way; collectives on the default
+  group skip even that). The tag rides in c10's thread-local debug info, which
+  c10d hands to the gloo worker thread that starts the collective's
+  RecordFunction (csrc/collective_tag.h). Subgroups are named
+  "pg:<name>[r0,r1,...]" with their global ranks (agent.proto).
 
 Threading: install/uninstall under trainscope's attach lock; the wrappers run
 on whatever thread calls them.
@@ -16,6 +19,7 @@ on whatever thread calls them.
 
 import functools
 import inspect
+import weakref
 from typing import Callable, Dict, List, Optional, Tuple
 
 import torch
@@ -57,10 +61,40 @@ _DISTRIBUTED = [
 ]
 
 
+# id(group) -> (weakref to the group, its name): computing a name walks c10d's
+# tables, and tagged calls are frequent (every send/recv of a pipeline).
+_group_names: Dict[int, Tuple[object, str]] = {}
+
+
+def _group_ranks(group, c10d) -> Optional[List[int]]:
+    """The group's global ranks, ascending; None when c10d does not say."""
+    get_ranks = getattr(c10d, "get_process_group_ranks", None)  # torch >= 2.0
+    try:
+        if get_ranks is not None:
+            return sorted(int(r) for r in get_ranks(group))
+        return sorted(int(r) for r in c10d._pg_group_ranks[group])  # global -> group rank
+    except Exception:  # e.g. GroupMember.NON_GROUP_MEMBER: the call does nothing anyway
+        return None
+
+
 def _group_name(group) -> str:
-    """"" for the default group, else a stable name for the group."""
+    """"" for the default group, else "pg:<name>[r0,r1,...]" with the group's
+    global ranks ascending (agent.proto's group names: the collector reads the
+    members from it). Cached per group object."""
     if group is None:
         return ""
+    cached = _group_names.get(id(group))
+    if cached is not None and cached[0]() is group:
+        return cached[1]
+    name = _compute_group_name(group)
+    try:
+        _group_names[id(group)] = (weakref.ref(group), name)
+    except TypeError:  # not weak-referenceable: computed each time (no stale entry risk)
+        pass
+    return name
+
+
+def _compute_group_name(group) -> str:
     from torch.distributed import distributed_c10d as c10d  # noqa: PLC0415
     world = getattr(c10d.GroupMember, "WORLD", None)
     if group is world:
@@ -70,8 +104,16 @@ def _group_name(group) -> str:
             return ""
     except Exception:
         pass
-    name = c10d._pg_names.get(group) if hasattr(c10d, "_pg_names") else None
-    return f"pg:{name}" if name else f"pg@{id(group):x}"
+    names = getattr(c10d, "_pg_names", None)
+    if names is None:  # torch >= 2.1 keeps the tables on c10d._world
+        names = getattr(getattr(c10d, "_world", None), "pg_names", None) or {}
+    try:
+        name = names.get(group)
+    except Exception:
+        name = None
+    base = f"pg:{name}" if name else f"pg:@{id(group):x}"
+    ranks = _group_ranks(group, c10d)
+    return base if ranks is None else f"{base}[{','.join(map(str, ranks))}]"
 
 
 def _wrap(fn, peer_param: Optional[str], session):
@@ -125,6 +167,7 @@ def install_distributed_tags(session) -> None:
 def uninstall_all() -> None:
     """Restores everything install_* replaced, newest first."""
     _state["step_hook"] = None
+    _group_names.clear()
     while _originals:
         owner, name, original = _originals.pop()
         setattr(owner, name, original)

@@ -94,6 +94,20 @@ class Session:
         if reason is not None:
             self._halt(reason)
 
+    @property
+    def on_halt(self) -> Optional[Callable[[str], None]]:
+        """The callback a halt calls before raising HaltRequested (replaceable)."""
+        return self._on_halt
+
+    @on_halt.setter
+    def on_halt(self, callback: Optional[Callable[[str], None]]) -> None:
+        self._on_halt = callback
+
+    @property
+    def stage(self) -> Optional[int]:
+        """The pipeline stage this device reports (set_stage), None if unset."""
+        return self._native.stage
+
     def _on_optimizer_step(self) -> None:
         if not self._manual_steps:
             self._boundary(None)
@@ -111,9 +125,23 @@ class _State:
     retired = None  # the last closed native session, kept alive one cycle (see detach)
     last_stats: Optional[dict] = None
     deferred = False
+    stage: Optional[int] = None  # set_stage before attach: applied at attach
 
 
 _state = _State()
+
+
+def _stage_from_env() -> Optional[int]:
+    text = os.environ.get("TRAINSCOPE_STAGE", "").strip()
+    if not text:
+        return None
+    try:
+        stage = int(text)
+    except ValueError:
+        stage = -1
+    if stage < 0:
+        raise ValueError(f"TRAINSCOPE_STAGE={text!r}: expected a pipeline stage >= 0")
+    return stage
 
 
 def attach(collector: Optional[str] = None, job: Optional[str] = None,
@@ -124,15 +152,22 @@ def attach(collector: Optional[str] = None, job: Optional[str] = None,
            shapes: bool = True, **advanced) -> Session:
     """Starts recording this process into a trainscope collector.
 
-    Idempotent: while attached, returns the current session unchanged. Never
-    waits for the collector (events are buffered, then dropped and counted).
+    Idempotent: while attached (also by TRAINSCOPE_COLLECTOR's auto-attach or
+    ``trainscope attach --pid``), returns the current session; only a given
+    ``on_halt`` is applied to it (it replaces the session's callback), every
+    other argument is ignored. Never waits for the collector (events are
+    buffered, then dropped and counted). The pipeline stage is the one given
+    to set_stage(), else the environment's TRAINSCOPE_STAGE, if any.
     ``halt_grace_s=None`` (or <= 0) disables the SIGTERM fallback of a halt.
     Advanced keywords: first_step, shapes_every_n_steps, clock ("auto" or
     "monotonic"), log_to_stderr, shutdown_timeout_s.
     """
     with _state.lock:
         if _state.session is not None:
+            if on_halt is not None:
+                _state.session._on_halt = on_halt
             return _state.session
+        stage = _state.stage if _state.stage is not None else _stage_from_env()
         if _state.deferred:  # an explicit attach supersedes a deferred auto-attach
             _state.deferred = False
             _patches.uninstall_all()
@@ -148,6 +183,8 @@ def attach(collector: Optional[str] = None, job: Optional[str] = None,
             **advanced)
         session = Session(native, identity, on_halt)
         try:
+            if stage is not None:
+                native.set_stage(stage)
             _patches.install_step_hook(session._on_optimizer_step)
             _patches.install_distributed_tags(native)
         except Exception:
@@ -184,6 +221,22 @@ def step(step: Optional[int] = None) -> None:
         return
     session._manual_steps = True
     session._boundary(None if step is None else int(step))
+
+
+def set_stage(stage: int) -> None:
+    """Declares this process's pipeline stage (0 = first). Recorded at once
+    (the "pipeline.stage" counter) and again at every step boundary, so a
+    collector that connects later still learns it. Callable before attach
+    (applied when attaching) and without trainscope attached; it overrides
+    the environment's TRAINSCOPE_STAGE."""
+    stage = int(stage)
+    if stage < 0:
+        raise ValueError(f"trainscope.set_stage: expected a stage >= 0, got {stage}")
+    with _state.lock:
+        _state.stage = stage
+        session = _state.session
+        if session is not None:
+            session._native.set_stage(stage)
 
 
 class phase:

@@ -62,6 +62,19 @@ struct AgentOptions {
 
   // One line per notable connection event ("trainscope-agent: ...").
   bool log_to_stderr = true;
+
+  // TEST ONLY: a simulated clock error, so clock alignment can be tested on
+  // one machine with known ground truth. Every timestamp the agent sends
+  // (event start/end, probe receive/send) becomes
+  //   t' = t + test_clock_offset_ns + test_clock_drift_ppm * 1e-6 * (t - origin)
+  // with origin = test_clock_origin_ns, or the agent's start when 0. Applied
+  // where the sender encodes batches and answers probes, so the record path
+  // is untouched; Hello's realtime_minus_domain_ns stays unperturbed (the
+  // device looks like a host whose wall clock is off by the offset). The
+  // PyTorch plugin reads TRAINSCOPE_TEST_CLOCK_{OFFSET_NS,DRIFT_PPM,ORIGIN_NS}.
+  int64_t test_clock_offset_ns = 0;
+  double test_clock_drift_ppm = 0;
+  int64_t test_clock_origin_ns = 0;
 };
 
 }  // namespace trainscope::agent
