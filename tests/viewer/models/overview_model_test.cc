@@ -1,0 +1,110 @@
+#include "trainscope/viewer/overview_model.h"
+
+#include <gtest/gtest.h>
+
+namespace trainscope::viewer {
+namespace {
+
+StepRecord MakeStep(uint64_t number, uint32_t devices, int64_t slow_rank = -1) {
+  StepRecord step;
+  step.step = number;
+  step.start_ns = static_cast<int64_t>(number) * 10'000'000;
+  step.end_ns = step.start_ns + 9'000'000;
+  for (uint32_t r = 0; r < devices; ++r) {
+    DeviceStepRecord d;
+    d.rank = r;
+    d.step_time_ns = static_cast<int>(r) == slow_rank ? 9'000'000 : 6'000'000;
+    d.data_wait_ns = 1'000'000;
+    d.forward_ns = 1'500'000;
+    d.backward_ns = 2'500'000;
+    d.collective_ns = 2'000'000 + r * 100'000;
+    d.wait_ns = 500'000;
+    step.devices.push_back(d);
+  }
+  return step;
+}
+
+TEST(OverviewModelTest, StackedBarsSumToStepTime) {
+  OverviewModel overview;
+  for (uint64_t s = 1; s <= 5; ++s) overview.AddStep(MakeStep(s, 4, /*slow_rank=*/2));
+  overview.SetViewport(900, 700);
+  overview.SetSelectedStep(3);
+  const auto& bars = overview.Bars();
+  ASSERT_EQ(bars.size(), 4u);
+  for (const auto& bar : bars) {
+    EXPECT_EQ(bar.interval_ns + bar.compute_ns + bar.tail_ns, bar.step_time_ns);
+    EXPECT_EQ(bar.compute_ns, 4'000'000);
+    const float stacked = bar.interval_rect.h + bar.compute_rect.h + bar.tail_rect.h;
+    // Heights are in the same scale for every bar: proportional to time.
+    EXPECT_NEAR(stacked / bars[0].interval_rect.h,
+                static_cast<double>(bar.step_time_ns) / bars[0].interval_ns, 1e-3);
+    // Segments stack without gaps: interval at the bottom, tail on top.
+    EXPECT_NEAR(bar.interval_rect.y, bar.compute_rect.y + bar.compute_rect.h, 1e-3);
+    EXPECT_NEAR(bar.compute_rect.y, bar.tail_rect.y + bar.tail_rect.h, 1e-3);
+    // The communication overlay starts at the base like the bar.
+    EXPECT_NEAR(bar.comm_rect.y + bar.comm_rect.h, bar.interval_rect.y + bar.interval_rect.h, 1e-3);
+    EXPECT_LE(bar.wait_rect.h, bar.comm_rect.h);
+  }
+  EXPECT_EQ(bars[2].tail_ns, 4'000'000);  // the straggler's long tail
+  EXPECT_GT(bars[2].tail_rect.h, bars[0].tail_rect.h);
+}
+
+TEST(OverviewModelTest, SegmentsNeverOvershootTheStep) {
+  OverviewModel overview;
+  StepRecord step = MakeStep(1, 1);
+  step.devices[0].data_wait_ns = 5'000'000;
+  step.devices[0].forward_ns = 3'000'000;  // interval + f + b > step time
+  overview.AddStep(step);
+  const auto& bar = overview.Bars().at(0);
+  EXPECT_EQ(bar.interval_ns + bar.compute_ns + bar.tail_ns, bar.step_time_ns);
+  EXPECT_EQ(bar.tail_ns, 0);
+}
+
+TEST(OverviewModelTest, ClickSelectsNearestStep) {
+  OverviewModel overview;
+  for (uint64_t s = 10; s <= 20; ++s) overview.AddStep(MakeStep(s, 2));
+  overview.SetViewport(1000, 600);
+  overview.Draw();
+  const RectF chart = overview.chart_rect();
+  EXPECT_EQ(overview.StepAt(chart.x, chart.y + 10), 10u);
+  EXPECT_EQ(overview.StepAt(chart.x + chart.w, chart.y + 10), 20u);
+  EXPECT_EQ(overview.StepAt(chart.x + chart.w * 0.52f, chart.y + 10), 15u);
+  EXPECT_FALSE(overview.StepAt(chart.x, chart.y + chart.h + 200).has_value());
+}
+
+TEST(OverviewModelTest, OneLinePerDeviceOrAnEnvelope) {
+  OverviewModel few;
+  for (uint64_t s = 1; s <= 3; ++s) few.AddStep(MakeStep(s, 4));
+  // Four device lines plus the two communication lines.
+  EXPECT_EQ(few.Draw().polylines.size(), 6u);
+  OverviewModel many;
+  for (uint64_t s = 1; s <= 3; ++s) many.AddStep(MakeStep(s, 64));
+  EXPECT_EQ(many.Draw().polylines.size(), 5u);  // min, mean, max + two
+}
+
+TEST(OverviewModelTest, LongRunsAreDecimatedToTheChartWidth) {
+  OverviewModel overview(100'000);
+  for (uint64_t s = 1; s <= 20'000; ++s) overview.AddStep(MakeStep(s, 2));
+  overview.SetViewport(800, 600);
+  for (const Polyline& line : overview.Draw().polylines) {
+    EXPECT_LE(line.points.size(), 2 * 800u);
+  }
+}
+
+TEST(OverviewModelTest, TooltipNamesTheSlowestDevice) {
+  OverviewModel overview;
+  overview.AddStep(MakeStep(1, 4, /*slow_rank=*/3));
+  overview.AddStep(MakeStep(2, 4, /*slow_rank=*/3));
+  overview.SetViewport(1000, 600);
+  overview.Draw();
+  const RectF chart = overview.chart_rect();
+  const std::string text = overview.TooltipAt(chart.x + 1, chart.y + 5);
+  EXPECT_NE(text.find("slowest: rank 3"), std::string::npos) << text;
+  const auto& bar = overview.Bars().at(1);
+  const std::string bar_text = overview.TooltipAt(bar.compute_rect.x + 1, bar.compute_rect.y + 1);
+  EXPECT_NE(bar_text.find("rank 1"), std::string::npos) << bar_text;
+  EXPECT_NE(bar_text.find("forward + backward: 4.00 ms"), std::string::npos) << bar_text;
+}
+
+}  // namespace
+}  // namespace trainscope::viewer

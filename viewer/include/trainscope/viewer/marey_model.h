@@ -1,0 +1,231 @@
+// The enhanced Marey's graph (Wei et al.): one horizontal time axis per
+// device; each operator a band on its device's axis, joined to the same
+// operator on the adjacent axis (its start line and end line), coloured by
+// class (compute green, collective yellow, send purple, recv blue).
+//
+// What the model precomputes so a frame is only painting (see DrawList):
+//  - horizontal aggregation: ~`bins` density bins over the visible range per
+//    row; compute operators are merged into one band where a bin is denser
+//    than the row's mean (the paper's rule) or where its operators would be
+//    narrower than `min_band_px` (level of detail); communication is never
+//    merged;
+//  - vertical aggregation by stage or host: three rows per group holding
+//    each operator's min / avg / max start and end over the group's devices,
+//    with the member devices shown when the group is expanded (a tree);
+//  - dense rows: when a row is thinner than `dense_row_px`, rows are
+//    rasterised into one pixel image (no joining bands), so 1,024 devices
+//    cost one pixel per column per row;
+//  - a flattened line chart of FLOPs and peak memory per step along each
+//    device's axis, a pixel map of FLOPs, FLOP/s and peak memory per device
+//    for the selected step, and a red cross at the start of the axis of a
+//    device with an alert.
+// Hovering is answered from the data (HitTest), not from pixels.
+//
+// Usage:
+//   NameTable names;
+//   MareyModel marey(&names);
+//   marey.AddOperators(ops);           // any order; sorted lazily
+//   marey.AddStep(step_record);        // for the line chart and pixel map
+//   marey.SetViewport(1200, 700);
+//   marey.BrushTo(x0, x1);             // or ZoomAt / PanBy / SetTimeRange
+//   const DrawList& list = marey.Draw();
+//   std::optional<MareyModel::Hit> hit = marey.HitTest(x, y);
+//
+// Threading: not thread-safe; the UI thread owns it.
+#ifndef TRAINSCOPE_VIEWER_MAREY_MODEL_H_
+#define TRAINSCOPE_VIEWER_MAREY_MODEL_H_
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainscope/viewer/draw_list.h"
+#include "trainscope/viewer/name_table.h"
+#include "trainscope/viewer/records.h"
+
+namespace trainscope::viewer {
+
+class MareyModel {
+ public:
+  enum class Grouping { kNone, kStage, kHost };
+
+  struct Options {
+    uint32_t bins = 100;
+    float min_band_px = 2.0f;           // narrower compute operators are merged
+    float dense_row_px = 10.0f;         // thinner rows are rasterised
+    float chart_row_px = 30.0f;         // rows this tall get the FLOPs/memory line
+    size_t max_operators = 20'000'000;  // oldest steps are evicted past it
+  };
+
+  enum class RowKind : uint8_t { kDevice, kGroupMin, kGroupAvg, kGroupMax };
+
+  struct Row {
+    RowKind kind = RowKind::kDevice;
+    std::string label;
+    std::string group_key;  // groups: "stage 0", "host node-1"
+    uint32_t rank = 0;      // devices
+    float axis_y = 0;
+    bool has_alert = false;
+    bool expanded = false;  // groups: members shown
+  };
+
+  struct Hit {
+    enum class Kind : uint8_t { kOperator, kMergedBin, kAlert, kRowLabel, kPixelMap };
+    Kind kind = Kind::kOperator;
+    size_t row = 0;
+    std::string row_label;
+    std::string group_key;
+    std::string op;  // operator name
+    OpClass op_class = OpClass::kCompute;
+    int64_t start_ns = 0;  // on the displayed clock
+    int64_t duration_ns = 0;
+    uint64_t step = 0;
+    uint32_t merged_operators = 0;  // kMergedBin
+    int64_t busy_ns = 0;            // kMergedBin
+    std::string text;               // the tooltip
+  };
+
+  struct FrameStats {
+    size_t rows = 0;
+    size_t individual_operators = 0;
+    size_t merged_bins = 0;
+    size_t joins = 0;
+    bool dense = false;
+  };
+
+  explicit MareyModel(const NameTable* names);
+  MareyModel(const NameTable* names, Options options);
+  ~MareyModel();
+  MareyModel(const MareyModel&) = delete;
+  MareyModel& operator=(const MareyModel&) = delete;
+
+  // Data.
+  void SetDevices(const std::vector<DeviceInfo>& devices);
+  void AddOperators(const std::vector<OperatorRecord>& operators);
+  void AddStep(const StepRecord& step);
+  void SetAlerts(const std::vector<Alert>& alerts);
+  void Clear();
+
+  // View.
+  void SetViewport(int width, int height);
+  void SetTimeRange(int64_t start_ns, int64_t end_ns);
+  void ResetZoom();
+  // factor > 1 zooms in around pixel x.
+  void ZoomAt(float x, double factor);
+  void PanBy(float dx_pixels);
+  void BrushTo(float x0, float x1);
+  void SetRawTimestamps(bool raw);
+  void SetGrouping(Grouping grouping);
+  void SetExpanded(const std::string& group_key, bool expanded);
+  void ToggleExpanded(const std::string& group_key);
+  // Only these ranks (empty: all).
+  void SetRankFilter(const std::vector<uint32_t>& ranks);
+  void SetSelectedStep(std::optional<uint64_t> step);
+  // Zooms to the alert's operator in its step and highlights its devices.
+  void FocusOnAlert(const Alert& alert);
+  void ClearFocus();
+
+  const DrawList& Draw();
+  const std::vector<Row>& Rows();
+  std::optional<Hit> HitTest(float x, float y);
+  FrameStats frame_stats() const { return stats_; }
+
+  int64_t view_start() const { return view_start_; }
+  int64_t view_end() const { return view_end_; }
+  int64_t origin_ns() const;  // the job's first operator on the displayed clock
+  bool raw_timestamps() const { return raw_; }
+  Grouping grouping() const { return grouping_; }
+  RectF plot_rect() const { return plot_; }
+  float TimeToX(int64_t t) const;
+  int64_t XToTime(float x) const;
+  size_t operator_count() const { return operator_count_; }
+  uint64_t evicted_operators() const { return evicted_; }
+  const Options& options() const { return options_; }
+  // Changes whenever a redraw is needed.
+  uint64_t version() const { return version_; }
+
+ private:
+  struct Op;
+  struct Track;
+  struct Group;
+  struct RowLayout;
+
+  void MarkDirty();
+  Track& DeviceTrack(uint32_t rank);
+  void PrepareTracks();
+  void BuildGroups();
+  void BuildRows();
+  void Layout();
+  // Lays out one row: rects into the draw list, or pixels into `line`
+  // (dense mode, one colour per plot column).
+  void LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* line);
+  void EnsureImage();
+  void AddJoins(const RowLayout& upper, const RowLayout& lower, float y_top, float y_bottom,
+                bool same_stage);
+  // The pipeline stage a row belongs to; -1 when it spans stages or is unknown.
+  int RowStage(size_t index) const;
+  void AddAxes();
+  void AddPixelMap();
+  void AddLineCharts(size_t index, float axis_y, float height);
+  const Track* RowTrack(size_t index) const;
+  int64_t OpStart(const Track& track, const Op& op) const;
+  int64_t OpEnd(const Track& track, const Op& op) const;
+  std::string DescribeRowAlerts(size_t index) const;
+  std::vector<const DeviceStepRecord*> StepValues(size_t index) const;
+  void EvictIfNeeded();
+  void RecomputeExtent();
+
+  const NameTable* names_;
+  Options options_;
+
+  std::map<uint32_t, std::unique_ptr<Track>> devices_;
+  std::map<uint32_t, DeviceInfo> device_info_;
+  std::map<std::string, std::unique_ptr<Group>> groups_;
+  std::map<uint64_t, StepRecord> steps_;
+  std::map<uint32_t, std::vector<const Alert*>> alerts_by_rank_;
+  std::vector<Alert> alerts_;
+  std::map<uint64_t, size_t> operators_per_step_;
+  size_t operator_count_ = 0;
+  uint64_t evicted_ = 0;
+
+  int width_ = 1000;
+  int height_ = 600;
+  int64_t view_start_ = 0;
+  int64_t view_end_ = 1;
+  bool auto_range_ = true;
+  bool raw_ = false;
+  Grouping grouping_ = Grouping::kNone;
+  std::map<std::string, bool> expanded_;
+  std::vector<uint32_t> rank_filter_;
+  std::optional<uint64_t> selected_step_;
+  std::vector<uint32_t> focus_ranks_;
+  uint32_t focus_name_ = 0;
+  std::optional<uint64_t> focus_step_;
+
+  bool tracks_dirty_ = true;
+  bool groups_dirty_ = true;
+  bool rows_dirty_ = true;
+  bool layout_dirty_ = true;
+  uint64_t version_ = 0;
+
+  std::vector<Row> rows_;
+  std::vector<const Track*> row_tracks_;
+  std::vector<std::vector<uint8_t>> row_merged_;  // per row, per bin: merged?
+  RectF plot_;
+  float pitch_ = 0;
+  float band_half_ = 0;
+  DrawList list_;
+  FrameStats stats_;
+  // Data extent on each clock; recomputed after an eviction.
+  int64_t aligned_min_ = INT64_MAX;
+  int64_t aligned_max_ = INT64_MIN;
+  int64_t raw_min_ = INT64_MAX;
+  int64_t raw_max_ = INT64_MIN;
+};
+
+}  // namespace trainscope::viewer
+
+#endif  // TRAINSCOPE_VIEWER_MAREY_MODEL_H_

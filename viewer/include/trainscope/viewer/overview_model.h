@@ -1,0 +1,103 @@
+// The training overview (Wei et al.): a dual-axis line chart over steps
+// (step time per device on the left axis; average communication duration and
+// wait on the right) and, for the selected step, one stacked bar per device:
+// step interval (data wait) / forward + backward / step tail, with the
+// device's communication duration and wait drawn over it.
+//
+// Usage:
+//   OverviewModel overview;
+//   overview.AddStep(step_record);
+//   overview.SetSelectedStep(selection.selected_step());
+//   overview.SetViewport(800, 600);
+//   const DrawList& list = overview.Draw();   // recomputed only when stale
+//   std::optional<uint64_t> step = overview.StepAt(x, y);  // click to select
+//
+// With more than kMaxDeviceLines devices the chart draws the min / mean /
+// max over devices instead of one line each, and more steps than pixels are
+// reduced to one min/max pair per pixel column, so drawing stays bounded.
+//
+// Threading: not thread-safe; the UI thread owns it.
+#ifndef TRAINSCOPE_VIEWER_OVERVIEW_MODEL_H_
+#define TRAINSCOPE_VIEWER_OVERVIEW_MODEL_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "trainscope/viewer/draw_list.h"
+#include "trainscope/viewer/records.h"
+
+namespace trainscope::viewer {
+
+class OverviewModel {
+ public:
+  static constexpr size_t kMaxDeviceLines = 16;
+  static constexpr size_t kDefaultMaxSteps = 20000;
+
+  // One device's stacked bar for the selected step, in ns and pixels.
+  struct DeviceBar {
+    uint32_t rank = 0;
+    int64_t step_time_ns = 0;
+    int64_t interval_ns = 0;  // data wait
+    int64_t compute_ns = 0;   // forward + backward
+    int64_t tail_ns = 0;      // the rest of the step
+    int64_t comm_ns = 0;
+    int64_t wait_ns = 0;
+    RectF interval_rect;
+    RectF compute_rect;
+    RectF tail_rect;
+    RectF comm_rect;
+    RectF wait_rect;
+  };
+
+  explicit OverviewModel(size_t max_steps = kDefaultMaxSteps);
+
+  void AddStep(const StepRecord& step);
+  void Clear();
+  void SetSelectedStep(std::optional<uint64_t> step);
+  void SetViewport(int width, int height);
+
+  const DrawList& Draw();
+  const std::vector<DeviceBar>& Bars();
+  // The step under a point of the line chart (nearest), if any.
+  std::optional<uint64_t> StepAt(float x, float y);
+  // Hover text for a point: the step's values or a bar's segments.
+  std::string TooltipAt(float x, float y);
+
+  size_t step_count() const { return steps_.size(); }
+  std::optional<uint64_t> selected_step() const { return selected_; }
+  RectF chart_rect() const { return chart_; }
+  RectF bars_rect() const { return bars_area_; }
+
+  // Series colours (also used by tests to find them).
+  static constexpr Color kIntervalColor = Rgba(120, 144, 156);
+  static constexpr Color kForwardBackwardColor = kComputeColor;
+  static constexpr Color kTailColor = Rgba(200, 200, 200);
+  static constexpr Color kCommColor = kCollectiveColor;
+  static constexpr Color kWaitColor = Rgba(229, 57, 53);
+
+ private:
+  void Rebuild();
+  void BuildChart();
+  void BuildBars();
+  float StepX(uint64_t step) const;
+
+  size_t max_steps_;
+  std::map<uint64_t, StepRecord> steps_;
+  std::optional<uint64_t> selected_;
+  int width_ = 800;
+  int height_ = 600;
+  bool dirty_ = true;
+  DrawList list_;
+  std::vector<DeviceBar> bars_;
+  RectF chart_;
+  RectF bars_area_;
+  uint64_t first_step_ = 0;
+  uint64_t last_step_ = 0;
+};
+
+}  // namespace trainscope::viewer
+
+#endif  // TRAINSCOPE_VIEWER_OVERVIEW_MODEL_H_

@@ -1,0 +1,137 @@
+// The viewer's plain data: what the models are fed. Sources (a stored job
+// log, the live feed, the synthetic demo) convert protos into these at the
+// edge, so the models carry no protobuf or Qt dependency.
+//
+// Usage:
+//   OperatorRecord op{.rank = 3, .start_ns = ..., .end_ns = ..., .name = names.Intern("conv")};
+//   marey.AddOperators({op});
+//
+// Threading: plain values.
+#ifndef TRAINSCOPE_VIEWER_RECORDS_H_
+#define TRAINSCOPE_VIEWER_RECORDS_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace trainscope::viewer {
+
+// Colour classes of the Marey graph (analysis.proto OperatorClass).
+enum class OpClass : uint8_t { kCompute = 0, kCollective = 1, kSend = 2, kRecv = 3 };
+inline constexpr int kOpClassCount = 4;
+
+inline bool IsCommunication(OpClass c) { return c != OpClass::kCompute; }
+
+// One operator on one device. Times in ns: aligned on the job's reference
+// clock, raw on the device's own clock.
+struct OperatorRecord {
+  uint32_t rank = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t raw_start_ns = 0;
+  int64_t raw_end_ns = 0;
+  uint32_t name = 0;  // NameTable id
+  OpClass op_class = OpClass::kCompute;
+  uint64_t step = 0;
+  // Communication only: the group (NameTable id), the per-group (per
+  // group and peer for send/recv) sequence and the other rank.
+  uint32_t group = 0;
+  uint64_t group_sequence = 0;
+  int32_t peer = -1;
+  uint64_t bytes = 0;
+};
+
+// Operators with their names still as strings (a source thread does not
+// own the UI's NameTable): `name` and `group` index `strings`.
+struct OperatorBatchRecord {
+  std::vector<std::string> strings;
+  std::vector<OperatorRecord> operators;
+};
+
+// One device's share of one step (analysis.proto DeviceStep).
+struct DeviceStepRecord {
+  uint32_t rank = 0;
+  uint32_t stage = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  int64_t step_time_ns = 0;
+  int64_t data_wait_ns = 0;  // the step interval
+  int64_t forward_ns = 0;
+  int64_t backward_ns = 0;
+  int64_t optimizer_ns = 0;
+  int64_t compute_ns = 0;
+  int64_t collective_ns = 0;  // communication duration
+  int64_t wait_ns = 0;        // of collective_ns: waiting for the last participant
+  int64_t idle_ns = 0;
+  uint64_t flops = 0;
+  double flops_per_second = 0;
+  uint64_t peak_memory_bytes = 0;
+  bool complete = true;
+};
+
+// A step closed on every live device.
+struct StepRecord {
+  uint64_t step = 0;
+  int64_t start_ns = 0;
+  int64_t end_ns = 0;
+  std::vector<DeviceStepRecord> devices;
+};
+
+// A device of the job and where it sits (for vertical aggregation).
+struct DeviceInfo {
+  uint32_t rank = 0;
+  uint32_t stage = 0;
+  std::string host;
+};
+
+// A rule's finding (issue 6). Names job, step, device(s), operator, metric,
+// value, baseline and rule.
+struct Alert {
+  std::string job;
+  uint64_t step = 0;
+  std::vector<uint32_t> ranks;
+  std::string op;  // operator name; empty when the rule is not about one
+  std::string metric;
+  double value = 0;
+  double baseline = 0;
+  std::string rule;
+  std::string text;  // one human sentence
+};
+
+// One rank of a job as the collector reports it.
+struct RankRecord {
+  uint32_t rank = 0;
+  std::string host;
+  uint32_t pid = 0;
+  bool connected = false;
+  uint64_t events_received = 0;
+};
+
+enum class JobStateKind : uint8_t { kUnknown, kRunning, kIdle, kFinished, kHalted };
+
+struct JobRecord {
+  std::string job_id;
+  JobStateKind state = JobStateKind::kUnknown;
+  uint32_t world_size = 0;
+  uint32_t ranks_connected = 0;
+  bool recording = false;
+  double events_per_second = 0;
+  uint64_t events_received = 0;
+  std::vector<RankRecord> ranks;
+};
+
+// Everything the views show of one job, as loaded from one source.
+struct JobData {
+  JobRecord job;
+  std::vector<DeviceInfo> devices;
+  std::vector<StepRecord> steps;
+  OperatorBatchRecord operators;
+  std::vector<Alert> alerts;
+};
+
+const char* JobStateName(JobStateKind state);
+const char* OpClassName(OpClass op_class);
+
+}  // namespace trainscope::viewer
+
+#endif  // TRAINSCOPE_VIEWER_RECORDS_H_

@@ -1,0 +1,51 @@
+// Asks the collector's snapshot server (ZeroMQ REP) for one job's recent
+// history: its state, its newest steps and the aligned operators of those
+// steps, converted into a JobData. The CLI's ZmqFeedSource asks only for job
+// state; the viewer also needs StepQuery and MareyQuery answers.
+//
+// Usage:
+//   SnapshotQueryClient client("tcp://127.0.0.1:7072");
+//   absl::StatusOr<JobData> data = client.FetchHistory("job-1", {.steps = 50});
+//
+// A fresh REQ socket per request (a REQ that timed out cannot be reused).
+// Threading: one thread at a time.
+#ifndef TRAINSCOPE_VIEWER_SNAPSHOT_QUERY_CLIENT_H_
+#define TRAINSCOPE_VIEWER_SNAPSHOT_QUERY_CLIENT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <zmq.hpp>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "trainscope/v1/feed.pb.h"
+#include "trainscope/viewer/records.h"
+
+namespace trainscope::viewer {
+
+class SnapshotQueryClient {
+ public:
+  struct HistoryOptions {
+    uint32_t steps = 50;               // the newest steps to fetch
+    uint32_t max_operators = 150'000;  // fits the 16 MiB message cap
+    absl::Duration timeout = absl::Seconds(10);
+  };
+
+  SnapshotQueryClient(std::string endpoint, const std::atomic<bool>* stop = nullptr);
+  ~SnapshotQueryClient();
+
+  absl::StatusOr<trainscope::v1::FeedSnapshot> Request(
+      const trainscope::v1::SnapshotRequest& request, absl::Duration timeout);
+  // NOT_FOUND names the job when the collector does not know it.
+  absl::StatusOr<JobData> FetchHistory(const std::string& job_id, const HistoryOptions& options);
+
+ private:
+  std::string endpoint_;
+  const std::atomic<bool>* stop_;
+  zmq::context_t context_;
+};
+
+}  // namespace trainscope::viewer
+
+#endif  // TRAINSCOPE_VIEWER_SNAPSHOT_QUERY_CLIENT_H_

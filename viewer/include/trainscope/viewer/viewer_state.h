@@ -1,0 +1,67 @@
+// Every model of one viewer window and the glue between them: loading a
+// whole job, applying live deltas, and keeping the shared selected step in
+// every view. Plain C++ like the models, so the glue is tested too.
+//
+// Usage:
+//   ViewerState state;
+//   state.Load(job_data);                 // offline or a fresh snapshot
+//   if (auto delta = coalescer.Take()) state.Apply(std::move(*delta));
+//   state.SelectStep(12);                 // a click in the overview (pins)
+//   state.SelectAlert(0);                 // a click in the alerts list
+//
+// Threading: not thread-safe; the UI thread owns it.
+#ifndef TRAINSCOPE_VIEWER_VIEWER_STATE_H_
+#define TRAINSCOPE_VIEWER_VIEWER_STATE_H_
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "trainscope/viewer/alerts_model.h"
+#include "trainscope/viewer/feed_coalescer.h"
+#include "trainscope/viewer/jobs_model.h"
+#include "trainscope/viewer/marey_model.h"
+#include "trainscope/viewer/name_table.h"
+#include "trainscope/viewer/overview_model.h"
+#include "trainscope/viewer/records.h"
+#include "trainscope/viewer/selection_state.h"
+
+namespace trainscope::viewer {
+
+class ViewerState {
+ public:
+  explicit ViewerState(MareyModel::Options marey_options = {});
+
+  void Load(const JobData& data);
+  void Apply(FeedCoalescer::Delta delta);
+  void SelectStep(uint64_t step);
+  void Follow();
+  // Returns the alert, or nullptr when `row` does not exist.
+  const Alert* SelectAlert(size_t row);
+  // Pushes the selected step into the views; returns whether it changed.
+  bool SyncSelection();
+
+  const std::string& job_id() const { return job_id_; }
+  const std::vector<std::string>& notices() const { return notices_; }
+
+  NameTable names;
+  JobsModel jobs;
+  OverviewModel overview;
+  MareyModel marey;
+  AlertsModel alerts;
+  SelectionState selection;
+
+ private:
+  void AddDevices(const std::vector<DeviceInfo>& devices);
+  void AddSteps(const std::vector<StepRecord>& steps);
+
+  std::string job_id_;
+  std::map<uint32_t, DeviceInfo> devices_;
+  std::vector<std::string> notices_;
+  uint64_t synced_version_ = UINT64_MAX;
+};
+
+}  // namespace trainscope::viewer
+
+#endif  // TRAINSCOPE_VIEWER_VIEWER_STATE_H_

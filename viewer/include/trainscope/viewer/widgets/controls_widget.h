@@ -1,0 +1,72 @@
+// The Controls panel: recording on/off and halt for the shown job through
+// the collector's Commands service (the CLI's CommandsClient), with the
+// job's token found like the CLI finds it (TokenResolver: --token,
+// --token-file, TRAINSCOPE_TOKEN, DATA_DIR/jobs/JOB/token) or asked for;
+// a halt asks for confirmation first. Also the follow-newest / pinned
+// switch for the shared selected step.
+//
+// Usage:
+//   ControlsWidget* controls = new ControlsWidget({.collector = "127.0.0.1:7070",
+//                                                  .job_id = "job-1"}, parent);
+//   connect(controls, &ControlsWidget::followToggled, ...);
+//   controls->ShowSelection(state.selection);
+//
+// Threading: the UI thread; commands run on a worker thread and report back
+// through the event loop.
+#ifndef TRAINSCOPE_VIEWER_WIDGETS_CONTROLS_WIDGET_H_
+#define TRAINSCOPE_VIEWER_WIDGETS_CONTROLS_WIDGET_H_
+
+#include <QWidget>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <thread>
+
+#include "trainscope/cli/token_resolver.h"
+#include "trainscope/viewer/selection_state.h"
+
+class QCheckBox;
+class QLabel;
+class QPushButton;
+
+namespace trainscope::viewer {
+
+class ControlsWidget : public QWidget {
+  Q_OBJECT
+
+ public:
+  struct Config {
+    std::string collector;  // empty: offline, commands disabled
+    std::string job_id;
+    cli::TokenResolver::Sources token_sources;
+    bool ask_before_halt = true;
+  };
+
+  explicit ControlsWidget(Config config, QWidget* parent = nullptr);
+  ~ControlsWidget() override;
+
+  void ShowSelection(const SelectionState& selection);
+  void ShowRecording(bool recording);
+
+ signals:
+  void followToggled(bool follow);
+
+ private:
+  // Runs `command` ("enable", "disable", "halt") with the resolved token.
+  void RunCommand(const std::string& command);
+  std::optional<std::string> Token();
+  void Report(const QString& text, bool error);
+
+  Config config_;
+  QPushButton* record_on_;
+  QPushButton* record_off_;
+  QPushButton* halt_;
+  QCheckBox* follow_;
+  QLabel* selection_;
+  QLabel* status_;
+  std::thread worker_;
+};
+
+}  // namespace trainscope::viewer
+
+#endif  // TRAINSCOPE_VIEWER_WIDGETS_CONTROLS_WIDGET_H_

@@ -1,0 +1,54 @@
+#include "trainscope/viewer/jobs_model.h"
+
+#include <algorithm>
+
+namespace trainscope::viewer {
+
+void JobsModel::Update(const JobRecord& job) {
+  jobs_[job.job_id].job = job;
+  ++version_;
+}
+
+void JobsModel::OnStep(const std::string& job_id, uint64_t step, int64_t end_ns) {
+  Entry& entry = jobs_[job_id];
+  if (entry.job.job_id.empty()) entry.job.job_id = job_id;
+  auto& recent = entry.recent_steps;
+  auto position = std::lower_bound(recent.begin(), recent.end(), std::make_pair(step, INT64_MIN));
+  if (position != recent.end() && position->first == step) return;
+  recent.insert(position, {step, end_ns});
+  while (recent.size() > kRateWindow) recent.pop_front();
+  ++version_;
+}
+
+std::vector<JobsModel::Row> JobsModel::Rows() const {
+  std::vector<Row> rows;
+  for (const auto& [id, entry] : jobs_) {
+    Row row;
+    row.job_id = id;
+    row.state = JobStateName(entry.job.state);
+    row.ranks = std::to_string(entry.job.ranks_connected) + "/" +
+                std::to_string(entry.job.world_size) + " connected";
+    row.recording = entry.job.recording;
+    row.events_per_second = entry.job.events_per_second;
+    const auto& recent = entry.recent_steps;
+    if (!recent.empty()) row.newest_step = recent.back().first;
+    if (recent.size() >= 2) {
+      const int64_t span = recent.back().second - recent.front().second;
+      const uint64_t steps = recent.back().first - recent.front().first;
+      if (span > 0) row.steps_per_second = static_cast<double>(steps) * 1e9 / span;
+    }
+    for (const RankRecord& rank : entry.job.ranks) {
+      row.rank_rows.push_back(
+          {rank.rank, rank.host, rank.pid, rank.connected, rank.events_received});
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+const JobRecord* JobsModel::Find(const std::string& job_id) const {
+  auto it = jobs_.find(job_id);
+  return it == jobs_.end() ? nullptr : &it->second.job;
+}
+
+}  // namespace trainscope::viewer

@@ -1,0 +1,383 @@
+#include "trainscope/viewer/overview_model.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "trainscope/viewer/units.h"
+
+namespace trainscope::viewer {
+namespace {
+
+constexpr float kLeftMargin = 78;
+constexpr float kRightMargin = 84;
+constexpr float kTop = 46;
+
+constexpr Color kPalette[] = {
+    Rgba(31, 119, 180),  Rgba(255, 127, 14), Rgba(44, 160, 44),   Rgba(214, 39, 40),
+    Rgba(148, 103, 189), Rgba(140, 86, 75),  Rgba(227, 119, 194), Rgba(127, 127, 127),
+    Rgba(188, 189, 34),  Rgba(23, 190, 207), Rgba(57, 59, 121),   Rgba(99, 121, 57),
+    Rgba(140, 109, 49),  Rgba(132, 60, 57),  Rgba(123, 65, 115),  Rgba(82, 84, 163)};
+
+void AddSwatch(DrawList* list, float x, float y, Color color, const std::string& label,
+               float* advance, bool line = false) {
+  if (line) {
+    list->lines.push_back({{x, y}, {x + 16, y}, color, 2.5f});
+  } else {
+    list->rects.push_back({{x, y - 5, 12, 10}, color, WithAlpha(kAxisColor, 160)});
+  }
+  list->texts.push_back({x + 20, y, label, kTextColor, Text::Align::kLeft});
+  *advance = 34 + 7.2f * static_cast<float>(label.size());
+}
+
+// Keeps at most two points (min and max) per pixel column so a long run of
+// steps costs no more than the chart's width.
+std::vector<PointF> Decimate(const std::vector<PointF>& points, float chart_width) {
+  if (points.size() <= static_cast<size_t>(2 * chart_width)) return points;
+  std::vector<PointF> out;
+  out.reserve(static_cast<size_t>(2 * chart_width) + 2);
+  size_t i = 0;
+  while (i < points.size()) {
+    const float column = std::floor(points[i].x);
+    PointF low = points[i], high = points[i];
+    size_t j = i;
+    for (; j < points.size() && std::floor(points[j].x) == column; ++j) {
+      if (points[j].y < low.y) low = points[j];
+      if (points[j].y > high.y) high = points[j];
+    }
+    out.push_back({column, low.y});
+    if (high.y != low.y) out.push_back({column, high.y});
+    i = j;
+  }
+  return out;
+}
+
+}  // namespace
+
+OverviewModel::OverviewModel(size_t max_steps) : max_steps_(std::max<size_t>(1, max_steps)) {}
+
+void OverviewModel::AddStep(const StepRecord& step) {
+  StepRecord& slot = steps_[step.step];
+  slot = step;
+  std::sort(slot.devices.begin(), slot.devices.end(),
+            [](const auto& a, const auto& b) { return a.rank < b.rank; });
+  while (steps_.size() > max_steps_) steps_.erase(steps_.begin());
+  dirty_ = true;
+}
+
+void OverviewModel::Clear() {
+  steps_.clear();
+  dirty_ = true;
+}
+
+void OverviewModel::SetSelectedStep(std::optional<uint64_t> step) {
+  if (selected_ == step) return;
+  selected_ = step;
+  dirty_ = true;
+}
+
+void OverviewModel::SetViewport(int width, int height) {
+  if (width == width_ && height == height_) return;
+  width_ = std::max(width, 200);
+  height_ = std::max(height, 200);
+  dirty_ = true;
+}
+
+const DrawList& OverviewModel::Draw() {
+  if (dirty_) Rebuild();
+  return list_;
+}
+
+const std::vector<OverviewModel::DeviceBar>& OverviewModel::Bars() {
+  if (dirty_) Rebuild();
+  return bars_;
+}
+
+float OverviewModel::StepX(uint64_t step) const {
+  if (last_step_ == first_step_) return chart_.x + chart_.w / 2;
+  return chart_.x + chart_.w * static_cast<float>(step - first_step_) /
+                        static_cast<float>(last_step_ - first_step_);
+}
+
+void OverviewModel::Rebuild() {
+  dirty_ = false;
+  list_.Clear();
+  bars_.clear();
+  const float usable = static_cast<float>(height_) - kTop;
+  chart_ = {kLeftMargin, kTop, static_cast<float>(width_) - kLeftMargin - kRightMargin,
+            usable * 0.5f - 30};
+  bars_area_ = {kLeftMargin, chart_.y + chart_.h + 66, chart_.w, 0};
+  bars_area_.h = static_cast<float>(height_) - bars_area_.y - 34;
+  list_.backgrounds.push_back(
+      {{0, 0, static_cast<float>(width_), static_cast<float>(height_)}, kBackgroundColor});
+  list_.texts.push_back({12, 16, "Training overview", kTextColor, Text::Align::kLeft, true, 11});
+  if (steps_.empty()) {
+    list_.texts.push_back({static_cast<float>(width_) / 2, static_cast<float>(height_) / 2,
+                           "No steps yet", kAxisColor, Text::Align::kCenter});
+    return;
+  }
+  first_step_ = steps_.begin()->first;
+  last_step_ = steps_.rbegin()->first;
+  BuildChart();
+  BuildBars();
+}
+
+void OverviewModel::BuildChart() {
+  // Series.
+  std::map<uint32_t, std::vector<PointF>> device_lines;
+  std::vector<PointF> comm_line, wait_line, min_line, mean_line, max_line;
+  int64_t max_step_time = 1, max_comm = 1;
+  std::vector<uint32_t> ranks;
+  for (const auto& [number, step] : steps_) {
+    for (const DeviceStepRecord& d : step.devices) {
+      max_step_time = std::max(max_step_time, d.step_time_ns);
+    }
+    if (!step.devices.empty()) {
+      double comm = 0, wait = 0;
+      for (const auto& d : step.devices) comm += d.collective_ns, wait += d.wait_ns;
+      max_comm = std::max<int64_t>(max_comm, static_cast<int64_t>(comm / step.devices.size()));
+    }
+  }
+  const double left_top = max_step_time * 1.1;
+  const double right_top = max_comm * 1.1;
+  auto left_y = [&](double ns) {
+    return chart_.y + chart_.h - static_cast<float>(ns / left_top) * chart_.h;
+  };
+  auto right_y = [&](double ns) {
+    return chart_.y + chart_.h - static_cast<float>(ns / right_top) * chart_.h;
+  };
+  size_t device_count = 0;
+  for (const auto& [number, step] : steps_)
+    device_count = std::max(device_count, step.devices.size());
+  const bool per_device = device_count <= kMaxDeviceLines;
+  for (const auto& [number, step] : steps_) {
+    if (step.devices.empty()) continue;
+    const float x = StepX(number);
+    double comm = 0, wait = 0, sum = 0;
+    int64_t low = INT64_MAX, high = 0;
+    for (const auto& d : step.devices) {
+      comm += d.collective_ns;
+      wait += d.wait_ns;
+      sum += d.step_time_ns;
+      low = std::min(low, d.step_time_ns);
+      high = std::max(high, d.step_time_ns);
+      if (per_device) device_lines[d.rank].push_back({x, left_y(d.step_time_ns)});
+    }
+    const double n = static_cast<double>(step.devices.size());
+    comm_line.push_back({x, right_y(comm / n)});
+    wait_line.push_back({x, right_y(wait / n)});
+    if (!per_device) {
+      min_line.push_back({x, left_y(low)});
+      mean_line.push_back({x, left_y(sum / n)});
+      max_line.push_back({x, left_y(high)});
+    }
+  }
+
+  // Frame, grid and axes.
+  list_.backgrounds.push_back({chart_, Rgba(250, 250, 252), WithAlpha(kAxisColor, 120)});
+  for (double tick : NiceTicks(0, left_top, 5)) {
+    const float y = left_y(tick);
+    list_.lines.push_back({{chart_.x, y}, {chart_.x + chart_.w, y}, kGridColor, 1});
+    list_.texts.push_back({chart_.x - 6, y, FormatDuration(tick), kTextColor, Text::Align::kRight});
+  }
+  for (double tick : NiceTicks(0, right_top, 5)) {
+    const float y = right_y(tick);
+    list_.lines.push_back({{chart_.x + chart_.w, y}, {chart_.x + chart_.w + 4, y}, kCommColor, 1});
+    list_.texts.push_back(
+        {chart_.x + chart_.w + 7, y, FormatDuration(tick), Rgba(150, 110, 0), Text::Align::kLeft});
+  }
+  const uint64_t span = last_step_ - first_step_;
+  for (double tick : NiceTicks(static_cast<double>(first_step_), static_cast<double>(last_step_),
+                               std::max(2, static_cast<int>(chart_.w / 90)))) {
+    if (span > 0 && tick != std::floor(tick)) continue;
+    const float x = StepX(static_cast<uint64_t>(tick));
+    list_.lines.push_back({{x, chart_.y + chart_.h}, {x, chart_.y + chart_.h + 4}, kAxisColor, 1});
+    list_.texts.push_back({x, chart_.y + chart_.h + 13, std::to_string(static_cast<uint64_t>(tick)),
+                           kTextColor, Text::Align::kCenter});
+  }
+  list_.texts.push_back({chart_.x + chart_.w / 2, chart_.y + chart_.h + 28, "step", kTextColor,
+                         Text::Align::kCenter});
+  list_.texts.push_back({16, chart_.y + chart_.h / 2, "step time per device", kTextColor,
+                         Text::Align::kCenter, false, 0, true});
+  list_.texts.push_back({static_cast<float>(width_) - 12, chart_.y + chart_.h / 2,
+                         "avg communication", Rgba(150, 110, 0), Text::Align::kCenter, false, 0,
+                         true});
+
+  // Series.
+  if (per_device) {
+    for (const auto& [rank, points] : device_lines) {
+      list_.polylines.push_back(
+          {Decimate(points, chart_.w), kPalette[rank % std::size(kPalette)], 1.5f});
+    }
+  } else {
+    list_.polylines.push_back({Decimate(max_line, chart_.w), Rgba(31, 119, 180), 1.2f});
+    list_.polylines.push_back({Decimate(mean_line, chart_.w), Rgba(20, 60, 120), 2.0f});
+    list_.polylines.push_back({Decimate(min_line, chart_.w), Rgba(31, 119, 180), 1.2f, true});
+  }
+  list_.polylines.push_back({Decimate(comm_line, chart_.w), kCommColor, 2.5f});
+  list_.polylines.push_back({Decimate(wait_line, chart_.w), kWaitColor, 2.0f, true});
+
+  // Selected step.
+  if (selected_.has_value() && *selected_ >= first_step_ && *selected_ <= last_step_) {
+    const float x = StepX(*selected_);
+    list_.lines.push_back({{x, chart_.y}, {x, chart_.y + chart_.h}, Rgba(25, 60, 160), 1.5f, true});
+  }
+
+  // Legend, on the title line.
+  float x = 190, advance = 0;
+  const float y = 16;
+  if (per_device) {
+    list_.lines.push_back({{x, y}, {x + 16, y}, kPalette[0], 1.5f});
+    list_.texts.push_back({x + 20, y, "step time, one line per device (left axis)", kTextColor});
+    x += 20 + 7.0f * 42 + 18;
+  } else {
+    list_.lines.push_back({{x, y}, {x + 16, y}, Rgba(20, 60, 120), 2});
+    list_.texts.push_back({x + 20, y, "step time min/mean/max over devices (left)", kTextColor});
+    x += 20 + 7.0f * 42 + 18;
+  }
+  AddSwatch(&list_, x, y, kCommColor, "avg comm duration (right)", &advance, true);
+  x += advance;
+  list_.lines.push_back({{x, y}, {x + 16, y}, kWaitColor, 2, true});
+  list_.texts.push_back({x + 20, y, "avg comm wait (right)", kTextColor});
+}
+
+void OverviewModel::BuildBars() {
+  auto it = selected_.has_value() ? steps_.find(*selected_) : steps_.end();
+  if (it == steps_.end()) it = std::prev(steps_.end());
+  const StepRecord& step = it->second;
+  const float title_y = bars_area_.y - 24;
+  list_.texts.push_back({12, title_y,
+                         "Step " + std::to_string(step.step) + ": time per device  (" +
+                             FormatDuration(static_cast<double>(step.end_ns - step.start_ns)) +
+                             " end to end)",
+                         kTextColor, Text::Align::kLeft, true, 10});
+  float x = 430, advance = 0;
+  const float legend_y = title_y;
+  AddSwatch(&list_, x, legend_y, kIntervalColor, "step interval (data wait)", &advance);
+  x += advance;
+  AddSwatch(&list_, x, legend_y, kForwardBackwardColor, "forward + backward", &advance);
+  x += advance;
+  AddSwatch(&list_, x, legend_y, kTailColor, "step tail", &advance);
+  x += advance;
+  AddSwatch(&list_, x, legend_y, kCommColor, "comm duration", &advance);
+  x += advance;
+  AddSwatch(&list_, x, legend_y, kWaitColor, "comm wait", &advance);
+
+  list_.backgrounds.push_back({bars_area_, Rgba(250, 250, 252), WithAlpha(kAxisColor, 120)});
+  if (step.devices.empty()) return;
+  int64_t max_time = 1;
+  for (const auto& d : step.devices) max_time = std::max(max_time, d.step_time_ns);
+  const std::vector<double> ticks = NiceTicks(0, max_time * 1.08, 5);
+  const double top = std::max(ticks.back(), max_time * 1.08);
+  auto y_of = [&](double ns) {
+    return bars_area_.y + bars_area_.h - static_cast<float>(ns / top) * bars_area_.h;
+  };
+  auto height_of = [&](double ns) { return static_cast<float>(ns / top) * bars_area_.h; };
+  for (double tick : ticks) {
+    const float y = y_of(tick);
+    list_.lines.push_back({{bars_area_.x, y}, {bars_area_.x + bars_area_.w, y}, kGridColor, 1});
+    list_.texts.push_back(
+        {bars_area_.x - 6, y, FormatDuration(tick), kTextColor, Text::Align::kRight});
+  }
+  list_.texts.push_back({16, bars_area_.y + bars_area_.h / 2, "time in step", kTextColor,
+                         Text::Align::kCenter, false, 0, true});
+  const float slot = bars_area_.w / static_cast<float>(step.devices.size());
+  const float bar_width = std::max(1.0f, slot * 0.72f);
+  const int label_every = std::max(1, static_cast<int>(std::ceil(34.0f / slot)));
+  const float base = bars_area_.y + bars_area_.h;
+  for (size_t i = 0; i < step.devices.size(); ++i) {
+    const DeviceStepRecord& d = step.devices[i];
+    DeviceBar bar;
+    bar.rank = d.rank;
+    bar.step_time_ns = std::max<int64_t>(0, d.step_time_ns);
+    // The three segments partition the step time: clamp each to what is
+    // left so rounding in the collector never makes the bar overshoot.
+    bar.interval_ns = std::clamp<int64_t>(d.data_wait_ns, 0, bar.step_time_ns);
+    bar.compute_ns =
+        std::clamp<int64_t>(d.forward_ns + d.backward_ns, 0, bar.step_time_ns - bar.interval_ns);
+    bar.tail_ns = bar.step_time_ns - bar.interval_ns - bar.compute_ns;
+    bar.comm_ns = std::clamp<int64_t>(d.collective_ns, 0, bar.step_time_ns);
+    bar.wait_ns = std::clamp<int64_t>(d.wait_ns, 0, bar.comm_ns);
+    const float x0 = bars_area_.x + slot * static_cast<float>(i) + (slot - bar_width) / 2;
+    float y = base;
+    auto stack = [&](int64_t ns, RectF* rect, Color color) {
+      const float h = height_of(static_cast<double>(ns));
+      *rect = {x0, y - h, bar_width, h};
+      y -= h;
+      if (h > 0) list_.rects.push_back({*rect, color});
+    };
+    stack(bar.interval_ns, &bar.interval_rect, kIntervalColor);
+    stack(bar.compute_ns, &bar.compute_rect, kForwardBackwardColor);
+    stack(bar.tail_ns, &bar.tail_rect, kTailColor);
+    const float overlay_x = x0 + bar_width * 0.58f;
+    const float overlay_w = std::max(1.0f, bar_width * 0.3f);
+    const float comm_h = height_of(static_cast<double>(bar.comm_ns));
+    const float wait_h = height_of(static_cast<double>(bar.wait_ns));
+    bar.comm_rect = {overlay_x, base - comm_h, overlay_w, comm_h};
+    bar.wait_rect = {overlay_x, base - wait_h, overlay_w, wait_h};
+    if (comm_h > 0) list_.overlay_rects.push_back({bar.comm_rect, kCommColor, Rgba(120, 90, 0)});
+    if (wait_h > 0) list_.overlay_rects.push_back({bar.wait_rect, kWaitColor});
+    if (static_cast<int>(i) % label_every == 0) {
+      list_.texts.push_back({x0 + bar_width / 2, base + 13, "rank " + std::to_string(d.rank),
+                             kTextColor, Text::Align::kCenter});
+    }
+    bars_.push_back(bar);
+  }
+}
+
+std::optional<uint64_t> OverviewModel::StepAt(float x, float y) {
+  if (dirty_) Rebuild();
+  if (steps_.empty()) return std::nullopt;
+  const RectF hit = {chart_.x - 4, chart_.y, chart_.w + 8, chart_.h + 20};
+  if (!hit.Contains(x, y)) return std::nullopt;
+  std::optional<uint64_t> best;
+  float best_distance = 1e30f;
+  // Steps are sorted by x: find the nearest by bisection.
+  auto it = steps_.lower_bound(first_step_);
+  const double fraction = chart_.w > 0 ? (x - chart_.x) / chart_.w : 0;
+  const double guess = first_step_ + fraction * static_cast<double>(last_step_ - first_step_);
+  it = steps_.lower_bound(static_cast<uint64_t>(std::max(0.0, std::floor(guess))));
+  for (auto candidate : {it, it == steps_.begin() ? it : std::prev(it)}) {
+    if (candidate == steps_.end()) continue;
+    const float distance = std::fabs(StepX(candidate->first) - x);
+    if (distance < best_distance) best_distance = distance, best = candidate->first;
+  }
+  if (it != steps_.end() && std::next(it) != steps_.end()) {
+    const float distance = std::fabs(StepX(std::next(it)->first) - x);
+    if (distance < best_distance) best = std::next(it)->first;
+  }
+  return best;
+}
+
+std::string OverviewModel::TooltipAt(float x, float y) {
+  if (dirty_) Rebuild();
+  for (const DeviceBar& bar : bars_) {
+    const RectF column = {bar.interval_rect.x, bars_area_.y, bar.interval_rect.w, bars_area_.h};
+    if (!column.Contains(x, y)) continue;
+    return "rank " + std::to_string(bar.rank) + "\nstep time: " + FormatDuration(bar.step_time_ns) +
+           "\nstep interval: " + FormatDuration(bar.interval_ns) +
+           "\nforward + backward: " + FormatDuration(bar.compute_ns) +
+           "\nstep tail: " + FormatDuration(bar.tail_ns) +
+           "\ncomm duration: " + FormatDuration(bar.comm_ns) +
+           "\ncomm wait: " + FormatDuration(bar.wait_ns);
+  }
+  const std::optional<uint64_t> step = StepAt(x, y);
+  if (!step.has_value()) return {};
+  const StepRecord& record = steps_.at(*step);
+  if (record.devices.empty()) return "step " + std::to_string(*step);
+  int64_t low = INT64_MAX, high = 0;
+  double comm = 0, wait = 0;
+  uint32_t slowest = 0;
+  for (const auto& d : record.devices) {
+    low = std::min(low, d.step_time_ns);
+    if (d.step_time_ns > high) high = d.step_time_ns, slowest = d.rank;
+    comm += d.collective_ns;
+    wait += d.wait_ns;
+  }
+  const double n = static_cast<double>(record.devices.size());
+  return "step " + std::to_string(*step) + "\nstep time: " + FormatDuration(low) + " .. " +
+         FormatDuration(high) + " (slowest: rank " + std::to_string(slowest) + ")" +
+         "\navg comm duration: " + FormatDuration(comm / n) +
+         "\navg comm wait: " + FormatDuration(wait / n) + "\nclick to select";
+}
+
+}  // namespace trainscope::viewer

@@ -1,0 +1,213 @@
+#include "trainscope/viewer/synthetic_job.h"
+
+#include <algorithm>
+#include <map>
+
+namespace trainscope::viewer {
+namespace {
+
+class Random {
+ public:
+  explicit Random(uint64_t seed) : state_(seed * 0x9E3779B97F4A7C15ull + 1) {}
+  uint64_t Next() {
+    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+  }
+  double Uniform(double lo, double hi) {
+    return lo + (hi - lo) * static_cast<double>(Next() >> 11) / 9007199254740992.0;
+  }
+
+ private:
+  uint64_t state_;
+};
+
+const char* const kForward[] = {"aten::conv2d", "aten::batch_norm", "aten::relu", "aten::linear",
+                                "aten::mm"};
+const char* const kBackward[] = {"aten::convolution_backward", "aten::native_batch_norm_backward",
+                                 "aten::threshold_backward", "aten::mm_backward"};
+
+}  // namespace
+
+SyntheticJob GenerateSyntheticJob(const SyntheticJobOptions& options) {
+  SyntheticJob out;
+  const uint32_t devices = std::max<uint32_t>(1, options.devices);
+  const uint32_t stages = std::clamp<uint32_t>(options.stages, 1, devices);
+  const uint32_t replicas = std::max<uint32_t>(1, devices / stages);
+  const uint32_t hosts = std::max<uint32_t>(1, options.hosts);
+  Random random(options.seed);
+  auto& strings = out.operators.strings;
+  std::map<std::string, uint32_t> ids;
+  auto intern = [&](const std::string& s) {
+    auto [it, inserted] = ids.try_emplace(s, static_cast<uint32_t>(strings.size()));
+    if (inserted) strings.push_back(s);
+    return it->second;
+  };
+  intern("");
+
+  out.job.job_id = options.job_id;
+  out.job.state = JobStateKind::kRunning;
+  out.job.world_size = devices;
+  out.job.ranks_connected = devices;
+  out.job.recording = true;
+  for (uint32_t r = 0; r < devices; ++r) {
+    const uint32_t stage = std::min(stages - 1, r / replicas);
+    const std::string host = "node-" + std::to_string(r * hosts / devices);
+    out.devices.push_back({r, stage, host});
+    out.job.ranks.push_back({r, host, 1000 + r, true, 0});
+  }
+  auto raw_offset = [&](uint32_t r) {
+    return static_cast<int64_t>((r * 37) % 11) * options.clock_skew_ns - 5 * options.clock_skew_ns;
+  };
+  auto op = [&](uint32_t rank, int64_t start, int64_t end, const std::string& name, OpClass cls,
+                uint64_t step) {
+    OperatorRecord record;
+    record.rank = rank;
+    record.start_ns = start;
+    record.end_ns = end;
+    record.raw_start_ns = start + raw_offset(rank);
+    record.raw_end_ns = end + raw_offset(rank);
+    record.name = intern(name);
+    record.op_class = cls;
+    record.step = step;
+    out.operators.operators.push_back(record);
+    return &out.operators.operators.back();
+  };
+
+  std::vector<int64_t> ready(devices, options.start_ns);
+  uint64_t p2p_sequence = 0;
+  for (uint32_t s = 0; s < options.steps; ++s) {
+    const uint64_t step = s + 1;
+    StepRecord record;
+    record.step = step;
+    std::vector<DeviceStepRecord> d(devices);
+    std::vector<int64_t> clock = ready;
+    const uint32_t forward_ops = options.compute_ops_per_step / 2;
+    const uint32_t backward_ops = options.compute_ops_per_step - forward_ops;
+    for (uint32_t r = 0; r < devices; ++r) {
+      d[r].rank = r;
+      d[r].stage = out.devices[r].stage;
+      d[r].start_ns = clock[r];
+      d[r].data_wait_ns = static_cast<int64_t>(random.Uniform(300e3, 700e3));
+      clock[r] += d[r].data_wait_ns;
+    }
+    auto slow = [&](uint32_t r) {
+      return options.straggler.has_value() && *options.straggler == r &&
+                     step >= options.straggler_from_step
+                 ? options.straggler_factor
+                 : 1.0;
+    };
+    auto compute = [&](uint32_t r, uint32_t count, const char* const* names, size_t name_count) {
+      const int64_t begin = clock[r];
+      for (uint32_t i = 0; i < count; ++i) {
+        const int64_t duration =
+            static_cast<int64_t>(random.Uniform(40e3, 160e3) * slow(r) * (1 + (i % 3 == 0)));
+        op(r, clock[r], clock[r] + duration, names[i % name_count], OpClass::kCompute, step);
+        d[r].compute_ns += duration;
+        d[r].flops += static_cast<uint64_t>(duration / slow(r) * 2e3);  // ~2 TFLOP/s nominal
+        clock[r] += duration + static_cast<int64_t>(random.Uniform(2e3, 8e3));
+      }
+      return clock[r] - begin;
+    };
+    // Forward, stage by stage; stage s > 0 waits for its activations.
+    for (uint32_t stage = 0; stage < stages; ++stage) {
+      for (uint32_t rep = 0; rep < replicas; ++rep) {
+        const uint32_t r = stage * replicas + rep;
+        if (r >= devices) continue;
+        if (stage > 0) {
+          const uint32_t from = r - replicas;
+          const int64_t send_start = clock[from];
+          const int64_t send_end = send_start + static_cast<int64_t>(random.Uniform(60e3, 90e3));
+          OperatorRecord* send = op(from, send_start, send_end, "send", OpClass::kSend, step);
+          send->peer = static_cast<int32_t>(r);
+          send->group_sequence = ++p2p_sequence;
+          send->bytes = 4 << 20;
+          clock[from] = send_end;
+          const int64_t recv_start = std::min(clock[r], send_start);
+          OperatorRecord* recv = op(r, recv_start, send_end + 5'000, "recv", OpClass::kRecv, step);
+          recv->peer = static_cast<int32_t>(from);
+          recv->group_sequence = p2p_sequence;
+          recv->bytes = 4 << 20;
+          d[r].collective_ns += send_end + 5'000 - recv_start;
+          d[r].wait_ns += std::max<int64_t>(0, send_start - recv_start);
+          d[from].collective_ns += send_end - send_start;
+          clock[r] = std::max(clock[r], send_end + 5'000);
+        }
+        d[r].forward_ns = compute(r, forward_ops, kForward, std::size(kForward));
+      }
+    }
+    for (uint32_t r = 0; r < devices; ++r) {
+      d[r].backward_ns = compute(r, backward_ops, kBackward, std::size(kBackward));
+    }
+    // All-reduce within each stage: everyone leaves when the last arrives.
+    for (uint32_t c = 0; c < options.collectives_per_step; ++c) {
+      for (uint32_t stage = 0; stage < stages; ++stage) {
+        int64_t last = 0;
+        for (uint32_t rep = 0; rep < replicas; ++rep)
+          last = std::max(last, clock[stage * replicas + rep]);
+        const int64_t transfer = static_cast<int64_t>(random.Uniform(80e3, 140e3));
+        const std::string group = "pg:stage" + std::to_string(stage);
+        for (uint32_t rep = 0; rep < replicas; ++rep) {
+          const uint32_t r = stage * replicas + rep;
+          OperatorRecord* all_reduce =
+              op(r, clock[r], last + transfer, "all_reduce", OpClass::kCollective, step);
+          all_reduce->group = intern(group);
+          all_reduce->group_sequence = step * 100 + c + 1;
+          all_reduce->bytes = 25 << 20;
+          d[r].collective_ns += last + transfer - clock[r];
+          d[r].wait_ns += last - clock[r];
+          clock[r] = last + transfer;
+        }
+      }
+    }
+    for (uint32_t r = 0; r < devices; ++r) {
+      const int64_t duration = static_cast<int64_t>(random.Uniform(100e3, 150e3));
+      op(r, clock[r], clock[r] + duration, "Optimizer.step#SGD.step", OpClass::kCompute, step);
+      d[r].optimizer_ns = duration;
+      d[r].compute_ns += duration;
+      clock[r] += duration + 20'000;
+      d[r].end_ns = clock[r];
+      d[r].step_time_ns = d[r].end_ns - d[r].start_ns;
+      d[r].idle_ns = std::max<int64_t>(
+          0, d[r].step_time_ns - d[r].compute_ns - d[r].collective_ns - d[r].data_wait_ns);
+      d[r].flops_per_second = d[r].compute_ns > 0 ? d[r].flops * 1e9 / d[r].compute_ns : 0;
+      d[r].peak_memory_bytes = (3ull << 30) + (uint64_t{d[r].stage} << 28) +
+                               static_cast<uint64_t>(random.Uniform(0, 64e6));
+      ready[r] = d[r].end_ns;
+    }
+    record.start_ns = INT64_MAX;
+    record.end_ns = INT64_MIN;
+    for (const auto& device : d) {
+      record.start_ns = std::min(record.start_ns, device.start_ns);
+      record.end_ns = std::max(record.end_ns, device.end_ns);
+    }
+    record.devices = std::move(d);
+    if (options.straggler.has_value() && step == options.straggler_from_step &&
+        *options.straggler < devices) {
+      const uint32_t r = *options.straggler;
+      double others = 0;
+      for (const auto& device : record.devices) {
+        if (device.rank != r) others += static_cast<double>(device.compute_ns);
+      }
+      others /= std::max<uint32_t>(1, devices - 1);
+      Alert alert;
+      alert.job = options.job_id;
+      alert.step = step;
+      alert.ranks = {r};
+      alert.op = kBackward[0];
+      alert.metric = "compute_ms";
+      alert.value = record.devices[r].compute_ns / 1e6;
+      alert.baseline = others / 1e6;
+      alert.rule = "straggler";
+      alert.text = "rank " + std::to_string(r) + " computes " +
+                   std::to_string(static_cast<int>(100 * (alert.value / alert.baseline - 1))) +
+                   "% longer than the other devices";
+      out.alerts.push_back(alert);
+    }
+    out.steps.push_back(std::move(record));
+  }
+  return out;
+}
+
+}  // namespace trainscope::viewer

@@ -1,0 +1,109 @@
+#include "trainscope/viewer/viewer_state.h"
+
+namespace trainscope::viewer {
+
+ViewerState::ViewerState(MareyModel::Options marey_options) : marey(&names, marey_options) {}
+
+void ViewerState::AddDevices(const std::vector<DeviceInfo>& devices) {
+  bool changed = false;
+  for (const DeviceInfo& device : devices) {
+    auto [it, inserted] = devices_.try_emplace(device.rank, device);
+    if (!inserted) {
+      DeviceInfo merged = it->second;
+      if (!device.host.empty()) merged.host = device.host;
+      if (device.stage != 0) merged.stage = device.stage;
+      if (merged.host == it->second.host && merged.stage == it->second.stage) continue;
+      it->second = merged;
+    }
+    changed = true;
+  }
+  if (!changed) return;
+  std::vector<DeviceInfo> all;
+  for (const auto& [rank, info] : devices_) all.push_back(info);
+  marey.SetDevices(all);
+}
+
+void ViewerState::AddSteps(const std::vector<StepRecord>& steps) {
+  std::vector<DeviceInfo> stages;
+  for (const StepRecord& step : steps) {
+    overview.AddStep(step);
+    marey.AddStep(step);
+    jobs.OnStep(job_id_, step.step, step.end_ns);
+    selection.OnStepClosed(step.step);
+    for (const DeviceStepRecord& d : step.devices) {
+      auto it = devices_.find(d.rank);
+      if (it == devices_.end() || it->second.stage != d.stage)
+        stages.push_back({d.rank, d.stage, ""});
+    }
+  }
+  if (!stages.empty()) AddDevices(stages);
+}
+
+void ViewerState::Load(const JobData& data) {
+  job_id_ = data.job.job_id;
+  overview.Clear();
+  marey.Clear();
+  alerts.Clear();
+  devices_.clear();
+  jobs.Update(data.job);
+  AddDevices(data.devices);
+  AddSteps(data.steps);
+  marey.AddOperators(InternOperators(data.operators, &names));
+  for (const Alert& alert : data.alerts) alerts.Add(alert);
+  marey.SetAlerts(alerts.alerts());
+  SyncSelection();
+}
+
+void ViewerState::Apply(FeedCoalescer::Delta delta) {
+  if (delta.reset) {
+    overview.Clear();
+    marey.Clear();
+    alerts.Clear();
+    devices_.clear();
+  }
+  if (delta.job.has_value()) {
+    if (job_id_.empty()) job_id_ = delta.job->job_id;
+    std::vector<DeviceInfo> hosts;
+    for (const RankRecord& rank : delta.job->ranks) hosts.push_back({rank.rank, 0, rank.host});
+    jobs.Update(*delta.job);
+    AddDevices(hosts);
+  }
+  AddDevices(delta.devices);
+  AddSteps(delta.steps);
+  for (const OperatorBatchRecord& batch : delta.operator_batches) {
+    marey.AddOperators(InternOperators(batch, &names));
+  }
+  if (!delta.alerts.empty()) {
+    for (const Alert& alert : delta.alerts) alerts.Add(alert);
+    marey.SetAlerts(alerts.alerts());
+  }
+  for (std::string& notice : delta.notices) notices_.push_back(std::move(notice));
+  if (notices_.size() > 100) notices_.erase(notices_.begin(), notices_.end() - 100);
+  SyncSelection();
+}
+
+void ViewerState::SelectStep(uint64_t step) {
+  selection.Pin(step);
+  SyncSelection();
+}
+
+void ViewerState::Follow() {
+  selection.Follow();
+  SyncSelection();
+}
+
+const Alert* ViewerState::SelectAlert(size_t row) {
+  const Alert* alert = alerts.Select(row, &selection, &marey);
+  SyncSelection();
+  return alert;
+}
+
+bool ViewerState::SyncSelection() {
+  if (selection.version() == synced_version_) return false;
+  synced_version_ = selection.version();
+  overview.SetSelectedStep(selection.selected_step());
+  marey.SetSelectedStep(selection.selected_step());
+  return true;
+}
+
+}  // namespace trainscope::viewer

@@ -1,0 +1,140 @@
+#include "trainscope/viewer/live_feed_client.h"
+
+#include <map>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "trainscope/cli/feed_follower.h"
+#include "trainscope/cli/zmq_feed_source.h"
+#include "trainscope/viewer/proto_convert.h"
+
+namespace trainscope::viewer {
+
+LiveFeedClient::LiveFeedClient(Options options, FeedCoalescer* out)
+    : options_(std::move(options)), out_(out) {}
+
+LiveFeedClient::~LiveFeedClient() { Stop(); }
+
+void LiveFeedClient::Start() {
+  if (thread_.joinable()) return;
+  stop_.store(false);
+  thread_ = std::thread([this] { Run(); });
+}
+
+void LiveFeedClient::Stop() {
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
+}
+
+void LiveFeedClient::PostHistory(SnapshotQueryClient* query) {
+  absl::StatusOr<JobData> history = query->FetchHistory(options_.job_id, options_.history);
+  FeedCoalescer::Delta delta;
+  if (!history.ok()) {
+    delta.notices.push_back(absl::StrCat("history unavailable: ", history.status().message()));
+    out_->Post(std::move(delta));
+    return;
+  }
+  delta.reset = true;
+  delta.job = history->job;
+  delta.devices = std::move(history->devices);
+  delta.steps = std::move(history->steps);
+  if (!history->operators.operators.empty()) {
+    delta.operator_batches.push_back(std::move(history->operators));
+  }
+  delta.alerts = std::move(history->alerts);
+  out_->Post(std::move(delta));
+}
+
+void LiveFeedClient::Run() {
+  cli::ZmqFeedSource source(options_.feed, options_.snapshot, &stop_);
+  SnapshotQueryClient query(options_.snapshot, &stop_);
+  cli::FeedFollower follower(&source, options_.job_id, options_.history.timeout);
+  std::vector<cli::FeedFollower::Event> events;
+  JobRecord job;
+  job.job_id = options_.job_id;
+  std::map<uint32_t, RankRecord> ranks;
+  auto post_job = [&](FeedCoalescer::Delta* delta) {
+    job.ranks.clear();
+    for (const auto& [rank, record] : ranks) job.ranks.push_back(record);
+    delta->job = job;
+  };
+
+  if (absl::Status status = follower.Start(&events); !status.ok()) {
+    FeedCoalescer::Delta delta;
+    delta.notices.push_back(absl::StrCat("cannot follow the feed: ", status.message()));
+    out_->Post(std::move(delta));
+    return;
+  }
+  bool need_history = true;
+  while (!stop_.load()) {
+    FeedCoalescer::Delta delta;
+    for (cli::FeedFollower::Event& event : events) {
+      switch (event.type) {
+        case cli::FeedFollower::Event::kSnapshot: {
+          job = ConvertJob(event.snapshot);
+          ranks.clear();
+          for (const RankRecord& rank : job.ranks) ranks[rank.rank] = rank;
+          post_job(&delta);
+          break;
+        }
+        case cli::FeedFollower::Event::kGap:
+          gaps_.fetch_add(1);
+          need_history = true;  // steps and operators in the gap are lost
+          delta.notices.push_back(absl::StrCat("feed gap: updates ", event.expected, "..",
+                                               event.received - 1, " lost; refetching"));
+          break;
+        case cli::FeedFollower::Event::kNotice:
+          delta.notices.push_back(event.text);
+          break;
+        case cli::FeedFollower::Event::kUpdate: {
+          updates_.fetch_add(1);
+          const trainscope::v1::FeedUpdate& update = event.update;
+          switch (update.body_case()) {
+            case trainscope::v1::FeedUpdate::kJob: {
+              JobRecord summary = ConvertJobSummary(update.job());
+              job = summary;
+              post_job(&delta);
+              break;
+            }
+            case trainscope::v1::FeedUpdate::kRank:
+              ranks[update.rank().rank()] = ConvertRank(update.rank());
+              post_job(&delta);
+              break;
+            case trainscope::v1::FeedUpdate::kCommand:
+              delta.notices.push_back(
+                  absl::StrCat(update.command().command(), " by ", update.command().requested_by(),
+                               ": ", update.command().reason(), " (",
+                               update.command().ranks_reached(), " ranks reached)"));
+              break;
+            case trainscope::v1::FeedUpdate::kStep:
+              delta.steps.push_back(ConvertStep(update.step()));
+              break;
+            case trainscope::v1::FeedUpdate::kOperators:
+              delta.operator_batches.push_back(ConvertOperators(update.operators()));
+              break;
+            default:
+              break;  // clocks: shown through the aligned operators
+          }
+          break;
+        }
+      }
+    }
+    events.clear();
+    const bool has_content = delta.job.has_value() || !delta.steps.empty() ||
+                             !delta.operator_batches.empty() || !delta.notices.empty();
+    if (has_content) out_->Post(std::move(delta));
+    if (need_history) {
+      need_history = false;
+      PostHistory(&query);
+    }
+    absl::StatusOr<bool> got = follower.Poll(absl::Milliseconds(100), &events);
+    if (!got.ok() && got.status().code() != absl::StatusCode::kInvalidArgument) {
+      FeedCoalescer::Delta error;
+      error.notices.push_back(absl::StrCat("feed stopped: ", got.status().message()));
+      out_->Post(std::move(error));
+      return;
+    }
+  }
+}
+
+}  // namespace trainscope::viewer

@@ -1,0 +1,130 @@
+#include "trainscope/viewer/proto_convert.h"
+
+namespace trainscope::viewer {
+namespace {
+
+OpClass ConvertClass(trainscope::v1::OperatorClass c) {
+  switch (c) {
+    case trainscope::v1::OPERATOR_CLASS_COLLECTIVE:
+      return OpClass::kCollective;
+    case trainscope::v1::OPERATOR_CLASS_SEND:
+      return OpClass::kSend;
+    case trainscope::v1::OPERATOR_CLASS_RECV:
+      return OpClass::kRecv;
+    default:
+      return OpClass::kCompute;
+  }
+}
+
+JobStateKind ConvertState(trainscope::v1::JobState state) {
+  switch (state) {
+    case trainscope::v1::JOB_STATE_RUNNING:
+      return JobStateKind::kRunning;
+    case trainscope::v1::JOB_STATE_IDLE:
+      return JobStateKind::kIdle;
+    case trainscope::v1::JOB_STATE_FINISHED:
+      return JobStateKind::kFinished;
+    case trainscope::v1::JOB_STATE_HALTED:
+      return JobStateKind::kHalted;
+    default:
+      return JobStateKind::kUnknown;
+  }
+}
+
+}  // namespace
+
+StepRecord ConvertStep(const trainscope::v1::StepReport& report) {
+  StepRecord step;
+  step.step = report.step();
+  step.start_ns = report.start_ns();
+  step.end_ns = report.end_ns();
+  step.devices.reserve(report.devices_size());
+  for (const auto& d : report.devices()) {
+    DeviceStepRecord r;
+    r.rank = d.rank();
+    r.stage = d.stage();
+    r.start_ns = d.start_ns();
+    r.end_ns = d.end_ns();
+    r.step_time_ns = d.step_time_ns();
+    r.data_wait_ns = d.data_wait_ns();
+    r.forward_ns = d.forward_ns();
+    r.backward_ns = d.backward_ns();
+    r.optimizer_ns = d.optimizer_ns();
+    r.compute_ns = d.compute_ns();
+    r.collective_ns = d.collective_ns();
+    r.wait_ns = d.wait_ns();
+    r.idle_ns = d.idle_ns();
+    r.flops = d.flops();
+    r.flops_per_second = d.flops_per_second();
+    r.peak_memory_bytes = d.peak_memory_bytes();
+    r.complete = d.complete();
+    step.devices.push_back(r);
+  }
+  return step;
+}
+
+OperatorBatchRecord ConvertOperators(const trainscope::v1::OperatorBatch& batch) {
+  OperatorBatchRecord out;
+  out.strings.assign(batch.strings().begin(), batch.strings().end());
+  if (out.strings.empty()) out.strings.emplace_back();
+  const uint32_t count = static_cast<uint32_t>(out.strings.size());
+  out.operators.reserve(batch.operators_size());
+  for (const auto& op : batch.operators()) {
+    OperatorRecord r;
+    r.rank = op.rank();
+    r.start_ns = op.start_ns();
+    r.end_ns = op.end_ns();
+    r.raw_start_ns = op.raw_start_ns();
+    r.raw_end_ns = op.raw_end_ns();
+    // A name outside the string table is shown unnamed rather than trusted.
+    r.name = op.name() < count ? op.name() : 0;
+    r.group = op.group() < count ? op.group() : 0;
+    r.op_class = ConvertClass(op.op_class());
+    r.step = op.step();
+    r.group_sequence = op.group_sequence();
+    r.peer = op.peer();
+    r.bytes = op.bytes();
+    out.operators.push_back(r);
+  }
+  return out;
+}
+
+JobRecord ConvertJobSummary(const trainscope::v1::JobSummary& summary) {
+  JobRecord job;
+  job.job_id = summary.job_id();
+  job.state = ConvertState(summary.state());
+  job.world_size = summary.world_size();
+  job.ranks_connected = summary.ranks_connected();
+  job.recording = summary.recording();
+  job.events_per_second = summary.events_per_second();
+  job.events_received = summary.events_received();
+  return job;
+}
+
+RankRecord ConvertRank(const trainscope::v1::RankStatus& rank) {
+  return {rank.rank(), rank.host(), rank.pid(), rank.connected(), rank.events_received()};
+}
+
+JobRecord ConvertJob(const trainscope::v1::JobStatus& status) {
+  JobRecord job = ConvertJobSummary(status.summary());
+  for (const auto& rank : status.ranks()) job.ranks.push_back(ConvertRank(rank));
+  return job;
+}
+
+std::vector<DeviceInfo> DevicesOf(const std::vector<StepRecord>& steps,
+                                  const std::map<uint32_t, std::string>& hosts) {
+  std::map<uint32_t, DeviceInfo> devices;
+  for (const auto& [rank, host] : hosts) devices[rank] = {rank, 0, host};
+  for (const StepRecord& step : steps) {
+    for (const DeviceStepRecord& d : step.devices) {
+      DeviceInfo& info = devices[d.rank];
+      info.rank = d.rank;
+      info.stage = d.stage;
+    }
+  }
+  std::vector<DeviceInfo> out;
+  for (const auto& [rank, info] : devices) out.push_back(info);
+  return out;
+}
+
+}  // namespace trainscope::viewer

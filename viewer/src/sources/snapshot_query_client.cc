@@ -1,0 +1,117 @@
+#include "trainscope/viewer/snapshot_query_client.h"
+
+#include <algorithm>
+#include <map>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "trainscope/proto/protocol.h"
+#include "trainscope/viewer/proto_convert.h"
+
+namespace trainscope::viewer {
+
+SnapshotQueryClient::SnapshotQueryClient(std::string endpoint, const std::atomic<bool>* stop)
+    : endpoint_(std::move(endpoint)), stop_(stop), context_(1) {}
+
+SnapshotQueryClient::~SnapshotQueryClient() { context_.close(); }
+
+absl::StatusOr<trainscope::v1::FeedSnapshot> SnapshotQueryClient::Request(
+    const trainscope::v1::SnapshotRequest& request, absl::Duration timeout) {
+  try {
+    zmq::socket_t socket(context_, zmq::socket_type::req);
+    socket.set(zmq::sockopt::linger, 0);
+    socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxMessageBytes));
+    socket.connect(endpoint_);
+    const std::string bytes = request.SerializeAsString();
+    socket.send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+    const absl::Time deadline = absl::Now() + timeout;
+    while (true) {
+      if (stop_ != nullptr && stop_->load(std::memory_order_relaxed)) {
+        return absl::CancelledError("interrupted");
+      }
+      const absl::Duration left = deadline - absl::Now();
+      if (left <= absl::ZeroDuration()) {
+        return absl::UnavailableError(
+            absl::StrCat("no snapshot from ", endpoint_, " within ", absl::FormatDuration(timeout),
+                         " (is trainscope-collector running? check --snapshot)"));
+      }
+      std::vector<zmq::pollitem_t> items = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
+      const auto slice = std::chrono::milliseconds(
+          std::max<int64_t>(1, std::min<int64_t>(100, absl::ToInt64Milliseconds(left))));
+      if (zmq::poll(items, slice) > 0 && (items[0].revents & ZMQ_POLLIN)) break;
+    }
+    zmq::message_t reply;
+    if (!socket.recv(reply, zmq::recv_flags::dontwait)) {
+      return absl::UnavailableError(absl::StrCat("no snapshot from ", endpoint_));
+    }
+    trainscope::v1::FeedSnapshot snapshot;
+    if (!snapshot.ParseFromArray(reply.data(), static_cast<int>(reply.size()))) {
+      return absl::DataLossError(
+          absl::StrCat("the reply from ", endpoint_, " is not a valid FeedSnapshot"));
+    }
+    return snapshot;
+  } catch (const zmq::error_t& error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("cannot ask '", endpoint_, "' for a snapshot: ", error.what(),
+                     " (expected a ZeroMQ endpoint such as tcp://127.0.0.1:7072)"));
+  }
+}
+
+absl::StatusOr<JobData> SnapshotQueryClient::FetchHistory(const std::string& job_id,
+                                                          const HistoryOptions& options) {
+  // First the newest steps (paging forward: a query answers at most the
+  // collector's cap, from its first step on), then the operators of exactly
+  // their time range.
+  JobData data;
+  std::vector<StepRecord> all;
+  uint64_t first_step = 0;
+  for (int page = 0; page < 10'000; ++page) {
+    trainscope::v1::SnapshotRequest steps_request;
+    steps_request.set_job_id(job_id);
+    steps_request.mutable_steps()->set_first_step(first_step);
+    absl::StatusOr<trainscope::v1::FeedSnapshot> steps = Request(steps_request, options.timeout);
+    if (!steps.ok()) return steps.status();
+    if (!steps->error().empty()) {
+      return absl::NotFoundError(absl::StrCat("the collector at ", endpoint_,
+                                              " says: ", steps->error(), " (job '", job_id, "')"));
+    }
+    if (page == 0) {
+      for (const auto& job : steps->jobs()) {
+        if (job.summary().job_id() == job_id) data.job = ConvertJob(job);
+      }
+    }
+    uint64_t newest = 0;
+    for (const auto& report : steps->steps()) {
+      all.push_back(ConvertStep(report));
+      newest = std::max<uint64_t>(newest, report.step());
+    }
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.step < b.step; });
+    if (all.size() > options.steps) all.erase(all.begin(), all.end() - options.steps);
+    if (steps->steps().empty() || newest < first_step) break;
+    first_step = newest + 1;
+  }
+  if (data.job.job_id.empty()) data.job.job_id = job_id;
+  data.steps = std::move(all);
+  std::map<uint32_t, std::string> hosts;
+  for (const RankRecord& rank : data.job.ranks) hosts[rank.rank] = rank.host;
+  data.devices = DevicesOf(data.steps, hosts);
+  if (data.steps.empty()) return data;
+
+  trainscope::v1::SnapshotRequest marey_request;
+  marey_request.set_job_id(job_id);
+  auto* query = marey_request.mutable_marey();
+  query->set_start_ns(data.steps.front().start_ns);
+  query->set_end_ns(data.steps.back().end_ns);
+  query->set_bins(0);  // raw operators: the viewer bins them per zoom level
+  query->set_max_operators(options.max_operators);
+  absl::StatusOr<trainscope::v1::FeedSnapshot> marey = Request(marey_request, options.timeout);
+  if (!marey.ok()) return marey.status();
+  if (!marey->error().empty()) {
+    return absl::InternalError(absl::StrCat("Marey query refused: ", marey->error()));
+  }
+  data.operators = ConvertOperators(marey->marey().operators());
+  return data;
+}
+
+}  // namespace trainscope::viewer

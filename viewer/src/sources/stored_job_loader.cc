@@ -1,0 +1,46 @@
+#include "trainscope/viewer/stored_job_loader.h"
+
+#include <algorithm>
+
+#include "trainscope/collector/analysis/job_analyzer.h"
+#include "trainscope/viewer/proto_convert.h"
+
+namespace trainscope::viewer {
+
+absl::StatusOr<JobData> LoadStoredJob(const std::filesystem::path& data_dir,
+                                      const std::string& job_id, const StoredJobOptions& options) {
+  collector::JobAnalyzerOptions analyzer_options;
+  analyzer_options.max_stored_operators =
+      std::max<uint64_t>(analyzer_options.max_stored_operators, options.max_operators);
+  absl::StatusOr<std::unique_ptr<collector::JobAnalyzer>> analyzer =
+      collector::AnalyzeStoredJob(data_dir, job_id, analyzer_options);
+  if (!analyzer.ok()) return analyzer.status();
+  JobData data;
+  data.job.job_id = job_id;
+  data.job.state = JobStateKind::kFinished;
+  for (const auto& [rank, host] : (*analyzer)->hosts()) {
+    data.job.ranks.push_back({rank, host, 0, false, 0});
+  }
+  data.job.world_size = static_cast<uint32_t>(data.job.ranks.size());
+  for (const auto& report : (*analyzer)->Steps(trainscope::v1::StepQuery())) {
+    data.steps.push_back(ConvertStep(report));
+  }
+  std::sort(data.steps.begin(), data.steps.end(),
+            [](const auto& a, const auto& b) { return a.step < b.step; });
+  if (options.max_steps != 0 && data.steps.size() > options.max_steps) {
+    data.steps.erase(data.steps.begin(), data.steps.end() - options.max_steps);
+  }
+  data.devices = DevicesOf(data.steps, (*analyzer)->hosts());
+  trainscope::v1::MareyQuery query;
+  if (!data.steps.empty() && options.max_steps != 0) {
+    query.set_start_ns(data.steps.front().start_ns);
+    query.set_end_ns(data.steps.back().end_ns);
+  }
+  query.set_bins(0);
+  query.set_max_operators(options.max_operators);
+  const trainscope::v1::MareyView view = (*analyzer)->Marey(query);
+  data.operators = ConvertOperators(view.operators());
+  return data;
+}
+
+}  // namespace trainscope::viewer

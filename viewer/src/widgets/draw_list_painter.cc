@@ -1,0 +1,110 @@
+#include "trainscope/viewer/widgets/draw_list_painter.h"
+
+#include <QImage>
+#include <QPolygonF>
+#include <QString>
+#include <vector>
+
+namespace trainscope::viewer {
+namespace {
+
+void PaintRects(QPainter* painter, const std::vector<FilledRect>& rects) {
+  for (const FilledRect& r : rects) {
+    const QRectF rect(r.rect.x, r.rect.y, r.rect.w, r.rect.h);
+    if ((r.fill >> 24) != 0) painter->fillRect(rect, DrawListPainter::ToQColor(r.fill));
+    if ((r.stroke >> 24) != 0) {
+      painter->setPen(QPen(DrawListPainter::ToQColor(r.stroke), 1));
+      painter->setBrush(Qt::NoBrush);
+      painter->drawRect(rect);
+    }
+  }
+}
+
+QPen MakePen(Color color, float width, bool dashed) {
+  QPen pen(DrawListPainter::ToQColor(color), width);
+  if (dashed) pen.setStyle(Qt::DashLine);
+  pen.setCapStyle(Qt::FlatCap);
+  return pen;
+}
+
+}  // namespace
+
+void DrawListPainter::Paint(QPainter* painter, const DrawList& list) {
+  painter->save();
+  painter->setRenderHint(QPainter::Antialiasing, false);
+  PaintRects(painter, list.backgrounds);
+  if (!list.image.pixels.empty()) {
+    const QImage image(reinterpret_cast<const uchar*>(list.image.pixels.data()), list.image.width,
+                       list.image.height, list.image.width * 4,
+                       QImage::Format_ARGB32_Premultiplied);
+    painter->drawImage(
+        QRectF(list.image.dest.x, list.image.dest.y, list.image.dest.w, list.image.dest.h), image);
+  }
+  if (!list.quads.empty()) {
+    painter->setRenderHint(QPainter::Antialiasing, list.quads.size() < 20'000);
+    painter->setPen(Qt::NoPen);
+    QPointF points[4];
+    for (const Quad& quad : list.quads) {
+      for (int i = 0; i < 4; ++i) points[i] = QPointF(quad.p[i].x, quad.p[i].y);
+      painter->setBrush(ToQColor(quad.fill));
+      painter->drawConvexPolygon(points, 4);
+    }
+    painter->setRenderHint(QPainter::Antialiasing, false);
+  }
+  PaintRects(painter, list.rects);
+  PaintRects(painter, list.overlay_rects);
+  painter->setRenderHint(QPainter::Antialiasing, true);
+  std::vector<QPointF> points;
+  for (const Polyline& line : list.polylines) {
+    points.clear();
+    points.reserve(line.points.size());
+    for (const PointF& p : line.points) points.emplace_back(p.x, p.y);
+    painter->setPen(MakePen(line.color, line.width, line.dashed));
+    painter->drawPolyline(points.data(), static_cast<int>(points.size()));
+  }
+  for (const Line& line : list.lines) {
+    painter->setRenderHint(QPainter::Antialiasing, line.a.x != line.b.x && line.a.y != line.b.y);
+    painter->setPen(MakePen(line.color, line.width, line.dashed));
+    painter->drawLine(QPointF(line.a.x, line.a.y), QPointF(line.b.x, line.b.y));
+  }
+  painter->setRenderHint(QPainter::Antialiasing, true);
+  for (const Cross& cross : list.crosses) {
+    QPen pen(ToQColor(cross.color), cross.width);
+    pen.setCapStyle(Qt::RoundCap);
+    painter->setPen(pen);
+    const float s = cross.half_size;
+    painter->drawLine(QPointF(cross.centre.x - s, cross.centre.y - s),
+                      QPointF(cross.centre.x + s, cross.centre.y + s));
+    painter->drawLine(QPointF(cross.centre.x - s, cross.centre.y + s),
+                      QPointF(cross.centre.x + s, cross.centre.y - s));
+  }
+  QFont base = painter->font();
+  if (base.pointSizeF() <= 0 || base.pointSizeF() > 9) base.setPointSizeF(8.5);
+  for (const Text& text : list.texts) {
+    QFont font = base;
+    if (text.point_size > 0) font.setPointSizeF(text.point_size);
+    font.setBold(text.bold);
+    painter->setFont(font);
+    painter->setPen(ToQColor(text.color));
+    const QString s = QString::fromStdString(text.text);
+    const int align = text.align == Text::Align::kLeft    ? Qt::AlignLeft
+                      : text.align == Text::Align::kRight ? Qt::AlignRight
+                                                          : Qt::AlignHCenter;
+    constexpr double kWide = 2000;
+    const double left = text.align == Text::Align::kLeft    ? 0
+                        : text.align == Text::Align::kRight ? -kWide
+                                                            : -kWide / 2;
+    if (text.vertical) {
+      painter->save();
+      painter->translate(text.x, text.y);
+      painter->rotate(-90);
+      painter->drawText(QRectF(left, -10, kWide, 20), align | Qt::AlignVCenter, s);
+      painter->restore();
+    } else {
+      painter->drawText(QRectF(text.x + left, text.y - 10, kWide, 20), align | Qt::AlignVCenter, s);
+    }
+  }
+  painter->restore();
+}
+
+}  // namespace trainscope::viewer

@@ -1,0 +1,137 @@
+#include "trainscope/viewer/widgets/main_window.h"
+
+#include <QLabel>
+#include <QSplitter>
+#include <QStatusBar>
+#include <QTimer>
+#include <QVBoxLayout>
+
+#include "trainscope/viewer/widgets/marey_widget.h"
+#include "trainscope/viewer/widgets/overview_widget.h"
+#include "trainscope/viewer/widgets/table_widgets.h"
+
+namespace trainscope::viewer {
+namespace {
+
+QWidget* Titled(const QString& title, QWidget* body, QWidget* parent) {
+  auto* box = new QWidget(parent);
+  auto* layout = new QVBoxLayout(box);
+  layout->setContentsMargins(2, 2, 2, 2);
+  layout->setSpacing(2);
+  auto* label = new QLabel("<b>" + title + "</b>", box);
+  layout->addWidget(label);
+  layout->addWidget(body, 1);
+  body->setParent(box);
+  return box;
+}
+
+}  // namespace
+
+MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, QWidget* parent)
+    : QMainWindow(parent), state_(state), feed_(feed), config_(std::move(config)) {
+  setWindowTitle(QString("trainscope viewer \xE2\x80\x94 %1 (%2)")
+                     .arg(QString::fromStdString(config_.controls.job_id),
+                          QString::fromStdString(config_.source)));
+  auto* central = new QWidget(this);
+  auto* layout = new QVBoxLayout(central);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->setSpacing(0);
+  controls_ = new ControlsWidget(config_.controls, central);
+  layout->addWidget(controls_);
+
+  auto* columns = new QSplitter(Qt::Horizontal, central);
+  auto* left = new QSplitter(Qt::Vertical, columns);
+  jobs_ = new JobsWidget();
+  alerts_ = new AlertsWidget();
+  left->addWidget(Titled("Jobs", jobs_, left));
+  left->addWidget(Titled("Alerts", alerts_, left));
+  auto* right = new QSplitter(Qt::Vertical, columns);
+  overview_ = new OverviewWidget(&state_->overview);
+  marey_ = new MareyPanel(&state_->marey);
+  right->addWidget(overview_);
+  right->addWidget(marey_);
+  right->setStretchFactor(0, 2);
+  right->setStretchFactor(1, 3);
+  columns->addWidget(left);
+  columns->addWidget(right);
+  columns->setSizes({380, 1220});
+  right->setSizes({420, 580});
+  layout->addWidget(columns, 1);
+  setCentralWidget(central);
+  feed_status_ = new QLabel(this);
+  statusBar()->addPermanentWidget(feed_status_);
+
+  connect(overview_, &OverviewWidget::stepClicked, this, [this](quint64 step) {
+    state_->SelectStep(step);
+    RefreshAll();
+  });
+  connect(marey_->view(), &MareyWidget::stepClicked, this, [this](quint64 step) {
+    state_->SelectStep(step);
+    RefreshAll();
+  });
+  connect(alerts_, &AlertsWidget::alertClicked, this, [this](int row) {
+    if (row < 0) return;
+    if (const Alert* alert = state_->SelectAlert(static_cast<size_t>(row))) {
+      statusBar()->showMessage(QString("alert: step %1 \xE2\x80\x94 %2")
+                                   .arg(alert->step)
+                                   .arg(QString::fromStdString(alert->text)),
+                               8000);
+    }
+    RefreshAll();
+  });
+  connect(controls_, &ControlsWidget::followToggled, this, [this](bool follow) {
+    if (follow) {
+      state_->Follow();
+    } else if (state_->selection.selected_step().has_value()) {
+      state_->SelectStep(*state_->selection.selected_step());
+    }
+    RefreshAll();
+  });
+  timer_ = new QTimer(this);
+  connect(timer_, &QTimer::timeout, this, &MainWindow::Tick);
+  timer_->start(33);
+  resize(1600, 1000);
+  RefreshAll();
+}
+
+void MainWindow::Tick() {
+  if (feed_ == nullptr) return;
+  std::optional<FeedCoalescer::Delta> delta = feed_->Take();
+  if (delta.has_value()) {
+    ++frames_;
+    for (const std::string& notice : delta->notices) {
+      statusBar()->showMessage(QString::fromStdString(notice), 10000);
+    }
+    state_->Apply(std::move(*delta));
+    RefreshAll();
+  }
+  const FeedCoalescer::Stats stats = feed_->stats();
+  feed_status_->setText(QString("feed: %1 updates in %2 frames \xC2\xB7 skipped %3 states, %4 "
+                                "operator batches \xC2\xB7 Marey frame %5 ms")
+                            .arg(stats.posts)
+                            .arg(stats.takes)
+                            .arg(stats.states_skipped)
+                            .arg(stats.batches_dropped)
+                            .arg(marey_->view()->last_frame_ms(), 0, 'f', 1));
+}
+
+void MainWindow::RefreshAll() {
+  state_->SyncSelection();
+  if (state_->jobs.version() != jobs_version_) {
+    jobs_version_ = state_->jobs.version();
+    jobs_->Refresh(state_->jobs);
+    if (const JobRecord* job = state_->jobs.Find(state_->job_id())) {
+      controls_->ShowRecording(job->recording);
+    }
+  }
+  if (state_->alerts.version() != alerts_version_) {
+    alerts_version_ = state_->alerts.version();
+    alerts_->Refresh(state_->alerts);
+  }
+  controls_->ShowSelection(state_->selection);
+  marey_->SyncControls();
+  overview_->update();
+  marey_->view()->update();
+}
+
+}  // namespace trainscope::viewer

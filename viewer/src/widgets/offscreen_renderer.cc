@@ -1,0 +1,71 @@
+#include "trainscope/viewer/widgets/offscreen_renderer.h"
+
+#include <QApplication>
+#include <QPainter>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "trainscope/viewer/widgets/draw_list_painter.h"
+#include "trainscope/viewer/widgets/table_widgets.h"
+
+namespace trainscope::viewer {
+namespace {
+
+QImage Paint(const DrawList& list, int width, int height) {
+  QImage image(width, height, QImage::Format_ARGB32_Premultiplied);
+  image.fill(Qt::white);
+  QPainter painter(&image);
+  DrawListPainter::Paint(&painter, list);
+  return image;
+}
+
+QImage Grab(QWidget* widget, int width, int height) {
+  widget->setAttribute(Qt::WA_DontShowOnScreen);
+  widget->resize(width, height);
+  widget->show();
+  QApplication::processEvents();
+  QImage image = widget->grab().toImage();
+  widget->hide();
+  return image;
+}
+
+}  // namespace
+
+const std::vector<std::string>& OffscreenRenderer::Views() {
+  static const std::vector<std::string> kViews = {"overview", "marey", "alerts", "jobs", "all"};
+  return kViews;
+}
+
+absl::StatusOr<QImage> OffscreenRenderer::Render(ViewerState* state, const std::string& view,
+                                                 int width, int height,
+                                                 const MainWindow::Config& window_config) {
+  state->SyncSelection();
+  if (view == "overview") {
+    state->overview.SetViewport(width, height);
+    return Paint(state->overview.Draw(), width, height);
+  }
+  if (view == "marey") {
+    state->marey.SetViewport(width, height);
+    return Paint(state->marey.Draw(), width, height);
+  }
+  if (view == "alerts") {
+    AlertsWidget widget;
+    widget.Refresh(state->alerts);
+    return Grab(&widget, width, height);
+  }
+  if (view == "jobs") {
+    JobsWidget widget;
+    widget.Refresh(state->jobs);
+    widget.expandAll();
+    return Grab(&widget, width, height);
+  }
+  if (view == "all") {
+    MainWindow window(state, nullptr, window_config);
+    return Grab(&window, width, height);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("--render: unknown view '", view,
+                   "' (expected one of: ", absl::StrJoin(Views(), ", "), ", each)"));
+}
+
+}  // namespace trainscope::viewer

@@ -1,0 +1,359 @@
+#include "trainscope/viewer/widgets/viewer_app.h"
+
+#include <QApplication>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "trainscope/cli/arg_parser.h"
+#include "trainscope/viewer/live_feed_client.h"
+#include "trainscope/viewer/snapshot_query_client.h"
+#include "trainscope/viewer/synthetic_job.h"
+#include "trainscope/viewer/viewer_state.h"
+#include "trainscope/viewer/widgets/main_window.h"
+#include "trainscope/viewer/widgets/offscreen_renderer.h"
+#if TRAINSCOPE_VIEWER_STORED_JOBS
+#include "trainscope/viewer/stored_job_loader.h"
+#endif
+
+namespace trainscope::viewer {
+namespace {
+
+cli::ArgParser MakeParser() {
+  cli::ArgParser parser("trainscope-viewer",
+                        "Watch a training job: overview, Marey graph, alerts, halt.");
+  parser.AddFlag("job", "JOB", "the job to show (required unless --synthetic)");
+  parser.AddFlag("data-dir", "DIR", "open the job's stored log under DIR offline");
+  parser.AddFlag("feed", "ENDPOINT",
+                 "follow the collector's live feed (ZeroMQ PUB), e.g. tcp://127.0.0.1:7071");
+  parser.AddFlag(
+      "snapshot", "ENDPOINT",
+      "the collector's snapshot server (ZeroMQ REP); default: the feed's host, port 7072");
+  parser.AddFlag("collector", "HOST:PORT",
+                 "the collector's gRPC Commands service, for recording on/off and halt");
+  parser.AddFlag("token", "TOKEN", "the job's token for commands that change it");
+  parser.AddFlag("token-file", "FILE", "read the job's token from FILE");
+  parser.AddBoolFlag("synthetic", "show a generated demo job (a straggler on one device)");
+  parser.AddFlag("synthetic-devices", "N", "devices of the synthetic job", "6");
+  parser.AddFlag("synthetic-stages", "N", "pipeline stages of the synthetic job", "1");
+  parser.AddFlag("synthetic-steps", "N", "steps of the synthetic job", "8");
+  parser.AddFlag("straggler", "RANK", "the synthetic job's slow device; -1: none", "3");
+  parser.AddFlag("render", "VIEW",
+                 "render offscreen and exit: overview, marey, alerts, jobs, all (the window) or "
+                 "each (every one, FILE-VIEW.png)");
+  parser.AddFlag("out", "FILE.png", "where --render writes");
+  parser.AddFlag("width", "PX", "rendered width", "1600");
+  parser.AddFlag("height", "PX", "rendered height", "900");
+  parser.AddFlag("step", "N", "select step N (pinned) instead of following the newest");
+  parser.AddFlag("ranks", "LIST", "show only these ranks in the Marey graph, e.g. 0,2-3");
+  parser.AddFlag("alert", "ROW", "select alert ROW (0 = newest): its step, devices and operator");
+  parser.AddFlag("grouping", "MODE", "Marey rows: none, stage or host", "none");
+  parser.AddRepeatedFlag("expand", "GROUP", "expand a Marey group, e.g. 'stage 0'");
+  parser.AddBoolFlag("raw", "place operators by the devices' raw clocks, not the aligned one");
+  parser.AddFlag("from-ms", "MS", "Marey time range start, ms after the first operator");
+  parser.AddFlag("to-ms", "MS", "Marey time range end, ms after the first operator");
+  parser.AddFlag("history-steps", "N", "live: steps fetched from the collector at start", "50");
+  parser.AddFlag("max-operators", "N", "operators loaded at most (oldest steps dropped)",
+                 "4000000");
+  parser.AddEpilog(
+      "Examples:\n"
+      "  trainscope-viewer --feed tcp://127.0.0.1:7071 --job demo --collector 127.0.0.1:7070\n"
+      "  trainscope-viewer --data-dir /tmp/ts-data --job demo --render marey --out marey.png\n"
+      "  QT_QPA_PLATFORM=offscreen trainscope-viewer --synthetic --render each --out "
+      "docs/demo.png\n"
+      "Environment: TRAINSCOPE_TOKEN (the job's token); QT_QPA_PLATFORM=offscreen is set by "
+      "--render when unset.");
+  return parser;
+}
+
+absl::StatusOr<std::vector<uint32_t>> ParseRanks(const std::string& text) {
+  std::vector<uint32_t> ranks;
+  for (absl::string_view part : absl::StrSplit(text, ',', absl::SkipEmpty())) {
+    std::vector<std::string> bounds = absl::StrSplit(part, '-');
+    uint32_t low = 0, high = 0;
+    if (bounds.size() > 2 || !absl::SimpleAtoi(bounds[0], &low) ||
+        !absl::SimpleAtoi(bounds.back(), &high) || high < low || high - low > 1'000'000) {
+      return absl::InvalidArgumentError(absl::StrCat("--ranks: cannot read '", part, "' in '", text,
+                                                     "' (expected e.g. 0,2,4-7)"));
+    }
+    for (uint32_t r = low; r <= high; ++r) ranks.push_back(r);
+  }
+  if (ranks.empty()) return absl::InvalidArgumentError("--ranks: no rank given");
+  return ranks;
+}
+
+std::string DefaultSnapshot(const std::string& feed) {
+  const size_t colon = feed.rfind(':');
+  if (colon == std::string::npos) return feed;
+  return feed.substr(0, colon) + ":7072";
+}
+
+absl::Status Fail(std::string message) { return absl::InvalidArgumentError(std::move(message)); }
+
+struct Loaded {
+  JobData data;
+  std::string source;
+  bool live = false;
+};
+
+absl::StatusOr<Loaded> LoadSource(const cli::ParsedArgs& args) {
+  Loaded loaded;
+  const bool synthetic = args.Bool("synthetic");
+  const bool stored = args.Has("data-dir");
+  const bool live = args.Has("feed") || args.Has("snapshot");
+  if (int(synthetic) + int(stored) + int(live) != 1) {
+    return Fail(
+        "choose one source: --synthetic, --data-dir DIR --job JOB, or --feed ENDPOINT --job JOB");
+  }
+  absl::StatusOr<std::optional<int64_t>> max_operators =
+      args.Int("max-operators", 1, 1'000'000'000);
+  if (!max_operators.ok()) return max_operators.status();
+  if (synthetic) {
+    SyntheticJobOptions options;
+    auto devices = args.Int("synthetic-devices", 1, 4096);
+    auto stages = args.Int("synthetic-stages", 1, 64);
+    auto steps = args.Int("synthetic-steps", 1, 100'000);
+    auto straggler = args.Int("straggler", -1, 4095);
+    for (const auto* value : {&devices, &stages, &steps, &straggler}) {
+      if (!value->ok()) return value->status();
+    }
+    options.devices = static_cast<uint32_t>(**devices);
+    options.stages = static_cast<uint32_t>(**stages);
+    options.steps = static_cast<uint32_t>(**steps);
+    if (options.devices % options.stages != 0) {
+      return Fail(absl::StrCat("--synthetic-stages ", options.stages,
+                               " must divide --synthetic-devices ", options.devices));
+    }
+    if (**straggler < 0) {
+      options.straggler.reset();
+    } else if (**straggler >= static_cast<int64_t>(options.devices)) {
+      return Fail(absl::StrCat("--straggler ", **straggler, " is not a rank of the ",
+                               options.devices, "-device synthetic job"));
+    } else {
+      options.straggler = static_cast<uint32_t>(**straggler);
+    }
+    if (args.Has("job")) options.job_id = *args.Value("job");
+    loaded.data = GenerateSyntheticJob(options);
+    loaded.source = "synthetic";
+    return loaded;
+  }
+  if (!args.Has("job")) return Fail("--job JOB is required with --data-dir or --feed");
+  const std::string job = *args.Value("job");
+  if (stored) {
+    const std::filesystem::path dir = *args.Value("data-dir");
+    if (!std::filesystem::is_directory(dir)) {
+      return absl::NotFoundError(absl::StrCat("--data-dir ", dir.string(), ": no such directory"));
+    }
+#if TRAINSCOPE_VIEWER_STORED_JOBS
+    StoredJobOptions options;
+    options.max_operators = static_cast<uint32_t>(**max_operators);
+    absl::StatusOr<JobData> data = LoadStoredJob(dir, job, options);
+    if (!data.ok()) return data.status();
+    loaded.data = std::move(*data);
+    loaded.source = dir.string();
+    return loaded;
+#else
+    return absl::UnimplementedError(
+        "--data-dir: this build has no offline analysis yet (trainscope::analysis's "
+        "AnalyzeStoredJob); use --feed or --synthetic");
+#endif
+  }
+  const std::string feed = args.Value("feed").value_or("");
+  const std::string snapshot = args.Value("snapshot").value_or(DefaultSnapshot(feed));
+  auto history_steps = args.Int("history-steps", 1, 100'000);
+  if (!history_steps.ok()) return history_steps.status();
+  SnapshotQueryClient::HistoryOptions history;
+  history.steps = static_cast<uint32_t>(**history_steps);
+  history.max_operators = static_cast<uint32_t>(std::min<int64_t>(**max_operators, 150'000));
+  if (args.Has("render")) {
+    SnapshotQueryClient client(snapshot);
+    absl::StatusOr<JobData> data = client.FetchHistory(job, history);
+    if (!data.ok()) return data.status();
+    loaded.data = std::move(*data);
+  } else {
+    loaded.data.job.job_id = job;
+  }
+  loaded.source = feed.empty() ? snapshot : feed;
+  loaded.live = true;
+  return loaded;
+}
+
+// Applies the view flags (--step, --ranks, --alert, ...) to the loaded state.
+absl::Status ApplyViewFlags(const cli::ParsedArgs& args, ViewerState* state) {
+  const std::string grouping = args.Value("grouping").value_or("none");
+  if (grouping == "stage") {
+    state->marey.SetGrouping(MareyModel::Grouping::kStage);
+  } else if (grouping == "host") {
+    state->marey.SetGrouping(MareyModel::Grouping::kHost);
+  } else if (grouping != "none") {
+    return Fail(
+        absl::StrCat("--grouping: unknown mode '", grouping, "' (expected none, stage or host)"));
+  }
+  for (const std::string& group : args.Values("expand")) state->marey.SetExpanded(group, true);
+  if (args.Bool("raw")) state->marey.SetRawTimestamps(true);
+  if (args.Has("ranks")) {
+    absl::StatusOr<std::vector<uint32_t>> ranks = ParseRanks(*args.Value("ranks"));
+    if (!ranks.ok()) return ranks.status();
+    state->marey.SetRankFilter(*ranks);
+    if (state->marey.Rows().empty()) {
+      return Fail(
+          absl::StrCat("--ranks ", *args.Value("ranks"), ": none of these ranks has operators"));
+    }
+  }
+  if (args.Has("step")) {
+    absl::StatusOr<std::optional<int64_t>> step = args.Int("step", 0, INT64_MAX);
+    if (!step.ok()) return step.status();
+    const auto& newest = state->selection.newest_step();
+    if (!newest.has_value())
+      return Fail(absl::StrCat("--step ", **step, ": the job has no steps yet"));
+    if (static_cast<uint64_t>(**step) > *newest) {
+      return Fail(absl::StrCat("--step ", **step, ": the job's newest step is ", *newest));
+    }
+    state->SelectStep(static_cast<uint64_t>(**step));
+  }
+  if (args.Has("alert")) {
+    absl::StatusOr<std::optional<int64_t>> row = args.Int("alert", 0, 1'000'000);
+    if (!row.ok()) return row.status();
+    if (state->SelectAlert(static_cast<size_t>(**row)) == nullptr) {
+      return Fail(
+          absl::StrCat("--alert ", **row, ": the job has ", state->alerts.size(), " alerts"));
+    }
+  }
+  if (args.Has("from-ms") || args.Has("to-ms")) {
+    auto from = args.Double("from-ms", 0, 1e12);
+    auto to = args.Double("to-ms", 0, 1e12);
+    if (!from.ok()) return from.status();
+    if (!to.ok()) return to.status();
+    state->marey.SetViewport(1000, 600);
+    state->marey.Draw();
+    const int64_t origin = state->marey.origin_ns();
+    const int64_t start =
+        from->has_value() ? origin + static_cast<int64_t>(**from * 1e6) : state->marey.view_start();
+    const int64_t end =
+        to->has_value() ? origin + static_cast<int64_t>(**to * 1e6) : state->marey.view_end();
+    if (end <= start) return Fail("--to-ms must be after --from-ms");
+    state->marey.SetTimeRange(start, end);
+  }
+  return absl::OkStatus();
+}
+
+int Render(const cli::ParsedArgs& args, ViewerState* state, const MainWindow::Config& config) {
+  const std::string view = *args.Value("render");
+  if (!args.Has("out")) {
+    std::fprintf(stderr, "trainscope-viewer: --render needs --out FILE.png\n");
+    return 2;
+  }
+  auto width = args.Int("width", 320, 16384);
+  auto height = args.Int("height", 200, 16384);
+  for (const auto* value : {&width, &height}) {
+    if (!value->ok()) {
+      std::fprintf(stderr, "trainscope-viewer: %s\n",
+                   std::string(value->status().message()).c_str());
+      return 2;
+    }
+  }
+  const std::string out = *args.Value("out");
+  std::vector<std::pair<std::string, std::string>> targets;  // (view, file)
+  if (view == "each") {
+    const std::string stem = out.size() > 4 && out.substr(out.size() - 4) == ".png"
+                                 ? out.substr(0, out.size() - 4)
+                                 : out;
+    for (const std::string& v : OffscreenRenderer::Views())
+      targets.push_back({v, stem + "-" + v + ".png"});
+  } else {
+    targets.push_back({view, out});
+  }
+  for (const auto& [name, file] : targets) {
+    absl::StatusOr<QImage> image = OffscreenRenderer::Render(state, name, static_cast<int>(**width),
+                                                             static_cast<int>(**height), config);
+    if (!image.ok()) {
+      std::fprintf(stderr, "trainscope-viewer: %s\n",
+                   std::string(image.status().message()).c_str());
+      return 2;
+    }
+    if (!image->save(QString::fromStdString(file), "PNG")) {
+      std::fprintf(stderr, "trainscope-viewer: --out %s: cannot write the PNG there\n",
+                   file.c_str());
+      return 1;
+    }
+    std::printf("wrote %s (%s, %dx%d)\n", file.c_str(), name.c_str(), image->width(),
+                image->height());
+  }
+  return 0;
+}
+
+}  // namespace
+
+int ViewerApp::Main(int argc, char** argv) {
+  cli::ArgParser parser = MakeParser();
+  std::vector<std::string> arguments(argv + 1, argv + argc);
+  absl::StatusOr<cli::ParsedArgs> args = parser.Parse(arguments);
+  if (!args.ok()) {
+    std::fprintf(stderr, "trainscope-viewer: %s\n(see trainscope-viewer --help)\n",
+                 std::string(args.status().message()).c_str());
+    return 2;
+  }
+  if (args->help_requested()) {
+    std::printf("%s", parser.Usage().c_str());
+    return 0;
+  }
+  const bool render = args->Has("render");
+  if (render && std::getenv("QT_QPA_PLATFORM") == nullptr)
+    setenv("QT_QPA_PLATFORM", "offscreen", 1);
+  absl::StatusOr<Loaded> loaded = LoadSource(*args);
+  if (!loaded.ok()) {
+    std::fprintf(stderr, "trainscope-viewer: %s\n", std::string(loaded.status().message()).c_str());
+    return loaded.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  QApplication app(argc, argv);
+  ViewerState state;
+  state.Load(loaded->data);
+  if (absl::Status status = ApplyViewFlags(*args, &state); !status.ok()) {
+    std::fprintf(stderr, "trainscope-viewer: %s\n", std::string(status.message()).c_str());
+    return 2;
+  }
+  MainWindow::Config config;
+  config.source = loaded->source;
+  config.controls.job_id = loaded->data.job.job_id;
+  config.controls.collector = args->Value("collector").value_or("");
+  if (config.controls.collector.empty() && loaded->live) {
+    // The Commands service sits next to the feed by default (port 7070).
+    const std::string feed = args->Value("feed").value_or("");
+    const size_t scheme = feed.find("://");
+    const size_t colon = feed.rfind(':');
+    if (scheme != std::string::npos && colon != std::string::npos && colon > scheme + 3) {
+      config.controls.collector = feed.substr(scheme + 3, colon - scheme - 3) + ":7070";
+    }
+  }
+  config.controls.token_sources.flag = args->Value("token");
+  if (args->Has("token-file")) config.controls.token_sources.file = *args->Value("token-file");
+  if (const char* env = std::getenv("TRAINSCOPE_TOKEN")) config.controls.token_sources.env = env;
+  if (args->Has("data-dir")) config.controls.token_sources.data_dir = *args->Value("data-dir");
+  if (render) return Render(*args, &state, config);
+
+  std::unique_ptr<FeedCoalescer> coalescer;
+  std::unique_ptr<LiveFeedClient> client;
+  if (loaded->live) {
+    coalescer = std::make_unique<FeedCoalescer>();
+    const std::string feed = args->Value("feed").value_or("");
+    client = std::make_unique<LiveFeedClient>(
+        LiveFeedClient::Options{feed,
+                                args->Value("snapshot").value_or(DefaultSnapshot(feed)),
+                                loaded->data.job.job_id,
+                                {}},
+        coalescer.get());
+    client->Start();
+  }
+  MainWindow window(&state, coalescer.get(), config);
+  window.show();
+  const int code = app.exec();
+  if (client) client->Stop();
+  return code;
+}
+
+}  // namespace trainscope::viewer
