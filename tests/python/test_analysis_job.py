@@ -13,6 +13,8 @@ import statistics
 import time
 import uuid
 
+import pytest
+
 from jobs_util import run_job, trainscope_env
 
 STEPS = 40
@@ -94,3 +96,56 @@ def test_step_metrics_match_the_jobs_own_timers(collector, trainscope_module, tm
     for rank, c in devices.items():
         if rank != 0:
             assert int(c["collective_samples"]) >= STEPS, c
+
+
+# Offsets up to +-50 ms and drift up to +-100 ppm, from one origin so the truth is exact.
+SKEWS = [(0, 0.0), (37_000_000, 80.0), (-50_000_000, -100.0), (12_500_000, 0.0)]
+
+
+# Kept out of CI (slow marker): on this oversubscribed 2-core host the probe
+# fit of a 30-step job still misses injected drift by up to ~1 ms now and then
+# (see the closing note of issue 5); the synthetic budget tests are in
+# tests/collector/analysis/clock_aligner_test.cc.
+@pytest.mark.slow
+def test_a_perturbed_job_aligns_onto_the_shared_clock(collector, trainscope_module, tmp_path):
+    """Every rank runs on this host's CLOCK_MONOTONIC, so the truth is known:
+    the agents perturb what they record by known offsets and drifts, and once
+    aligned every rank must land back on rank 0's clock."""
+    job = f"skew-{uuid.uuid4().hex[:8]}"
+    origin = time.monotonic_ns()
+    env = trainscope_env(trainscope_module)
+    env["TRAINSCOPE_TEST_CLOCK_ORIGIN_NS"] = str(origin)
+    skew = ",".join(f"{o}:{d}" for o, d in SKEWS)
+    res = run_job("ddp_train.py", ["--world-size", str(WORLD), "--steps", "30", "--batch-size",
+                                   "32", "--log-every", "0", "--no-eval", "--collector",
+                                   collector.address, "--job", job, "--test-clock-skew", skew],
+                  tmp_path, env=env)
+    assert res.rc == 0, res.describe()
+    wait_for_steps(collector, job, 30)
+    out = collector.cli("ops", job, "--data-dir", str(collector.data_dir), "--timeout", "60",
+                        timeout_s=120).stdout
+    ops = json.loads(out)["operators"]["operators"]
+
+    def truth(rank, t):
+        offset, ppm = SKEWS[rank]
+        d = ppm * 1e-6
+        return (t - offset + d * origin) / (1 + d)
+
+    errors = {}
+    for rank in range(WORLD):
+        # "Once aligned": operators of the steps after the first probes and
+        # collectives (earlier steps closed on the agents' wall-clock prior).
+        mine = [o for o in ops if int(o["rank"]) == rank and int(o["step"]) >= 10]
+        assert len(mine) > 100, rank
+        errors[rank] = statistics.median(int(o["start_ns"]) - truth(rank, int(o["raw_start_ns"]))
+                                         for o in mine)
+    clocks = {int(c["rank"]): c for c in analysis(collector, "clocks", job)[0]["devices"]}
+    report = {r: round((errors[r] - errors[0]) / 1e3, 1) for r in range(WORLD)}
+    print(f"alignment error vs rank 0 (us): {report}; sources: "
+          f"{ {r: c['source'] for r, c in clocks.items()} }")
+    for rank in range(1, WORLD):
+        # The injected skews are tens of milliseconds; once aligned what is
+        # left must be within the device's own reported uncertainty (x3) and
+        # never above 1 ms.
+        bound = min(1e6, max(50e3, 3 * float(clocks[rank]["uncertainty_ns"])))
+        assert abs(errors[rank] - errors[0]) <= bound, (rank, report, clocks[rank])

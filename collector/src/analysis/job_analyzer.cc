@@ -115,6 +115,7 @@ void JobAnalyzer::Impl::OnBatch(uint32_t rank, const v1::EventBatch& batch,
     assembler_.Add(rank, e);
   }
   stats_.events += static_cast<uint64_t>(n);
+  assembler_.OnBatchEnd(rank);
 }
 
 void JobAnalyzer::Impl::OnProbe(const v1::ProbeSample& sample) {

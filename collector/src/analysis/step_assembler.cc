@@ -113,6 +113,7 @@ struct StepAssembler::Device {
   // Sent something after its latest mark other than what belongs to the
   // step that mark ended (its memory peak, its phases).
   bool past_mark = true;
+  bool mark_in_batch = false;  // the latest mark came in the batch now arriving
   uint64_t step = 0;           // the current step, once has_mark
   Bucket* current = nullptr;   // null: dropping until the next mark
   Bucket* previous = nullptr;  // the step the last mark ended, while open
@@ -204,15 +205,31 @@ void StepAssembler::Add(uint32_t rank, const DeviceEvent& e) {
     default:
       return;
   }
-  if (!d.past_mark) [[unlikely]] {
+  if (!d.past_mark && !batch_boundaries_) [[unlikely]] {
     // The device moved on: the step its latest mark ended is complete.
     d.past_mark = true;
     TryClose();
   }
 }
 
+void StepAssembler::OnBatchEnd(uint32_t rank) {
+  batch_boundaries_ = true;
+  Device& d = DeviceFor(rank);
+  if (d.past_mark) return;
+  // The agent drains every thread's ring once per batch, so what other
+  // threads recorded before the mark is in its batch or the next one.
+  if (d.mark_in_batch) {
+    d.mark_in_batch = false;
+    return;
+  }
+  d.past_mark = true;
+  TryClose();
+}
+
 void StepAssembler::Push(Device& d, const DeviceEvent& e) {
-  Bucket* b = d.current;
+  // Threads' rings drain separately: an operator of another thread (gloo's
+  // worker, say) may arrive after a mark it precedes; it goes by its time.
+  Bucket* b = d.previous != nullptr && e.start_ns < d.last_mark_raw_ns ? d.previous : d.current;
   if (b == nullptr) {
     ++stats_.events_late;
     return;
@@ -339,6 +356,7 @@ void StepAssembler::OnStepMark(uint32_t rank, Device& d, const DeviceEvent& e) {
   d.previous_step = ended_step;
   d.has_mark = true;
   d.past_mark = false;
+  d.mark_in_batch = true;
   d.step = next;
   d.last_mark_raw_ns = at;
   if (static_cast<int64_t>(next) > closed_through_) {

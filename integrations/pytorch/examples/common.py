@@ -79,6 +79,9 @@ def parse_args(description: str, argv: Optional[List[str]] = None,
                         "collector's)")
     p.add_argument("--dormant", action="store_true",
                    help="attach with recording off (switch on with `trainscope enable JOB`)")
+    p.add_argument("--test-clock-skew", default="",
+                   help="TEST ONLY: OFFSET_NS[:DRIFT_PPM] per rank, comma-separated, applied to "
+                        "what trainscope records (checks clock alignment on a real job)")
     p.add_argument("--checkpoint-dir", default="",
                    help="where on_halt saves a checkpoint (default: a temp dir)")
     # faults
@@ -429,6 +432,12 @@ def maybe_attach_trainscope(args: argparse.Namespace, stats: RankStats,
     """
     if not args.collector:
         return None
+    if args.test_clock_skew:
+        skews = args.test_clock_skew.split(",")
+        rank = stats.d["rank"]
+        offset, _, drift = (skews[rank] if rank < len(skews) else "0").partition(":")
+        os.environ["TRAINSCOPE_TEST_CLOCK_OFFSET_NS"] = offset or "0"
+        os.environ["TRAINSCOPE_TEST_CLOCK_DRIFT_PPM"] = drift or "0"
     import trainscope  # noqa: PLC0415 (optional dependency)
     kwargs: Dict[str, Any] = {"collector": args.collector, "on_halt": on_halt}
     if args.job:

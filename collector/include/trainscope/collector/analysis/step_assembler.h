@@ -117,6 +117,11 @@ class StepAssembler {
   // One event of `rank`, in that rank's order. Cheap: buffers; the work
   // happens when a step closes.
   void Add(uint32_t rank, const DeviceEvent& event);
+  // The end of one batch of `rank`. Once called, a device passes a step only
+  // a whole batch after the one holding its end mark (events of other
+  // threads from before the mark may trail it); without batch ends, its
+  // first event after the mark is enough.
+  void OnBatchEnd(uint32_t rank);
   // Collector time, for silence timeouts; closes what became closable.
   void Tick(int64_t now_unix_ns);
   // Closes every open step now (end of a replay, shutdown).
@@ -220,6 +225,7 @@ class StepAssembler {
   uint32_t peak_memory_name_ = 0;
   uint32_t stage_name_ = 0;
 
+  bool batch_boundaries_ = false;  // OnBatchEnd has been called
   StepAssemblerStats stats_;
 };
 
