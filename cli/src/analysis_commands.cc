@@ -43,13 +43,7 @@ absl::StatusOr<v1::FeedSnapshot> Ask(const ParsedArgs& parsed, const ConnectionO
     absl::StatusOr<std::unique_ptr<collector::JobAnalyzer>> analyzer =
         collector::AnalyzeStoredJob(*dir, request.job_id());
     if (!analyzer.ok()) return analyzer.status();
-    v1::FeedSnapshot reply;
-    if (request.has_steps()) {
-      for (auto& step : (*analyzer)->Steps(request.steps())) *reply.add_steps() = std::move(step);
-    }
-    if (request.has_marey()) *reply.mutable_marey() = (*analyzer)->Marey(request.marey());
-    *reply.mutable_clocks() = (*analyzer)->Clocks();
-    return reply;
+    return (*analyzer)->Answer(request);
   }
   ZmqFeedSource source(conn.feed, conn.snapshot, nullptr);
   absl::StatusOr<v1::FeedSnapshot> reply = source.Request(request, conn.timeout);

@@ -743,7 +743,9 @@ void ClockAligner::Refit(uint32_t rank) {
       collectives ? RootSumSquare(fit.uncertainty, AnchorUncertainty(rank)) : 0;
   Line probe_line;
   double probe_unc = 0;
-  const bool probes = d.probe_fit.ok && ProbeCandidate(d, &probe_line, &probe_unc);
+  // Through Unix time: the probes' line, or the nominal prior without probes.
+  const bool through_unix = ProbeCandidate(d, &probe_line, &probe_unc);
+  const bool probes = through_unix && d.probe_fit.ok;
   if (collectives && (!probes || collective_unc <= probe_unc)) {
     d.source = v1::CLOCK_SOURCE_COLLECTIVES;
     ClipToP2p(rank, d, &fit.line);
@@ -755,7 +757,7 @@ void ClockAligner::Refit(uint32_t rank) {
     d.internal = fit.line;
     d.spread = fit.spread;
     d.uncertainty = RootSumSquare(fit.uncertainty, anchor_unc);
-  } else if (probes || (d.has_nominal && ProbeCandidate(d, &probe_line, &probe_unc))) {
+  } else if (through_unix) {
     d.internal = probe_line;
     d.source = v1::CLOCK_SOURCE_PROBES;
     d.uncertainty = probe_unc;

@@ -238,6 +238,15 @@ std::vector<v1::StepReport> JobAnalyzer::Steps(const v1::StepQuery& query) const
 }
 v1::MareyView JobAnalyzer::Marey(const v1::MareyQuery& query) const { return impl_->Marey(query); }
 v1::ClockReport JobAnalyzer::Clocks() const { return impl_->Clocks(); }
+v1::FeedSnapshot JobAnalyzer::Answer(const v1::SnapshotRequest& request) const {
+  v1::FeedSnapshot reply;
+  if (request.has_steps()) {
+    for (auto& step : impl_->Steps(request.steps())) *reply.add_steps() = std::move(step);
+  }
+  if (request.has_marey()) *reply.mutable_marey() = impl_->Marey(request.marey());
+  *reply.mutable_clocks() = impl_->Clocks();
+  return reply;
+}
 const std::map<uint32_t, std::string>& JobAnalyzer::hosts() const { return impl_->hosts(); }
 JobAnalyzerStats JobAnalyzer::stats() const { return impl_->stats(); }
 

@@ -168,8 +168,9 @@ std::vector<uint32_t> OperatorStore::Ranks() const {
   return ranks;
 }
 
-void OperatorStore::ForEach(const OperatorRange& range,
-                            absl::FunctionRef<void(const OperatorRecord&)> fn) const {
+void OperatorStore::ForEachCandidateSpan(
+    const OperatorRange& range,
+    absl::FunctionRef<void(const Block&, const DeviceSpan&, uint32_t, uint32_t)> fn) const {
   const bool raw = range.raw_timestamps;
   std::vector<const Block*> blocks;
   for (const Block& block : blocks_) {
@@ -181,35 +182,32 @@ void OperatorStore::ForEach(const OperatorRange& range,
       const DeviceSpan* span = FindDevice(*block, rank);
       if (span == nullptr || !Overlaps(raw ? span->raw : span->aligned, range)) continue;
       const auto [lo, hi] = Candidates(*block, *span, range);
-      for (uint32_t i = lo; i < hi; ++i) {
-        const OperatorRecord& op = block->operators[i];
-        if (OpOverlaps(op, range)) fn(op);
-      }
+      fn(*block, *span, lo, hi);
     }
   }
+}
+
+void OperatorStore::ForEach(const OperatorRange& range,
+                            absl::FunctionRef<void(const OperatorRecord&)> fn) const {
+  ForEachCandidateSpan(range, [&](const Block& block, const DeviceSpan&, uint32_t lo, uint32_t hi) {
+    for (uint32_t i = lo; i < hi; ++i) {
+      const OperatorRecord& op = block.operators[i];
+      if (OpOverlaps(op, range)) fn(op);
+    }
+  });
 }
 
 void OperatorStore::ForEachDeviceStep(
     const OperatorRange& range,
     absl::FunctionRef<void(uint32_t, uint64_t, absl::Span<const OperatorRecord>)> fn) const {
-  const bool raw = range.raw_timestamps;
-  std::vector<const Block*> blocks;
-  for (const Block& block : blocks_) {
-    if (Overlaps(raw ? block.raw : block.aligned, range)) blocks.push_back(&block);
-  }
-  if (blocks.empty()) return;
-  for (uint32_t rank : RanksFor(range)) {
-    for (const Block* block : blocks) {
-      const DeviceSpan* span = FindDevice(*block, rank);
-      if (span == nullptr || !Overlaps(raw ? span->raw : span->aligned, range)) continue;
-      const auto [lo, hi] = Candidates(*block, *span, range);
-      bool any = false;
-      for (uint32_t i = lo; i < hi && !any; ++i) any = OpOverlaps(block->operators[i], range);
-      if (!any) continue;
-      fn(rank, block->step,
-         absl::MakeConstSpan(block->operators.data() + span->begin, span->end - span->begin));
-    }
-  }
+  ForEachCandidateSpan(range, [&](const Block& block, const DeviceSpan& span, uint32_t lo,
+                                  uint32_t hi) {
+    bool any = false;
+    for (uint32_t i = lo; i < hi && !any; ++i) any = OpOverlaps(block.operators[i], range);
+    if (!any) return;
+    fn(span.rank, block.step,
+       absl::MakeConstSpan(block.operators.data() + span.begin, span.end - span.begin));
+  });
 }
 
 std::pair<int64_t, int64_t> OperatorStore::Extent(bool raw_timestamps) const {

@@ -56,23 +56,18 @@ void AnalysisWorker::Submit(std::vector<trainscope::v1::LogRecord> records) {
 
 void AnalysisWorker::Query(trainscope::v1::SnapshotRequest request,
                            std::function<void(trainscope::v1::FeedSnapshot)> done) {
-  Task task = [this, request = std::move(request), done = std::move(done)] {
-    trainscope::v1::FeedSnapshot reply;
-    if (request.has_steps()) {
-      for (auto& step : analyzer_.Steps(request.steps())) *reply.add_steps() = std::move(step);
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopping_) {
+      tasks_.push_back([this, request = std::move(request), done = std::move(done)] {
+        done(analyzer_.Answer(request));
+      });
+      return;
     }
-    if (request.has_marey()) *reply.mutable_marey() = analyzer_.Marey(request.marey());
-    *reply.mutable_clocks() = analyzer_.Clocks();
-    done(std::move(reply));
-  };
-  absl::MutexLock lock(&mu_);
-  if (stopping_) {
-    trainscope::v1::FeedSnapshot reply;
-    reply.set_error("the job's analysis has stopped");
-    done(std::move(reply));
-    return;
   }
-  tasks_.push_back(std::move(task));
+  trainscope::v1::FeedSnapshot reply;
+  reply.set_error("the job's analysis has stopped");
+  done(std::move(reply));
 }
 
 void AnalysisWorker::Stop() {

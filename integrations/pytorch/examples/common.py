@@ -521,16 +521,21 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def end_rank() -> None:
-    """Ends a rank that finished its work: destroys the process group, then
-    leaves with os._exit(0) while the model is still referenced.
+def end_rank(args: argparse.Namespace, stats: RankStats, ts, faults: Faults) -> None:
+    """Ends a rank that finished its work: records what the faults injected,
+    detaches trainscope, writes the rank's stats, destroys the process group,
+    then leaves with os._exit(0) while the model is still referenced.
 
     Why: on torch 1.13 a DDP Reducer freed at the end of the worker (or at
     interpreter teardown) joins gloo's worker threads while holding the GIL,
     and a gloo thread that is releasing the Python comm hook's objects waits
     for the GIL: the rank hangs forever (seen about 1 run in 10 here). Call
-    only after stdout, the stats file and trainscope have been flushed.
+    only after stdout has been flushed.
     """
+    stats.d["injected_s"] = faults.injected_s
+    finish_trainscope(ts, stats)
+    if args.stats_out:
+        stats.write(rank_stats_path(args.stats_out, stats.d["rank"]))
     dist.destroy_process_group()
     sys.stdout.flush()
     sys.stderr.flush()

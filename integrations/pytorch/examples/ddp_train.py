@@ -118,11 +118,7 @@ def worker(args: argparse.Namespace) -> None:
         stats.d["accuracy"] = evaluate(model, data["x_test"], data["y_test"], device)
         print(f"ddp[{args.dataset}] held-out accuracy {stats.d['accuracy']:.4f} "
               f"on {len(data['y_test'])} samples", flush=True)
-    stats.d["injected_s"] = faults.injected_s
-    common.finish_trainscope(ts, stats)
-    if args.stats_out:
-        stats.write(common.rank_stats_path(args.stats_out, rank))
-    common.end_rank()  # never returns
+    common.end_rank(args, stats, ts, faults)  # never returns
 
 
 def main(argv=None) -> int:

@@ -6,56 +6,16 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "trainscope/proto/protocol.h"
 #include "trainscope/viewer/proto_convert.h"
 
 namespace trainscope::viewer {
 
 SnapshotQueryClient::SnapshotQueryClient(std::string endpoint, const std::atomic<bool>* stop)
-    : endpoint_(std::move(endpoint)), stop_(stop), context_(1) {}
-
-SnapshotQueryClient::~SnapshotQueryClient() { context_.close(); }
+    : endpoint_(endpoint), source_(/*feed_endpoint=*/"", std::move(endpoint), stop) {}
 
 absl::StatusOr<trainscope::v1::FeedSnapshot> SnapshotQueryClient::Request(
     const trainscope::v1::SnapshotRequest& request, absl::Duration timeout) {
-  try {
-    zmq::socket_t socket(context_, zmq::socket_type::req);
-    socket.set(zmq::sockopt::linger, 0);
-    socket.set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxMessageBytes));
-    socket.connect(endpoint_);
-    const std::string bytes = request.SerializeAsString();
-    socket.send(zmq::buffer(bytes), zmq::send_flags::dontwait);
-    const absl::Time deadline = absl::Now() + timeout;
-    while (true) {
-      if (stop_ != nullptr && stop_->load(std::memory_order_relaxed)) {
-        return absl::CancelledError("interrupted");
-      }
-      const absl::Duration left = deadline - absl::Now();
-      if (left <= absl::ZeroDuration()) {
-        return absl::UnavailableError(
-            absl::StrCat("no snapshot from ", endpoint_, " within ", absl::FormatDuration(timeout),
-                         " (is trainscope-collector running? check --snapshot)"));
-      }
-      std::vector<zmq::pollitem_t> items = {{socket.handle(), 0, ZMQ_POLLIN, 0}};
-      const auto slice = std::chrono::milliseconds(
-          std::max<int64_t>(1, std::min<int64_t>(100, absl::ToInt64Milliseconds(left))));
-      if (zmq::poll(items, slice) > 0 && (items[0].revents & ZMQ_POLLIN)) break;
-    }
-    zmq::message_t reply;
-    if (!socket.recv(reply, zmq::recv_flags::dontwait)) {
-      return absl::UnavailableError(absl::StrCat("no snapshot from ", endpoint_));
-    }
-    trainscope::v1::FeedSnapshot snapshot;
-    if (!snapshot.ParseFromArray(reply.data(), static_cast<int>(reply.size()))) {
-      return absl::DataLossError(
-          absl::StrCat("the reply from ", endpoint_, " is not a valid FeedSnapshot"));
-    }
-    return snapshot;
-  } catch (const zmq::error_t& error) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot ask '", endpoint_, "' for a snapshot: ", error.what(),
-                     " (expected a ZeroMQ endpoint such as tcp://127.0.0.1:7072)"));
-  }
+  return source_.Request(request, timeout);
 }
 
 absl::StatusOr<JobData> SnapshotQueryClient::FetchHistory(const std::string& job_id,

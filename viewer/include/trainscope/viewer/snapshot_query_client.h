@@ -1,13 +1,11 @@
 // Asks the collector's snapshot server (ZeroMQ REP) for one job's recent
 // history: its state, its newest steps and the aligned operators of those
-// steps, converted into a JobData. The CLI's ZmqFeedSource asks only for job
-// state; the viewer also needs StepQuery and MareyQuery answers.
+// steps, converted into a JobData, through the CLI's ZmqFeedSource.
 //
 // Usage:
 //   SnapshotQueryClient client("tcp://127.0.0.1:7072");
 //   absl::StatusOr<JobData> data = client.FetchHistory("job-1", {.steps = 50});
 //
-// A fresh REQ socket per request (a REQ that timed out cannot be reused).
 // Threading: one thread at a time.
 #ifndef TRAINSCOPE_VIEWER_SNAPSHOT_QUERY_CLIENT_H_
 #define TRAINSCOPE_VIEWER_SNAPSHOT_QUERY_CLIENT_H_
@@ -15,10 +13,10 @@
 #include <atomic>
 #include <cstdint>
 #include <string>
-#include <zmq.hpp>
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "trainscope/cli/zmq_feed_source.h"
 #include "trainscope/v1/feed.pb.h"
 #include "trainscope/viewer/records.h"
 
@@ -33,7 +31,6 @@ class SnapshotQueryClient {
   };
 
   SnapshotQueryClient(std::string endpoint, const std::atomic<bool>* stop = nullptr);
-  ~SnapshotQueryClient();
 
   absl::StatusOr<trainscope::v1::FeedSnapshot> Request(
       const trainscope::v1::SnapshotRequest& request, absl::Duration timeout);
@@ -42,8 +39,7 @@ class SnapshotQueryClient {
 
  private:
   std::string endpoint_;
-  const std::atomic<bool>* stop_;
-  zmq::context_t context_;
+  cli::ZmqFeedSource source_;
 };
 
 }  // namespace trainscope::viewer

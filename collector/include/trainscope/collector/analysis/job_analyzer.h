@@ -30,6 +30,7 @@
 #include "absl/strings/string_view.h"
 #include "trainscope/v1/agent.pb.h"
 #include "trainscope/v1/analysis.pb.h"
+#include "trainscope/v1/feed.pb.h"
 #include "trainscope/v1/log.pb.h"
 
 namespace trainscope::collector {
@@ -84,6 +85,9 @@ class JobAnalyzer {
   std::vector<trainscope::v1::StepReport> Steps(const trainscope::v1::StepQuery& query) const;
   trainscope::v1::MareyView Marey(const trainscope::v1::MareyQuery& query) const;
   trainscope::v1::ClockReport Clocks() const;
+  // Answers request.steps and request.marey, with the current clocks, in a
+  // FeedSnapshot holding only those fields (what the snapshot server adds).
+  trainscope::v1::FeedSnapshot Answer(const trainscope::v1::SnapshotRequest& request) const;
   // Host of each rank, as the ranks said in Hello.
   const std::map<uint32_t, std::string>& hosts() const;
   JobAnalyzerStats stats() const;

@@ -98,6 +98,11 @@ class OperatorStore {
   static std::pair<uint32_t, uint32_t> Candidates(const Block& block, const DeviceSpan& span,
                                                   const OperatorRange& range);
   std::vector<uint32_t> RanksFor(const OperatorRange& range) const;
+  // Calls fn(block, span, first, last) for every device span that may hold
+  // operators overlapping `range`, rank by rank, then block by block.
+  void ForEachCandidateSpan(
+      const OperatorRange& range,
+      absl::FunctionRef<void(const Block&, const DeviceSpan&, uint32_t, uint32_t)> fn) const;
 
   const OperatorStoreOptions options_;
   std::deque<Block> blocks_;  // oldest first
