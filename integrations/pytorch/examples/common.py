@@ -618,8 +618,6 @@ def _spawn_and_wait(ctx, worker, args, world, summarize) -> int:
             if first_failure is None:
                 failed = [(r, p.exitcode) for r, p in enumerate(procs)
                           if p.exitcode not in (None, 0)]
-                # Seen in the same poll: the deliberately killed rank is the cause.
-                failed.sort(key=lambda rc: (rc[1] != KILLED_EXIT_CODE, rc[0]))
                 if failed:
                     first_failure = failed[0]
                     failure_seen_at = time.monotonic()
@@ -641,6 +639,11 @@ def _spawn_and_wait(ctx, worker, args, world, summarize) -> int:
     for r, p in enumerate(procs):
         if first_failure is None and p.exitcode not in (None, 0):
             first_failure = (r, p.exitcode)
+    # A deliberately killed rank is the cause even when a peer's broken
+    # connection made the peer exit before the launcher saw the killed one.
+    killed = [r for r, p in enumerate(procs) if p.exitcode == KILLED_EXIT_CODE]
+    if killed:
+        first_failure = (killed[0], KILLED_EXIT_CODE)
 
     results = []
     if args.stats_out:
