@@ -49,3 +49,18 @@ echo "== trainscope status $JOB"
 echo
 echo "== trainscope jobs"
 "$BIN/trainscope" jobs
+echo
+echo "== trainscope steps $JOB --first 100 --last 101  (clocks aligned, steps assembled across devices)"
+"$BIN/trainscope" steps "$JOB" --first 100 --last 101
+echo
+echo "== trainscope clocks $JOB"
+"$BIN/trainscope" clocks "$JOB"
+if [ -x "$BIN/trainscope-viewer" ]; then
+  echo
+  echo "== the viewer's report, rendered offscreen from the live collector"
+  for view in overview marey; do
+    QT_QPA_PLATFORM=offscreen "$BIN/trainscope-viewer" --feed "$FEED" --snapshot "$SNAPSHOT" \
+      --job "$JOB" --render "$view" --out "$WORK/$view.png" 2>/dev/null | grep -v XDG || true
+  done
+  echo "open $WORK/overview.png and $WORK/marey.png"
+fi

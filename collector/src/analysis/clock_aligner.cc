@@ -816,8 +816,12 @@ ClockEstimate ClockAligner::Estimate(uint32_t rank) const {
   e.set_rank(rank);
   if (rank >= devices_.size() || !devices_[rank].seen) return e;
   const Device& d = devices_[rank];
-  e.set_anchor_local_ns(d.out.anchor);
-  e.set_offset_ns(d.out.offset);
+  // Stated at the newest sample, so that estimates of different devices
+  // compare directly (a line anchored far back carries its drift with it).
+  int64_t anchor = d.updated_local;
+  if (anchor == 0) anchor = d.probes.empty() ? d.out.anchor : d.probes.back().local;
+  e.set_anchor_local_ns(anchor);
+  e.set_offset_ns(d.out.At(anchor) - anchor);
   e.set_drift_ppm(d.out.slope * 1e6);
   e.set_uncertainty_ns(d.uncertainty);
   e.set_probe_samples(d.probe_samples);
