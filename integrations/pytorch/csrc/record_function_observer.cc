@@ -5,9 +5,11 @@
 
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <new>
 #include <string_view>
+#include <thread>
 
 #include "absl/status/status.h"
 #include "collective_tag.h"
@@ -138,8 +140,18 @@ inline uint64_t SequenceValue(const at::RecordFunction& rf) {
 
 // ---- collectives and other async ranges ------------------------------------
 
+// Collectives whose range has started and not yet ended (their context is
+// alive): detaching waits for them, so that a collective that finished its
+// work but not yet its range (gloo's worker ends it after completing the
+// future the training thread waits on) is not cut off at a job's end.
+std::atomic<int> g_open_collectives{0};
+
 // Start of a range that may end on another thread (c10d work items).
 struct AsyncContext final : at::ObserverContext {
+  ~AsyncContext() override {
+    if (counted) g_open_collectives.fetch_sub(1, std::memory_order_acq_rel);
+  }
+  bool counted = false;
   uint64_t generation = 0;
   const OpInfo* info = nullptr;
   uint64_t start_ticks = 0;
@@ -173,6 +185,8 @@ std::unique_ptr<at::ObserverContext> EnterAsync(const at::RecordFunction& rf,
   context->info = info;
   context->backward = ts->backward_depth > 0;
   if (info->cls.is_collective) {
+    context->counted = true;
+    g_open_collectives.fetch_add(1, std::memory_order_acq_rel);
     // c10d hands its work item the input tensors even without needsInputs.
     for (const c10::IValue& input : rf.inputs()) context->bytes += TensorBytes(input);
     const CollectiveTracker::Tag tag = CurrentCollectiveTag(*t->collectives);
@@ -369,6 +383,10 @@ class RecordFunctionObserver final : public OperatorHook {
   }
 
   ~RecordFunctionObserver() override {
+    // Bounded: a collective stuck on a dead peer must not hang the detach.
+    for (int i = 0; i < 1000 && g_open_collectives.load(std::memory_order_acquire) > 0; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
     at::removeCallback(shapes_handle_);
     at::removeCallback(ops_handle_);
     // Ranges still open keep calling OnExit; without targets it returns.
