@@ -244,11 +244,42 @@ absl::Status PythonInjector::InterpretGdbOutput(pid_t pid, const std::string& ou
                    tail.empty() ? "(no output)" : absl::StrJoin(tail, " | ")));
 }
 
+absl::Status PythonInjector::CheckGdbCanCall() const {
+  absl::StatusOr<ChildProcess> canary = ChildProcess::Start({"sleep", "30"});
+  if (!canary.ok()) return absl::OkStatus();
+  absl::StatusOr<ChildProcess> gdb = ChildProcess::Start(
+      {options_.gdb, "-nx", "-batch", "-q", "-iex", "set auto-solib-add off", "-iex",
+       "set debuginfod enabled off", "-p", std::to_string(canary->pid()), "-ex",
+       "sharedlibrary libc\\.so", "-ex", "call (int)getpid()", "-ex", "detach", "-ex", "quit"});
+  if (!gdb.ok()) return absl::OkStatus();
+  const ChildResult result = gdb->Wait(absl::Now() + options_.timeout);
+  if (absl::StrContains(result.output, "Couldn't write extended state status")) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "`", options_.gdb,
+        "` cannot call a function in a process on this machine: it fails to restore the CPU's "
+        "extended register state afterwards (\"Couldn't write extended state status\", seen "
+        "with gdb 13 on CPUs with AMX) and leaves the process broken, so trainscope will not "
+        "try it on your job. Use a newer gdb (--gdb PATH), or start the job with trainscope "
+        "(`trainscope run`, or TRAINSCOPE_COLLECTOR set) and switch recording on and off "
+        "with `trainscope enable/disable`"));
+  }
+  return absl::OkStatus();
+}
+
 std::vector<InjectionOutcome> PythonInjector::Run(const std::vector<ProcessInfo>& targets,
                                                   const InjectionRequest& request) const {
   const absl::Time start = absl::Now();
   const absl::Time deadline = start + options_.timeout;
   const bool attach = request.action == InjectionRequest::Action::kAttach;
+  if (absl::Status can_call = targets.empty() ? absl::OkStatus() : CheckGdbCanCall();
+      !can_call.ok()) {
+    std::vector<InjectionOutcome> refused(targets.size());
+    for (size_t i = 0; i < targets.size(); ++i) {
+      refused[i].pid = targets[i].pid;
+      refused[i].status = can_call;
+    }
+    return refused;
+  }
   std::vector<Pending> pending(targets.size());
   auto settle = [](Pending& p, absl::Status status) {
     if (p.settled) return;

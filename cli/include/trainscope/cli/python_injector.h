@@ -82,6 +82,12 @@ class PythonInjector {
   // Reads gdb's output: OK when Py_AddPendingCall returned 0, else an error
   // that says what went wrong (EPERM and ptrace_scope, missing symbols, ...).
   static absl::Status InterpretGdbOutput(pid_t pid, const std::string& output);
+  // Makes gdb call getpid() in a throwaway `sleep` first: some gdb and CPU
+  // pairs (gdb 13 with AMX) cannot restore the registers after a call and
+  // leave the process broken, which must never happen to a training job.
+  // FAILED_PRECONDITION naming the cause then; OK otherwise (also when the
+  // canary cannot run: the real injection reports its own errors).
+  absl::Status CheckGdbCanCall() const;
 
  private:
   Options options_;
