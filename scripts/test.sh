@@ -17,3 +17,7 @@ ctest --preset tsan -R '^(SpscRingTest|AgentTest|StringTableTest|BatchEncoderTes
 
 echo "== PyTorch plugin and example jobs (pytest, Debian's /usr/bin/python3)"
 TRAINSCOPE_BUILD_DIR="$PWD/build" /usr/bin/python3 -m pytest tests/python -q -m "not slow" -p no:cacheprovider
+
+echo "== scenario suite: real faulty jobs and the alerts they raise (pytest)"
+# Its own run: both suites' tests import helpers from a module named conftest.
+TRAINSCOPE_BUILD_DIR="$PWD/build" /usr/bin/python3 -m pytest tests/scenarios -q -m "not slow" -p no:cacheprovider

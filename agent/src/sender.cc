@@ -456,6 +456,13 @@ v1::AgentMessage Sender::MakeHello() const {
   hello->set_job_token(job_token());
   hello->set_agent_version(kTrainscopeVersion);
   hello->set_recording(agent_->recording());
+  if (!options_.halt_when.empty() || options_.halt_below_efficiency > 0) {
+    v1::HaltPolicy* policy = hello->mutable_halt_policy();
+    for (const std::string& rule : options_.halt_when) policy->add_halt_when(rule);
+    policy->set_below_efficiency(options_.halt_below_efficiency);
+    policy->set_for_steps(options_.halt_for_steps);
+    policy->set_enabled(true);
+  }
   return message;
 }
 

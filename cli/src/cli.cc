@@ -25,6 +25,9 @@ const std::vector<Subcommand>& Subcommands() {
        RunStepsCommand},
       {"clocks", "clock offset, drift and uncertainty of every device of a job", RunClocksCommand},
       {"ops", "a job's operators on the aligned time axis (JSON)", RunOpsCommand},
+      {"alerts", "alerts raised and cleared for a job (--follow to watch)", RunAlertsCommand},
+      {"policy", "show or change a job's halt policy (changing needs the token)",
+       RunPolicyCommand},
       {"halt", "halt every rank of a job (needs the job's token)", RunHaltCommand},
       {"enable", "switch recording on for a job (needs the job's token)",
        [](const std::vector<std::string>& args, const CommandContext& ctx) {

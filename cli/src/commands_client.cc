@@ -91,4 +91,14 @@ absl::StatusOr<trainscope::v1::CommandReply> CommandsClient::Halt(
   return response;
 }
 
+absl::StatusOr<trainscope::v1::CommandReply> CommandsClient::SetHaltPolicy(
+    const trainscope::v1::SetHaltPolicyRequest& request) {
+  grpc::ClientContext context;
+  PrepareContext(&context);
+  trainscope::v1::CommandReply response;
+  grpc::Status status = stub_->SetHaltPolicy(&context, request, &response);
+  if (!status.ok()) return ToStatus(status);
+  return response;
+}
+
 }  // namespace trainscope::cli

@@ -54,6 +54,18 @@ std::string FormatTimestamp(int64_t unix_ns, absl::TimeZone zone) {
   return absl::FormatTime("%Y-%m-%d %H:%M:%E3S", absl::FromUnixNanos(unix_ns), zone);
 }
 
+std::string FormatAlert(const trainscope::v1::Alert& alert) {
+  const bool raised = alert.state() == trainscope::v1::ALERT_STATE_RAISED;
+  std::string line = absl::StrCat(raised ? "RAISED " : "CLEARED", " #", alert.alert_id(), " ",
+                                  alert.rule(), " step ", alert.step());
+  if (raised && alert.onset_step() != 0 && alert.onset_step() != alert.step()) {
+    absl::StrAppend(&line, " (since ", alert.onset_step(), ")");
+  }
+  absl::StrAppend(&line, ": ", alert.message());
+  if (alert.halted_job()) absl::StrAppend(&line, " [halted the job]");
+  return line;
+}
+
 std::string JobStateName(trainscope::v1::JobState state) {
   switch (state) {
     case trainscope::v1::JOB_STATE_RUNNING:

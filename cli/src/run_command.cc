@@ -12,6 +12,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "subcommand_support.h"
 #include "trainscope/cli/connection_options.h"
 #include "trainscope/cli/plugin_locator.h"
@@ -48,6 +49,7 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandContext& ct
   parser.AddBoolFlag("dormant",
                      "start with recording off, until `trainscope enable JOB` (sets "
                      "TRAINSCOPE_DORMANT=1)");
+  AddHaltPolicyFlags(&parser);
   parser.AddFlag("python-dir", "DIR",
                  "where the trainscope package is (env TRAINSCOPE_PYTHON_DIR; default: "
                  "<bindir>/../python)");
@@ -55,6 +57,7 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandContext& ct
       "Examples:\n"
       "  trainscope run --job resnet -- /usr/bin/python3 train.py --epochs 3\n"
       "  trainscope run --collector 10.0.0.5:7070 -- torchrun --nproc-per-node 8 train.py\n"
+      "  trainscope run --halt-when straggler --for 5 -- torchrun --nproc-per-node 4 train.py\n"
       "The same without this command: set TRAINSCOPE_COLLECTOR and put DIR/sitecustomize and\n"
       "DIR on PYTHONPATH. The program's exit code is trainscope run's.");
 
@@ -103,6 +106,15 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandContext& ct
     set_env.emplace_back("TRAINSCOPE_TOKEN", *token);
   }
   if (parsed.Bool("dormant")) set_env.emplace_back("TRAINSCOPE_DORMANT", "1");
+  // Checked here so that a typo fails now, not silently inside the job.
+  absl::StatusOr<trainscope::v1::HaltPolicy> policy = ParseHaltPolicyFlags(parsed);
+  if (!policy.ok()) return UsageError(ctx, "run", policy.status().message());
+  if (policy->enabled()) {
+    set_env.emplace_back("TRAINSCOPE_HALT_WHEN", absl::StrJoin(policy->halt_when(), ","));
+    set_env.emplace_back("TRAINSCOPE_HALT_FOR", absl::StrCat(policy->for_steps()));
+    set_env.emplace_back("TRAINSCOPE_HALT_BELOW_EFFICIENCY",
+                         absl::StrCat(policy->below_efficiency()));
+  }
 
   absl::StatusOr<PluginPaths> plugin =
       PluginLocator::Locate(parsed.Value("python-dir"), ctx.env, SelfExecutable(),

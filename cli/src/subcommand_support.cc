@@ -1,6 +1,7 @@
 #include "subcommand_support.h"
 
 #include "absl/strings/str_cat.h"
+#include "trainscope/collector/analysis/halt_policy_spec.h"
 
 namespace trainscope::cli {
 
@@ -34,6 +35,26 @@ void AddTokenFlags(ArgParser* parser) {
   parser->AddFlag("token-file", "FILE", "read the job's token from the first line of FILE");
   parser->AddFlag("data-dir", "DIR",
                   "the collector's data dir: read the token it generated from DIR/jobs/JOB/token");
+}
+
+void AddHaltPolicyFlags(ArgParser* parser) {
+  parser->AddFlag("halt-when", "RULE[,RULE...]",
+                  "halt the job when any of these alert rules holds for --for consecutive steps "
+                  "(straggler, collective_wait, slow_link, loader_stall, low_flops, "
+                  "step_time_regression, ...)");
+  parser->AddFlag("for", "K", "consecutive steps the condition must hold before the halt");
+  parser->AddFlag("halt-below-efficiency", "X",
+                  "halt the job when its efficiency (useful compute / step time) stays below X "
+                  "for --for steps");
+}
+
+absl::StatusOr<trainscope::v1::HaltPolicy> ParseHaltPolicyFlags(const ParsedArgs& args) {
+  absl::StatusOr<std::optional<int64_t>> steps = args.Int("for", 1, 1'000'000);
+  if (!steps.ok()) return steps.status();
+  absl::StatusOr<std::optional<double>> efficiency = args.Double("halt-below-efficiency", 0, 1);
+  if (!efficiency.ok()) return efficiency.status();
+  return collector::ParseHaltPolicy(args.Value("halt-when").value_or(""), steps->value_or(0),
+                                    efficiency->value_or(0));
 }
 
 TokenResolver::Sources TokenSources(const ParsedArgs& args, const CommandContext& ctx) {

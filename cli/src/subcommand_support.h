@@ -8,10 +8,12 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "trainscope/cli/arg_parser.h"
 #include "trainscope/cli/command_context.h"
 #include "trainscope/cli/token_resolver.h"
+#include "trainscope/v1/alerts.pb.h"
 
 namespace trainscope::cli {
 
@@ -30,6 +32,11 @@ int UsageError(const CommandContext& ctx, std::string_view command, absl::string
 // Adds --token, --token-file and --data-dir.
 void AddTokenFlags(ArgParser* parser);
 TokenResolver::Sources TokenSources(const ParsedArgs& args, const CommandContext& ctx);
+
+// Adds --halt-when, --for and --halt-below-efficiency; ParseHaltPolicyFlags
+// reads them (a disabled policy when none is given).
+void AddHaltPolicyFlags(ArgParser* parser);
+absl::StatusOr<trainscope::v1::HaltPolicy> ParseHaltPolicyFlags(const ParsedArgs& args);
 
 // Whether `job_id` matches the agent protocol's [A-Za-z0-9._-]{1,128}.
 bool IsValidJobId(std::string_view job_id);

@@ -1,7 +1,9 @@
 // `trainscope tail JOB`: the live feed of one job, human-readable.
+#include <algorithm>
 #include <set>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "subcommand_support.h"
@@ -26,8 +28,10 @@ int RunTailCommand(const std::vector<std::string>& args, const CommandContext& c
                    "(job, rank and command updates). Stops on Ctrl-C, after --count updates or "
                    "after --for seconds.");
   parser.AddPositional("JOB", "the job to follow (it may start later)");
-  parser.AddRepeatedFlag("kinds", "LIST",
-                         "update kinds to print, comma-separated: job,rank,command (default: all)");
+  parser.AddRepeatedFlag(
+      "kinds", "LIST",
+      "update kinds to print, comma-separated: job,rank,command,alert,step,clock,ops "
+      "(default: all)");
   parser.AddFlag("count", "N", "stop after printing N updates");
   parser.AddFlag("for", "SECONDS", "stop after this long");
   parser.AddFlag("quiet-after", "SECONDS",
@@ -51,10 +55,11 @@ int RunTailCommand(const std::vector<std::string>& args, const CommandContext& c
   for (const std::string& value : parsed.Values("kinds")) {
     for (absl::string_view kind : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
       kind = absl::StripAsciiWhitespace(kind);
-      if (kind != "job" && kind != "rank" && kind != "command") {
-        return UsageError(
-            ctx, "tail",
-            absl::StrCat("--kinds: unknown kind '", kind, "' (expected job, rank or command)"));
+      const auto& known = UpdateFormatter::kKinds;
+      if (std::none_of(known.begin(), known.end(), [&](const char* k) { return kind == k; })) {
+        return UsageError(ctx, "tail",
+                          absl::StrCat("--kinds: unknown kind '", kind, "' (expected one of ",
+                                       absl::StrJoin(known, ", "), ")"));
       }
       kinds.insert(std::string(kind));
     }

@@ -20,6 +20,14 @@ std::string UpdateFormatter::KindOf(const trainscope::v1::FeedUpdate& update) {
       return "rank";
     case trainscope::v1::FeedUpdate::kCommand:
       return "command";
+    case trainscope::v1::FeedUpdate::kAlert:
+      return "alert";
+    case trainscope::v1::FeedUpdate::kStep:
+      return "step";
+    case trainscope::v1::FeedUpdate::kClocks:
+      return "clock";
+    case trainscope::v1::FeedUpdate::kOperators:
+      return "ops";
     default:
       return "empty";
   }
@@ -73,6 +81,21 @@ std::string UpdateFormatter::Format(const trainscope::v1::FeedUpdate& update) {
       if (command.halt_at_step() != 0) absl::StrAppend(&body, " at_step=", command.halt_at_step());
       break;
     }
+    case trainscope::v1::FeedUpdate::kAlert:
+      body = FormatAlert(update.alert());
+      break;
+    case trainscope::v1::FeedUpdate::kStep: {
+      const trainscope::v1::StepReport& step = update.step();
+      body = absl::StrFormat("step %d closed: %d devices, %.2f ms", step.step(),
+                             step.devices_size(), (step.end_ns() - step.start_ns()) / 1e6);
+      break;
+    }
+    case trainscope::v1::FeedUpdate::kClocks:
+      body = absl::StrCat("clock estimates of ", update.clocks().devices_size(), " devices");
+      break;
+    case trainscope::v1::FeedUpdate::kOperators:
+      body = absl::StrCat(update.operators().operators_size(), " aligned operators");
+      break;
     default:
       body = "(update with no body)";
   }

@@ -17,6 +17,8 @@
 #include "absl/strings/str_cat.h"
 #include "trainscope/collector/adapters/collector_server.h"
 #include "trainscope/collector/adapters/grpc_agent_service.h"
+#include "trainscope/collector/analysis/halt_policy_spec.h"
+#include "trainscope/collector/analysis/rules_config.h"
 #include "trainscope/proto/protocol.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
@@ -40,6 +42,19 @@ ABSL_FLAG(int, halt_step_margin, 2,
 ABSL_FLAG(bool, analysis, true,
           "align clocks and assemble steps live (steps, clocks and aligned operators on the "
           "feed); false: only log and publish counters");
+ABSL_FLAG(std::string, rules, "",
+          "alert thresholds, a protobuf text file (see --print-default-rules); unset fields "
+          "keep their defaults");
+ABSL_FLAG(bool, print_default_rules, false,
+          "print the default rules file (every rule and threshold) and exit");
+ABSL_FLAG(std::string, halt_when, "",
+          "halt a job when any of these rules (comma-separated, e.g. straggler,slow_link) holds "
+          "for --for consecutive steps; a job's own policy (trainscope run --halt-when) wins");
+ABSL_FLAG(int, for_steps, 0,
+          "consecutive steps a --halt-when rule or --halt-below-efficiency must hold (--for)");
+ABSL_FLAG(double, halt_below_efficiency, 0,
+          "halt a job whose efficiency (useful compute / step time) stays below this for --for "
+          "steps; 0: off");
 ABSL_FLAG(std::string, port_file, "",
           "write 'agents=HOST:PORT', 'feed=ENDPOINT', 'snapshot=ENDPOINT' lines here (atomically) "
           "once everything listens");
@@ -64,6 +79,10 @@ std::vector<char*> NormaliseFlagNames(int argc, char** argv, std::vector<std::st
   for (int i = 0; i < argc; ++i) {
     std::string arg = argv[i];
     if (i > 0 && !flags_done && arg == "--") flags_done = true;
+    // --for is the documented name; Abseil cannot define a flag named "for".
+    if (i > 0 && !flags_done && (arg == "--for" || absl::StartsWith(arg, "--for="))) {
+      arg.replace(0, 5, "--for_steps");
+    }
     if (i > 0 && !flags_done && arg.size() > 2 && arg[0] == '-') {
       const size_t start = arg[1] == '-' ? 2 : 1;
       const size_t end = std::min(arg.find('='), arg.size());
@@ -141,6 +160,24 @@ int main(int argc, char** argv) {
                              " is out of range; expected 1024 to 1073741824"));
   }
 
+  if (absl::GetFlag(FLAGS_print_default_rules)) {
+    std::fputs(trainscope::collector::DefaultRulesText().c_str(), stdout);
+    return 0;
+  }
+  trainscope::v1::RulesConfig rules;
+  if (const std::string rules_path = absl::GetFlag(FLAGS_rules); !rules_path.empty()) {
+    auto loaded = trainscope::collector::LoadRulesFile(rules_path);
+    if (!loaded.ok()) return Fail(absl::StrCat("--rules: ", loaded.status().message()));
+    rules = std::move(*loaded);
+  }
+  auto halt_policy = trainscope::collector::ParseHaltPolicy(
+      absl::GetFlag(FLAGS_halt_when), absl::GetFlag(FLAGS_for_steps),
+      absl::GetFlag(FLAGS_halt_below_efficiency));
+  if (!halt_policy.ok()) return Fail(std::string(halt_policy.status().message()));
+  if (halt_policy->enabled() && !absl::GetFlag(FLAGS_analysis)) {
+    return Fail("--halt-when/--halt-below-efficiency need the analysis; drop --analysis=false");
+  }
+
   // Signals are taken synchronously by main; every thread started below inherits the mask.
   sigset_t signals;
   sigemptyset(&signals);
@@ -160,6 +197,8 @@ int main(int argc, char** argv) {
   options.probe_interval = absl::Milliseconds(probe_ms);
   options.halt_step_margin = static_cast<uint64_t>(halt_margin);
   options.analysis = absl::GetFlag(FLAGS_analysis);
+  options.rules = std::move(rules);
+  options.halt_policy = *halt_policy;
   options.max_queued_bytes = static_cast<uint64_t>(queued_mb) << 20;
 
   auto server = trainscope::collector::CollectorServer::Start(options);

@@ -85,6 +85,22 @@ def test_shard_loaders_with_the_same_replica_draw_the_same_batches():
         assert (ya % 2 == 1).all() and (yc % 2 == 0).all()  # disjoint shards
 
 
+def test_faults_start_at_the_onset_step():
+    common = import_common()
+    args = common.parse_args("t", ["--slow-rank", "0", "--slow-factor", "2",
+                                   "--loader-stall-ms", "25", "--fault-onset", "3"])
+    faults = common.Faults(args, rank=0)
+    stalls = []
+    for step in range(1, 6):
+        faults.begin_step(step)
+        stalls.append(faults.loader_stall())
+    assert stalls == [0.0, 0.0, 0.025, 0.025, 0.025]
+    assert faults.active
+    r = subprocess.run([jobs_util.PYTHON, str(EXAMPLES / "ddp_train.py"), "--fault-onset", "0"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "--fault-onset must be a step number >= 1" in r.stderr
+
+
 # ---------------------------------------------------------------- jobs
 
 
@@ -223,11 +239,12 @@ def test_pipeline_imbalance_makes_stage_one_heavier(tmp_path):
 
 
 def test_ddp_imbalance_gives_the_last_rank_more_work(tmp_path):
-    res = run_job("ddp_train.py", [*BASE, "--steps", "12", "--imbalance", "--no-eval"], tmp_path)
+    res = run_job("ddp_train.py", [*BASE, "--steps", "20", "--imbalance", "--no-eval"], tmp_path)
     assert res.rc == 0, res.describe()
     assert res.rank(3)["batch_size"] == 4 * res.rank(0)["batch_size"]
+    # 4x the samples; on 2 shared cores the forward time grows by less than that.
     heavy = med(res.rank(3)["timers"]["forward"])
-    assert heavy >= 1.8 * max(med(d["timers"]["forward"]) for d in others(res, {3}))
+    assert heavy >= 1.5 * max(med(d["timers"]["forward"]) for d in others(res, {3}))
 
 
 @pytest.mark.parametrize("script,rank,step", [("ddp_train.py", 1, 5),

@@ -88,6 +88,8 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   pipeline_options.probe_interval = options.probe_interval;
   pipeline_options.halt_step_margin = options.halt_step_margin;
   pipeline_options.analysis = options.analysis;
+  pipeline_options.rules = options.rules;
+  pipeline_options.halt_policy = options.halt_policy;
   pipeline_options.max_message_bytes = static_cast<uint64_t>(options.max_message_bytes);
   pipeline_options.notice = options.notice;
   server->registry_ = std::make_unique<JobRegistry>(pipeline_options, options.max_jobs);

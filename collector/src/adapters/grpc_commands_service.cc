@@ -66,4 +66,15 @@ grpc::ServerUnaryReactor* GrpcCommandsService::Halt(grpc::CallbackServerContext*
   return Run(context, request->job_id(), std::move(command), response);
 }
 
+grpc::ServerUnaryReactor* GrpcCommandsService::SetHaltPolicy(
+    grpc::CallbackServerContext* context, const v1::SetHaltPolicyRequest* request,
+    v1::CommandReply* response) {
+  JobCommand command;
+  command.kind = JobCommand::Kind::kSetHaltPolicy;
+  command.token = request->token();
+  command.halt_policy = request->policy();
+  command.requested_by = request->requested_by();
+  return Run(context, request->job_id(), std::move(command), response);
+}
+
 }  // namespace trainscope::collector

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <utility>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "zmq.hpp"
 
@@ -10,7 +11,7 @@ namespace trainscope::collector {
 
 struct ZmqFeedPublisher::Sockets {
   zmq::context_t context{1};
-  zmq::socket_t pub{context, zmq::socket_type::pub};
+  zmq::socket_t pub{context, zmq::socket_type::xpub};
   zmq::socket_t rep{context, zmq::socket_type::rep};
 };
 
@@ -82,14 +83,16 @@ void ZmqFeedPublisher::Run() {
       absl::MutexLock lock(&mu_);
       idle = queue_.empty();
     }
-    zmq::pollitem_t items[] = {{sockets_->rep.handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::pollitem_t items[] = {{sockets_->rep.handle(), 0, ZMQ_POLLIN, 0},
+                               {sockets_->pub.handle(), 0, ZMQ_POLLIN, 0}};
     try {
       // Short timeout: pipelines cannot wake a ZeroMQ poll, and Stop must be quick.
-      zmq::poll(items, 1, std::chrono::milliseconds(idle && !stopping ? 5 : 0));
+      zmq::poll(items, 2, std::chrono::milliseconds(idle && !stopping ? 5 : 0));
     } catch (const zmq::error_t&) {
       // EINTR: poll again.
     }
     if (items[0].revents & ZMQ_POLLIN) ServeSnapshot();
+    if (items[1].revents & ZMQ_POLLIN) ReadSubscriptions();
     SendQueued();
     if (stopping) break;
   }
@@ -113,6 +116,33 @@ void ZmqFeedPublisher::SendQueued() {
     } catch (const zmq::error_t&) {
       dropped_.fetch_add(1, std::memory_order_relaxed);
     }
+  }
+}
+
+bool ZmqFeedPublisher::Wants(absl::string_view topic) const {
+  absl::MutexLock lock(&subscriptions_mu_);
+  for (const std::string& prefix : subscriptions_) {
+    if (absl::StartsWith(topic, prefix)) return true;
+  }
+  return false;
+}
+
+void ZmqFeedPublisher::ReadSubscriptions() {
+  try {
+    zmq::message_t message;
+    while (sockets_->pub.recv(message, zmq::recv_flags::dontwait)) {
+      if (message.size() == 0) continue;
+      const char* data = static_cast<const char*>(message.data());
+      std::string prefix(data + 1, message.size() - 1);
+      absl::MutexLock lock(&subscriptions_mu_);
+      if (data[0] == 1) {
+        subscriptions_.insert(std::move(prefix));
+      } else if (data[0] == 0) {
+        subscriptions_.erase(prefix);
+      }
+    }
+  } catch (const zmq::error_t&) {
+    // EINTR: read the rest at the next poll.
   }
 }
 

@@ -49,8 +49,9 @@ class JobAnalyzer::Impl {
   StepAssembler assembler_;
   MareyAggregator marey_{&store_, &strings_};
   std::map<uint32_t, std::string> hosts_;
-  std::deque<v1::StepReport> steps_;  // by step number, bounded by max_steps_kept
-  std::vector<uint32_t> batch_ids_;   // scratch: a batch's string index -> JobStrings id
+  std::deque<v1::StepReport> steps_;       // by step number, bounded by max_steps_kept
+  std::vector<uint32_t> batch_ids_;        // scratch: a batch's string index -> JobStrings id
+  std::vector<DeviceEvent> batch_events_;  // scratch: a batch's decoded events
   JobAnalyzerStats stats_;
   int64_t next_clock_report_ns_ = 0;
 };
@@ -76,8 +77,7 @@ void JobAnalyzer::Impl::OnStreamOpened(const v1::Hello& hello, int64_t now_unix_
   assembler_.OnDeviceOpened(hello.rank());
 }
 
-void JobAnalyzer::Impl::OnBatch(uint32_t rank, const v1::EventBatch& batch,
-                                int64_t now_unix_ns) {
+void JobAnalyzer::Impl::OnBatch(uint32_t rank, const v1::EventBatch& batch, int64_t now_unix_ns) {
   // The collector validated the columns (BatchValidator); sizes are still
   // taken as the minimum so that a stored log from elsewhere cannot crash us.
   batch_ids_.resize(static_cast<size_t>(batch.strings_size()));
@@ -85,13 +85,19 @@ void JobAnalyzer::Impl::OnBatch(uint32_t rank, const v1::EventBatch& batch,
   auto id_of = [this](uint32_t index) {
     return index < batch_ids_.size() ? batch_ids_[index] : 0u;
   };
-  const int n = std::min({batch.kind_size(), batch.start_delta_ns_size(), batch.duration_ns_size(),
-                          batch.name_size(), batch.thread_size(), batch.detail_size(),
-                          batch.value_size()});
+  const int n =
+      std::min({batch.kind_size(), batch.start_delta_ns_size(), batch.duration_ns_size(),
+                batch.name_size(), batch.thread_size(), batch.detail_size(), batch.value_size()});
   int collective = 0;
   int64_t start = batch.base_time_ns();
-  DeviceEvent e;
+  // Decoded events go to the assembler in runs: one device lookup per run.
+  // A run ends before each collective, so that the aligner has seen exactly
+  // the events before it whenever the assembler closes a step.
+  std::vector<DeviceEvent>& run = batch_events_;
+  run.resize(static_cast<size_t>(n));
+  size_t run_begin = 0;
   for (int i = 0; i < n; ++i) {
+    DeviceEvent& e = run[static_cast<size_t>(i)];
     start += batch.start_delta_ns(i);
     e.start_ns = start;
     e.end_ns = start + static_cast<int64_t>(batch.duration_ns(i));
@@ -109,11 +115,15 @@ void JobAnalyzer::Impl::OnBatch(uint32_t rank, const v1::EventBatch& batch,
         e.group_sequence = batch.group_sequence(collective);
       if (collective < batch.peer_size()) e.peer = batch.peer(collective);
       ++collective;
+      assembler_.Add(
+          rank, absl::MakeConstSpan(run.data() + run_begin, static_cast<size_t>(i) - run_begin));
+      run_begin = static_cast<size_t>(i);
       groups_.NoteUse(e.group, rank);
       aligner_.Add(rank, e);
     }
-    assembler_.Add(rank, e);
   }
+  assembler_.Add(rank,
+                 absl::MakeConstSpan(run.data() + run_begin, static_cast<size_t>(n) - run_begin));
   stats_.events += static_cast<uint64_t>(n);
   assembler_.OnBatchEnd(rank);
 }
@@ -152,16 +162,19 @@ void JobAnalyzer::Impl::OnStepClosed(ClosedStep&& closed) {
   ++stats_.steps_closed;
   stats_.operators += closed.operators.size();
   v1::OperatorBatch operators;
-  if (outputs_.on_step) {
+  if (outputs_.on_step && (!outputs_.operators_wanted || outputs_.operators_wanted())) {
+    operators.mutable_operators()->Reserve(static_cast<int>(closed.operators.size()));
     OperatorBatchBuilder builder(&strings_, &operators);
     for (const OperatorRecord& op : closed.operators) builder.Add(op);
   }
   store_.Insert(std::move(closed.operators));
+  // An evicted step's memory serves the next step: no fresh pages per step.
+  assembler_.Recycle(store_.TakeEvictedStorage());
   v1::StepReport& report = closed.report;
   // Steps normally close in order; a late one (forced early) is put in place.
-  auto it = std::upper_bound(
-      steps_.begin(), steps_.end(), report.step(),
-      [](uint64_t step, const v1::StepReport& r) { return step < r.step(); });
+  auto it =
+      std::upper_bound(steps_.begin(), steps_.end(), report.step(),
+                       [](uint64_t step, const v1::StepReport& r) { return step < r.step(); });
   steps_.insert(it, report);
   while (steps_.size() > options_.max_steps_kept) steps_.pop_front();
   if (outputs_.on_step) outputs_.on_step(std::move(report), std::move(operators));
@@ -171,9 +184,9 @@ std::vector<v1::StepReport> JobAnalyzer::Impl::Steps(const v1::StepQuery& query)
   constexpr uint32_t kDefaultMaxSteps = 10'000;
   const uint32_t max = query.max_steps() == 0 ? kDefaultMaxSteps : query.max_steps();
   std::vector<v1::StepReport> out;
-  auto it = std::lower_bound(
-      steps_.begin(), steps_.end(), query.first_step(),
-      [](const v1::StepReport& r, uint64_t step) { return r.step() < step; });
+  auto it =
+      std::lower_bound(steps_.begin(), steps_.end(), query.first_step(),
+                       [](const v1::StepReport& r, uint64_t step) { return r.step() < step; });
   for (; it != steps_.end() && out.size() < max; ++it) {
     if (query.last_step() != 0 && it->step() > query.last_step()) break;
     out.push_back(*it);

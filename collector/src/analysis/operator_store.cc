@@ -115,8 +115,16 @@ void OperatorStore::Insert(std::vector<OperatorRecord> operators) {
     --stats_.steps;
     stats_.evicted_operators += n;
     ++stats_.evicted_steps;
+    evicted_storage_ = std::move(blocks_.front().operators);
     blocks_.pop_front();
   }
+}
+
+std::vector<OperatorRecord> OperatorStore::TakeEvictedStorage() {
+  std::vector<OperatorRecord> storage = std::move(evicted_storage_);
+  evicted_storage_ = {};
+  storage.clear();
+  return storage;
 }
 
 bool OperatorStore::Overlaps(const Bounds& b, const OperatorRange& range) {
@@ -200,14 +208,14 @@ void OperatorStore::ForEach(const OperatorRange& range,
 void OperatorStore::ForEachDeviceStep(
     const OperatorRange& range,
     absl::FunctionRef<void(uint32_t, uint64_t, absl::Span<const OperatorRecord>)> fn) const {
-  ForEachCandidateSpan(range, [&](const Block& block, const DeviceSpan& span, uint32_t lo,
-                                  uint32_t hi) {
-    bool any = false;
-    for (uint32_t i = lo; i < hi && !any; ++i) any = OpOverlaps(block.operators[i], range);
-    if (!any) return;
-    fn(span.rank, block.step,
-       absl::MakeConstSpan(block.operators.data() + span.begin, span.end - span.begin));
-  });
+  ForEachCandidateSpan(
+      range, [&](const Block& block, const DeviceSpan& span, uint32_t lo, uint32_t hi) {
+        bool any = false;
+        for (uint32_t i = lo; i < hi && !any; ++i) any = OpOverlaps(block.operators[i], range);
+        if (!any) return;
+        fn(span.rank, block.step,
+           absl::MakeConstSpan(block.operators.data() + span.begin, span.end - span.begin));
+      });
 }
 
 std::pair<int64_t, int64_t> OperatorStore::Extent(bool raw_timestamps) const {

@@ -13,6 +13,8 @@ namespace v1 = ::trainscope::v1;
 constexpr uint32_t kNoRank = std::numeric_limits<uint32_t>::max();
 // OPERATOR_BEGIN events held per device waiting for their END.
 constexpr size_t kMaxOpenOperators = 256;
+// Buckets of closed steps kept for reuse (a few steps' worth of devices).
+constexpr size_t kMaxSpareBuckets = 4096;
 // How far back a "flops" counter looks for the operator it belongs to
 // (other threads' events may sit in between).
 constexpr int kFlopsLookback = 16;
@@ -97,6 +99,14 @@ struct StepAssembler::Bucket {
   std::array<bool, 5> phase_seen{};
   uint64_t flops = 0;
   uint64_t peak_memory = 0;
+
+  // Back to a fresh bucket, keeping the events' capacity for reuse.
+  void Reset() {
+    std::vector<DeviceEvent> kept = std::move(events);
+    kept.clear();
+    *this = Bucket();
+    events = std::move(kept);
+  }
 };
 
 struct StepAssembler::OpenStep {
@@ -142,10 +152,7 @@ StepAssembler::StepAssembler(const JobStrings* strings, GroupDirectory* groups,
 
 StepAssembler::~StepAssembler() = default;
 
-StepAssembler::Device& StepAssembler::DeviceFor(uint32_t rank) {
-  if (rank < devices_.size() && devices_[rank] != nullptr) [[likely]] {
-    return *devices_[rank];
-  }
+StepAssembler::Device& StepAssembler::NewDevice(uint32_t rank) {
   if (rank >= devices_.size()) devices_.resize(rank + 1);
   devices_[rank] = std::make_unique<Device>();
   Device& d = *devices_[rank];
@@ -168,8 +175,15 @@ void StepAssembler::OnDeviceClosed(uint32_t rank) {
   TryClose();
 }
 
-void StepAssembler::Add(uint32_t rank, const DeviceEvent& e) {
+void StepAssembler::Add(uint32_t rank, const DeviceEvent& e) { AddTo(rank, DeviceFor(rank), e); }
+
+void StepAssembler::Add(uint32_t rank, absl::Span<const DeviceEvent> events) {
+  // Devices are held by pointer: `d` stays valid while steps close.
   Device& d = DeviceFor(rank);
+  for (const DeviceEvent& e : events) AddTo(rank, d, e);
+}
+
+inline void StepAssembler::AddTo(uint32_t rank, Device& d, const DeviceEvent& e) {
   d.active = true;
   switch (e.kind) {
     case v1::EVENT_KIND_OPERATOR:
@@ -313,7 +327,14 @@ StepAssembler::Bucket* StepAssembler::BucketFor(uint64_t step, uint32_t rank) {
   OpenStep& open = open_[step];
   if (open.buckets.size() <= rank) open.buckets.resize(rank + 1);
   if (open.buckets[rank] == nullptr) {
-    open.buckets[rank] = std::make_unique<Bucket>();
+    // A bucket of a closed step, with its events' storage: one step's
+    // buckets are as many allocations as devices otherwise.
+    if (spare_buckets_.empty()) {
+      open.buckets[rank] = std::make_unique<Bucket>();
+    } else {
+      open.buckets[rank] = std::move(spare_buckets_.back());
+      spare_buckets_.pop_back();
+    }
     open.buckets[rank]->events.reserve(devices_[rank]->last_step_events);
   }
   return open.buckets[rank].get();
@@ -664,6 +685,8 @@ void StepAssembler::CloseOldest(bool forced) {
   int64_t report_end = std::numeric_limits<int64_t>::min();
   size_t events = 0;
   for (const auto& b : open.buckets) events += b != nullptr ? b->events.size() : 0;
+  closed.operators = std::move(spare_operators_);
+  closed.operators.clear();
   closed.operators.reserve(events);
 
   for (uint32_t rank = 0; rank < open.buckets.size(); ++rank) {
@@ -720,6 +743,11 @@ void StepAssembler::CloseOldest(bool forced) {
     s->set_bubble_ns(t.bubble_ns / n);
   }
 
+  for (std::unique_ptr<Bucket>& b : open.buckets) {
+    if (b == nullptr || spare_buckets_.size() >= kMaxSpareBuckets) continue;
+    b->Reset();
+    spare_buckets_.push_back(std::move(b));
+  }
   open_.erase(it);
   closed_through_ = static_cast<int64_t>(step);
   ++stats_.steps_closed;
@@ -734,6 +762,10 @@ void StepAssembler::ForgetOldInstances(uint64_t step) {
     instances_.erase(instance_order_.front().second);
     instance_order_.pop_front();
   }
+}
+
+void StepAssembler::Recycle(std::vector<OperatorRecord>&& storage) {
+  if (storage.capacity() > spare_operators_.capacity()) spare_operators_ = std::move(storage);
 }
 
 StepAssemblerStats StepAssembler::stats() const {

@@ -46,8 +46,7 @@ void AnalysisWorker::Submit(std::vector<trainscope::v1::LogRecord> records) {
   if (dropped > 0) {
     dropped_events_.fetch_add(dropped, std::memory_order_relaxed);
     if (first_drop && options_.notice) {
-      options_.notice(absl::StrCat("trainscope-collector: analysis is ",
-                                   options_.max_queued_events,
+      options_.notice(absl::StrCat("trainscope-collector: analysis is ", options_.max_queued_events,
                                    " events behind ingest; skipping batches until it catches up "
                                    "(the log keeps every event)"));
     }

@@ -5,28 +5,11 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
+#include "pipeline_clock.h"
 #include "trainscope/collector/ingest/bad_input.h"
 #include "trainscope/collector/ingest/hello_validator.h"
 
 namespace trainscope::collector {
-namespace {
-
-int64_t NowUnixNs() { return absl::ToUnixNanos(absl::Now()); }
-
-const char* CommandName(JobCommand::Kind kind) {
-  switch (kind) {
-    case JobCommand::Kind::kHalt:
-      return "halt";
-    case JobCommand::Kind::kEnableRecording:
-      return "enable";
-    case JobCommand::Kind::kDisableRecording:
-      return "disable";
-  }
-  return "?";
-}
-
-}  // namespace
 
 absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::Open(std::string job_id,
                                                                JobPipelineOptions options,
@@ -70,6 +53,7 @@ absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::OpenWithLog(std::strin
       std::move(job_id), std::move(options), std::move(log), std::move(index), std::move(*token)));
   pipeline->RecoverState();
   pipeline->StartAnalysis();
+  pipeline->StartAlerts();
   JobPipeline* raw = pipeline.get();
   pipeline->thread_ = std::thread([raw] { raw->Run(); });
   return pipeline;
@@ -168,6 +152,10 @@ void JobPipeline::RecoverState() {
     }
     if (c.command() == "enable") recording_ = true;
     if (c.command() == "disable") recording_ = false;
+    if (c.command() == "policy") {
+      halt_policy_ = c.halt_policy();
+      halt_policy_from_job_ = true;
+    }
     next_halt_id_ = std::max(next_halt_id_, c.halt_id() + 1);
   }
   if (!ranks_.empty()) IndexJob();
@@ -438,6 +426,22 @@ void JobPipeline::DoAttach(AttachRequest& request,
   summary_changed_ = true;
   if (first_rank) IndexJob();
   IndexStream(connection.key);
+  OnRankBack(rank);
+  if (hello.halt_policy().enabled() && !halt_policy_from_job_) {
+    // The job asked for its own policy (`trainscope run --halt-when ...`).
+    JobCommand command;
+    command.kind = JobCommand::Kind::kSetHaltPolicy;
+    command.halt_policy = hello.halt_policy();
+    command.requested_by = absl::StrCat("rank ", rank, "'s hello");
+    std::function<void(absl::StatusOr<v1::CommandReply>)> policy_done =
+        [this](absl::StatusOr<v1::CommandReply> reply) {
+          if (!reply.ok()) {
+            Notice(absl::StrCat("trainscope-collector: job ", job_id_,
+                                ": the job's halt policy was refused: ", reply.status().message()));
+          }
+        };
+    ExecuteCommand(command, policy_done);
+  }
 
   after_sync_.push_back([this, id, resume, appended, generated = std::move(generated_for_this_rank),
                          recording = hello.recording(),
@@ -593,128 +597,12 @@ void JobPipeline::Detach(uint64_t connection_id, std::optional<v1::Goodbye> good
         connection_by_rank_.count(rank) && connection_by_rank_[rank] == connection_id;
     CloseConnection(connection_id, goodbye.has_value(), reason);
     if (goodbye && current) *ranks_[rank].mutable_agent_drops() = goodbye->drops();
+    if (!goodbye && current && !halted_) OnRankLost(rank);
   });
 }
 
 // ---------------------------------------------------------------- commands
-
-void JobPipeline::RunCommand(JobCommand command,
-                             std::function<void(absl::StatusOr<v1::CommandReply>)> done) {
-  Post([this, command = std::move(command), done = std::move(done)](bool run) mutable {
-    if (!run) return done(Stopped());
-    DoRunCommand(command, done);
-  });
-}
-
-void JobPipeline::CountBadCommand(const absl::Status& status, absl::string_view who) {
-  if (options_.counters != nullptr) options_.counters->Count(status, who);
-}
-
-void JobPipeline::DoRunCommand(JobCommand& command,
-                               std::function<void(absl::StatusOr<v1::CommandReply>)>& done) {
-  const char* name = CommandName(command.kind);
-  const std::string who =
-      command.requested_by.empty()
-          ? absl::StrCat("command ", name, " for job ", job_id_)
-          : absl::StrCat(command.requested_by, " (", name, " job ", job_id_, ")");
-  absl::Status refused;
-  if (token_.value.empty()) {
-    refused = absl::FailedPreconditionError(
-        absl::StrCat("job ", job_id_,
-                     " has no token on record yet (no rank has attached), so it "
-                     "cannot be changed"));
-  } else if (command.token.empty()) {
-    refused = BadInput(absl::StatusCode::kPermissionDenied, "command.token",
-                       absl::StrCat("job ", job_id_,
-                                    ": missing job token; commands that change a "
-                                    "job must carry the token the job attached with "
-                                    "(or the one the collector generated, in ",
-                                    (job_dir_ / "token").string(), ")"));
-  } else if (!TokensEqual(command.token, token_.value)) {
-    refused = BadInput(absl::StatusCode::kPermissionDenied, "command.token",
-                       absl::StrCat("job ", job_id_, ": wrong job token"));
-  }
-  if (!refused.ok()) {
-    CountBadCommand(refused, who);
-    return done(refused);
-  }
-
-  v1::CommandRecord command_record;
-  command_record.set_command(name);
-  command_record.set_reason(command.reason);
-  command_record.set_requested_by(command.requested_by);
-  command_record.set_requested_unix_ns(NowUnixNs());
-  uint32_t reachable = 0;
-  for (const auto& [id, connection] : connections_) reachable += connection.hello_acked ? 1 : 0;
-  command_record.set_ranks_reached(reachable);
-  v1::Control control;
-  switch (command.kind) {
-    case JobCommand::Kind::kHalt: {
-      command_record.set_halt_id(next_halt_id_++);
-      // Every rank stops at the same boundary, a margin past the furthest
-      // rank, so that no rank is left waiting for the others in a collective.
-      uint64_t halt_at_step = 0;
-      if (!max_step_by_rank_.empty()) {
-        uint64_t highest = 0;
-        for (const auto& [rank, step] : max_step_by_rank_) highest = std::max(highest, step);
-        halt_at_step = highest + options_.halt_step_margin;
-      }
-      command_record.set_halt_at_step(halt_at_step);
-      v1::HaltRequest* halt = control.mutable_halt();
-      halt->set_halt_id(command_record.halt_id());
-      halt->set_reason(command.reason);
-      halt->set_requested_by(command.requested_by);
-      halt->set_requested_unix_ns(command_record.requested_unix_ns());
-      halt->set_halt_at_step(halt_at_step);
-      halted_ = true;
-      break;
-    }
-    case JobCommand::Kind::kEnableRecording:
-    case JobCommand::Kind::kDisableRecording: {
-      const bool enabled = command.kind == JobCommand::Kind::kEnableRecording;
-      control.mutable_set_recording()->set_enabled(enabled);
-      control.mutable_set_recording()->set_sampling_period(command.sampling_period);
-      recording_ = enabled;
-      sampling_period_ = command.sampling_period;
-      break;
-    }
-  }
-  v1::LogRecord record;
-  *record.mutable_command() = command_record;
-  const absl::Status appended = AppendRecord(record);
-  commands_.push_back(command_record);
-  v1::FeedUpdate update;
-  *update.mutable_command() = command_record;
-  QueueFeed(std::move(update));
-  summary_changed_ = true;
-
-  after_sync_.push_back([this, appended, control = std::move(control), name,
-                         done = std::move(done)](const absl::Status& sync_status) mutable {
-    absl::Status status = appended.ok() ? sync_status : appended;
-    if (!status.ok()) return done(status);
-    // Set here, once durable and in completion order, so that a rank acked in
-    // this round gets the halt exactly once: from this loop or after its HelloAck.
-    if (control.has_halt()) halt_ = control.halt();
-    uint32_t reached = 0;
-    for (auto& [id, connection] : connections_) {
-      if (!connection.hello_acked) continue;
-      connection.stream->Send(control);
-      ++reached;
-    }
-    v1::CommandReply reply;
-    reply.set_ranks_reached(reached);
-    reply.set_message(absl::StrCat(name, " sent to ", reached, " connected rank",
-                                   reached == 1 ? "" : "s", " of job ", job_id_, " (world size ",
-                                   world_size_, ")"));
-    if (control.has_halt()) {
-      const uint64_t step = control.halt().halt_at_step();
-      absl::StrAppend(reply.mutable_message(),
-                      step == 0 ? "; halting at the next step boundary (no step reported yet)"
-                                : absl::StrCat("; halting at step ", step));
-    }
-    done(std::move(reply));
-  });
-}
+// (job_pipeline_commands.cc)
 
 void JobPipeline::EndStreams(absl::Status status) {
   Post([this, status = std::move(status)](bool run) {
@@ -780,6 +668,7 @@ v1::JobSummary JobPipeline::BuildSummary() const {
   for (const auto& [id, connection] : connections_) any_recording |= connection.recording;
   summary.set_recording(recording_.value_or(any_recording));
   summary.set_events_per_second(events_per_second_);
+  if (alerts_) summary.set_open_alerts(static_cast<uint32_t>(alerts_->OpenAlerts().size()));
   return summary;
 }
 
@@ -789,6 +678,7 @@ v1::JobStatus JobPipeline::BuildStatus() const {
   for (const auto& [rank, r] : ranks_) *status.add_ranks() = r;
   for (const v1::CommandRecord& c : commands_) *status.add_commands() = c;
   status.set_feed_sequence(feed_sequence_);
+  *status.mutable_halt_policy() = halt_policy_;
   return status;
 }
 

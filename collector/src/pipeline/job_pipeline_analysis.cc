@@ -25,6 +25,12 @@ void JobPipeline::StartAnalysis() {
       if (run) OnStepAnalysed(std::move(step), std::move(operators));
     });
   };
+  if (options_.feed != nullptr) {
+    // Asked on the analysis thread; FeedSink::Wants is thread-safe.
+    outputs.operators_wanted = [feed = options_.feed, topic = FeedTopicOf(job_id_, "ops")] {
+      return feed->Wants(topic);
+    };
+  }
   outputs.on_clocks = [this](v1::ClockReport clocks) {
     v1::FeedUpdate update;
     *update.mutable_clocks() = std::move(clocks);
@@ -43,6 +49,7 @@ void JobPipeline::OnStepAnalysed(v1::StepReport step, v1::OperatorBatch operator
     QueueFeed(std::move(update));
   }
   if (index_) pending_index_steps_.push_back(step);
+  EvaluateAlerts(step);
   v1::FeedUpdate update;
   *update.mutable_step() = std::move(step);
   QueueFeed(std::move(update));
@@ -51,8 +58,8 @@ void JobPipeline::OnStepAnalysed(v1::StepReport step, v1::OperatorBatch operator
 void JobPipeline::Query(v1::SnapshotRequest request, std::function<void(v1::FeedSnapshot)> done) {
   if (!analysis_) {
     v1::FeedSnapshot reply;
-    reply.set_error(absl::StrCat("job ", job_id_,
-                                 ": the collector runs without analysis (--analysis=false)"));
+    reply.set_error(
+        absl::StrCat("job ", job_id_, ": the collector runs without analysis (--analysis=false)"));
     return done(std::move(reply));
   }
   analysis_->Query(std::move(request), std::move(done));

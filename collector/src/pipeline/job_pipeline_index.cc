@@ -18,7 +18,7 @@ void JobPipeline::IndexStream(const StreamKey& key) { index_dirty_streams_.inser
 
 bool JobPipeline::IndexDirty() const {
   return index_ && (index_job_dirty_ || index_segments_dirty_ || !index_dirty_streams_.empty() ||
-                    !pending_index_steps_.empty());
+                    !pending_index_steps_.empty() || !pending_index_alerts_.empty());
 }
 
 void JobPipeline::FlushIndex(absl::Time now, bool force) {
@@ -67,6 +67,10 @@ void JobPipeline::FlushIndex(absl::Time now, bool force) {
     pending_index_steps_.clear();
     if (failed(index_->UpsertDeviceSteps(job_id_, rows))) return;
   }
+  for (const v1::Alert& alert : pending_index_alerts_) {
+    if (failed(index_->InsertAlert(alert))) return;
+  }
+  pending_index_alerts_.clear();
   if (index_segments_dirty_) {
     index_segments_dirty_ = false;
     for (const SegmentInfo& segment : log_->segments()) {

@@ -158,11 +158,27 @@ v1::FeedSnapshot JobRegistry::Snapshot(const v1::SnapshotRequest& request,
   if (!request.job_id().empty() && (request.has_steps() || request.has_marey())) {
     auto promise = std::make_shared<std::promise<v1::FeedSnapshot>>();
     analysis = promise->get_future();
-    pipelines[0]->Query(request, [promise](v1::FeedSnapshot reply) {
-      promise->set_value(std::move(reply));
+    pipelines[0]->Query(
+        request, [promise](v1::FeedSnapshot reply) { promise->set_value(std::move(reply)); });
+  }
+  // Alerts come from the pipeline thread.
+  std::future<std::vector<v1::Alert>> alerts;
+  if (!request.job_id().empty() && request.has_alerts()) {
+    auto promise = std::make_shared<std::promise<std::vector<v1::Alert>>>();
+    alerts = promise->get_future();
+    pipelines[0]->Alerts(request.alerts(), [promise](std::vector<v1::Alert> rows) {
+      promise->set_value(std::move(rows));
     });
   }
   const auto deadline = std::chrono::steady_clock::now() + absl::ToChronoNanoseconds(timeout);
+  if (alerts.valid()) {
+    if (alerts.wait_until(deadline) != std::future_status::ready) {
+      snapshot.set_error(absl::StrCat("job ", request.job_id(), ": its alerts did not come within ",
+                                      absl::FormatDuration(timeout), "; try again"));
+    } else {
+      for (v1::Alert& alert : alerts.get()) *snapshot.add_alerts() = std::move(alert);
+    }
+  }
   if (analysis.valid()) {
     if (analysis.wait_until(deadline) != std::future_status::ready) {
       snapshot.set_error(absl::StrCat("job ", request.job_id(),

@@ -22,10 +22,17 @@ std::string FeedTopic(const v1::FeedUpdate& update) {
     case v1::FeedUpdate::kOperators:
       kind = "ops";
       break;
+    case v1::FeedUpdate::kAlert:
+      kind = "alert";
+      break;
     default:
       break;
   }
-  return absl::StrCat(update.job_id(), "/", kind);
+  return FeedTopicOf(update.job_id(), kind);
+}
+
+std::string FeedTopicOf(absl::string_view job_id, absl::string_view kind) {
+  return absl::StrCat(job_id, "/", kind);
 }
 
 }  // namespace trainscope::collector

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "trainscope/collector/store/alert_selection.h"
 
 namespace trainscope::collector {
 namespace {
@@ -63,6 +64,18 @@ CREATE TABLE device_steps(
   complete INTEGER NOT NULL DEFAULT 1,
   PRIMARY KEY(job_id, step, rank));
 )sql",
+    // The whole Alert is kept as its serialized proto; the columns are for queries.
+    R"sql(
+CREATE TABLE alerts(
+  job_id TEXT NOT NULL,
+  alert_id INTEGER NOT NULL,
+  state INTEGER NOT NULL,
+  rule TEXT NOT NULL,
+  step INTEGER NOT NULL,
+  raised_unix_ns INTEGER NOT NULL,
+  alert BLOB NOT NULL,
+  PRIMARY KEY(job_id, alert_id, state));
+)sql",
 };
 static_assert(std::size(kMigrations) == LogIndex::kSchemaVersion);
 
@@ -108,6 +121,13 @@ constexpr const char* kListDeviceSteps = R"sql(
 SELECT step, rank, stage, start_ns, step_time_ns, data_wait_ns, compute_ns, wait_ns,
        transfer_ns, idle_ns, flops, peak_memory_bytes, complete
 FROM device_steps WHERE job_id = ?1 AND step >= ?2 AND step <= ?3 ORDER BY step, rank)sql";
+constexpr const char* kInsertAlert = R"sql(
+INSERT OR REPLACE INTO alerts(job_id, alert_id, state, rule, step, raised_unix_ns, alert)
+VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7))sql";
+// Rows in the order they happened: a clear follows its raise.
+constexpr const char* kListAlerts = R"sql(
+SELECT alert FROM alerts WHERE job_id = ?1 AND alert_id > ?2 AND (?3 = '' OR rule = ?3)
+ORDER BY raised_unix_ns, alert_id, state)sql";
 
 // A prepared statement, reset after each use so it can be run again.
 class Statement {
@@ -123,6 +143,9 @@ class Statement {
   sqlite3_stmt* get() const { return stmt_; }
 
   void Bind(int index, int64_t value) { sqlite3_bind_int64(stmt_, index, value); }
+  void BindBlob(int index, const std::string& value) {
+    sqlite3_bind_blob(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
+  }
   void Bind(int index, const std::string& value) {
     sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
   }
@@ -159,6 +182,9 @@ class SqliteLogIndex final : public LogIndex {
   absl::StatusOr<std::vector<IndexedDeviceStep>> ListDeviceSteps(const std::string& job_id,
                                                                  uint64_t first_step,
                                                                  uint64_t last_step) override;
+  absl::Status InsertAlert(const trainscope::v1::Alert& alert) override;
+  absl::StatusOr<std::vector<trainscope::v1::Alert>> ListAlerts(
+      const std::string& job_id, const trainscope::v1::AlertQuery& query) override;
   absl::StatusOr<std::vector<IndexedJob>> ListJobs() override;
   absl::StatusOr<std::vector<IndexedStream>> ListStreams(const std::string& job_id) override;
   absl::StatusOr<std::vector<IndexedSegment>> ListSegments(const std::string& job_id) override;
@@ -189,6 +215,8 @@ class SqliteLogIndex final : public LogIndex {
   Statement list_segments_;
   Statement upsert_device_step_;
   Statement list_device_steps_;
+  Statement insert_alert_;
+  Statement list_alerts_;
 };
 
 absl::Status SqliteLogIndex::Exec(const char* sql, const std::string& what) {
@@ -271,11 +299,17 @@ absl::Status SqliteLogIndex::Init() {
   if (absl::Status migrated = Migrate(); !migrated.ok()) return migrated;
 
   const std::pair<Statement*, const char*> statements[] = {
-      {&upsert_job_, kUpsertJob},       {&ensure_job_, kEnsureJob},
-      {&upsert_stream_, kUpsertStream}, {&upsert_segment_, kUpsertSegment},
-      {&list_jobs_, kListJobs},         {&list_streams_, kListStreams},
-      {&list_segments_, kListSegments}, {&upsert_device_step_, kUpsertDeviceStep},
+      {&upsert_job_, kUpsertJob},
+      {&ensure_job_, kEnsureJob},
+      {&upsert_stream_, kUpsertStream},
+      {&upsert_segment_, kUpsertSegment},
+      {&list_jobs_, kListJobs},
+      {&list_streams_, kListStreams},
+      {&list_segments_, kListSegments},
+      {&upsert_device_step_, kUpsertDeviceStep},
       {&list_device_steps_, kListDeviceSteps},
+      {&insert_alert_, kInsertAlert},
+      {&list_alerts_, kListAlerts},
   };
   for (const auto& [statement, sql] : statements) {
     if (statement->Prepare(db_.handle, sql) != SQLITE_OK)
@@ -399,6 +433,49 @@ absl::StatusOr<std::vector<IndexedDeviceStep>> SqliteLogIndex::ListDeviceSteps(
   st.Reset();
   if (!status.ok()) return status;
   return steps;
+}
+
+absl::Status SqliteLogIndex::InsertAlert(const trainscope::v1::Alert& alert) {
+  ensure_job_.Bind(1, alert.job_id());
+  if (absl::Status s = Run(ensure_job_, absl::StrCat("cannot insert job ", alert.job_id()));
+      !s.ok()) {
+    return s;
+  }
+  Statement& st = insert_alert_;
+  st.Bind(1, alert.job_id());
+  st.Bind(2, ToSql(alert.alert_id()));
+  st.Bind(3, static_cast<int64_t>(alert.state()));
+  st.Bind(4, alert.rule());
+  st.Bind(5, ToSql(alert.step()));
+  st.Bind(6, alert.raised_unix_ns());
+  st.BindBlob(7, alert.SerializeAsString());
+  return Run(st,
+             absl::StrCat("cannot insert alert ", alert.alert_id(), " of job ", alert.job_id()));
+}
+
+absl::StatusOr<std::vector<trainscope::v1::Alert>> SqliteLogIndex::ListAlerts(
+    const std::string& job_id, const trainscope::v1::AlertQuery& query) {
+  std::vector<trainscope::v1::Alert> rows;
+  Statement& st = list_alerts_;
+  st.Bind(1, job_id);
+  st.Bind(2, ToSql(query.after_alert_id()));
+  st.Bind(3, query.rule());
+  int rc;
+  absl::Status status;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    trainscope::v1::Alert alert;
+    if (!alert.ParseFromString(st.Text(0))) {
+      status = absl::DataLossError(
+          absl::StrCat("index ", path_.string(), ": an alert row of job ", job_id,
+                       " does not parse (the index is damaged; rebuild it from the logs)"));
+      break;
+    }
+    rows.push_back(std::move(alert));
+  }
+  if (status.ok() && rc != SQLITE_DONE && rc != SQLITE_ROW) status = Error("cannot list alerts");
+  st.Reset();
+  if (!status.ok()) return status;
+  return SelectAlerts(rows, query);
 }
 
 absl::StatusOr<std::vector<IndexedJob>> SqliteLogIndex::ListJobs() {

@@ -91,6 +91,13 @@ std::unique_ptr<PluginSession> StartSession(py::kwargs kw) {
   a.framework = "pytorch";
   a.framework_version = get_str("framework_version", "");
   a.start_recording = !kw.contains("recording") || kw["recording"].cast<bool>();
+  if (kw.contains("halt_when") && !kw["halt_when"].is_none()) {
+    a.halt_when = kw["halt_when"].cast<std::vector<std::string>>();
+  }
+  if (kw.contains("halt_below_efficiency") && !kw["halt_below_efficiency"].is_none()) {
+    a.halt_below_efficiency = kw["halt_below_efficiency"].cast<double>();
+  }
+  a.halt_for_steps = get_u32("halt_for_steps", 0);
   a.log_to_stderr = !kw.contains("log_to_stderr") || kw["log_to_stderr"].cast<bool>();
   if (kw.contains("shutdown_timeout_s")) {
     a.shutdown_deadline = absl::Seconds(kw["shutdown_timeout_s"].cast<double>());

@@ -99,6 +99,8 @@ def parse_args(description: str, argv: Optional[List[str]] = None,
     f.add_argument("--imbalance", action="store_true",
                    help="uneven work: pipeline: a much heavier stage 1; DDP: the last rank "
                         "gets a 4x larger batch")
+    f.add_argument("--fault-onset", type=int, default=1,
+                   help="the slow rank, slow link and loader stall begin at this step (1-based)")
     f.add_argument("--kill-rank", type=int, default=-1, help="this rank dies (os._exit) ...")
     f.add_argument("--at-step", type=int, default=-1, help="... when it starts this step (1-based)")
     if add_job_args:
@@ -112,6 +114,8 @@ def parse_args(description: str, argv: Optional[List[str]] = None,
         args.slow_link_pair = (a, b)
     else:
         args.slow_link_pair = None
+    if args.fault_onset < 1:
+        p.error(f"--fault-onset must be a step number >= 1, got {args.fault_onset}")
     if args.kill_rank >= 0 and args.at_step < 1:
         p.error("--kill-rank needs --at-step S with S >= 1")
     if args.slow_factor < 1.0:
@@ -205,11 +209,12 @@ class ShardLoader:
 
     Replicas with the same (seed, replica, num_replicas) draw the same batches,
     which is how a pipeline's last stage gets the labels that match the
-    activations its peer sends. stall_s is the --loader-stall-ms fault.
+    activations its peer sends. stall() gives the --loader-stall-ms fault's
+    wait before each batch.
     """
 
     def __init__(self, x: torch.Tensor, y: torch.Tensor, batch_size: int, replica: int,
-                 num_replicas: int, seed: int, stall_s: float = 0.0):
+                 num_replicas: int, seed: int, stall: Callable[[], float] = lambda: 0.0):
         self.x, self.y = x, y
         self.batch_size = batch_size
         self.indices = torch.arange(replica, len(y), num_replicas)
@@ -217,7 +222,7 @@ class ShardLoader:
             raise ValueError(f"shard of replica {replica} has {len(self.indices)} samples, "
                              f"fewer than --batch-size {batch_size}")
         self.gen = torch.Generator().manual_seed(seed * 1000003 + replica)
-        self.stall_s = stall_s
+        self.stall = stall
         self._order = torch.empty(0, dtype=torch.long)
         self._pos = 0
         self.epoch = 0
@@ -232,8 +237,9 @@ class ShardLoader:
             self.epoch += 1
         idx = self._order[self._pos:self._pos + self.batch_size]
         self._pos += self.batch_size
-        if self.stall_s > 0:
-            time.sleep(self.stall_s)
+        stall_s = self.stall()
+        if stall_s > 0:
+            time.sleep(stall_s)
         return self.x[idx], self.y[idx]
 
 
@@ -284,7 +290,21 @@ class Faults:
         stalled = args.loader_stall_rank < 0 or args.loader_stall_rank == rank
         self.loader_stall_s = args.loader_stall_ms / 1000.0 if stalled else 0.0
         self.kill_at_step = args.at_step if args.kill_rank == rank else -1
+        self.onset = args.fault_onset
+        self.active = self.onset <= 1  # the timed faults act from step `onset` on
         self.injected_s = 0.0  # total sleep this rank injected, for the stats
+
+    def begin_step(self, step: int) -> None:
+        """Called as each step starts: switches the faults on at --fault-onset,
+        and dies here on the --kill-rank rank."""
+        self.active = step >= self.onset
+        if step == self.kill_at_step:
+            print(f"rank {self.rank}: --kill-rank: dying at step {step}", flush=True)
+            os._exit(KILLED_EXIT_CODE)
+
+    def loader_stall(self) -> float:
+        """Seconds the data loader waits before its next batch."""
+        return self.loader_stall_s if self.active else 0.0
 
     def compute(self, fn: Callable[[], Any], stats: "Optional[RankStats]" = None) -> Any:
         """Runs fn; on the slow rank, then waits (factor-1) x its duration.
@@ -295,7 +315,7 @@ class Faults:
         """
         t0 = time.perf_counter()
         out = fn()
-        if self.slow_factor > 1.0:
+        if self.slow_factor > 1.0 and self.active:
             extra = (time.perf_counter() - t0) * (self.slow_factor - 1.0)
             self.injected_s += extra
             time.sleep(extra)
@@ -305,21 +325,18 @@ class Faults:
 
     def before_transfer(self, dst: int) -> None:
         """Delays a transfer (send, or this rank's all_reduce) from this rank to dst."""
-        if self.link and self.link[0] == self.rank and self.link[1] == dst:
+        if self.active and self.link and self.link[0] == self.rank and self.link[1] == dst:
             self.injected_s += self.delay_s
             time.sleep(self.delay_s)
 
     def before_all_reduce(self, group_ranks: List[int]) -> None:
         """Delays this rank's all_reduce when the slow link starts here and
         ends in the group (a ring all_reduce sends to every member)."""
-        if self.link and self.link[0] == self.rank and self.link[1] in group_ranks:
+        if (self.active and self.link and self.link[0] == self.rank
+                and self.link[1] in group_ranks):
             self.injected_s += self.delay_s
             time.sleep(self.delay_s)
 
-    def maybe_die(self, step: int) -> None:
-        if step == self.kill_at_step:
-            print(f"rank {self.rank}: --kill-rank: dying at step {step}", flush=True)
-            os._exit(KILLED_EXIT_CODE)
 
 
 # --------------------------------------------------------------------------

@@ -67,7 +67,7 @@ def worker(args: argparse.Namespace) -> None:
     batch = args.batch_size * (4 if args.imbalance and rank == world - 1 else 1)
     stats.d["batch_size"] = batch
     loader = common.ShardLoader(x_train, y_train, batch, rank, world, args.seed,
-                                faults.loader_stall_s)
+                                faults.loader_stall)
 
     features = common.cnn_features(hw)
     model = torch.nn.Sequential(
@@ -88,7 +88,7 @@ def worker(args: argparse.Namespace) -> None:
     ts = common.maybe_attach_trainscope(args, stats, on_halt)
 
     for step in range(1, args.steps + 1):
-        faults.maybe_die(step)
+        faults.begin_step(step)
         common.offer_on_halt(on_halt)  # for a trainscope attached from outside
         stats.begin_step()
         t0 = time.perf_counter()

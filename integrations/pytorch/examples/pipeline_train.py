@@ -196,7 +196,7 @@ def worker(args: argparse.Namespace) -> None:
                    micro_batches=args.micro_batches, batch_size=args.batch_size)
     # Both ranks of a pair draw the same batches: stage 1 takes its labels from its own copy.
     loader = common.ShardLoader(x_train, y_train, args.batch_size, pr.replica, pr.replicas,
-                                args.seed, faults.loader_stall_s)
+                                args.seed, faults.loader_stall)
 
     def on_halt(reason: str) -> None:
         step = stats.d["steps_completed"] + 1
@@ -218,7 +218,7 @@ def worker(args: argparse.Namespace) -> None:
     log_rank = pr.replicas  # replica 0 of the last stage sees the loss
 
     for step in range(1, args.steps + 1):
-        faults.maybe_die(step)
+        faults.begin_step(step)
         common.offer_on_halt(on_halt)  # for a trainscope attached from outside
         stats.begin_step()
         t0 = time.perf_counter()

@@ -144,6 +144,24 @@ def _stage_from_env() -> Optional[int]:
     return stage
 
 
+def _halt_policy_from_env() -> dict:
+    """The job's halt policy as `trainscope run --halt-when R --for K` sets it:
+    TRAINSCOPE_HALT_WHEN (rule names, comma-separated), TRAINSCOPE_HALT_FOR
+    (steps) and TRAINSCOPE_HALT_BELOW_EFFICIENCY. The collector checks it."""
+    when = [r.strip() for r in os.environ.get("TRAINSCOPE_HALT_WHEN", "").split(",") if r.strip()]
+    efficiency_text = os.environ.get("TRAINSCOPE_HALT_BELOW_EFFICIENCY", "").strip()
+    if not when and not efficiency_text:
+        return {}
+    steps_text = os.environ.get("TRAINSCOPE_HALT_FOR", "").strip()
+    try:
+        steps = int(steps_text)
+        efficiency = float(efficiency_text) if efficiency_text else 0.0
+    except ValueError:
+        raise ValueError(f"TRAINSCOPE_HALT_FOR={steps_text!r} / TRAINSCOPE_HALT_BELOW_EFFICIENCY="
+                         f"{efficiency_text!r}: expected a step count and a fraction") from None
+    return {"halt_when": when, "halt_for_steps": steps, "halt_below_efficiency": efficiency}
+
+
 def attach(collector: Optional[str] = None, job: Optional[str] = None,
            rank: Optional[int] = None, world_size: Optional[int] = None,
            local_rank: Optional[int] = None, restart_count: Optional[int] = None,
@@ -160,7 +178,9 @@ def attach(collector: Optional[str] = None, job: Optional[str] = None,
     to set_stage(), else the environment's TRAINSCOPE_STAGE, if any.
     ``halt_grace_s=None`` (or <= 0) disables the SIGTERM fallback of a halt.
     Advanced keywords: first_step, shapes_every_n_steps, clock ("auto" or
-    "monotonic"), log_to_stderr, shutdown_timeout_s.
+    "monotonic"), log_to_stderr, shutdown_timeout_s, and the job's halt policy
+    halt_when (rule names), halt_for_steps, halt_below_efficiency (default:
+    from TRAINSCOPE_HALT_WHEN, TRAINSCOPE_HALT_FOR, TRAINSCOPE_HALT_BELOW_EFFICIENCY).
     """
     with _state.lock:
         if _state.session is not None:
@@ -173,6 +193,8 @@ def attach(collector: Optional[str] = None, job: Optional[str] = None,
             _patches.uninstall_all()
         identity = _identity.resolve(collector, job, rank, world_size, local_rank,
                                      restart_count, token)
+        if "halt_when" not in advanced and "halt_below_efficiency" not in advanced:
+            advanced.update(_halt_policy_from_env())
         native = _C.Session(
             collector=identity.collector, job=identity.job, run_id=identity.run_id,
             token=identity.token, rank=identity.rank, world_size=identity.world_size,

@@ -78,6 +78,64 @@ TEST(LogIndexTest, UpsertsAndListJobsAggregates) {
   EXPECT_EQ((*jobs)[2].events, 1u);
 }
 
+trainscope::v1::Alert MakeAlert(uint64_t id, trainscope::v1::AlertState state,
+                                const std::string& rule, int64_t at_ns) {
+  trainscope::v1::Alert alert;
+  alert.set_job_id("job-a");
+  alert.set_alert_id(id);
+  alert.set_state(state);
+  alert.set_rule(rule);
+  alert.set_step(id * 10);
+  alert.set_raised_unix_ns(at_ns);
+  alert.add_ranks(static_cast<uint32_t>(id));
+  alert.set_message(rule + " #" + std::to_string(id));
+  return alert;
+}
+
+TEST(LogIndexTest, AlertsRoundTripInOrderWithFilters) {
+  using trainscope::v1::ALERT_STATE_CLEARED;
+  using trainscope::v1::ALERT_STATE_RAISED;
+  ScopedTempDir tmp;
+  auto index = OpenOrDie(tmp.path() / "index.sqlite");
+  ASSERT_NE(index, nullptr);
+  ASSERT_TRUE(index->InsertAlert(MakeAlert(1, ALERT_STATE_RAISED, "straggler", 100)).ok());
+  ASSERT_TRUE(index->InsertAlert(MakeAlert(2, ALERT_STATE_RAISED, "slow_link", 200)).ok());
+  ASSERT_TRUE(index->InsertAlert(MakeAlert(1, ALERT_STATE_CLEARED, "straggler", 300)).ok());
+  trainscope::v1::Alert halted = MakeAlert(2, ALERT_STATE_RAISED, "slow_link", 200);
+  halted.set_halted_job(true);
+  ASSERT_TRUE(index->InsertAlert(halted).ok());  // same (id, state): replaced, not added
+
+  absl::StatusOr<std::vector<trainscope::v1::Alert>> all =
+      index->ListAlerts("job-a", trainscope::v1::AlertQuery());
+  ASSERT_TRUE(all.ok()) << all.status();
+  ASSERT_EQ(all->size(), 3u);
+  EXPECT_EQ((*all)[0].alert_id(), 1u);
+  EXPECT_EQ((*all)[1].alert_id(), 2u);
+  EXPECT_TRUE((*all)[1].halted_job());
+  EXPECT_EQ((*all)[1].message(), "slow_link #2");
+  EXPECT_EQ((*all)[2].state(), ALERT_STATE_CLEARED);
+
+  trainscope::v1::AlertQuery open;
+  open.set_open_only(true);
+  absl::StatusOr<std::vector<trainscope::v1::Alert>> open_rows = index->ListAlerts("job-a", open);
+  ASSERT_TRUE(open_rows.ok());
+  ASSERT_EQ(open_rows->size(), 1u);
+  EXPECT_EQ((*open_rows)[0].rule(), "slow_link");
+
+  trainscope::v1::AlertQuery by_rule;
+  by_rule.set_rule("straggler");
+  by_rule.set_limit(1);
+  absl::StatusOr<std::vector<trainscope::v1::Alert>> newest = index->ListAlerts("job-a", by_rule);
+  ASSERT_TRUE(newest.ok());
+  ASSERT_EQ(newest->size(), 1u);
+  EXPECT_EQ((*newest)[0].state(), ALERT_STATE_CLEARED);
+
+  trainscope::v1::AlertQuery after;
+  after.set_after_alert_id(1);
+  EXPECT_EQ(index->ListAlerts("job-a", after)->size(), 1u);
+  EXPECT_TRUE(index->ListAlerts("job-b", trainscope::v1::AlertQuery())->empty());
+}
+
 TEST(LogIndexTest, UpsertJobKeepsEarliestCreationAndKnownWorldSize) {
   ScopedTempDir tmp;
   auto index = OpenOrDie(tmp.path() / "index.sqlite");

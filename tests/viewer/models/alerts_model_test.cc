@@ -75,5 +75,17 @@ TEST(AlertsModelTest, BoundedList) {
   EXPECT_EQ(alerts.AtRow(2)->step, 3u);
 }
 
+TEST(AlertsModelTest, NanosecondMetricsShowAsDurations) {
+  AlertsModel model(8);
+  Alert alert;
+  alert.metric = "own_ns";
+  alert.value = 29.4e6;
+  alert.baseline = 18.1e6;
+  model.Add(alert);
+  const std::string value = model.Rows()[0].value;
+  EXPECT_EQ(value.find("e+07"), std::string::npos) << value;
+  EXPECT_NE(value.find("ms"), std::string::npos) << value;
+}
+
 }  // namespace
 }  // namespace trainscope::viewer

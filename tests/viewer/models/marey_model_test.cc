@@ -257,6 +257,25 @@ TEST_F(MareyModelTest, AlertPutsACrossAtTheStartOfTheAxis) {
   EXPECT_THAT(hit->text, ::testing::HasSubstr("rank 1 is slow"));
 }
 
+TEST_F(MareyModelTest, AlertCrossMarksTheCauseNotItsVictims) {
+  MareyModel model(&names_);
+  model.AddOperators({Op(0, 0, 100, "a"), Op(1, 0, 100, "a"), Op(2, 0, 100, "a")});
+  Alert alert;
+  alert.step = 1;
+  alert.ranks = {2, 0, 1};  // cause first, then the devices waiting for it
+  alert.cause = 2;
+  alert.rule = "collective_wait";
+  model.SetAlerts({alert});
+  model.SetViewport(1000, 600);
+  const auto& list = model.Draw();
+  std::vector<float> crossed_axes;
+  for (const Cross& c : list.crosses) {
+    if (c.centre.x < model.plot_rect().x) crossed_axes.push_back(c.centre.y);
+  }
+  ASSERT_EQ(crossed_axes.size(), 1u);
+  EXPECT_FLOAT_EQ(crossed_axes[0], model.Rows()[2].axis_y);
+}
+
 TEST_F(MareyModelTest, FocusOnAlertZoomsToItsOperator) {
   MareyModel model(&names_);
   std::vector<OperatorRecord> ops;

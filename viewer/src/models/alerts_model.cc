@@ -2,10 +2,21 @@
 
 #include <cstdio>
 
+#include "trainscope/viewer/units.h"
+
 namespace trainscope::viewer {
 namespace {
 
-std::string Number(double value) {
+// The collector's metrics carry their unit in their name.
+std::string Number(const std::string& metric, double value) {
+  auto ends_with = [&](const char* suffix) {
+    const std::string s(suffix);
+    return metric.size() >= s.size() && metric.compare(metric.size() - s.size(), s.size(), s) == 0;
+  };
+  if (ends_with("_ns")) return FormatDuration(value);
+  if (ends_with("_fraction")) return std::to_string(static_cast<int>(value * 100 + 0.5)) + " %";
+  if (metric == "flops_per_second") return FormatFlops(value, /*per_second=*/true);
+  if (metric == "bytes_per_second") return FormatBytes(value) + "/s";
   char buffer[32];
   std::snprintf(buffer, sizeof(buffer), "%.4g", value);
   return buffer;
@@ -43,7 +54,8 @@ std::vector<AlertsModel::Row> AlertsModel::Rows() const {
     for (uint32_t rank : it->ranks)
       row.ranks += (row.ranks.empty() ? "" : ", ") + std::to_string(rank);
     row.op = it->op;
-    row.value = it->metric + ": " + Number(it->value) + " (baseline " + Number(it->baseline) + ")";
+    row.value = it->metric + ": " + Number(it->metric, it->value) + " (baseline " +
+                Number(it->metric, it->baseline) + ")";
     row.text = it->text;
     rows.push_back(std::move(row));
   }

@@ -319,7 +319,13 @@ void MareyModel::SetAlerts(const std::vector<Alert>& alerts) {
   alerts_ = alerts;
   alerts_by_rank_.clear();
   for (const Alert& alert : alerts_) {
-    for (uint32_t rank : alert.ranks) alerts_by_rank_[rank].push_back(&alert);
+    // The glyph marks the blamed device (victims are named in the text);
+    // a job-wide alert marks every device it names.
+    if (alert.cause >= 0) {
+      alerts_by_rank_[static_cast<uint32_t>(alert.cause)].push_back(&alert);
+    } else {
+      for (uint32_t rank : alert.ranks) alerts_by_rank_[rank].push_back(&alert);
+    }
   }
   rows_dirty_ = true;
   MarkDirty();

@@ -112,6 +112,12 @@ void LiveFeedClient::Run() {
             case trainscope::v1::FeedUpdate::kOperators:
               delta.operator_batches.push_back(ConvertOperators(update.operators()));
               break;
+            case trainscope::v1::FeedUpdate::kAlert:
+              // The list shows causes as they are raised; clears are in `trainscope alerts`.
+              if (update.alert().state() == trainscope::v1::ALERT_STATE_RAISED) {
+                delta.alerts.push_back(ConvertAlert(update.alert()));
+              }
+              break;
             default:
               break;  // clocks: shown through the aligned operators
           }
@@ -121,7 +127,8 @@ void LiveFeedClient::Run() {
     }
     events.clear();
     const bool has_content = delta.job.has_value() || !delta.steps.empty() ||
-                             !delta.operator_batches.empty() || !delta.notices.empty();
+                             !delta.operator_batches.empty() || !delta.notices.empty() ||
+                             !delta.alerts.empty();
     if (has_content) out_->Post(std::move(delta));
     if (need_history) {
       need_history = false;

@@ -105,6 +105,24 @@ RankRecord ConvertRank(const trainscope::v1::RankStatus& rank) {
   return {rank.rank(), rank.host(), rank.pid(), rank.connected(), rank.events_received()};
 }
 
+Alert ConvertAlert(const trainscope::v1::Alert& alert) {
+  Alert out;
+  out.job = alert.job_id();
+  out.step = alert.step();
+  out.cause = alert.cause_rank();
+  if (alert.cause_rank() >= 0) out.ranks.push_back(static_cast<uint32_t>(alert.cause_rank()));
+  for (uint32_t rank : alert.ranks()) {
+    if (static_cast<int64_t>(rank) != alert.cause_rank()) out.ranks.push_back(rank);
+  }
+  out.op = alert.operator_name();
+  out.metric = alert.metric();
+  out.value = alert.observed();
+  out.baseline = alert.baseline();
+  out.rule = alert.rule();
+  out.text = alert.message();
+  return out;
+}
+
 JobRecord ConvertJob(const trainscope::v1::JobStatus& status) {
   JobRecord job = ConvertJobSummary(status.summary());
   for (const auto& rank : status.ranks()) job.ranks.push_back(ConvertRank(rank));

@@ -30,6 +30,7 @@ absl::StatusOr<JobData> SnapshotQueryClient::FetchHistory(const std::string& job
     trainscope::v1::SnapshotRequest steps_request;
     steps_request.set_job_id(job_id);
     steps_request.mutable_steps()->set_first_step(first_step);
+    if (page == 0) steps_request.mutable_alerts();  // every alert raised so far
     absl::StatusOr<trainscope::v1::FeedSnapshot> steps = Request(steps_request, options.timeout);
     if (!steps.ok()) return steps.status();
     if (!steps->error().empty()) {
@@ -39,6 +40,11 @@ absl::StatusOr<JobData> SnapshotQueryClient::FetchHistory(const std::string& job
     if (page == 0) {
       for (const auto& job : steps->jobs()) {
         if (job.summary().job_id() == job_id) data.job = ConvertJob(job);
+      }
+      for (const auto& alert : steps->alerts()) {
+        if (alert.state() == trainscope::v1::ALERT_STATE_RAISED) {
+          data.alerts.push_back(ConvertAlert(alert));
+        }
       }
     }
     uint64_t newest = 0;

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "trainscope/collector/analysis/job_analyzer.h"
+#include "trainscope/collector/store/log_index.h"
 #include "trainscope/viewer/proto_convert.h"
 
 namespace trainscope::viewer {
@@ -40,6 +41,20 @@ absl::StatusOr<JobData> LoadStoredJob(const std::filesystem::path& data_dir,
   query.set_max_operators(options.max_operators);
   const trainscope::v1::MareyView view = (*analyzer)->Marey(query);
   data.operators = ConvertOperators(view.operators());
+  // The alerts the live collector raised, from the data dir's index (none
+  // when the job ran without one).
+  const std::filesystem::path index_path = data_dir / "index.sqlite";
+  if (std::filesystem::exists(index_path)) {
+    if (auto index = collector::LogIndex::Open(index_path); index.ok()) {
+      if (auto alerts = (*index)->ListAlerts(job_id, {}); alerts.ok()) {
+        for (const auto& alert : *alerts) {
+          if (alert.state() == trainscope::v1::ALERT_STATE_RAISED) {
+            data.alerts.push_back(ConvertAlert(alert));
+          }
+        }
+      }
+    }
+  }
   return data;
 }
 

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "absl/time/time.h"
 
@@ -41,6 +42,14 @@ struct AgentOptions {
 
   // false: dormant until the collector (or SetRecording) turns recording on.
   bool start_recording = true;
+
+  // The job's own halt policy, sent in Hello (`trainscope run --halt-when`):
+  // the collector halts the job when one of these alert rules holds, or the
+  // efficiency stays below halt_below_efficiency, for halt_for_steps steps.
+  // Checked by the collector, which says in its log when it refuses one.
+  std::vector<std::string> halt_when;
+  double halt_below_efficiency = 0;  // 0: off
+  uint32_t halt_for_steps = 0;
 
   // Everything the agent buffers: the rings (at most half of it) and the
   // encoded, not yet acknowledged batches. At least 256 KiB.

@@ -35,6 +35,8 @@ class CommandsClient {
   absl::StatusOr<trainscope::v1::CommandReply> SetRecording(
       const trainscope::v1::SetRecordingRequest& request);
   absl::StatusOr<trainscope::v1::CommandReply> Halt(const trainscope::v1::HaltJobRequest& request);
+  absl::StatusOr<trainscope::v1::CommandReply> SetHaltPolicy(
+      const trainscope::v1::SetHaltPolicyRequest& request);
 
   const std::string& target() const { return target_; }
 

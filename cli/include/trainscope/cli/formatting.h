@@ -8,6 +8,7 @@
 
 #include "absl/time/time.h"
 #include "trainscope/v1/agent.pb.h"
+#include "trainscope/v1/alerts.pb.h"
 #include "trainscope/v1/status.pb.h"
 
 namespace trainscope::cli {
@@ -28,6 +29,9 @@ std::string JobStateName(trainscope::v1::JobState state);
 // Total drops: "0", or "12 (ring 10, buffer 2)" naming the non-zero causes.
 std::string FormatDrops(const trainscope::v1::DropCounters& drops);
 uint64_t TotalDrops(const trainscope::v1::DropCounters& drops);
+// One line per alert state change: "RAISED #3 straggler step 57 (since 55):
+// rank 2 is a straggler: ..." ; halts by policy are marked.
+std::string FormatAlert(const trainscope::v1::Alert& alert);
 // Quotes text for a one-line display: "a \"b\"" with newlines escaped.
 std::string Quote(const std::string& text);
 

@@ -14,6 +14,7 @@
 #ifndef TRAINSCOPE_CLI_UPDATE_FORMATTER_H_
 #define TRAINSCOPE_CLI_UPDATE_FORMATTER_H_
 
+#include <array>
 #include <cstdint>
 #include <map>
 #include <string>
@@ -33,8 +34,10 @@ class UpdateFormatter {
   // One line, no trailing newline.
   std::string Format(const trainscope::v1::FeedUpdate& update);
 
-  // "job", "rank", "command" or "empty": the topic kind of an update.
+  // One of kKinds, or "empty": the topic kind of an update.
   static std::string KindOf(const trainscope::v1::FeedUpdate& update);
+  static constexpr std::array<const char*, 7> kKinds = {"job",  "rank",  "command", "alert",
+                                                        "step", "clock", "ops"};
 
  private:
   struct RankHistory {

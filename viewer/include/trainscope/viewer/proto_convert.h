@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "trainscope/v1/alerts.pb.h"
 #include "trainscope/v1/analysis.pb.h"
 #include "trainscope/v1/status.pb.h"
 #include "trainscope/viewer/records.h"
@@ -25,6 +26,8 @@ OperatorBatchRecord ConvertOperators(const trainscope::v1::OperatorBatch& batch)
 JobRecord ConvertJobSummary(const trainscope::v1::JobSummary& summary);
 JobRecord ConvertJob(const trainscope::v1::JobStatus& status);
 RankRecord ConvertRank(const trainscope::v1::RankStatus& rank);
+// The alert as the alerts view lists it: the cause first among its ranks.
+Alert ConvertAlert(const trainscope::v1::Alert& alert);
 // Devices with their stage (from the steps) and host (from `hosts`).
 std::vector<DeviceInfo> DevicesOf(const std::vector<StepRecord>& steps,
                                   const std::map<uint32_t, std::string>& hosts);

@@ -89,7 +89,8 @@ struct DeviceInfo {
 struct Alert {
   std::string job;
   uint64_t step = 0;
-  std::vector<uint32_t> ranks;
+  std::vector<uint32_t> ranks;  // the cause first, then the others involved
+  int64_t cause = -1;           // the rank the rule blames; -1: none (job-wide)
   std::string op;  // operator name; empty when the rule is not about one
   std::string metric;
   double value = 0;

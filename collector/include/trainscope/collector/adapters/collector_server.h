@@ -52,6 +52,8 @@ struct CollectorServerOptions {
   absl::Duration probe_interval = absl::Seconds(1);
   uint64_t halt_step_margin = 2;  // JobPipelineOptions::halt_step_margin
   bool analysis = true;           // JobPipelineOptions::analysis
+  trainscope::v1::RulesConfig rules;       // JobPipelineOptions::rules
+  trainscope::v1::HaltPolicy halt_policy;  // JobPipelineOptions::halt_policy
   uint64_t max_queued_bytes = 256ull << 20;
   uint32_t max_in_flight_per_stream = 8;
   size_t max_jobs = 1024;

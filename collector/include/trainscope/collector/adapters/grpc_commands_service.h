@@ -31,6 +31,9 @@ class GrpcCommandsService final : public trainscope::v1::Commands::CallbackServi
   grpc::ServerUnaryReactor* Halt(grpc::CallbackServerContext* context,
                                  const trainscope::v1::HaltJobRequest* request,
                                  trainscope::v1::CommandReply* response) override;
+  grpc::ServerUnaryReactor* SetHaltPolicy(grpc::CallbackServerContext* context,
+                                          const trainscope::v1::SetHaltPolicyRequest* request,
+                                          trainscope::v1::CommandReply* response) override;
 
  private:
   grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* context, const std::string& job_id,

@@ -8,6 +8,9 @@
 //   (*publisher)->Publish(update);   // from any pipeline thread, never blocks
 //   (*publisher)->Stop();
 //
+// The feed socket is an XPUB: it learns the subscribers' topic prefixes, so
+// Wants(topic) can tell producers that nobody would receive an update.
+//
 // Messages on PUB are two frames: ["<job>/<kind>", serialized FeedUpdate].
 // Pipelines hand updates over through a bounded queue; when it is full the
 // update is dropped and counted (subscribers see the sequence gap and ask for
@@ -29,6 +32,7 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "trainscope/collector/publish/feed_sink.h"
@@ -55,6 +59,9 @@ class ZmqFeedPublisher final : public FeedSink {
   void Stop();  // sends what is queued, closes the sockets
 
   void Publish(trainscope::v1::FeedUpdate update) override;
+  // Some subscriber's prefix matches `topic` (as the worker thread last read
+  // the subscriptions).
+  bool Wants(absl::string_view topic) const override;
 
   // The endpoints actually bound (ports resolved).
   const std::string& feed_endpoint() const { return feed_endpoint_; }
@@ -70,6 +77,7 @@ class ZmqFeedPublisher final : public FeedSink {
   void Run();
   void SendQueued();
   void ServeSnapshot();
+  void ReadSubscriptions();
 
   const Options options_;
   std::unique_ptr<Sockets> sockets_;  // touched only by the worker thread after Start
@@ -79,6 +87,9 @@ class ZmqFeedPublisher final : public FeedSink {
 
   absl::Mutex mu_;
   std::deque<trainscope::v1::FeedUpdate> queue_ ABSL_GUARDED_BY(mu_);
+  mutable absl::Mutex subscriptions_mu_;
+  // XPUB reports a prefix's first subscription and its last unsubscription.
+  absl::flat_hash_set<std::string> subscriptions_ ABSL_GUARDED_BY(subscriptions_mu_);
 
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> published_{0};

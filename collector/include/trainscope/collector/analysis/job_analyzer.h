@@ -38,7 +38,7 @@ namespace trainscope::collector {
 struct JobAnalyzerOptions {
   // A device with no event for this long no longer holds back closing steps.
   int64_t silent_after_ns = 10'000'000'000;
-  uint64_t max_open_steps = 64;              // older open steps are force-closed
+  uint64_t max_open_steps = 64;               // older open steps are force-closed
   uint64_t max_stored_operators = 4'000'000;  // for Marey queries; oldest steps go first
   uint64_t max_steps_kept = 100'000;          // StepReports kept for queries
   uint32_t default_max_operators = 200'000;   // MareyQuery.max_operators == 0
@@ -50,6 +50,10 @@ struct JobAnalyzerOutputs {
   // A step closed: its metrics and its aligned operators.
   std::function<void(trainscope::v1::StepReport, trainscope::v1::OperatorBatch)> on_step;
   std::function<void(trainscope::v1::ClockReport)> on_clocks;
+  // Asked at each step close: false leaves on_step's OperatorBatch empty.
+  // Building it is a proto per operator, so a live feed nobody subscribes
+  // to should not pay for it. Null: always built.
+  std::function<bool()> operators_wanted;
 };
 
 // Counters for status and benchmarks.

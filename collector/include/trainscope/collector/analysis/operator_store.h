@@ -54,6 +54,9 @@ class OperatorStore {
 
   // The operators of one closed step (any order; sorted here).
   void Insert(std::vector<OperatorRecord> operators);
+  // The storage of the latest evicted step (emptied), for the caller to fill
+  // again; empty when nothing was evicted since the last call.
+  std::vector<OperatorRecord> TakeEvictedStorage();
 
   // Every operator overlapping `range`: rank by rank (ascending), and per
   // rank step by step in start order.
@@ -106,6 +109,7 @@ class OperatorStore {
 
   const OperatorStoreOptions options_;
   std::deque<Block> blocks_;  // oldest first
+  std::vector<OperatorRecord> evicted_storage_;
   OperatorStoreStats stats_;
 };
 

@@ -60,6 +60,7 @@
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
+#include "absl/types/span.h"
 #include "trainscope/collector/analysis/device_event.h"
 #include "trainscope/collector/analysis/group_directory.h"
 #include "trainscope/collector/analysis/job_strings.h"
@@ -117,6 +118,8 @@ class StepAssembler {
   // One event of `rank`, in that rank's order. Cheap: buffers; the work
   // happens when a step closes.
   void Add(uint32_t rank, const DeviceEvent& event);
+  // The same as Add for each of `events` in turn, cheaper per event.
+  void Add(uint32_t rank, absl::Span<const DeviceEvent> events);
   // The end of one batch of `rank`. Once called, a device passes a step only
   // a whole batch after the one holding its end mark (events of other
   // threads from before the mark may trail it); without batch ends, its
@@ -126,6 +129,10 @@ class StepAssembler {
   void Tick(int64_t now_unix_ns);
   // Closes every open step now (end of a replay, shutdown).
   void Flush();
+
+  // Storage of an earlier ClosedStep::operators that its owner is done with
+  // (an evicted step): the next closed step fills it instead of new memory.
+  void Recycle(std::vector<OperatorRecord>&& storage);
 
   StepAssemblerStats stats() const;
   // The highest closed step, or -1 when none closed yet.
@@ -179,7 +186,15 @@ class StepAssembler {
     uint32_t latest_rank = 0;
   };
 
-  Device& DeviceFor(uint32_t rank);
+  // Per event: the common case stays inline.
+  Device& DeviceFor(uint32_t rank) {
+    if (rank < devices_.size() && devices_[rank] != nullptr) [[likely]] {
+      return *devices_[rank];
+    }
+    return NewDevice(rank);
+  }
+  Device& NewDevice(uint32_t rank);
+  void AddTo(uint32_t rank, Device& d, const DeviceEvent& e);
   void RefreshCounterNames();
   void OnCounter(Device& d, const DeviceEvent& e);
   void OnPhase(Device& d, const DeviceEvent& e);
@@ -218,6 +233,8 @@ class StepAssembler {
   std::deque<std::pair<uint64_t, InstanceKey>> instance_order_;  // (first step, key)
 
   std::unique_ptr<Scratch> scratch_;
+  std::vector<std::unique_ptr<Bucket>> spare_buckets_;  // of closed steps, reset
+  std::vector<OperatorRecord> spare_operators_;         // see Recycle
   uint64_t buffered_events_ = 0;
 
   size_t strings_seen_ = 0;

@@ -54,6 +54,8 @@
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "trainscope/collector/analysis/alert_engine.h"
+#include "trainscope/collector/analysis/halt_policy_tracker.h"
 #include "trainscope/collector/analysis/job_analyzer.h"
 #include "trainscope/collector/bad_input_counters.h"
 #include "trainscope/collector/ingest/agent_stream.h"
@@ -62,6 +64,7 @@
 #include "trainscope/collector/publish/feed_sink.h"
 #include "trainscope/collector/store/job_log.h"
 #include "trainscope/collector/store/log_index.h"
+#include "trainscope/v1/alerts.pb.h"
 #include "trainscope/v1/commands.pb.h"
 #include "trainscope/v1/feed.pb.h"
 #include "trainscope/v1/log.pb.h"
@@ -89,6 +92,12 @@ struct JobPipelineOptions {
   bool analysis = true;
   JobAnalyzerOptions analyzer;
   uint64_t max_analysis_queue_events = 4'000'000;
+  // Alert rules, run on the pipeline thread as steps close (needs analysis).
+  trainscope::v1::RulesConfig rules;
+  // The collector's default halt policy; a job's own (from its first Hello,
+  // or a SetHaltPolicy command) replaces it.
+  trainscope::v1::HaltPolicy halt_policy;
+  uint64_t max_alerts_kept = 100'000;  // raise/clear rows kept in memory for queries
   // One-line notices (recovery, generated tokens); default: stderr.
   std::function<void(absl::string_view)> notice;
 };
@@ -105,12 +114,13 @@ struct AttachResult {
 };
 
 struct JobCommand {
-  enum class Kind { kHalt, kEnableRecording, kDisableRecording };
+  enum class Kind { kHalt, kEnableRecording, kDisableRecording, kSetHaltPolicy };
   Kind kind = Kind::kHalt;
   std::string token;
   std::string reason;
   std::string requested_by;
   uint32_t sampling_period = 0;  // recording commands only
+  trainscope::v1::HaltPolicy halt_policy;  // kSetHaltPolicy only
 };
 
 class JobPipeline {
@@ -168,6 +178,11 @@ class JobPipeline {
   void Query(trainscope::v1::SnapshotRequest request,
              std::function<void(trainscope::v1::FeedSnapshot)> done);
 
+  // The job's alerts (raises and clears, oldest first) matching `query`, as
+  // of the pipeline's latest closed step. `done` runs on the pipeline thread.
+  void Alerts(trainscope::v1::AlertQuery query,
+              std::function<void(std::vector<trainscope::v1::Alert>)> done);
+
   // The summary as of the last feed flush (cheap; for listings).
   trainscope::v1::JobSummary summary() const;
 
@@ -220,6 +235,9 @@ class JobPipeline {
   void NoteSteps(uint32_t rank, const trainscope::v1::EventBatch& batch);
   void DoRunCommand(JobCommand& command,
                     std::function<void(absl::StatusOr<trainscope::v1::CommandReply>)>& done);
+  // Runs an authorised command: logs it, then sends it to every rank.
+  void ExecuteCommand(JobCommand& command,
+                      std::function<void(absl::StatusOr<trainscope::v1::CommandReply>)>& done);
   trainscope::v1::JobStatus BuildStatus() const;
   trainscope::v1::JobSummary BuildSummary() const;
   void QueueFeed(trainscope::v1::FeedUpdate update);
@@ -227,6 +245,16 @@ class JobPipeline {
   void Analyse(trainscope::v1::LogRecord record);
   void StartAnalysis();
   void OnStepAnalysed(trainscope::v1::StepReport step, trainscope::v1::OperatorBatch operators);
+  // Alerts and the halt policy (job_pipeline_alerts.cc).
+  void StartAlerts();
+  void EvaluateAlerts(const trainscope::v1::StepReport& step);
+  void PublishAlerts(std::vector<trainscope::v1::Alert> alerts);
+  void OnRankLost(uint32_t rank);
+  void OnRankBack(uint32_t rank);
+  uint64_t LastStepOf(uint32_t rank) const;  // highest step mark seen, 0: none
+  // Replaces the policy in force; `source` says where it came from.
+  absl::Status ApplyHaltPolicy(const trainscope::v1::HaltPolicy& policy, absl::string_view source);
+  void HaltByPolicy(const HaltDecision& decision);
   void QueueRankUpdate(uint32_t rank);
   void QueueSummaryUpdate();
   void CountBadCommand(const absl::Status& status, absl::string_view who);
@@ -272,6 +300,12 @@ class JobPipeline {
   std::vector<trainscope::v1::FeedUpdate> pending_feed_;
   std::vector<trainscope::v1::LogRecord> pending_analysis_;
   std::vector<trainscope::v1::StepReport> pending_index_steps_;
+  std::vector<trainscope::v1::Alert> pending_index_alerts_;
+  std::unique_ptr<AlertEngine> alerts_;  // null when analysis is off
+  std::deque<trainscope::v1::Alert> alert_log_;  // raises and clears, oldest first
+  trainscope::v1::HaltPolicy halt_policy_;       // in force; enabled false: none
+  bool halt_policy_from_job_ = false;  // set by a command or a Hello: flags no longer apply
+  std::optional<HaltPolicyTracker> halt_tracker_;
   std::map<uint32_t, bool> dirty_ranks_;
   bool summary_changed_ = false;  // state changed: publish at the next flush
   bool counters_changed_ = false;

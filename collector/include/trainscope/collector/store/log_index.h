@@ -1,5 +1,5 @@
 // The SQLite (WAL) index over all durable logs in a data directory: jobs,
-// their streams (ranks and incarnations) and segments. per-device step metrics. Later: alerts.
+// their streams (ranks and incarnations) and segments, per-device step metrics and alerts.
 //
 // Usage:
 //   ASSIGN_OR_RETURN(auto index, LogIndex::Open(data_dir / "index.sqlite"));
@@ -27,6 +27,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "trainscope/collector/store/job_log.h"
+#include "trainscope/v1/alerts.pb.h"
 
 namespace trainscope::collector {
 
@@ -81,7 +82,7 @@ class LogIndex {
  public:
   // Current schema version (PRAGMA user_version). Opening a database written
   // by a newer version fails with FAILED_PRECONDITION.
-  static constexpr int kSchemaVersion = 2;
+  static constexpr int kSchemaVersion = 3;
 
   // Creates the file (and its parent directory) if needed.
   static absl::StatusOr<std::unique_ptr<LogIndex>> Open(const std::filesystem::path& db_path);
@@ -103,6 +104,12 @@ class LogIndex {
   // A job's device steps with first_step <= step <= last_step, by (step, rank).
   virtual absl::StatusOr<std::vector<IndexedDeviceStep>> ListDeviceSteps(
       const std::string& job_id, uint64_t first_step, uint64_t last_step) = 0;
+  // Keyed by (job_id, alert_id, state): a raise and its clear are two rows.
+  virtual absl::Status InsertAlert(const trainscope::v1::Alert& alert) = 0;
+  // A job's alerts in the order they happened (a clear after its raise),
+  // filtered by `query`; with query.limit, the newest.
+  virtual absl::StatusOr<std::vector<trainscope::v1::Alert>> ListAlerts(
+      const std::string& job_id, const trainscope::v1::AlertQuery& query) = 0;
   // All jobs ordered by job_id, with their stream count and events summed over streams.
   virtual absl::StatusOr<std::vector<IndexedJob>> ListJobs() = 0;
   // A job's streams ordered by (rank, agent_instance_id).

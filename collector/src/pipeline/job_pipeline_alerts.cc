@@ -1,0 +1,124 @@
+// JobPipeline: alert rules and the halt policy (see job_pipeline.h). The
+// rules run on the pipeline thread because it owns what they change: the
+// feed sequence, the index and the halt command.
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "pipeline_clock.h"
+#include "trainscope/collector/analysis/halt_policy_spec.h"
+#include "trainscope/collector/pipeline/job_pipeline.h"
+#include "trainscope/collector/store/alert_selection.h"
+
+namespace trainscope::collector {
+void JobPipeline::StartAlerts() {
+  if (!options_.analysis) return;
+  alerts_ = std::make_unique<AlertEngine>(job_id_, options_.rules);
+  // A policy recovered from the job's own commands wins over the flags.
+  if (!halt_policy_from_job_ && options_.halt_policy.enabled()) {
+    if (absl::Status applied = ApplyHaltPolicy(options_.halt_policy, "the collector's flags");
+        !applied.ok()) {
+      Notice(absl::StrCat("trainscope-collector: job ", job_id_, ": ", applied.message()));
+    }
+  } else if (halt_policy_.enabled()) {
+    (void)ApplyHaltPolicy(halt_policy_, "the job's log");
+  }
+}
+
+absl::Status JobPipeline::ApplyHaltPolicy(const v1::HaltPolicy& policy, absl::string_view source) {
+  if (!policy.enabled()) {
+    halt_policy_ = policy;
+    halt_tracker_.reset();
+    return absl::OkStatus();
+  }
+  if (!alerts_) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", job_id_,
+        ": a halt policy needs the analysis (the collector runs with --analysis=false)"));
+  }
+  absl::StatusOr<HaltPolicyTracker> tracker = HaltPolicyTracker::Create(policy);
+  if (!tracker.ok()) return tracker.status();
+  halt_policy_ = policy;
+  halt_tracker_.emplace(std::move(*tracker));
+  Notice(absl::StrCat("trainscope-collector: job ", job_id_, ": ", DescribeHaltPolicy(policy),
+                      " (from ", source, ")"));
+  return absl::OkStatus();
+}
+
+void JobPipeline::EvaluateAlerts(const v1::StepReport& step) {
+  if (!alerts_) return;
+  std::vector<v1::Alert> changes = alerts_->OnStep(step, NowUnixNs());
+  std::optional<HaltDecision> decision;
+  if (halt_tracker_ && !halted_) {
+    decision = halt_tracker_->OnStep(step.step(), alerts_->HoldingRules(), StepEfficiency(step));
+  }
+  PublishAlerts(std::move(changes));
+  if (decision) {
+    // The alert that held (raised up to K steps ago) now says it halted the
+    // job: updated in place, its index row replaced, sent on the feed again.
+    for (auto it = alert_log_.rbegin(); it != alert_log_.rend(); ++it) {
+      if (it->rule() != decision->rule) continue;
+      if (it->state() == v1::ALERT_STATE_RAISED) {
+        it->set_halted_job(true);
+        if (index_) pending_index_alerts_.push_back(*it);
+        v1::FeedUpdate update;
+        *update.mutable_alert() = *it;
+        QueueFeed(std::move(update));
+      }
+      break;
+    }
+    HaltByPolicy(*decision);
+  }
+}
+
+void JobPipeline::PublishAlerts(std::vector<v1::Alert> alerts) {
+  for (v1::Alert& alert : alerts) {
+    if (index_) pending_index_alerts_.push_back(alert);
+    alert_log_.push_back(alert);
+    while (alert_log_.size() > options_.max_alerts_kept) alert_log_.pop_front();
+    v1::FeedUpdate update;
+    *update.mutable_alert() = std::move(alert);
+    QueueFeed(std::move(update));
+  }
+  if (!alerts.empty()) summary_changed_ = true;
+}
+
+void JobPipeline::OnRankLost(uint32_t rank) {
+  if (alerts_) PublishAlerts(alerts_->OnDeviceLost(rank, LastStepOf(rank), NowUnixNs()));
+}
+
+void JobPipeline::OnRankBack(uint32_t rank) {
+  if (alerts_) PublishAlerts(alerts_->OnDeviceBack(rank, LastStepOf(rank), NowUnixNs()));
+}
+
+uint64_t JobPipeline::LastStepOf(uint32_t rank) const {
+  auto it = max_step_by_rank_.find(rank);
+  return it == max_step_by_rank_.end() ? 0 : it->second;
+}
+
+void JobPipeline::HaltByPolicy(const HaltDecision& decision) {
+  JobCommand command;
+  command.kind = JobCommand::Kind::kHalt;
+  command.reason = decision.reason;
+  command.requested_by = "halt policy";
+  Notice(absl::StrCat("trainscope-collector: job ", job_id_,
+                      ": halting by policy: ", decision.reason));
+  std::function<void(absl::StatusOr<v1::CommandReply>)> done =
+      [this](absl::StatusOr<v1::CommandReply> reply) {
+        if (!reply.ok()) {
+          Notice(absl::StrCat("trainscope-collector: job ", job_id_,
+                              ": the policy's halt failed: ", reply.status().message()));
+        }
+      };
+  ExecuteCommand(command, done);
+}
+
+void JobPipeline::Alerts(v1::AlertQuery query, std::function<void(std::vector<v1::Alert>)> done) {
+  Post([this, query = std::move(query), done = std::move(done)](bool run) mutable {
+    if (!run) return done({});
+    done(SelectAlerts(alert_log_, query));
+  });
+}
+
+}  // namespace trainscope::collector

@@ -1,0 +1,511 @@
+#include "trainscope/collector/analysis/alert_engine.h"
+
+#include <algorithm>
+#include <random>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "trainscope/collector/analysis/rules_config.h"
+
+namespace trainscope::collector {
+namespace {
+
+using ::testing::ElementsAre;
+
+constexpr int64_t kMs = 1'000'000;
+
+// A fault active on steps [from, to).
+struct Window {
+  uint64_t from = 0;
+  uint64_t to = 0;
+  bool Active(uint64_t step) const { return step >= from && step < to; }
+};
+
+// A noisy synchronous job: per step every rank waits for data, computes and
+// joins a gradient all-reduce, which waits for the last arriver; stages (if
+// more than one) take turns as in a pipeline. Noise: 3 % Gaussian on every
+// duration plus, now and then, a single step up to 1.6x slower on one rank.
+class SyntheticJob {
+ public:
+  SyntheticJob(uint32_t ranks, uint32_t stages, uint64_t seed)
+      : ranks_(ranks), stages_(stages), rng_(seed) {}
+
+  int slow_rank = -1;
+  double slow_factor = 1;
+  Window slow;
+  uint32_t link_src = 0, link_dst = 0;
+  int64_t link_extra_ns = 0;
+  Window slow_link;
+  int stall_rank = -1;  // -2: every rank
+  int64_t stall_ns = 0;
+  Window stall;
+  uint32_t heavy_stage = 0;
+  double heavy_factor = 1;
+  Window imbalance;
+  int killed_rank = -1;
+  uint64_t killed_from = 0;
+
+  uint32_t StageOf(uint32_t rank) const { return rank * stages_ / ranks_; }
+
+  v1::StepReport Step(uint64_t step) {
+    v1::StepReport report;
+    report.set_step(step);
+    const int64_t base_compute = 40 * kMs;
+    std::vector<double> data(ranks_), compute(ranks_), arrival(ranks_);
+    std::vector<bool> present(ranks_, true);
+    for (uint32_t r = 0; r < ranks_; ++r) {
+      if (killed_rank == static_cast<int>(r) && step >= killed_from) present[r] = false;
+      data[r] = 1 * kMs * Noise();
+      if (stall.Active(step) && (stall_rank == -2 || stall_rank == static_cast<int>(r))) {
+        data[r] += static_cast<double>(stall_ns) * Noise();
+      }
+      double factor = Noise();
+      if (spike_(rng_) < 0.01) factor *= std::uniform_real_distribution<double>(1.1, 1.6)(rng_);
+      if (slow.Active(step) && slow_rank == static_cast<int>(r)) factor *= slow_factor;
+      if (imbalance.Active(step) && StageOf(r) == heavy_stage) factor *= heavy_factor;
+      compute[r] = static_cast<double>(base_compute) * factor;
+      arrival[r] = data[r] + compute[r];
+    }
+    // The all-reduce starts when the last present rank arrives.
+    uint32_t last = 0;
+    double last_arrival = -1;
+    for (uint32_t r = 0; r < ranks_; ++r) {
+      if (present[r] && arrival[r] > last_arrival) {
+        last_arrival = arrival[r];
+        last = r;
+      }
+    }
+    const double link_ns = 0.5 * kMs;
+    double transfer = 4 * kMs * Noise();
+    if (slow_link.Active(step)) transfer += static_cast<double>(link_extra_ns);
+    const double optimizer = 3 * kMs * Noise();
+    const double step_time = last_arrival + transfer + optimizer;
+    std::vector<double> stage_compute(stages_), stage_bubble(stages_);
+    std::vector<uint32_t> stage_devices(stages_);
+    std::vector<uint64_t> stage_flops(stages_);
+    for (uint32_t r = 0; r < ranks_; ++r) {
+      if (!present[r]) {
+        report.add_missing_ranks(r);
+        continue;
+      }
+      v1::DeviceStep* d = report.add_devices();
+      d->set_step(step);
+      d->set_rank(r);
+      d->set_stage(StageOf(r));
+      d->set_complete(true);
+      d->set_step_time_ns(static_cast<int64_t>(step_time));
+      d->set_data_wait_ns(static_cast<int64_t>(data[r]));
+      d->set_compute_ns(static_cast<int64_t>(compute[r]));
+      d->set_forward_ns(static_cast<int64_t>(compute[r] / 3));
+      d->set_backward_ns(static_cast<int64_t>(compute[r] * 2 / 3));
+      d->set_optimizer_ns(static_cast<int64_t>(optimizer));
+      const double wait = last_arrival - arrival[r];
+      d->set_wait_ns(static_cast<int64_t>(wait));
+      d->set_transfer_ns(static_cast<int64_t>(transfer));
+      d->set_collective_ns(static_cast<int64_t>(wait + transfer));
+      d->set_waited_for_rank(wait > 0 ? static_cast<int32_t>(last) : -1);
+      // FLOPs follow the work: an overloaded stage does more of it.
+      double work = 1;
+      if (imbalance.Active(step) && StageOf(r) == heavy_stage) work = heavy_factor;
+      const uint64_t flops = static_cast<uint64_t>(4e12 * 0.04 * work);
+      d->set_flops(flops);
+      d->set_flops_per_second(static_cast<double>(flops) / (compute[r] / 1e9));
+      const uint32_t s = StageOf(r);
+      stage_compute[s] += compute[r];
+      stage_bubble[s] += wait;
+      stage_flops[s] += flops;
+      ++stage_devices[s];
+    }
+    // Ring links r -> r+1 carrying the all-reduce.
+    for (uint32_t r = 0; r < ranks_; ++r) {
+      const uint32_t dst = (r + 1) % ranks_;
+      if (!present[r] || !present[dst]) continue;
+      v1::LinkStep* l = report.add_links();
+      l->set_step(step);
+      l->set_src_rank(r);
+      l->set_dst_rank(dst);
+      l->set_link_type("collective");
+      l->set_bytes(1 << 20);
+      double duration = link_ns * Noise();
+      if (slow_link.Active(step) && r == link_src && dst == link_dst) {
+        duration += static_cast<double>(link_extra_ns);
+      }
+      l->set_duration_ns(static_cast<int64_t>(duration));
+      l->set_bytes_per_second(static_cast<double>(l->bytes()) / (duration / 1e9));
+      l->set_transfers(2);
+    }
+    if (stages_ > 1) {
+      for (uint32_t s = 0; s < stages_; ++s) {
+        if (stage_devices[s] == 0) continue;
+        v1::StageStep* st = report.add_stages();
+        st->set_step(step);
+        st->set_stage(s);
+        for (uint32_t r = 0; r < ranks_; ++r) {
+          if (present[r] && StageOf(r) == s) st->add_ranks(r);
+        }
+        st->set_flops(stage_flops[s]);
+        st->set_compute_ns(static_cast<int64_t>(stage_compute[s] / stage_devices[s]));
+        st->set_bubble_ns(static_cast<int64_t>(stage_bubble[s] / stage_devices[s]));
+      }
+    }
+    return report;
+  }
+
+ private:
+  double Noise() { return std::max(0.5, noise_(rng_)); }
+
+  uint32_t ranks_;
+  uint32_t stages_;
+  std::mt19937_64 rng_;
+  std::normal_distribution<double> noise_{1.0, 0.03};
+  std::uniform_real_distribution<double> spike_{0.0, 1.0};
+};
+
+std::vector<v1::Alert> RunSteps(SyntheticJob& job, AlertEngine& engine, uint64_t steps) {
+  std::vector<v1::Alert> all;
+  for (uint64_t s = 1; s <= steps; ++s) {
+    for (v1::Alert& a : engine.OnStep(job.Step(s), static_cast<int64_t>(s) * 100 * kMs)) {
+      all.push_back(std::move(a));
+    }
+  }
+  return all;
+}
+
+std::string Describe(const std::vector<v1::Alert>& alerts) {
+  std::string out;
+  for (const v1::Alert& a : alerts) {
+    absl::StrAppend(&out, "\n  #", a.alert_id(), " ", v1::AlertState_Name(a.state()), " step ",
+                    a.step(), " ", a.rule(), ": ", a.message());
+  }
+  return out;
+}
+
+std::vector<v1::Alert> Select(const std::vector<v1::Alert>& alerts, absl::string_view rule,
+                              v1::AlertState state) {
+  std::vector<v1::Alert> out;
+  for (const v1::Alert& a : alerts) {
+    if (a.rule() == rule && a.state() == state) out.push_back(a);
+  }
+  return out;
+}
+
+// The fault's rule raised exactly once within `within` steps of the onset,
+// and cleared once (same id) after the fault ended.
+v1::Alert ExpectRaisedOnceAndCleared(const std::vector<v1::Alert>& alerts, absl::string_view rule,
+                                     uint64_t onset, uint64_t end, uint64_t within = 3) {
+  std::vector<v1::Alert> raised = Select(alerts, rule, v1::ALERT_STATE_RAISED);
+  std::vector<v1::Alert> cleared = Select(alerts, rule, v1::ALERT_STATE_CLEARED);
+  EXPECT_EQ(raised.size(), 1u) << rule << Describe(alerts);
+  EXPECT_EQ(cleared.size(), 1u) << rule << Describe(alerts);
+  if (raised.empty()) return v1::Alert();
+  const v1::Alert& r = raised[0];
+  EXPECT_GE(r.step(), onset) << Describe(alerts);
+  EXPECT_LE(r.step(), onset + within) << Describe(alerts);
+  EXPECT_GE(r.onset_step(), onset - 1);
+  EXPECT_LE(r.onset_step(), r.step());
+  EXPECT_FALSE(r.message().empty());
+  EXPECT_EQ(r.job_id(), "job-a");
+  if (!cleared.empty()) {
+    EXPECT_EQ(cleared[0].alert_id(), r.alert_id());
+    EXPECT_GE(cleared[0].step(), end);
+    EXPECT_LE(cleared[0].step(), end + 6);
+  }
+  return r;
+}
+
+// No alert blames (as cause or sole subject) a device other than `rank`.
+void ExpectOnlyBlames(const std::vector<v1::Alert>& alerts, uint32_t rank) {
+  for (const v1::Alert& a : alerts) {
+    if (a.cause_rank() >= 0) {
+      EXPECT_EQ(a.cause_rank(), static_cast<int32_t>(rank)) << Describe({a});
+    }
+    if (a.ranks_size() == 1) {
+      EXPECT_EQ(a.ranks(0), rank) << Describe({a});
+    }
+    for (uint32_t v : a.victim_ranks()) EXPECT_NE(v, rank) << Describe({a});
+  }
+}
+
+TEST(AlertEngineTest, CleanNoisyRunsRaiseNothing) {
+  for (uint64_t seed = 1; seed <= 10; ++seed) {
+    SyntheticJob job(4, 1, seed);
+    AlertEngine engine("job-a", v1::RulesConfig());
+    std::vector<v1::Alert> alerts = RunSteps(job, engine, 300);
+    EXPECT_TRUE(alerts.empty()) << "seed " << seed << Describe(alerts);
+    EXPECT_TRUE(engine.OpenAlerts().empty());
+  }
+}
+
+TEST(AlertEngineTest, CleanNoisyPipelineRaisesNothing) {
+  for (uint64_t seed = 1; seed <= 5; ++seed) {
+    SyntheticJob job(4, 2, seed);
+    AlertEngine engine("job-a", v1::RulesConfig());
+    std::vector<v1::Alert> alerts = RunSteps(job, engine, 300);
+    EXPECT_TRUE(alerts.empty()) << "seed " << seed << Describe(alerts);
+  }
+}
+
+class SlowRankTest : public ::testing::TestWithParam<double> {};
+
+TEST_P(SlowRankTest, StragglerNamesTheSlowRankAndCollectiveWaitBlamesIt) {
+  SyntheticJob job(4, 1, 7);
+  job.slow_rank = 2;
+  job.slow_factor = GetParam();
+  job.slow = {100, 160};
+  AlertEngine engine("job-a", v1::RulesConfig());
+  std::vector<v1::Alert> alerts = RunSteps(job, engine, 220);
+  // 1.5x holds the others up ~30 % of their step, under the fast test's 35 %:
+  // the sustained test (median over 20 steps) raises it, 11 steps in.
+  const uint64_t within = GetParam() < 2 ? 12 : 3;
+  v1::Alert straggler = ExpectRaisedOnceAndCleared(alerts, "straggler", 100, 160, within);
+  EXPECT_THAT(straggler.ranks(), ElementsAre(2u));
+  EXPECT_EQ(straggler.cause_rank(), 2);
+  EXPECT_EQ(straggler.metric(), "own_ns");
+  EXPECT_GE(straggler.observed(), straggler.threshold());
+  EXPECT_GT(straggler.observed(), straggler.baseline() * 1.15);
+  EXPECT_THAT(straggler.message(), ::testing::StartsWith("rank 2 is a straggler: own time"));
+  EXPECT_THAT(straggler.message(), ::testing::HasSubstr("since step"));
+  ExpectOnlyBlames(alerts, 2);
+  for (const v1::Alert& a : Select(alerts, "collective_wait", v1::ALERT_STATE_RAISED)) {
+    EXPECT_GT(a.victim_ranks_size(), 0);
+    EXPECT_THAT(a.victim_ranks(), ::testing::Each(::testing::AnyOf(0u, 1u, 3u)));
+  }
+  v1::Alert wait = ExpectRaisedOnceAndCleared(alerts, "collective_wait", 100, 160, within);
+  EXPECT_EQ(wait.cause_rank(), 2);
+  EXPECT_TRUE(engine.OpenAlerts().empty()) << Describe(engine.OpenAlerts());
+}
+
+INSTANTIATE_TEST_SUITE_P(Factors, SlowRankTest, ::testing::Values(1.5, 2.0, 3.0));
+
+class SlowLinkTest : public ::testing::TestWithParam<int64_t> {};
+
+TEST_P(SlowLinkTest, NamesTheLink) {
+  SyntheticJob job(4, 1, 11);
+  job.link_src = 1;
+  job.link_dst = 2;
+  job.link_extra_ns = GetParam();
+  job.slow_link = {80, 130};
+  v1::RulesConfig rules;  // the synthetic job's links are collective ones
+  rules.mutable_slow_link()->set_collective_links(true);
+  AlertEngine engine("job-a", rules);
+  std::vector<v1::Alert> alerts = RunSteps(job, engine, 200);
+  v1::Alert link = ExpectRaisedOnceAndCleared(alerts, "slow_link", 80, 130);
+  EXPECT_EQ(link.link_src_rank(), 1);
+  EXPECT_EQ(link.link_dst_rank(), 2);
+  EXPECT_EQ(link.metric(), "bytes_per_second");
+  EXPECT_LT(link.observed(), link.threshold());
+  for (const v1::Alert& a : alerts) {
+    if (a.rule() == "slow_link") {
+      EXPECT_EQ(a.link_src_rank(), 1);
+      EXPECT_EQ(a.link_dst_rank(), 2);
+    }
+    EXPECT_NE(a.rule(), "straggler") << Describe({a});
+  }
+}
+
+TEST(SlowLinkDefaultsTest, CollectiveLinksAreNotJudgedByDefault) {
+  SyntheticJob job(4, 1, 11);
+  job.link_src = 1;
+  job.link_dst = 2;
+  job.link_extra_ns = 50'000'000;
+  job.slow_link = {80, 130};
+  AlertEngine engine("job-a", v1::RulesConfig());
+  EXPECT_TRUE(Select(RunSteps(job, engine, 200), "slow_link", v1::ALERT_STATE_RAISED).empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(Delays, SlowLinkTest, ::testing::Values(1 * kMs, 5 * kMs, 50 * kMs));
+
+TEST(AlertEngineTest, LoaderStallNamesTheRank) {
+  SyntheticJob job(4, 1, 3);
+  job.stall_rank = 3;
+  job.stall_ns = 30 * kMs;
+  job.stall = {60, 120};
+  AlertEngine engine("job-a", v1::RulesConfig());
+  std::vector<v1::Alert> alerts = RunSteps(job, engine, 180);
+  v1::Alert stall = ExpectRaisedOnceAndCleared(alerts, "loader_stall", 60, 120);
+  EXPECT_THAT(stall.ranks(), ElementsAre(3u));
+  EXPECT_EQ(stall.metric(), "data_wait_ns");
+  ExpectOnlyBlames(alerts, 3);
+  EXPECT_TRUE(Select(alerts, "straggler", v1::ALERT_STATE_RAISED).empty()) << Describe(alerts);
+}
+
+TEST(AlertEngineTest, LoaderStallOnEveryRankRaisesOnePerRank) {
+  SyntheticJob job(4, 1, 5);
+  job.stall_rank = -2;
+  job.stall_ns = 20 * kMs;
+  job.stall = {60, 120};
+  AlertEngine engine("job-a", v1::RulesConfig());
+  std::vector<v1::Alert> alerts = RunSteps(job, engine, 180);
+  std::vector<v1::Alert> raised = Select(alerts, "loader_stall", v1::ALERT_STATE_RAISED);
+  ASSERT_EQ(raised.size(), 4u) << Describe(alerts);
+  for (const v1::Alert& a : raised) EXPECT_LE(a.step(), 63u);
+  EXPECT_EQ(Select(alerts, "loader_stall", v1::ALERT_STATE_CLEARED).size(), 4u);
+}
+
+TEST(AlertEngineTest, ImbalancedPipelineNamesTheHeavyStage) {
+  SyntheticJob job(4, 2, 9);
+  job.heavy_stage = 1;
+  job.heavy_factor = 3;  // compute 1.5x the stage mean (default threshold 1.4x)
+  job.imbalance = {70, 140};
+  AlertEngine engine("job-a", v1::RulesConfig());
+  std::vector<v1::Alert> alerts = RunSteps(job, engine, 200);
+  v1::Alert bubble = ExpectRaisedOnceAndCleared(alerts, "pipeline_bubble", 70, 140);
+  EXPECT_EQ(bubble.stage(), 1);
+  EXPECT_THAT(bubble.ranks(), ElementsAre(2u, 3u));
+  EXPECT_THAT(bubble.victim_ranks(), ElementsAre(0u, 1u));
+  v1::Alert flops = ExpectRaisedOnceAndCleared(alerts, "stage_flops_imbalance", 70, 140);
+  EXPECT_EQ(flops.stage(), 1);
+  EXPECT_EQ(flops.metric(), "flops");
+  // Within a stage the devices are alike: no straggler.
+  EXPECT_TRUE(Select(alerts, "straggler", v1::ALERT_STATE_RAISED).empty()) << Describe(alerts);
+}
+
+TEST(AlertEngineTest, KilledRankIsLostAtOnce) {
+  SyntheticJob job(4, 1, 13);
+  job.killed_rank = 1;
+  job.killed_from = 90;
+  AlertEngine engine("job-a", v1::RulesConfig());
+  std::vector<v1::Alert> alerts = RunSteps(job, engine, 120);
+  std::vector<v1::Alert> lost = Select(alerts, "lost_device", v1::ALERT_STATE_RAISED);
+  ASSERT_EQ(lost.size(), 1u) << Describe(alerts);
+  EXPECT_EQ(lost[0].step(), 90u);
+  EXPECT_EQ(lost[0].onset_step(), 90u);
+  EXPECT_EQ(lost[0].cause_rank(), 1);
+  EXPECT_EQ(alerts.size(), 1u) << Describe(alerts);
+  EXPECT_THAT(engine.HoldingRules(), ElementsAre("lost_device"));
+  EXPECT_EQ(engine.OpenAlerts().size(), 1u);
+  // The stream's close is the same cause: no second alert. Back: cleared.
+  EXPECT_TRUE(engine.OnDeviceLost(1, 89, 0).empty());
+  std::vector<v1::Alert> back = engine.OnDeviceBack(1, 121, 0);
+  ASSERT_EQ(back.size(), 1u);
+  EXPECT_EQ(back[0].state(), v1::ALERT_STATE_CLEARED);
+  EXPECT_EQ(back[0].alert_id(), lost[0].alert_id());
+  EXPECT_TRUE(engine.OpenAlerts().empty());
+}
+
+TEST(AlertEngineTest, StreamClosedWithoutGoodbyeRaisesLostDevice) {
+  AlertEngine engine("job-a", v1::RulesConfig());
+  std::vector<v1::Alert> lost = engine.OnDeviceLost(3, 41, 123);
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_EQ(lost[0].rule(), "lost_device");
+  EXPECT_EQ(lost[0].alert_id(), 1u);
+  EXPECT_EQ(lost[0].state(), v1::ALERT_STATE_RAISED);
+  EXPECT_THAT(lost[0].ranks(), ElementsAre(3u));
+  EXPECT_EQ(lost[0].step(), 41u);
+  EXPECT_EQ(lost[0].raised_unix_ns(), 123);
+  EXPECT_TRUE(engine.OnDeviceLost(3, 41, 124).empty());
+  EXPECT_EQ(engine.OnDeviceBack(3, 50, 125).size(), 1u);
+  EXPECT_TRUE(engine.OnDeviceBack(3, 50, 125).empty());
+  // A second loss is a new alert.
+  std::vector<v1::Alert> again = engine.OnDeviceLost(3, 60, 126);
+  ASSERT_EQ(again.size(), 1u);
+  EXPECT_EQ(again[0].alert_id(), 2u);
+}
+
+TEST(AlertEngineTest, StepTimeRegressionAgainstTheEarlyBaseline) {
+  SyntheticJob job(4, 1, 17);
+  job.stall_rank = -2;      // every rank: the job slows down as a whole
+  job.stall_ns = 30 * kMs;  // ~60 % of the step (fast rise threshold 50 %)
+  job.stall = {100, 1000};
+  v1::RulesConfig rules;
+  rules.mutable_loader_stall()->set_enabled(false);
+  AlertEngine engine("job-a", rules);
+  std::vector<v1::Alert> alerts = RunSteps(job, engine, 150);
+  std::vector<v1::Alert> raised = Select(alerts, "step_time_regression", v1::ALERT_STATE_RAISED);
+  ASSERT_EQ(raised.size(), 1u) << Describe(alerts);
+  EXPECT_LE(raised[0].step(), 104u);
+  EXPECT_GE(raised[0].onset_step(), 99u);
+  EXPECT_GT(raised[0].observed(), raised[0].threshold());
+  EXPECT_NEAR(raised[0].baseline(), 48.5 * kMs, 3 * kMs);
+  EXPECT_LT(raised[0].baseline(), raised[0].threshold());
+  EXPECT_THAT(engine.HoldingRules(), ::testing::Contains("step_time_regression"));
+}
+
+TEST(AlertEngineTest, DisabledRulesStaySilent) {
+  SyntheticJob job(4, 1, 7);
+  job.slow_rank = 0;
+  job.slow_factor = 2;
+  job.slow = {50, 100};
+  absl::StatusOr<v1::RulesConfig> rules = ParseRulesConfig(
+      "straggler { enabled: false } collective_wait { enabled: false }"
+      " low_flops { enabled: false } step_time_regression { enabled: false }");
+  ASSERT_TRUE(rules.ok());
+  AlertEngine engine("job-a", *rules);
+  EXPECT_TRUE(RunSteps(job, engine, 120).empty());
+}
+
+TEST(AlertEngineTest, WarmupStepsAreNotJudged) {
+  SyntheticJob job(4, 1, 7);
+  job.slow_rank = 0;
+  job.slow_factor = 3;
+  job.slow = {1, 4};  // only during the (default 3-step) warm-up
+  AlertEngine engine("job-a", v1::RulesConfig());
+  std::vector<v1::Alert> alerts = RunSteps(job, engine, 60);
+  EXPECT_TRUE(alerts.empty()) << Describe(alerts);
+}
+
+TEST(AlertEngineTest, HoldingRulesReflectTheLastStep) {
+  SyntheticJob job(4, 1, 21);
+  job.slow_rank = 1;
+  job.slow_factor = 2;
+  job.slow = {40, 1000};
+  AlertEngine engine("job-a", v1::RulesConfig());
+  RunSteps(job, engine, 39);
+  EXPECT_TRUE(engine.HoldingRules().empty());
+  for (uint64_t s = 40; s <= 45; ++s) engine.OnStep(job.Step(s), 0);
+  EXPECT_THAT(engine.HoldingRules(), ::testing::Contains("straggler"));
+  EXPECT_THAT(engine.HoldingRules(), ::testing::Contains("collective_wait"));
+}
+
+TEST(AlertEngineTest, ExternalFindingsUseTheSameHysteresis) {
+  AlertEngine engine("job-a", v1::RulesConfig());
+  ExternalFinding f;
+  f.rule = "loss_contribution";
+  f.subject = "sample 1234";
+  f.ranks = {5};
+  f.metric = "top_n_epochs";
+  f.observed = 4;
+  f.threshold = 3;
+  f.message = "sample 1234 stayed in the top 10 losses for 4 epochs";
+  f.holds = true;
+  f.step = 10;
+  EXPECT_TRUE(engine.OnExternalFinding(f).empty());  // raise_after_steps = 2
+  f.step = 11;
+  std::vector<v1::Alert> raised = engine.OnExternalFinding(f);
+  ASSERT_EQ(raised.size(), 1u);
+  EXPECT_EQ(raised[0].rule(), "loss_contribution");
+  EXPECT_EQ(raised[0].onset_step(), 10u);
+  EXPECT_EQ(raised[0].cause_rank(), 5);
+  EXPECT_EQ(raised[0].message(), f.message);
+  f.holds = false;
+  for (uint64_t s = 12; s <= 13; ++s) {
+    f.step = s;
+    EXPECT_TRUE(engine.OnExternalFinding(f).empty());
+  }
+  f.step = 14;
+  std::vector<v1::Alert> cleared = engine.OnExternalFinding(f);
+  ASSERT_EQ(cleared.size(), 1u);
+  EXPECT_EQ(cleared[0].state(), v1::ALERT_STATE_CLEARED);
+  EXPECT_EQ(cleared[0].alert_id(), raised[0].alert_id());
+}
+
+TEST(AlertEngineTest, AlertIdsCountPerJobFromOne) {
+  SyntheticJob job(4, 1, 7);
+  job.slow_rank = 2;
+  job.slow_factor = 2;
+  job.slow = {50, 90};
+  AlertEngine engine("job-a", v1::RulesConfig());
+  std::vector<v1::Alert> alerts = RunSteps(job, engine, 120);
+  ASSERT_FALSE(alerts.empty());
+  uint64_t next = 1;
+  for (const v1::Alert& a : alerts) {
+    if (a.state() == v1::ALERT_STATE_RAISED) {
+      EXPECT_EQ(a.alert_id(), next++);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace trainscope::collector
