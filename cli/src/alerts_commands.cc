@@ -144,6 +144,11 @@ int Follow(const std::string& job, v1::AlertQuery query, const ConnectionOptions
               AskLive(source, job, missed, conn.timeout);
           if (!alerts.ok()) return alerts.status();
           for (const v1::Alert& alert : *alerts) print(alert);
+          // A job that already ended sends nothing more: end like one that ends now.
+          const v1::JobState state = event.snapshot.summary().state();
+          if (state == v1::JOB_STATE_FINISHED || state == v1::JOB_STATE_HALTED) {
+            finish_at = std::min(finish_at, absl::Now() + kFinishGrace);
+          }
           break;
         }
         case FeedFollower::Event::kUpdate:

@@ -216,3 +216,10 @@ def test_halt_by_policy_stops_every_rank(collector, trainscope_module, tmp_path)
     assert stopped_at - first_holding <= k + 2, (first_holding, halt_step, halts[0])
     alerts = cli_json(collector, "alerts", job)
     assert any(a["rule"] == "straggler" and a.get("halted_job") for a in alerts), describe(alerts)
+    # Following a job that has ended prints what it raised, says so and exits.
+    followed = collector.cli("alerts", job, "--follow", "--feed", collector.feed, "--snapshot",
+                             collector.snapshot, timeout_s=30)
+    lines = followed.stdout.splitlines()
+    assert len(lines) == len(alerts), followed.stdout
+    assert any("straggler" in line and "[halted the job]" in line for line in lines), lines
+    assert f"job {job} ended" in followed.stderr
