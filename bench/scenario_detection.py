@@ -74,8 +74,17 @@ def run_job(c: Collector, job: str, flags: list, steps: int, seed: int) -> None:
                     str(steps), "--seed", str(seed), "--log-every", "0", "--no-eval",
                     "--collector", c.address, "--job", job, *flags], env=env, check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=600)
-    deadline = time.monotonic() + 60  # the analysis closes the last steps
-    while len(c.cli("steps", job)) < steps and time.monotonic() < deadline:
+    # The analysis closes the last steps shortly after the job ends (the very
+    # last one may never close: no rank starts the next): wait until the
+    # count reaches the job's or stops moving.
+    deadline = time.monotonic() + 60
+    last, last_change = -1, time.monotonic()
+    while time.monotonic() < deadline:
+        closed = len(c.cli("steps", job))
+        if closed >= steps or time.monotonic() - last_change > 2:
+            break
+        if closed != last:
+            last, last_change = closed, time.monotonic()
         time.sleep(0.3)
 
 

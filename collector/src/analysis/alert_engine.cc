@@ -105,6 +105,22 @@ void AlertEngine::UpdateHistory(const v1::StepReport& step) {
     window.push_back(sample);
     while (window.size() > history_size_) window.pop_front();
   }
+  // Own time against the stage peers' of the same step (owns are final now).
+  for (const v1::DeviceStep* d : devices) {
+    auto it = device_history_.find(d->rank());
+    if (it == device_history_.end() || it->second.back().step != step.step()) continue;
+    DeviceSample& sample = it->second.back();
+    std::vector<double> peers;
+    for (const v1::DeviceStep* p : devices) {
+      if (p == d || p->stage() != d->stage()) continue;
+      auto peer = device_history_.find(p->rank());
+      if (peer != device_history_.end() && peer->second.back().step == step.step()) {
+        peers.push_back(peer->second.back().own);
+      }
+    }
+    const double median = Median(std::move(peers));
+    sample.own_ratio = median > 0 ? sample.own / median : 0;
+  }
 
   for (const v1::StageStep& s : step.stages()) {
     if (s.ranks_size() == 0) continue;

@@ -141,7 +141,18 @@ std::vector<AlertEngine::Verdict> AlertEngine::Straggler(const v1::StepReport& s
       const uint32_t rank = d->rank();
       const std::deque<DeviceSample>& history = *DeviceWindow(rank);
       const HoldUp held = HeldUp(history);
-      if (!held.holds && !held.present) continue;
+      // The streak test: clearly slower and holding the others up, step
+      // after step (see StragglerRule).
+      auto streaking = [&](const DeviceSample& s) {
+        return s.own_ratio >= 1 + rule.streak_excess() &&
+               s.held_up >= rule.streak_wait_fraction();
+      };
+      const size_t streak_steps = rules_.collective_wait().streak_steps();
+      const bool streak =
+          history.size() >= streak_steps &&
+          std::all_of(history.end() - static_cast<std::ptrdiff_t>(streak_steps), history.end(),
+                      streaking);
+      if (!held.holds && !held.present && !streak) continue;
       // Own time over the window of the hold-up test that decided (the
       // sustained test looks at a long window, so does this one).
       const size_t window = std::max<size_t>(rule.window_steps(), held.window);
@@ -167,10 +178,11 @@ std::vector<AlertEngine::Verdict> AlertEngine::Straggler(const v1::StepReport& s
           std::max(median + rule.z_threshold() * sigma, (1 + rule.min_excess()) * median);
       Verdict v;
       v.subject = RankSubject(rank);
-      v.holds = held.holds && mine >= threshold;
+      v.holds = (held.holds && mine >= threshold) || streak;
       // Hysteresis band: an open alert stays while half the margin remains.
-      v.present = held.present && mine >= (median + threshold) / 2;
-      v.onset_step = held.onset;
+      v.present = (held.present && mine >= (median + threshold) / 2) || streak;
+      v.onset_step = held.holds || !streak ? held.onset
+                                           : TrailingOnset(history, history.size(), streaking);
       v.alert = BaseAlert(kRuleStraggler);
       v.alert.add_ranks(rank);
       v.alert.set_cause_rank(static_cast<int32_t>(rank));

@@ -91,6 +91,11 @@ std::vector<std::string> Validate(const v1::RulesConfig& c) {
     CheckUnsigned(r.has_window_steps(), r.window_steps(), 2, "straggler.window_steps", &e);
     CheckDouble(r.has_min_excess(), r.min_excess(), "straggler.min_excess", r.min_excess() >= 0,
                 "a fraction >= 0", &e);
+    CheckDouble(r.has_streak_excess(), r.streak_excess(), "straggler.streak_excess",
+                r.streak_excess() >= 0, "a fraction >= 0", &e);
+    CheckDouble(r.has_streak_wait_fraction(), r.streak_wait_fraction(),
+                "straggler.streak_wait_fraction", InUnitInterval(r.streak_wait_fraction()),
+                "a fraction in (0, 1]", &e);
     CheckHysteresis(r.hysteresis(), "straggler.", &e);
   }
   {
@@ -221,6 +226,8 @@ v1::RulesConfig WithDefaults(v1::RulesConfig c) {
   if (!straggler->has_window_steps()) straggler->set_window_steps(c.window_steps());
   if (!straggler->has_min_excess()) straggler->set_min_excess(0.3);
   if (!straggler->has_warmup_steps()) straggler->set_warmup_steps(3);
+  if (!straggler->has_streak_excess()) straggler->set_streak_excess(0.6);
+  if (!straggler->has_streak_wait_fraction()) straggler->set_streak_wait_fraction(0.25);
   raise_at_once(straggler->mutable_hysteresis());
   FillHysteresis(*top, straggler->mutable_hysteresis());
 

@@ -279,6 +279,33 @@ TEST_P(SlowRankTest, StragglerNamesTheSlowRankAndCollectiveWaitBlamesIt) {
 
 INSTANTIATE_TEST_SUITE_P(Factors, SlowRankTest, ::testing::Values(1.5, 2.0, 3.0));
 
+// The straggler's streak test raises by itself: with collective_wait's
+// tests out of reach, a 3x slower rank is still named within 3 steps; with
+// the streak's excess out of reach too, it is not.
+TEST(AlertEngineTest, StragglerStreakTestRaisesOnItsOwn) {
+  for (const double streak_excess : {0.6, 10.0}) {
+    SyntheticJob job(4, 1, 7);
+    job.slow_rank = 1;
+    job.slow_factor = 3;
+    job.slow = {100, 160};
+    v1::RulesConfig rules;
+    rules.mutable_collective_wait()->set_min_wait_fraction(1);
+    rules.mutable_collective_wait()->set_sustained_wait_fraction(1);
+    rules.mutable_straggler()->set_streak_excess(streak_excess);
+    AlertEngine engine("job-a", rules);
+    std::vector<v1::Alert> alerts = RunSteps(job, engine, 220);
+    std::vector<v1::Alert> raised = Select(alerts, "straggler", v1::ALERT_STATE_RAISED);
+    if (streak_excess < 1) {
+      ASSERT_EQ(raised.size(), 1u) << Describe(alerts);
+      EXPECT_EQ(raised[0].cause_rank(), 1);
+      EXPECT_LE(raised[0].step(), 103u);
+      EXPECT_GE(raised[0].onset_step(), 99u);
+    } else {
+      EXPECT_TRUE(raised.empty()) << Describe(alerts);
+    }
+  }
+}
+
 class SlowLinkTest : public ::testing::TestWithParam<int64_t> {};
 
 TEST_P(SlowLinkTest, NamesTheLink) {

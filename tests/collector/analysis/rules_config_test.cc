@@ -26,6 +26,8 @@ TEST(RulesConfigTest, DefaultsFillEveryRule) {
   EXPECT_EQ(c.straggler().window_steps(), 5u);  // the top-level window
   EXPECT_DOUBLE_EQ(c.straggler().min_excess(), 0.3);
   EXPECT_EQ(c.straggler().hysteresis().raise_after_steps(), 1u);
+  EXPECT_DOUBLE_EQ(c.straggler().streak_excess(), 0.6);
+  EXPECT_DOUBLE_EQ(c.straggler().streak_wait_fraction(), 0.25);
   EXPECT_EQ(c.straggler().warmup_steps(), 3u);
   EXPECT_DOUBLE_EQ(c.collective_wait().min_wait_fraction(), 0.35);
   EXPECT_EQ(c.collective_wait().streak_steps(), 3u);

@@ -160,6 +160,8 @@ class AlertEngine {
     int32_t waited_for = -1;
     // The others' median fraction of their step spent waiting for this device.
     double held_up = 0;
+    // Own time over the median of its stage peers' in this step (0: no peers).
+    double own_ratio = 0;
   };
   struct StageSample {
     uint64_t step = 0;
