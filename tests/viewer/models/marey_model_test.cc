@@ -1,5 +1,7 @@
 #include "trainscope/viewer/marey_model.h"
 
+#include <memory>
+
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -90,6 +92,72 @@ TEST_F(MareyModelTest, SendJoinsItsMatchingReceive) {
   EXPECT_NEAR(model.Draw().quads[0].p[3].x, model.TimeToX(500), 0.01);
   EXPECT_EQ(RectsOnRow(model, 0, kSendColor).size(), 1u);
   EXPECT_EQ(RectsOnRow(model, 1, kRecvColor).size(), 2u);
+}
+
+// Many rows of many operators: dense frames, drawn from the tracks' coarse
+// index when zoomed out. Raw clocks equal to the aligned ones take the exact
+// path, which the coarse one must match but for rounding at bin edges.
+std::unique_ptr<MareyModel> DenseModel(NameTable* names, uint32_t threads,
+                                       bool with_collectives = true) {
+  MareyModel::Options options;
+  options.layout_threads = threads;
+  auto model = std::make_unique<MareyModel>(names, options);
+  const uint32_t conv = names->Intern("conv");
+  const uint32_t all_reduce = names->Intern("all_reduce");
+  std::vector<OperatorRecord> ops;
+  for (uint32_t r = 0; r < 200; ++r) {
+    int64_t t = (r * 7919) % 3000;
+    for (uint32_t i = 0; i < 4000; ++i) {
+      OperatorRecord op;
+      op.rank = r;
+      op.step = i / 100;
+      const bool comm = with_collectives && i % 10 == 9;
+      op.op_class = comm ? OpClass::kCollective : OpClass::kCompute;
+      op.name = comm ? all_reduce : conv;
+      op.group_sequence = comm ? i + 1 : 0;
+      const int64_t duration = 1000 + (i * 37 + r) % 2000;
+      op.start_ns = op.raw_start_ns = t;
+      op.end_ns = op.raw_end_ns = t + duration;
+      ops.push_back(op);
+      t += duration + 200 + (i % 50 == 0 ? 20000 : 0);
+    }
+  }
+  model->AddOperators(ops);
+  model->SetViewport(1000, 700);
+  return model;
+}
+
+TEST_F(MareyModelTest, DenseCoarseFrameMatchesTheExactOne) {
+  // Compute only: the exact path paints a sub-pixel collective 2 px wide
+  // where the dense loop paints the 1 px it covers.
+  std::unique_ptr<MareyModel> model = DenseModel(&names_, 1, /*with_collectives=*/false);
+  const std::vector<Color> coarse = model->Draw().image.pixels;
+  ASSERT_TRUE(model->frame_stats().dense);
+  ASSERT_GT(model->frame_stats().merged_bins, 0u);
+  model->SetRawTimestamps(true);
+  const std::vector<Color> exact = model->Draw().image.pixels;
+  ASSERT_EQ(coarse.size(), exact.size());
+  // Painted or not (a merged bin's shade follows its busy time, which the
+  // coarse index rounds to its grid).
+  size_t differ = 0, painted = 0;
+  for (size_t i = 0; i < coarse.size(); ++i) {
+    differ += (coarse[i] == 0) != (exact[i] == 0) ? 1 : 0;
+    painted += coarse[i] != 0 ? 1 : 0;
+  }
+  EXPECT_GT(painted, coarse.size() / 2);
+  EXPECT_LT(differ, coarse.size() / 50) << differ << " of " << coarse.size() << " pixels differ";
+}
+
+TEST_F(MareyModelTest, DenseFrameIsTheSameOnOneThreadAndOnMany) {
+  NameTable other_names;
+  std::unique_ptr<MareyModel> one = DenseModel(&names_, 1);
+  std::unique_ptr<MareyModel> many = DenseModel(&other_names, 5);
+  const DrawList& a = one->Draw();
+  const DrawList& b = many->Draw();
+  ASSERT_FALSE(a.image.pixels.empty());
+  EXPECT_TRUE(a.image.pixels == b.image.pixels);
+  EXPECT_EQ(one->frame_stats().individual_operators, many->frame_stats().individual_operators);
+  EXPECT_EQ(one->frame_stats().merged_bins, many->frame_stats().merged_bins);
 }
 
 TEST_F(MareyModelTest, OnlyDenseComputeBinsMerge) {

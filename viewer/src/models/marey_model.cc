@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <numeric>
+#include <thread>
 #include <unordered_map>
 
 #include "trainscope/viewer/units.h"
@@ -23,6 +24,9 @@ constexpr Color kMemoryLineColor = Rgba(141, 110, 99);
 constexpr Color kSelectedStepColor = Rgba(232, 240, 252);
 constexpr Color kFocusRowColor = Rgba(253, 232, 232);
 constexpr Color kPixelMapHigh = Rgba(21, 67, 150);
+
+// Dense frames lay rows out on at most this many threads.
+constexpr size_t kMaxLayoutThreads = 8;
 
 uint64_t SplitMix(uint64_t x) {
   x += 0x9E3779B97F4A7C15ull;
@@ -102,6 +106,54 @@ struct MareyModel::Track {
   // (step, name) -> operators seen, to number repeated operators in a step.
   std::unordered_map<uint64_t, uint32_t> occurrences;
   uint64_t newest_step = 0;
+  // A coarse index over compute on the aligned clock: at uniformly spaced
+  // times, everything a density bin's edge needs. A zoomed-out frame then
+  // reads one small array per row instead of probing the operators, which
+  // is memory-bound (a cache miss per probe) with thousands of rows.
+  struct FineEdge {
+    size_t index = 0;               // compute operators starting before the time
+    int64_t busy = 0;               // busy_prefix[index]
+    int64_t next_start = INT64_MAX;  // compute[index].start
+    int64_t prev_end = INT64_MIN;    // compute[index - 1].end
+  };
+  // Communication as the dense loop reads it: 16 bytes instead of an Op's 40
+  // (that loop streams every visible one each frame).
+  struct Span {
+    int64_t start;
+    int32_t duration;  // clamped to 2^31 - 1 ns
+    OpClass cls;
+  };
+  std::vector<Span> comm_spans;
+  static constexpr size_t kOpsPerFineEdge = 8;
+  static constexpr size_t kMinOpsForFineEdges = 1024;
+  int64_t fine_origin = 0;
+  int64_t fine_ns = 0;  // 0: no index (few operators)
+  std::vector<FineEdge> fine;
+  // The index entry nearest to t (fine_ns > 0).
+  const FineEdge& FineAt(int64_t t) const {
+    const int64_t i = (t - fine_origin + fine_ns / 2) / fine_ns;
+    return fine[static_cast<size_t>(std::clamp<int64_t>(i, 0, static_cast<int64_t>(fine.size()) - 1))];
+  }
+  void BuildFineEdges() {
+    fine.clear();
+    fine_ns = 0;
+    if (compute.size() < kMinOpsForFineEdges) return;
+    fine_origin = compute.front().start;
+    const int64_t span = compute.back().start - fine_origin + 1;
+    const size_t n = compute.size() / kOpsPerFineEdge;
+    fine_ns = std::max<int64_t>(1, span / static_cast<int64_t>(n));
+    fine.resize(static_cast<size_t>(span / fine_ns) + 2);
+    size_t j = 0;
+    for (size_t i = 0; i < fine.size(); ++i) {
+      const int64_t t = fine_origin + static_cast<int64_t>(i) * fine_ns;
+      while (j < compute.size() && compute[j].start < t) ++j;
+      FineEdge& e = fine[i];
+      e.index = j;
+      e.busy = busy_prefix[j];
+      e.next_start = j < compute.size() ? compute[j].start : INT64_MAX;
+      e.prev_end = j > 0 ? compute[j - 1].end : INT64_MIN;
+    }
+  }
 
   void Push(const Op& op) {
     std::vector<Op>& ops = op.cls == OpClass::kCompute ? compute : comm;
@@ -125,8 +177,15 @@ struct MareyModel::Track {
       busy_prefix[i + 1] = busy_prefix[i] + d;
       max_compute = std::max(max_compute, d);
     }
+    BuildFineEdges();
     max_comm = 0;
-    for (const Op& op : comm) max_comm = std::max(max_comm, op.end - op.start);
+    comm_spans.resize(comm.size());
+    for (size_t j = 0; j < comm.size(); ++j) {
+      const int64_t d = std::max<int64_t>(0, comm[j].end - comm[j].start);
+      max_comm = std::max(max_comm, d);
+      comm_spans[j] = {comm[j].start, static_cast<int32_t>(std::min<int64_t>(d, INT32_MAX)),
+                       comm[j].cls};
+    }
     const size_t blocks = comm.size() / kBlock;
     block_start.assign(blocks, INT64_MAX);
     block_end.assign(blocks, INT64_MIN);
@@ -701,42 +760,17 @@ void MareyModel::Layout() {
   AddAxes();
 
   row_merged_.assign(n, std::vector<uint8_t>(options_.bins, 0));
-  std::vector<Color> line;
-  const int image_width = std::max(1, static_cast<int>(plot_.w));
-  const int image_height = std::max(1, static_cast<int>(plot_.h));
   if (dense) {
-    EnsureImage();
-    line.resize(image_width);
-  }
-  RowLayout previous, current;
-  for (size_t i = 0; i < n; ++i) {
-    current.items.clear();
-    current.merged.clear();
-    if (dense) {
-      std::fill(line.begin(), line.end(), 0);
-      LayoutRow(i, &current, &line);
-      // Copy the row's line into its pixel rows, leaving a 1 px gap between
-      // rows when there is room for one.
-      const float centre = pitch_ * (static_cast<float>(i) + 0.5f);
-      int y0 = static_cast<int>(pitch_ * static_cast<float>(i));
-      int y1 = static_cast<int>(pitch_ * static_cast<float>(i + 1));
-      if (pitch_ >= 3) {
-        const float half = (pitch_ - 1) / 2;
-        y0 = static_cast<int>(std::ceil(centre - half - 0.5f));
-        y1 = static_cast<int>(std::floor(centre + half - 0.5f)) + 1;
-      }
-      // The row always covers the pixel row of its axis (hit tests, labels).
-      y0 = std::min(y0, static_cast<int>(centre));
-      y1 = std::min(std::max(y1, static_cast<int>(centre) + 1), image_height);
-      for (int y = y0; y < y1; ++y) {
-        std::copy(line.begin(), line.end(),
-                  list_.image.pixels.begin() + static_cast<size_t>(y) * image_width);
-      }
-    } else {
+    LayoutDenseRows();
+  } else {
+    RowLayout previous, current;
+    for (size_t i = 0; i < n; ++i) {
+      current.items.clear();
+      current.merged.clear();
       // The axis goes under the bands.
       list_.backgrounds.push_back(
           {{plot_.x, rows_[i].axis_y - 0.5f, plot_.w, 1}, WithAlpha(kAxisColor, 150)});
-      LayoutRow(i, &current, nullptr);
+      LayoutRow(i, &current, nullptr, &stats_);
       if (i > 0) {
         // Compute and collectives join only within a pipeline stage: other
         // stages run other layers, whatever their operators are called.
@@ -746,8 +780,8 @@ void MareyModel::Layout() {
                  same_stage);
       }
       if (pitch_ >= options_.chart_row_px) AddLineCharts(i, rows_[i].axis_y, pitch_);
+      std::swap(previous, current);
     }
-    std::swap(previous, current);
   }
 
   // Row labels (every k-th when rows are thin), alert crosses, pixel map.
@@ -797,6 +831,67 @@ void MareyModel::Layout() {
   stats_.rows = n;
 }
 
+void MareyModel::LayoutDenseRows() {
+  EnsureImage();
+  const size_t n = rows_.size();
+  const int image_width = list_.image.width;
+  const int image_height = list_.image.height;
+  // A row's pixel rows [y0, y1): its share of the plot, with a 1 px gap
+  // between rows when there is room for one; always the pixel row of its
+  // axis (hit tests, labels).
+  auto pixel_rows = [&](size_t i) {
+    const float centre = pitch_ * (static_cast<float>(i) + 0.5f);
+    int y0 = static_cast<int>(pitch_ * static_cast<float>(i));
+    int y1 = static_cast<int>(pitch_ * static_cast<float>(i + 1));
+    if (pitch_ >= 3) {
+      const float half = (pitch_ - 1) / 2;
+      y0 = static_cast<int>(std::ceil(centre - half - 0.5f));
+      y1 = static_cast<int>(std::floor(centre + half - 0.5f)) + 1;
+    }
+    y0 = std::min(y0, static_cast<int>(centre));
+    y1 = std::min(std::max(y1, static_cast<int>(centre) + 1), image_height);
+    return std::pair<int, int>(y0, y1);
+  };
+  auto lay_out = [&](size_t from, size_t to, FrameStats* stats) {
+    std::vector<Color> line(static_cast<size_t>(image_width));
+    RowLayout unused;
+    for (size_t i = from; i < to; ++i) {
+      std::fill(line.begin(), line.end(), 0);
+      LayoutRow(i, &unused, &line, stats);
+      const auto [y0, y1] = pixel_rows(i);
+      for (int y = y0; y < y1; ++y) {
+        std::copy(line.begin(), line.end(),
+                  list_.image.pixels.begin() + static_cast<size_t>(y) * image_width);
+      }
+    }
+  };
+  // Thousands of rows are independent: split them over the cores. Rows
+  // thinner than a pixel share pixel rows, where the later row wins; a
+  // chunk boundary moves until the rows on its two sides share none, so
+  // the picture is the sequential one.
+  const size_t wanted = options_.layout_threads > 0 ? options_.layout_threads
+                                                    : std::thread::hardware_concurrency();
+  const size_t workers = n < 64 ? 1 : std::clamp<size_t>(wanted, 1, kMaxLayoutThreads);
+  std::vector<size_t> bounds{0};
+  for (size_t w = 1; w < workers; ++w) {
+    size_t b = std::max(n * w / workers, bounds.back());
+    while (b > 0 && b < n && pixel_rows(b - 1).second > pixel_rows(b).first) ++b;
+    bounds.push_back(b);
+  }
+  bounds.push_back(n);
+  std::vector<FrameStats> parts(workers);
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w) {
+    threads.emplace_back(lay_out, bounds[w], bounds[w + 1], &parts[w]);
+  }
+  lay_out(bounds[0], bounds[1], &parts[0]);
+  for (std::thread& t : threads) t.join();
+  for (const FrameStats& part : parts) {
+    stats_.individual_operators += part.individual_operators;
+    stats_.merged_bins += part.merged_bins;
+  }
+}
+
 void MareyModel::AddAxes() {
   const int64_t origin = origin_ns();
   const double from = static_cast<double>(view_start_ - origin);
@@ -839,7 +934,8 @@ void MareyModel::EnsureImage() {
   list_.image.pixels.assign(static_cast<size_t>(width) * height, 0);
 }
 
-void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* line) {
+void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* line,
+                           FrameStats* stats) {
   const Track* track = RowTrack(index);
   if (track == nullptr) return;
   const float axis_y = rows_[index].axis_y;
@@ -885,14 +981,28 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
         ops.begin());
   };
 
-  // Density bins over the compute operators (prefix counts: no scan).
+  // Density bins over the compute operators (prefix counts: no scan). Zoomed
+  // out, the bin edges come from the track's coarse index, rounded to its
+  // grid (at most 1/8 of a bin): no operator is touched.
   const std::vector<Op>& compute = track->compute;
   std::vector<size_t> edges(bins + 1);
-  edges[0] = first_at_or_after(compute, 0, t0 - track->max_compute - raw_slack);
-  for (uint32_t k = 1; k < bins; ++k) {
-    edges[k] = gallop(compute, edges[k - 1], t0 + static_cast<int64_t>(bin_ns * k));
+  const bool coarse = !raw && track->fine_ns > 0 && bin_ns >= 4.0 * track->fine_ns;
+  std::vector<const Track::FineEdge*> fine_edges;
+  if (coarse) {
+    fine_edges.resize(bins + 1);
+    fine_edges[0] = &track->FineAt(t0 - track->max_compute);
+    for (uint32_t k = 1; k < bins; ++k) {
+      fine_edges[k] = &track->FineAt(t0 + static_cast<int64_t>(bin_ns * k));
+    }
+    fine_edges[bins] = &track->FineAt(t1);
+    for (uint32_t k = 0; k <= bins; ++k) edges[k] = fine_edges[k]->index;
+  } else {
+    edges[0] = first_at_or_after(compute, 0, t0 - track->max_compute - raw_slack);
+    for (uint32_t k = 1; k < bins; ++k) {
+      edges[k] = gallop(compute, edges[k - 1], t0 + static_cast<int64_t>(bin_ns * k));
+    }
+    edges[bins] = gallop(compute, edges[bins - 1], t1);
   }
-  edges[bins] = gallop(compute, edges[bins - 1], t1);
   const double mean = static_cast<double>(edges[bins] - edges[0]) / bins;
   const double lod_limit = bin_px / options_.min_band_px;
   std::vector<uint8_t>& merged_flags = row_merged_[index];
@@ -904,8 +1014,15 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
     if (!merged_flags[k]) sparse += count;
   }
   const std::vector<Op>& comm = track->comm;
-  const size_t comm_from = first_at_or_after(comm, 0, t0 - track->max_comm - raw_slack);
-  const size_t comm_to = gallop(comm, comm_from, t1 + 1 + raw_slack);
+  // A view that holds the whole track (zoomed out) needs no search.
+  const int64_t comm_low = t0 - track->max_comm - raw_slack;
+  const int64_t comm_high = t1 + 1 + raw_slack;
+  const size_t comm_from = comm.empty() || start_of(comm.front()) >= comm_low
+                               ? 0
+                               : first_at_or_after(comm, 0, comm_low);
+  const size_t comm_to = !comm.empty() && start_of(comm.back()) < comm_high
+                             ? comm.size()
+                             : gallop(comm, comm_from, comm_high);
 
   // A row with more operators than a third of its pixels is rasterised (one
   // colour per column) instead of becoming thousands of rectangles.
@@ -938,7 +1055,7 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
     if (std::ceil(x1) <= last_x1[c] && x0 >= last_x1[c] - 1) return;
     const float w = std::max(1.0f, x1 - x0);
     last_x1[c] = std::max(last_x1[c], std::ceil(x0 + w));
-    ++stats_.individual_operators;
+    ++stats->individual_operators;
     if (pixels != nullptr) {
       fill(x0, x0 + w, ClassColor(op.cls));
     } else {
@@ -961,15 +1078,18 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
       for (size_t j = edges[k]; j < edges[k + 1]; ++j) draw_op(compute[j]);
       continue;
     }
-    ++stats_.merged_bins;
-    const Op& first = compute[edges[k]];
-    const Op& last = compute[edges[k + 1] - 1];
-    const int64_t s = std::max(t0, start_of(first));
-    const int64_t e = std::min(t1, end_of(last));
+    ++stats->merged_bins;
+    const int64_t first_start =
+        coarse ? fine_edges[k]->next_start : start_of(compute[edges[k]]);
+    const int64_t last_end =
+        coarse ? fine_edges[k + 1]->prev_end : end_of(compute[edges[k + 1] - 1]);
+    const int64_t s = std::max(t0, first_start);
+    const int64_t e = std::min(t1, last_end);
     const float x0 = std::max(plot_.x, to_x(s));
     const float x1 = std::max(x0 + 1, to_x(e));
-    const double busy =
-        static_cast<double>(track->busy_prefix[edges[k + 1]] - track->busy_prefix[edges[k]]);
+    const double busy = static_cast<double>(
+        coarse ? fine_edges[k + 1]->busy - fine_edges[k]->busy
+               : track->busy_prefix[edges[k + 1]] - track->busy_prefix[edges[k]]);
     const double fraction = std::clamp(busy / std::max(1.0, bin_ns), 0.0, 1.0);
     last_x1[0] = std::max(last_x1[0], std::ceil(x1));
     if (pixels != nullptr) {
@@ -986,6 +1106,31 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
   // that lies within fewer pixels than it has operators covers every pixel
   // of its span anyway, so it is painted in one go.
   constexpr size_t kBlock = Track::kBlock;
+  if (line != nullptr && !raw) {
+    // Dense rows (no joins, no outlines, aligned clock): a tight loop that
+    // paints each operator's pixel columns; thousands of rows make this the
+    // frame's inner loop.
+    Color* out = pixels->data();
+    const Track::Span* spans = track->comm_spans.data();
+    const Color colors[kOpClassCount] = {ClassColor(OpClass::kCompute),
+                                         ClassColor(OpClass::kCollective),
+                                         ClassColor(OpClass::kSend), ClassColor(OpClass::kRecv)};
+    size_t drawn = 0;  // a local: the pixel stores could alias a member
+    for (size_t j = comm_from; j < comm_to; ++j) {
+      const Track::Span& op = spans[j];
+      const int64_t end = op.start + op.duration;
+      if (end < t0 || op.start > t1) continue;
+      const int a = std::clamp(static_cast<int>(static_cast<double>(op.start - t0) * px_per_ns), 0,
+                               width - 1);
+      const int b = std::clamp(
+          static_cast<int>(std::ceil(static_cast<double>(end - t0) * px_per_ns)), a + 1, width);
+      const Color color = colors[static_cast<int>(op.cls)];
+      for (int x = a; x < b; ++x) out[x] = color;
+      ++drawn;
+    }
+    stats->individual_operators += drawn;
+    return;
+  }
   for (size_t j = comm_from; j < comm_to;) {
     if (pixels != nullptr && j % kBlock == 0 && j + kBlock <= comm_to) {
       const size_t block = j / kBlock;
@@ -995,7 +1140,7 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
           s <= t1) {
         fill(std::max(plot_.x, to_x(s)), std::min(right, to_x(e)),
              ClassColor(track->block_class[block]));
-        ++stats_.individual_operators;
+        ++stats->individual_operators;
         j += kBlock;
         continue;
       }

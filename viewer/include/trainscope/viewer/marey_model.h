@@ -31,7 +31,9 @@
 //   const DrawList& list = marey.Draw();
 //   std::optional<MareyModel::Hit> hit = marey.HitTest(x, y);
 //
-// Threading: not thread-safe; the UI thread owns it.
+// Threading: not thread-safe; the UI thread owns it. Draw() lays dense rows
+// out on a few short-lived worker threads (disjoint rows and pixel rows),
+// joined before it returns.
 #ifndef TRAINSCOPE_VIEWER_MAREY_MODEL_H_
 #define TRAINSCOPE_VIEWER_MAREY_MODEL_H_
 
@@ -58,6 +60,7 @@ class MareyModel {
     float dense_row_px = 10.0f;         // thinner rows are rasterised
     float chart_row_px = 30.0f;         // rows this tall get the FLOPs/memory line
     size_t max_operators = 20'000'000;  // oldest steps are evicted past it
+    uint32_t layout_threads = 0;        // dense frames; 0: one per core, at most 8
   };
 
   enum class RowKind : uint8_t { kDevice, kGroupMin, kGroupAvg, kGroupMax };
@@ -160,8 +163,11 @@ class MareyModel {
   void BuildRows();
   void Layout();
   // Lays out one row: rects into the draw list, or pixels into `line`
-  // (dense mode, one colour per plot column).
-  void LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* line);
+  // (dense mode, one colour per plot column); counts into `stats`. Dense
+  // rows may be laid out concurrently (they touch only their own state).
+  void LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* line, FrameStats* stats);
+  // Dense mode: every row into its pixel rows of the image, in parallel.
+  void LayoutDenseRows();
   void EnsureImage();
   void AddJoins(const RowLayout& upper, const RowLayout& lower, float y_top, float y_bottom,
                 bool same_stage);
