@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import pathlib
 import re
 import subprocess
 import sys
@@ -24,6 +25,7 @@ import uuid
 import pytest
 
 from jobs_util import EXAMPLES, PYTHON, run_job, trainscope_env
+from png_pixels import read_png
 
 WORLD = 4
 ONSET = 30  # the examples' --fault-onset (1-based step)
@@ -32,6 +34,10 @@ ONSET_STEP = ONSET - 1
 # The right alert within 3 steps of the fault's onset.
 WITHIN_STEPS = 3
 FAULT_STEPS = 70
+# The viewer's colours (viewer/include/trainscope/viewer/draw_list.h).
+ALERT_RED = (220, 30, 30)
+COLLECTIVE_YELLOW = (240, 190, 30)
+COMPUTE_GREENS = [(76, 175, 80), (46, 125, 50)]
 
 
 def cli_json(collector, *args) -> list:
@@ -115,6 +121,35 @@ def test_slow_rank_is_named_a_straggler(collector, trainscope_module, tmp_path):
     # Waiting ranks are victims, never the cause.
     blamed = {cause(a) for a in raised(alerts) if cause(a) >= 0}
     assert blamed == {2}, describe(alerts)
+
+    # The viewer, opened on the stored job: the red cross on the straggler's
+    # axis only, the job's operators drawn, every view rendered.
+    def render(view: str, *args) -> pathlib.Path:
+        out = tmp_path / f"{view}{'-'.join(args).replace(',', '_')}.png"
+        viewer = sys.modules["trainscope_python_test_support"].BIN_DIR / "trainscope-viewer"
+        result = subprocess.run([str(viewer), "--data-dir", str(collector.data_dir), "--job", job,
+                                 "--render", view, "--width", "800", "--height", "450", "--out",
+                                 str(out), *args], capture_output=True, text=True, timeout=120,
+                                env=dict(os.environ, QT_QPA_PLATFORM="offscreen"))
+        assert result.returncode == 0, result.stdout + result.stderr
+        return out
+
+    def crosses_on_axes(path) -> int:
+        """Alert-red pixels left of the plot, above the legend."""
+        width, height, rows = read_png(path)
+        return sum(1 for y in range(height - 30) for x in range(width // 4)
+                   if rows[y][x] == ALERT_RED)
+
+    assert crosses_on_axes(render("marey", "--ranks", "2")) > 0
+    assert crosses_on_axes(render("marey", "--ranks", "0,1,3")) == 0
+    _, _, rows = read_png(render("marey"))
+    colours = [p for row in rows for p in row]
+    assert colours.count(COLLECTIVE_YELLOW) > 500, "no collective bands"
+    assert sum(colours.count(c) for c in COMPUTE_GREENS) > 100, "no compute bands"
+    render("each")
+    for view in ("overview", "marey", "alerts", "jobs"):
+        _, _, rows = read_png(tmp_path / f"each-{view}.png")
+        assert len({p for row in rows for p in row}) >= 10, f"the {view} view is blank"
 
 
 def test_slow_link_names_its_sending_rank(collector, trainscope_module, tmp_path):
