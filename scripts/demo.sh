@@ -55,6 +55,9 @@ echo "== trainscope steps $JOB --first 100 --last 101  (clocks aligned, steps as
 echo
 echo "== trainscope clocks $JOB"
 "$BIN/trainscope" clocks "$JOB"
+echo
+echo "== trainscope alerts $JOB  (the collector's rules; a clean run raises none: see docs/alerts.md)"
+"$BIN/trainscope" alerts "$JOB"
 if [ -x "$BIN/trainscope-viewer" ]; then
   echo
   echo "== the viewer's report, rendered offscreen from the live collector"
