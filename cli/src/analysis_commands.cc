@@ -1,8 +1,9 @@
-// `trainscope steps`, `trainscope clocks` and `trainscope ops`: what the
-// collector's analysis made of a job (per-step metrics, clock estimates,
-// aligned operators), asked live from the snapshot server or computed from a
-// stored log with --data-dir.
+// `trainscope steps`, `trainscope clocks`, `trainscope ops` and `trainscope
+// export`: what the collector's analysis made of a job (per-step metrics,
+// clock estimates, aligned operators, traces for other tools), asked live
+// from the snapshot server or computed from a stored log with --data-dir.
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <memory>
 #include <string_view>
@@ -20,6 +21,8 @@
 #include "trainscope/cli/table_printer.h"
 #include "trainscope/cli/zmq_feed_source.h"
 #include "trainscope/collector/analysis/job_analyzer.h"
+#include "trainscope/collector/export/chrome_trace_writer.h"
+#include "trainscope/collector/export/perfetto_trace_writer.h"
 
 namespace trainscope::cli {
 namespace {
@@ -217,6 +220,69 @@ int RunOpsCommand(const std::vector<std::string>& args, const CommandContext& ct
   absl::StatusOr<v1::FeedSnapshot> reply = Ask(parsed, conn, request);
   if (!reply.ok()) return Fail(ctx, "ops", reply.status());
   *ctx.out << ToJsonLine(reply->marey()) << std::endl;
+  return kExitOk;
+}
+
+int RunExportCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
+  ArgParser parser("trainscope export",
+                   "Write a job's operators (aligned clocks) as a trace that other tools open: "
+                   "Chrome trace JSON (chrome://tracing, ui.perfetto.dev) or Perfetto's "
+                   "protobuf trace (ui.perfetto.dev, trace_processor).");
+  AddAnalysisFlags(&parser);
+  parser.AddFlag("format", "chrome|perfetto", "the trace format (required)");
+  parser.AddFlag("out", "FILE", "where to write the trace (required)");
+  parser.AddEpilog(
+      "Chrome traces: one process per rank, microseconds after the job's first operator (the "
+      "origin is in otherData.origin_unix_ns), collectives and send/recv pairs linked by flow "
+      "events. Live, the export holds what the collector's analysis keeps (its newest "
+      "operators); from --data-dir, the whole stored log as analysed now.");
+  ParsedArgs parsed;
+  ConnectionOptions conn;
+  std::string job;
+  if (auto code = Prepare(parser, "export", args, ctx, &parsed, &conn, &job)) return *code;
+  const std::string format = parsed.Value("format").value_or("");
+  if (format != "chrome" && format != "perfetto") {
+    return UsageError(ctx, "export",
+                      absl::StrCat("--format '", format, "': expected chrome or perfetto"));
+  }
+  const std::optional<std::string> out_path = parsed.Value("out");
+  if (!out_path || out_path->empty()) return UsageError(ctx, "export", "--out FILE is required");
+  v1::SnapshotRequest request;
+  request.set_job_id(job);
+  request.mutable_marey()->set_max_operators(UINT32_MAX);  // every operator, no bins
+  absl::StatusOr<v1::FeedSnapshot> reply = Ask(parsed, conn, request);
+  if (!reply.ok()) return Fail(ctx, "export", reply.status());
+  const v1::OperatorBatch& operators = reply->marey().operators();
+  if (operators.operators().empty()) {
+    return Fail(ctx, "export",
+                absl::FailedPreconditionError(absl::StrCat("job ", job, " has no operators yet")));
+  }
+  std::ofstream file(*out_path, std::ios::binary | std::ios::trunc);
+  if (!file) {
+    return Fail(ctx, "export",
+                absl::PermissionDeniedError(absl::StrCat("cannot write ", *out_path)));
+  }
+  absl::Status written;
+  std::string summary;
+  if (format == "chrome") {
+    collector::ChromeTraceWriter writer(&file, job);
+    writer.Add(operators);
+    written = writer.Finish();
+    summary = absl::StrFormat("%d operators, %d flows", writer.operators_written(),
+                              writer.flows_written());
+  } else {
+    collector::PerfettoTraceWriter writer(&file);
+    writer.Add(operators);
+    written = writer.Finish();
+    summary = absl::StrFormat("%d slices on %d tracks", writer.slices_written(),
+                              writer.tracks_written());
+  }
+  if (!written.ok()) return Fail(ctx, "export", written);
+  if (reply->marey().truncated()) {
+    *ctx.err << "warning: the analysis holds only the newest operators of job " << job
+             << "; older ones were not exported\n";
+  }
+  *ctx.out << "wrote " << *out_path << " (" << format << "): " << summary << std::endl;
   return kExitOk;
 }
 

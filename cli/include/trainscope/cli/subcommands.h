@@ -26,6 +26,7 @@ int RunAttachCommand(const std::vector<std::string>& args, const CommandContext&
 int RunStepsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunClocksCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunOpsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+int RunExportCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunAlertsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunPolicyCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunDetachCommand(const std::vector<std::string>& args, const CommandContext& ctx);
