@@ -28,6 +28,12 @@ ABSL_FLAG(std::string, feed, "tcp://127.0.0.1:7071",
           "ZeroMQ endpoint of the live feed (PUB); tcp://127.0.0.1:* picks a free port");
 ABSL_FLAG(std::string, snapshot, "tcp://127.0.0.1:7072",
           "ZeroMQ endpoint answering snapshot requests (REP); tcp://127.0.0.1:* picks a free port");
+ABSL_FLAG(int, metrics_port, -1,
+          "serve Prometheus metrics (GET /metrics) on this port: per job and rank step time, "
+          "waits, FLOPS, memory, events, drops, alerts, and the collector's health; 0 picks a "
+          "free port; default: off");
+ABSL_FLAG(std::string, metrics_host, "127.0.0.1",
+          "the address the Prometheus endpoint binds (loopback unless told otherwise)");
 ABSL_FLAG(std::string, data_dir, "./trainscope-data",
           "directory of the durable job logs (<data-dir>/jobs/<job>) and the index");
 ABSL_FLAG(bool, fsync, true,
@@ -190,6 +196,12 @@ int main(int argc, char** argv) {
   options.listen = absl::GetFlag(FLAGS_listen);
   options.feed = absl::GetFlag(FLAGS_feed);
   options.snapshot = absl::GetFlag(FLAGS_snapshot);
+  if (const int metrics_port = absl::GetFlag(FLAGS_metrics_port); metrics_port >= 0) {
+    if (metrics_port > 65535) {
+      return Fail(absl::StrCat("--metrics-port: ", metrics_port, " is not a port (0..65535)"));
+    }
+    options.metrics = absl::StrCat(absl::GetFlag(FLAGS_metrics_host), ":", metrics_port);
+  }
   options.data_dir = absl::GetFlag(FLAGS_data_dir);
   options.fsync = absl::GetFlag(FLAGS_fsync);
   options.segment_bytes = static_cast<uint64_t>(segment_mb) << 20;
@@ -210,15 +222,24 @@ int main(int argc, char** argv) {
     if (!WritePortFile(port_file,
                        absl::StrCat("agents=", (*server)->agents_address(),
                                     "\nfeed=", (*server)->feed_endpoint(),
-                                    "\nsnapshot=", (*server)->snapshot_endpoint(), "\n"),
+                                    "\nsnapshot=", (*server)->snapshot_endpoint(), "\n",
+                                    (*server)->metrics_port() > 0
+                                        ? absl::StrCat("metrics=", absl::GetFlag(FLAGS_metrics_host),
+                                                       ":", (*server)->metrics_port(), "\n")
+                                        : ""),
                        &error)) {
       (*server)->Shutdown(absl::Seconds(1));
       return Fail("--port-file: " + error);
     }
   }
-  std::printf("trainscope-collector ready: agents %s, feed %s, snapshot %s, data %s\n",
+  std::printf("trainscope-collector ready: agents %s, feed %s, snapshot %s, data %s%s\n",
               (*server)->agents_address().c_str(), (*server)->feed_endpoint().c_str(),
-              (*server)->snapshot_endpoint().c_str(), options.data_dir.string().c_str());
+              (*server)->snapshot_endpoint().c_str(), options.data_dir.string().c_str(),
+              (*server)->metrics_port() > 0
+                  ? absl::StrCat(", metrics http://", absl::GetFlag(FLAGS_metrics_host), ":",
+                                 (*server)->metrics_port(), "/metrics")
+                        .c_str()
+                  : "");
   std::fflush(stdout);
 
   int signal_number = 0;

@@ -64,12 +64,13 @@ def wait_for(predicate, timeout_s: float, what: str, interval_s: float = 0.02):
 class Collector:
     """A trainscope-collector process on free ports (see the module docstring)."""
 
-    def __init__(self, work_dir: pathlib.Path):
+    def __init__(self, work_dir: pathlib.Path, extra_args=()):
         self.work_dir = work_dir
+        self.extra_args = list(extra_args)
         self.data_dir = work_dir / "data"
         self.port_file = work_dir / "ports"
         self.log_path = work_dir / "collector.log"
-        self.address = self.feed = self.snapshot = None
+        self.address = self.feed = self.snapshot = self.metrics = None
         self.process = None
 
     def start(self, timeout_s: float = 30.0) -> "Collector":
@@ -79,7 +80,8 @@ class Collector:
         self.process = subprocess.Popen(
             [str(COLLECTOR_BIN), "--listen=127.0.0.1:0", "--feed=tcp://127.0.0.1:*",
              "--snapshot=tcp://127.0.0.1:*", f"--data-dir={self.data_dir}",
-             f"--port-file={self.port_file}", "--fsync=false", "--probe_interval_ms=200"],
+             f"--port-file={self.port_file}", "--fsync=false", "--probe_interval_ms=200",
+             *self.extra_args],
             stdout=self._log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout_s
         while not self.port_file.exists():
@@ -91,6 +93,7 @@ class Collector:
             time.sleep(0.02)
         ports = dict(line.split("=", 1) for line in self.port_file.read_text().split() if "=" in line)
         self.address, self.feed, self.snapshot = ports["agents"], ports["feed"], ports["snapshot"]
+        self.metrics = ports.get("metrics")  # with --metrics-port
         return self
 
     def output(self) -> str:

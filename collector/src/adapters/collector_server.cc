@@ -77,13 +77,21 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
       ZmqFeedPublisher::Bind(feed_options);
   if (!publisher.ok()) return publisher.status();
   server->publisher_ = std::move(*publisher);
+  FeedSink* feed = server->publisher_.get();
+  if (!options.metrics.empty()) {
+    absl::StatusOr<std::unique_ptr<PrometheusMetrics>> metrics =
+        PrometheusMetrics::Start(options.metrics, feed);
+    if (!metrics.ok()) return metrics.status();
+    server->metrics_ = std::move(*metrics);
+    feed = server->metrics_.get();
+  }
 
   JobPipelineOptions pipeline_options;
   pipeline_options.data_dir = options.data_dir;
   pipeline_options.segment_bytes = options.segment_bytes;
   pipeline_options.fsync = options.fsync;
   pipeline_options.use_index = options.use_index;
-  pipeline_options.feed = server->publisher_.get();
+  pipeline_options.feed = feed;
   pipeline_options.counters = server->counters_.get();
   pipeline_options.probe_interval = options.probe_interval;
   pipeline_options.halt_step_margin = options.halt_step_margin;

@@ -26,6 +26,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
+#include "trainscope/collector/adapters/prometheus_metrics.h"
 #include "trainscope/collector/adapters/zmq_feed_publisher.h"
 #include "trainscope/collector/bad_input_counters.h"
 #include "trainscope/collector/ingest/ingest_budget.h"
@@ -45,6 +46,7 @@ struct CollectorServerOptions {
   std::string listen = "127.0.0.1:7070";
   std::string feed = "tcp://127.0.0.1:7071";
   std::string snapshot = "tcp://127.0.0.1:7072";
+  std::string metrics;  // HOST:PORT of the Prometheus endpoint; empty: none
   std::filesystem::path data_dir = "./trainscope-data";
   bool fsync = true;
   uint64_t segment_bytes = 64ull << 20;
@@ -78,6 +80,7 @@ class CollectorServer {
   JobRegistry& registry() { return *registry_; }
   BadInputCounters& counters() { return *counters_; }
   ZmqFeedPublisher& publisher() { return *publisher_; }
+  int metrics_port() const { return metrics_ ? metrics_->port() : 0; }
   GrpcAgentService& agent_service() { return *agent_service_; }
 
  private:
@@ -88,6 +91,7 @@ class CollectorServer {
   std::unique_ptr<BadInputCounters> counters_;
   std::unique_ptr<IngestBudget> budget_;
   std::unique_ptr<ZmqFeedPublisher> publisher_;
+  std::unique_ptr<PrometheusMetrics> metrics_;  // before the feed, when served
   std::unique_ptr<JobRegistry> registry_;
   std::unique_ptr<GrpcAgentService> agent_service_;
   std::unique_ptr<GrpcCommandsService> commands_service_;

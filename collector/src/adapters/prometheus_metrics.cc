@@ -1,0 +1,174 @@
+#include "trainscope/collector/adapters/prometheus_metrics.h"
+
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "prometheus/counter.h"
+#include "prometheus/exposer.h"
+#include "prometheus/family.h"
+#include "prometheus/gauge.h"
+#include "prometheus/registry.h"
+
+namespace trainscope::collector {
+namespace {
+
+namespace v1 = trainscope::v1;
+using prometheus::Counter;
+using prometheus::Family;
+using prometheus::Gauge;
+
+Family<Gauge>& GaugeFamily(prometheus::Registry& registry, const char* name, const char* help) {
+  return prometheus::BuildGauge().Name(name).Help(help).Register(registry);
+}
+
+double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+}  // namespace
+
+// Family::Add is thread-safe and returns the same metric for the same labels.
+struct PrometheusMetrics::Families {
+  explicit Families(prometheus::Registry& r)
+      : job_events(GaugeFamily(r, "trainscope_job_events_received",
+                               "Events of the job written to the durable log")),
+        job_rate(GaugeFamily(r, "trainscope_job_events_per_second",
+                             "The job's event rate over the last few seconds")),
+        job_ranks(GaugeFamily(r, "trainscope_job_ranks_connected", "Ranks streaming now")),
+        job_open_alerts(GaugeFamily(r, "trainscope_job_open_alerts",
+                                    "Alerts raised and not cleared")),
+        rank_events(GaugeFamily(r, "trainscope_rank_events_received",
+                                "Events of the rank written to the durable log")),
+        rank_dropped(GaugeFamily(r, "trainscope_rank_agent_dropped_events",
+                                 "Events the rank's agent dropped (ring or buffer full, "
+                                 "shutdown), as it last reported")),
+        rank_refused(GaugeFamily(r, "trainscope_rank_batches_refused",
+                                 "Batches of the rank the collector refused")),
+        rank_connected(GaugeFamily(r, "trainscope_rank_connected", "1 while the rank streams")),
+        step(GaugeFamily(r, "trainscope_step", "The newest step closed on every live rank")),
+        step_time(GaugeFamily(r, "trainscope_step_time_seconds", "The rank's last step time")),
+        data_wait(GaugeFamily(r, "trainscope_data_wait_seconds",
+                              "The rank's wait for data in its last step (step interval)")),
+        wait(GaugeFamily(r, "trainscope_collective_wait_seconds",
+                         "Time in collectives waiting for the last participant, last step")),
+        transfer(GaugeFamily(r, "trainscope_collective_transfer_seconds",
+                             "Time in collectives after every participant arrived, last step")),
+        flops(GaugeFamily(r, "trainscope_achieved_flops", "FLOP/s the rank achieved, last step")),
+        memory(GaugeFamily(r, "trainscope_peak_memory_bytes", "The rank's peak memory, last step")),
+        alerts_raised(prometheus::BuildCounter()
+                          .Name("trainscope_alerts_raised_total")
+                          .Help("Alerts raised, by rule")
+                          .Register(r)),
+        feed_updates(prometheus::BuildCounter()
+                         .Name("trainscope_collector_feed_updates_total")
+                         .Help("Live-feed updates the collector published")
+                         .Register(r)
+                         .Add({})),
+        up(GaugeFamily(r, "trainscope_collector_up", "1 while the collector serves").Add({})),
+        started(GaugeFamily(r, "trainscope_collector_start_time_seconds",
+                            "Unix time the collector started")
+                    .Add({})) {}
+
+  Family<Gauge>& job_events;
+  Family<Gauge>& job_rate;
+  Family<Gauge>& job_ranks;
+  Family<Gauge>& job_open_alerts;
+  Family<Gauge>& rank_events;
+  Family<Gauge>& rank_dropped;
+  Family<Gauge>& rank_refused;
+  Family<Gauge>& rank_connected;
+  Family<Gauge>& step;
+  Family<Gauge>& step_time;
+  Family<Gauge>& data_wait;
+  Family<Gauge>& wait;
+  Family<Gauge>& transfer;
+  Family<Gauge>& flops;
+  Family<Gauge>& memory;
+  Family<Counter>& alerts_raised;
+  Counter& feed_updates;
+  Gauge& up;
+  Gauge& started;
+};
+
+absl::StatusOr<std::unique_ptr<PrometheusMetrics>> PrometheusMetrics::Start(
+    const std::string& address, FeedSink* next) {
+  auto registry = std::make_shared<prometheus::Registry>();
+  std::unique_ptr<PrometheusMetrics> metrics(new PrometheusMetrics(next, registry));
+  try {
+    metrics->exposer_ = std::make_unique<prometheus::Exposer>(address, /*num_threads=*/1);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("--metrics-port: cannot serve metrics on ", address, ": ", e.what()));
+  }
+  metrics->exposer_->RegisterCollectable(registry);
+  const std::vector<int> ports = metrics->exposer_->GetListeningPorts();
+  metrics->port_ = ports.empty() ? 0 : ports.front();
+  return metrics;
+}
+
+PrometheusMetrics::PrometheusMetrics(FeedSink* next, std::shared_ptr<prometheus::Registry> registry)
+    : next_(next), registry_(std::move(registry)), families_(new Families(*registry_)) {
+  families_->up.Set(1);
+  families_->started.Set(static_cast<double>(absl::ToUnixSeconds(absl::Now())));
+}
+
+PrometheusMetrics::~PrometheusMetrics() = default;
+
+void PrometheusMetrics::Publish(v1::FeedUpdate update) {
+  Record(update);
+  next_->Publish(std::move(update));
+}
+
+void PrometheusMetrics::Record(const v1::FeedUpdate& update) {
+  Families& f = *families_;
+  f.feed_updates.Increment();
+  const std::string& job = update.job_id();
+  switch (update.body_case()) {
+    case v1::FeedUpdate::kJob: {
+      const v1::JobSummary& s = update.job();
+      f.job_events.Add({{"job", job}}).Set(static_cast<double>(s.events_received()));
+      f.job_rate.Add({{"job", job}}).Set(s.events_per_second());
+      f.job_ranks.Add({{"job", job}}).Set(s.ranks_connected());
+      f.job_open_alerts.Add({{"job", job}}).Set(s.open_alerts());
+      break;
+    }
+    case v1::FeedUpdate::kRank: {
+      const v1::RankStatus& r = update.rank();
+      const std::map<std::string, std::string> labels{{"job", job},
+                                                      {"rank", absl::StrCat(r.rank())}};
+      const v1::DropCounters& d = r.agent_drops();
+      f.rank_events.Add(labels).Set(static_cast<double>(r.events_received()));
+      f.rank_dropped.Add(labels).Set(
+          static_cast<double>(d.ring_full() + d.buffer_full() + d.shutdown()));
+      f.rank_refused.Add(labels).Set(static_cast<double>(r.batches_refused()));
+      f.rank_connected.Add(labels).Set(r.connected() ? 1 : 0);
+      break;
+    }
+    case v1::FeedUpdate::kStep: {
+      const v1::StepReport& step = update.step();
+      f.step.Add({{"job", job}}).Set(static_cast<double>(step.step()));
+      for (const v1::DeviceStep& d : step.devices()) {
+        if (!d.complete()) continue;
+        const std::map<std::string, std::string> labels{{"job", job},
+                                                        {"rank", absl::StrCat(d.rank())}};
+        f.step_time.Add(labels).Set(Seconds(d.step_time_ns()));
+        f.data_wait.Add(labels).Set(Seconds(d.data_wait_ns()));
+        f.wait.Add(labels).Set(Seconds(d.wait_ns()));
+        f.transfer.Add(labels).Set(Seconds(d.transfer_ns()));
+        f.flops.Add(labels).Set(d.flops_per_second());
+        f.memory.Add(labels).Set(static_cast<double>(d.peak_memory_bytes()));
+      }
+      break;
+    }
+    case v1::FeedUpdate::kAlert:
+      if (update.alert().state() == v1::ALERT_STATE_RAISED) {
+        f.alerts_raised.Add({{"job", job}, {"rule", update.alert().rule()}}).Increment();
+      }
+      break;
+    default:
+      break;
+  }
+}
+
+}  // namespace trainscope::collector
