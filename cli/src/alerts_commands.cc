@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "job_queries.h"
 #include "subcommand_support.h"
 #include "trainscope/cli/commands_client.h"
 #include "trainscope/cli/connection_options.h"
@@ -71,30 +72,6 @@ void PrintLines(const std::vector<v1::Alert>& alerts, bool json, const CommandCo
   *ctx.out << std::flush;
 }
 
-absl::StatusOr<std::vector<v1::Alert>> AskLive(ZmqFeedSource& source, const std::string& job,
-                                               const v1::AlertQuery& query,
-                                               absl::Duration timeout) {
-  v1::SnapshotRequest request;
-  request.set_job_id(job);
-  *request.mutable_alerts() = query;
-  absl::StatusOr<v1::FeedSnapshot> reply = source.Request(request, timeout);
-  if (!reply.ok()) return reply.status();
-  if (!reply->error().empty()) return absl::FailedPreconditionError(reply->error());
-  return std::vector<v1::Alert>(reply->alerts().begin(), reply->alerts().end());
-}
-
-absl::StatusOr<std::vector<v1::Alert>> AskIndex(const std::string& data_dir, const std::string& job,
-                                                const v1::AlertQuery& query) {
-  const std::filesystem::path db = std::filesystem::path(data_dir) / "index.sqlite";
-  if (!std::filesystem::exists(db)) {
-    return absl::NotFoundError(absl::StrCat("no index at ", db.string(), " (is ", data_dir,
-                                            " a collector's --data-dir?)"));
-  }
-  absl::StatusOr<std::unique_ptr<collector::LogIndex>> index = collector::LogIndex::Open(db);
-  if (!index.ok()) return index.status();
-  return (*index)->ListAlerts(job, query);
-}
-
 // Runs the rules (the defaults, or --rules FILE) over the steps of a stored
 // job log, as the live collector would have: to try thresholds on past runs.
 absl::StatusOr<std::vector<v1::Alert>> Evaluate(const std::string& data_dir, const std::string& job,
@@ -141,7 +118,7 @@ int Follow(const std::string& job, v1::AlertQuery query, const ConnectionOptions
           v1::AlertQuery missed = query;
           missed.set_after_alert_id(0);
           absl::StatusOr<std::vector<v1::Alert>> alerts =
-              AskLive(source, job, missed, conn.timeout);
+              AskLiveAlerts(source, job, missed, conn.timeout);
           if (!alerts.ok()) return alerts.status();
           for (const v1::Alert& alert : *alerts) print(alert);
           // A job that already ended sends nothing more: end like one that ends now.
@@ -259,10 +236,10 @@ int RunAlertsCommand(const std::vector<std::string>& args, const CommandContext&
     alerts = Evaluate(*data_dir, job, parsed.Value("rules"));
     if (alerts.ok()) alerts = collector::SelectAlerts(*alerts, query);
   } else if (data_dir) {
-    alerts = AskIndex(*data_dir, job, query);
+    alerts = AskAlertIndex(*data_dir, job, query);
   } else {
     ZmqFeedSource source(conn->feed, conn->snapshot, nullptr);
-    alerts = AskLive(source, job, query, conn->timeout);
+    alerts = AskLiveAlerts(source, job, query, conn->timeout);
   }
   if (!alerts.ok()) return Fail(ctx, "alerts", alerts.status());
   if (conn->json) {

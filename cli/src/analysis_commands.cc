@@ -13,6 +13,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "job_queries.h"
 #include "subcommand_support.h"
 #include "trainscope/cli/connection_options.h"
 #include "trainscope/cli/formatting.h"
@@ -42,18 +43,7 @@ void AddAnalysisFlags(ArgParser* parser) {
 // The analysis's answer to `request` (job set by the caller), live or offline.
 absl::StatusOr<v1::FeedSnapshot> Ask(const ParsedArgs& parsed, const ConnectionOptions& conn,
                                      v1::SnapshotRequest request) {
-  if (std::optional<std::string> dir = parsed.Value("data-dir")) {
-    absl::StatusOr<std::unique_ptr<collector::JobAnalyzer>> analyzer =
-        collector::AnalyzeStoredJob(*dir, request.job_id());
-    if (!analyzer.ok()) return analyzer.status();
-    return (*analyzer)->Answer(request);
-  }
-  ZmqFeedSource source(conn.feed, conn.snapshot, nullptr);
-  absl::StatusOr<v1::FeedSnapshot> reply = source.Request(request, conn.timeout);
-  if (reply.ok() && !reply->error().empty()) {
-    return absl::FailedPreconditionError(reply->error());
-  }
-  return reply;
+  return AskAnalysis(parsed.Value("data-dir"), conn, std::move(request));
 }
 
 // Parses the common part; returns an exit code to stop with, or nullopt.

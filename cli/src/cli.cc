@@ -26,6 +26,7 @@ const std::vector<Subcommand>& Subcommands() {
       {"clocks", "clock offset, drift and uncertainty of every device of a job", RunClocksCommand},
       {"ops", "a job's operators on the aligned time axis (JSON)", RunOpsCommand},
       {"export", "write a job as a Chrome (JSON) or Perfetto (protobuf) trace", RunExportCommand},
+      {"report", "write an HTML report of a job: views, alerts, ranks, steps", RunReportCommand},
       {"alerts", "alerts raised and cleared for a job (--follow to watch)", RunAlertsCommand},
       {"policy", "show or change a job's halt policy (changing needs the token)",
        RunPolicyCommand},

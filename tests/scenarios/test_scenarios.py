@@ -151,6 +151,18 @@ def test_slow_rank_is_named_a_straggler(collector, trainscope_module, tmp_path):
         _, _, rows = read_png(tmp_path / f"each-{view}.png")
         assert len({p for row in rows for p in row}) >= 10, f"the {view} view is blank"
 
+    # The report without a display: the alerts, the views, the tables.
+    report = tmp_path / "report"
+    made = collector.cli("report", job, "--data-dir", str(collector.data_dir), "--out",
+                         str(report), timeout_s=180)
+    assert "4 views" in made.stdout, made.stdout + made.stderr
+    page = (report / "index.html").read_text()
+    assert "<td>straggler</td>" in page and "rank 2 is a straggler" in page
+    for view in ("overview", "marey", "alerts", "jobs"):
+        assert f'src="view-{view}.png"' in page
+        assert (report / f"view-{view}.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert page.count("<tr>") > FAULT_STEPS  # the per-step table
+
 
 def test_slow_link_names_its_sending_rank(collector, trainscope_module, tmp_path):
     """--slow-link 1:2 delays rank 1 before each transfer to rank 2. On gloo the

@@ -27,6 +27,7 @@ int RunStepsCommand(const std::vector<std::string>& args, const CommandContext& 
 int RunClocksCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunOpsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunExportCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+int RunReportCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunAlertsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunPolicyCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunDetachCommand(const std::vector<std::string>& args, const CommandContext& ctx);

@@ -1,0 +1,34 @@
+// What the analysis knows of one job, asked the same way by every
+// subcommand that reads it: live from the collector's snapshot server, or
+// computed from a stored log (--data-dir). Private to the CLI library.
+#ifndef TRAINSCOPE_CLI_SRC_JOB_QUERIES_H_
+#define TRAINSCOPE_CLI_SRC_JOB_QUERIES_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "trainscope/cli/connection_options.h"
+#include "trainscope/cli/zmq_feed_source.h"
+#include "trainscope/v1/alerts.pb.h"
+#include "trainscope/v1/feed.pb.h"
+
+namespace trainscope::cli {
+
+// The analysis's answer to `request` (its job_id set): from the job's
+// stored log under `data_dir` when given, else from the live collector.
+absl::StatusOr<trainscope::v1::FeedSnapshot> AskAnalysis(
+    const std::optional<std::string>& data_dir, const ConnectionOptions& conn,
+    trainscope::v1::SnapshotRequest request);
+
+// The job's alerts: from the index under `data_dir`, or live.
+absl::StatusOr<std::vector<trainscope::v1::Alert>> AskAlertIndex(
+    const std::string& data_dir, const std::string& job, const trainscope::v1::AlertQuery& query);
+absl::StatusOr<std::vector<trainscope::v1::Alert>> AskLiveAlerts(
+    ZmqFeedSource& source, const std::string& job, const trainscope::v1::AlertQuery& query,
+    absl::Duration timeout);
+
+}  // namespace trainscope::cli
+
+#endif  // TRAINSCOPE_CLI_SRC_JOB_QUERIES_H_

@@ -1,0 +1,298 @@
+// `trainscope report JOB --out DIR`: a report without a display. One HTML
+// page (DIR/index.html) with the viewer's views rendered offscreen (the
+// trainscope-viewer binary beside this one, run as a child: Qt stays out of
+// the CLI), the job's alerts, a per-rank summary and the per-step table.
+#include <algorithm>
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "job_queries.h"
+#include "subcommand_support.h"
+#include "trainscope/cli/child_process.h"
+#include "trainscope/cli/connection_options.h"
+#include "trainscope/cli/subcommands.h"
+
+namespace trainscope::cli {
+namespace {
+
+namespace v1 = trainscope::v1;
+
+// The views the report shows, as trainscope-viewer --render names them.
+constexpr const char* kViews[] = {"overview", "marey", "alerts", "jobs"};
+// Rows of the per-step table at most (the newest steps).
+constexpr size_t kMaxStepRows = 500;
+
+std::string Html(const std::string& text) {
+  std::string out;
+  for (const char c : text) {
+    switch (c) {
+      case '&':
+        out += "&amp;";
+        break;
+      case '<':
+        out += "&lt;";
+        break;
+      case '>':
+        out += "&gt;";
+        break;
+      case '"':
+        out += "&quot;";
+        break;
+      default:
+        out += c;
+    }
+  }
+  return out;
+}
+
+std::string Ms(int64_t ns) { return absl::StrFormat("%.2f", static_cast<double>(ns) / 1e6); }
+
+double Median(std::vector<int64_t> v) {
+  if (v.empty()) return 0;
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
+  return static_cast<double>(v[v.size() / 2]);
+}
+
+// trainscope-viewer next to this executable, else on PATH.
+std::string ViewerPath() {
+  std::error_code ec;
+  const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (!ec) {
+    const std::filesystem::path beside = self.parent_path() / "trainscope-viewer";
+    if (std::filesystem::exists(beside, ec)) return beside.string();
+  }
+  return "trainscope-viewer";
+}
+
+// Renders every view into DIR/view-<name>.png; returns the names written, or
+// why none could be.
+absl::StatusOr<std::vector<std::string>> RenderViews(const std::string& viewer,
+                                                     const std::string& job,
+                                                     const std::optional<std::string>& data_dir,
+                                                     const ConnectionOptions& conn,
+                                                     const std::filesystem::path& dir) {
+  if (!ProgramOnPath(viewer)) {
+    return absl::NotFoundError(
+        absl::StrCat(viewer, " not found (built without Qt?); the report has no views"));
+  }
+  std::vector<std::string> argv = {"env",      "QT_QPA_PLATFORM=offscreen", viewer, "--job", job,
+                                   "--render", "each",
+                                   "--out",    (dir / "view.png").string()};
+  if (data_dir) {
+    argv.insert(argv.end(), {"--data-dir", *data_dir});
+  } else {
+    argv.insert(argv.end(), {"--feed", conn.feed, "--snapshot", conn.snapshot});
+  }
+  absl::StatusOr<ChildProcess> child = ChildProcess::Start(argv);
+  if (!child.ok()) return child.status();
+  const ChildResult result = child->Wait(absl::Now() + absl::Minutes(2));
+  if (result.timed_out || result.exit_code != 0) {
+    return absl::InternalError(absl::StrCat("trainscope-viewer could not render the views: ",
+                                            result.timed_out ? "timed out" : result.output));
+  }
+  std::vector<std::string> written;
+  for (const char* view : kViews) {
+    if (std::filesystem::exists(dir / absl::StrCat("view-", view, ".png"))) written.push_back(view);
+  }
+  return written;
+}
+
+std::string AlertsTable(const std::vector<v1::Alert>& alerts) {
+  if (alerts.empty()) return "<p>No alerts: the collector's rules found nothing to report.</p>\n";
+  std::string html =
+      "<table><tr><th>#</th><th>state</th><th>rule</th><th>step</th><th>since</th>"
+      "<th>cause</th><th>message</th></tr>\n";
+  for (const v1::Alert& a : alerts) {
+    const bool raised = a.state() == v1::ALERT_STATE_RAISED;
+    absl::StrAppend(&html, "<tr class=\"", raised ? "raised" : "cleared", "\"><td>", a.alert_id(),
+                    "</td><td>", raised ? "raised" : "cleared", a.halted_job() ? " (halted)" : "",
+                    "</td><td>", Html(a.rule()), "</td><td>", a.step(), "</td><td>",
+                    a.onset_step(), "</td><td>",
+                    a.cause_rank() >= 0 ? absl::StrCat("rank ", a.cause_rank()) : "", "</td><td>",
+                    Html(a.message()), "</td></tr>\n");
+  }
+  return html + "</table>\n";
+}
+
+std::string RankSummary(const std::vector<v1::StepReport>& steps) {
+  struct Rank {
+    std::vector<int64_t> step, wait, data, compute;
+    double flops = 0;
+    uint64_t memory = 0;
+    int waited_for = 0;  // steps in which the others waited for it
+  };
+  std::map<uint32_t, Rank> ranks;
+  for (const v1::StepReport& s : steps) {
+    for (const v1::DeviceStep& d : s.devices()) {
+      if (!d.complete()) continue;
+      Rank& r = ranks[d.rank()];
+      r.step.push_back(d.step_time_ns());
+      r.wait.push_back(d.wait_ns());
+      r.data.push_back(d.data_wait_ns());
+      r.compute.push_back(d.compute_ns());
+      r.flops = std::max(r.flops, d.flops_per_second());
+      r.memory = std::max(r.memory, d.peak_memory_bytes());
+      if (d.waited_for_rank() >= 0 && d.wait_ns() > 0) ++ranks[d.waited_for_rank()].waited_for;
+    }
+  }
+  std::string html =
+      "<table><tr><th>rank</th><th>steps</th><th>median step ms</th><th>median compute ms</th>"
+      "<th>median wait ms</th><th>median data wait ms</th><th>others waited for it (device-steps)</th>"
+      "<th>best GFLOP/s</th><th>peak memory MiB</th></tr>\n";
+  for (const auto& [rank, r] : ranks) {
+    absl::StrAppend(
+        &html,
+        absl::StrFormat("<tr><td>%u</td><td>%u</td><td>%.2f</td><td>%.2f</td><td>%.2f</td>"
+                        "<td>%.2f</td><td>%d</td><td>%.2f</td><td>%.1f</td></tr>\n",
+                        rank, r.step.size(), Median(r.step) / 1e6, Median(r.compute) / 1e6,
+                        Median(r.wait) / 1e6, Median(r.data) / 1e6, r.waited_for, r.flops / 1e9,
+                        static_cast<double>(r.memory) / (1 << 20)));
+  }
+  return html + "</table>\n";
+}
+
+std::string StepsTable(const std::vector<v1::StepReport>& steps) {
+  std::vector<uint32_t> ranks;
+  for (const v1::StepReport& s : steps) {
+    for (const v1::DeviceStep& d : s.devices()) ranks.push_back(d.rank());
+  }
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::string html = "<table><tr><th>step</th>";
+  for (uint32_t r : ranks) absl::StrAppend(&html, "<th>rank ", r, " ms</th>");
+  html += "<th>max wait ms</th><th>waited for</th></tr>\n";
+  const size_t from = steps.size() > kMaxStepRows ? steps.size() - kMaxStepRows : 0;
+  for (size_t i = from; i < steps.size(); ++i) {
+    const v1::StepReport& s = steps[i];
+    std::map<uint32_t, const v1::DeviceStep*> by_rank;
+    int64_t max_wait = 0;
+    int32_t waited_for = -1;
+    for (const v1::DeviceStep& d : s.devices()) {
+      by_rank[d.rank()] = &d;
+      if (d.wait_ns() > max_wait) {
+        max_wait = d.wait_ns();
+        waited_for = d.waited_for_rank();
+      }
+    }
+    absl::StrAppend(&html, "<tr><td>", s.step(), "</td>");
+    for (uint32_t r : ranks) {
+      auto it = by_rank.find(r);
+      absl::StrAppend(&html, "<td>", it == by_rank.end() ? "" : Ms(it->second->step_time_ns()),
+                      "</td>");
+    }
+    absl::StrAppend(&html, "<td>", Ms(max_wait), "</td><td>",
+                    waited_for >= 0 ? absl::StrCat("rank ", waited_for) : "", "</td></tr>\n");
+  }
+  return html + "</table>\n";
+}
+
+}  // namespace
+
+int RunReportCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
+  ArgParser parser("trainscope report",
+                   "Write a report of a job without a display: DIR/index.html with the viewer's "
+                   "views rendered offscreen, the alerts, a per-rank summary and the per-step "
+                   "table (open it in any browser).");
+  parser.AddPositional("JOB", "the job's id");
+  ConnectionOptions::AddFlags(&parser, /*with_feed=*/true);
+  parser.AddFlag("data-dir", "DIR",
+                 "report on the job's stored log in DIR (the collector's --data-dir) instead of "
+                 "asking the live collector");
+  parser.AddFlag("out", "DIR", "the report's directory (created; required)");
+  parser.AddFlag("viewer", "PATH",
+                 "the trainscope-viewer that renders the views (default: the one beside this "
+                 "trainscope, else on PATH)");
+  ParsedArgs parsed;
+  if (std::optional<int> code = ParseOrExit(parser, "report", args, ctx, &parsed)) return *code;
+  absl::StatusOr<ConnectionOptions> conn = ConnectionOptions::Resolve(parsed, ctx.env);
+  if (!conn.ok()) return UsageError(ctx, "report", conn.status().message());
+  const std::string job = *parsed.Positional("JOB");
+  if (!IsValidJobId(job)) {
+    return UsageError(ctx, "report",
+                      absl::StrCat("JOB '", job,
+                                   "' is not a job id (expected 1 to 128 of A-Z a-z 0-9 . _ -)"));
+  }
+  const std::optional<std::string> out = parsed.Value("out");
+  if (!out || out->empty()) return UsageError(ctx, "report", "--out DIR is required");
+  const std::optional<std::string> data_dir = parsed.Value("data-dir");
+
+  v1::SnapshotRequest request;
+  request.set_job_id(job);
+  request.mutable_steps()->set_max_steps(UINT32_MAX);
+  absl::StatusOr<v1::FeedSnapshot> reply = AskAnalysis(data_dir, *conn, request);
+  if (!reply.ok()) return Fail(ctx, "report", reply.status());
+  const std::vector<v1::StepReport> steps(reply->steps().begin(), reply->steps().end());
+  absl::StatusOr<std::vector<v1::Alert>> alerts;
+  if (data_dir) {
+    alerts = AskAlertIndex(*data_dir, job, v1::AlertQuery());
+  } else {
+    ZmqFeedSource source(conn->feed, conn->snapshot, nullptr);
+    alerts = AskLiveAlerts(source, job, v1::AlertQuery(), conn->timeout);
+  }
+  if (!alerts.ok()) return Fail(ctx, "report", alerts.status());
+
+  const std::filesystem::path dir(*out);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) {
+    return Fail(ctx, "report",
+                absl::PermissionDeniedError(absl::StrCat("cannot create ", *out, ": ", ec.message())));
+  }
+  *ctx.err << "rendering the views with trainscope-viewer..." << std::endl;
+  absl::StatusOr<std::vector<std::string>> views =
+      RenderViews(parsed.Value("viewer").value_or(ViewerPath()), job, data_dir, *conn, dir);
+  if (!views.ok()) *ctx.err << "warning: " << views.status().message() << std::endl;
+
+  std::string html = absl::StrCat(
+      "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>trainscope report: ",
+      Html(job),
+      "</title>\n<style>body{font:14px sans-serif;margin:24px;color:#222}"
+      "table{border-collapse:collapse;margin:8px 0 24px}td,th{border:1px solid #ccc;"
+      "padding:3px 8px;text-align:right}th{background:#f3f3f3}td:last-child{text-align:left}"
+      "tr.raised td{background:#fdecec}img{max-width:100%;border:1px solid #ddd;"
+      "margin:8px 0}</style></head><body>\n<h1>trainscope report: ",
+      Html(job), "</h1>\n<p>", steps.size(), " closed steps, ", alerts->size(),
+      " alert changes; from ",
+      data_dir ? absl::StrCat("the stored log in ", Html(*data_dir))
+               : absl::StrCat("the live collector (", Html(conn->feed), ")"),
+      "; written ", absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::Now(), absl::LocalTimeZone()),
+      ".</p>\n<h2>Alerts</h2>\n", AlertsTable(*alerts), "<h2>Views</h2>\n");
+  if (views.ok() && !views->empty()) {
+    for (const std::string& view : *views) {
+      absl::StrAppend(&html, "<h3>", view, "</h3><img src=\"view-", view, ".png\" alt=\"", view,
+                      "\">\n");
+    }
+  } else {
+    absl::StrAppend(&html, "<p>No views: ",
+                    Html(views.ok() ? "nothing rendered" : std::string(views.status().message())),
+                    "</p>\n");
+  }
+  absl::StrAppend(&html, "<h2>Ranks</h2>\n", RankSummary(steps), "<h2>Steps</h2>\n",
+                  steps.size() > kMaxStepRows
+                      ? absl::StrCat("<p>The newest ", kMaxStepRows, " of ", steps.size(),
+                                     " steps.</p>\n")
+                      : "",
+                  StepsTable(steps), "</body></html>\n");
+  std::ofstream file(dir / "index.html", std::ios::trunc);
+  file << html;
+  file.close();
+  if (!file) {
+    return Fail(ctx, "report",
+                absl::DataLossError(absl::StrCat("cannot write ", (dir / "index.html").string())));
+  }
+  *ctx.out << "wrote " << (dir / "index.html").string() << ": " << steps.size() << " steps, "
+           << alerts->size() << " alert changes, "
+           << (views.ok() ? views->size() : 0) << " views" << std::endl;
+  return kExitOk;
+}
+
+}  // namespace trainscope::cli
