@@ -56,9 +56,9 @@ std::optional<int> Prepare(const ArgParser& parser, std::string_view command,
   *conn = *resolved;
   *job = *parsed->Positional("JOB");
   if (!IsValidJobId(*job)) {
-    return UsageError(ctx, command,
-                      absl::StrCat("JOB '", *job,
-                                   "' is not a job id (expected 1 to 128 of A-Z a-z 0-9 . _ -)"));
+    return UsageError(
+        ctx, command,
+        absl::StrCat("JOB '", *job, "' is not a job id (expected 1 to 128 of A-Z a-z 0-9 . _ -)"));
   }
   return std::nullopt;
 }
@@ -85,7 +85,8 @@ int RunStepsCommand(const std::vector<std::string>& args, const CommandContext& 
   const std::pair<const char*, std::function<void(uint64_t)>> bounds[] = {
       {"first", [&](uint64_t v) { request.mutable_steps()->set_first_step(v); }},
       {"last", [&](uint64_t v) { request.mutable_steps()->set_last_step(v); }},
-      {"max", [&](uint64_t v) { request.mutable_steps()->set_max_steps(static_cast<uint32_t>(v)); }},
+      {"max",
+       [&](uint64_t v) { request.mutable_steps()->set_max_steps(static_cast<uint32_t>(v)); }},
   };
   for (const auto& [flag, set] : bounds) {
     absl::StatusOr<std::optional<int64_t>> v = parsed.Int(flag, 0, INT32_MAX);
@@ -118,8 +119,8 @@ int RunStepsCommand(const std::vector<std::string>& args, const CommandContext& 
   for (const v1::StepReport& step : reply->steps()) {
     for (const v1::DeviceStep& d : step.devices()) {
       table.AddRow({absl::StrCat(d.step()), absl::StrCat(d.rank()), absl::StrCat(d.stage()),
-                    Ms(d.step_time_ns()), Ms(d.data_wait_ns()), Ms(d.compute_ns()),
-                    Ms(d.wait_ns()), Ms(d.transfer_ns()), Ms(d.idle_ns()),
+                    Ms(d.step_time_ns()), Ms(d.data_wait_ns()), Ms(d.compute_ns()), Ms(d.wait_ns()),
+                    Ms(d.transfer_ns()), Ms(d.idle_ns()),
                     absl::StrFormat("%.2f", d.flops_per_second() / 1e9),
                     FormatBytes(d.peak_memory_bytes()),
                     d.waited_for_rank() < 0 ? "-" : absl::StrCat(d.waited_for_rank())});
@@ -157,7 +158,8 @@ int RunClocksCommand(const std::vector<std::string>& args, const CommandContext&
                       {"JUMPS", TablePrinter::kRight}});
   for (const v1::ClockEstimate& c : reply->clocks().devices()) {
     std::string source = v1::ClockSource_Name(c.source());
-    if (absl::StartsWith(source, "CLOCK_SOURCE_")) source = absl::AsciiStrToLower(source.substr(13));
+    if (absl::StartsWith(source, "CLOCK_SOURCE_"))
+      source = absl::AsciiStrToLower(source.substr(13));
     if (c.reference()) source += " (reference)";
     table.AddRow({absl::StrCat(c.rank()), Ms(c.offset_ns()), absl::StrFormat("%.2f", c.drift_ppm()),
                   absl::StrFormat("%.1f", c.uncertainty_ns() / 1e3), source,
@@ -264,8 +266,8 @@ int RunExportCommand(const std::vector<std::string>& args, const CommandContext&
     collector::PerfettoTraceWriter writer(&file);
     writer.Add(operators);
     written = writer.Finish();
-    summary = absl::StrFormat("%d slices on %d tracks", writer.slices_written(),
-                              writer.tracks_written());
+    summary =
+        absl::StrFormat("%d slices on %d tracks", writer.slices_written(), writer.tracks_written());
   }
   if (!written.ok()) return Fail(ctx, "export", written);
   if (reply->marey().truncated()) {

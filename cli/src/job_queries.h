@@ -18,9 +18,9 @@ namespace trainscope::cli {
 
 // The analysis's answer to `request` (its job_id set): from the job's
 // stored log under `data_dir` when given, else from the live collector.
-absl::StatusOr<trainscope::v1::FeedSnapshot> AskAnalysis(
-    const std::optional<std::string>& data_dir, const ConnectionOptions& conn,
-    trainscope::v1::SnapshotRequest request);
+absl::StatusOr<trainscope::v1::FeedSnapshot> AskAnalysis(const std::optional<std::string>& data_dir,
+                                                         const ConnectionOptions& conn,
+                                                         trainscope::v1::SnapshotRequest request);
 
 // The job's alerts: from the index under `data_dir`, or live.
 absl::StatusOr<std::vector<trainscope::v1::Alert>> AskAlertIndex(

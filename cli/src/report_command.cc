@@ -84,9 +84,9 @@ absl::StatusOr<std::vector<std::string>> RenderViews(const std::string& viewer,
     return absl::NotFoundError(
         absl::StrCat(viewer, " not found (built without Qt?); the report has no views"));
   }
-  std::vector<std::string> argv = {"env",      "QT_QPA_PLATFORM=offscreen", viewer, "--job", job,
-                                   "--render", "each",
-                                   "--out",    (dir / "view.png").string()};
+  std::vector<std::string> argv = {
+      "env",   "QT_QPA_PLATFORM=offscreen", viewer, "--job", job, "--render", "each",
+      "--out", (dir / "view.png").string()};
   if (data_dir) {
     argv.insert(argv.end(), {"--data-dir", *data_dir});
   } else {
@@ -115,10 +115,9 @@ std::string AlertsTable(const std::vector<v1::Alert>& alerts) {
     const bool raised = a.state() == v1::ALERT_STATE_RAISED;
     absl::StrAppend(&html, "<tr class=\"", raised ? "raised" : "cleared", "\"><td>", a.alert_id(),
                     "</td><td>", raised ? "raised" : "cleared", a.halted_job() ? " (halted)" : "",
-                    "</td><td>", Html(a.rule()), "</td><td>", a.step(), "</td><td>",
-                    a.onset_step(), "</td><td>",
-                    a.cause_rank() >= 0 ? absl::StrCat("rank ", a.cause_rank()) : "", "</td><td>",
-                    Html(a.message()), "</td></tr>\n");
+                    "</td><td>", Html(a.rule()), "</td><td>", a.step(), "</td><td>", a.onset_step(),
+                    "</td><td>", a.cause_rank() >= 0 ? absl::StrCat("rank ", a.cause_rank()) : "",
+                    "</td><td>", Html(a.message()), "</td></tr>\n");
   }
   return html + "</table>\n";
 }
@@ -146,16 +145,16 @@ std::string RankSummary(const std::vector<v1::StepReport>& steps) {
   }
   std::string html =
       "<table><tr><th>rank</th><th>steps</th><th>median step ms</th><th>median compute ms</th>"
-      "<th>median wait ms</th><th>median data wait ms</th><th>others waited for it (device-steps)</th>"
+      "<th>median wait ms</th><th>median data wait ms</th><th>others waited for it "
+      "(device-steps)</th>"
       "<th>best GFLOP/s</th><th>peak memory MiB</th></tr>\n";
   for (const auto& [rank, r] : ranks) {
     absl::StrAppend(
-        &html,
-        absl::StrFormat("<tr><td>%u</td><td>%u</td><td>%.2f</td><td>%.2f</td><td>%.2f</td>"
-                        "<td>%.2f</td><td>%d</td><td>%.2f</td><td>%.1f</td></tr>\n",
-                        rank, r.step.size(), Median(r.step) / 1e6, Median(r.compute) / 1e6,
-                        Median(r.wait) / 1e6, Median(r.data) / 1e6, r.waited_for, r.flops / 1e9,
-                        static_cast<double>(r.memory) / (1 << 20)));
+        &html, absl::StrFormat("<tr><td>%u</td><td>%u</td><td>%.2f</td><td>%.2f</td><td>%.2f</td>"
+                               "<td>%.2f</td><td>%d</td><td>%.2f</td><td>%.1f</td></tr>\n",
+                               rank, r.step.size(), Median(r.step) / 1e6, Median(r.compute) / 1e6,
+                               Median(r.wait) / 1e6, Median(r.data) / 1e6, r.waited_for,
+                               r.flops / 1e9, static_cast<double>(r.memory) / (1 << 20)));
   }
   return html + "</table>\n";
 }
@@ -217,9 +216,9 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandContext&
   if (!conn.ok()) return UsageError(ctx, "report", conn.status().message());
   const std::string job = *parsed.Positional("JOB");
   if (!IsValidJobId(job)) {
-    return UsageError(ctx, "report",
-                      absl::StrCat("JOB '", job,
-                                   "' is not a job id (expected 1 to 128 of A-Z a-z 0-9 . _ -)"));
+    return UsageError(
+        ctx, "report",
+        absl::StrCat("JOB '", job, "' is not a job id (expected 1 to 128 of A-Z a-z 0-9 . _ -)"));
   }
   const std::optional<std::string> out = parsed.Value("out");
   if (!out || out->empty()) return UsageError(ctx, "report", "--out DIR is required");
@@ -244,8 +243,9 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandContext&
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) {
-    return Fail(ctx, "report",
-                absl::PermissionDeniedError(absl::StrCat("cannot create ", *out, ": ", ec.message())));
+    return Fail(
+        ctx, "report",
+        absl::PermissionDeniedError(absl::StrCat("cannot create ", *out, ": ", ec.message())));
   }
   *ctx.err << "rendering the views with trainscope-viewer..." << std::endl;
   absl::StatusOr<std::vector<std::string>> views =
@@ -253,8 +253,7 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandContext&
   if (!views.ok()) *ctx.err << "warning: " << views.status().message() << std::endl;
 
   std::string html = absl::StrCat(
-      "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>trainscope report: ",
-      Html(job),
+      "<!doctype html>\n<html><head><meta charset=\"utf-8\"><title>trainscope report: ", Html(job),
       "</title>\n<style>body{font:14px sans-serif;margin:24px;color:#222}"
       "table{border-collapse:collapse;margin:8px 0 24px}td,th{border:1px solid #ccc;"
       "padding:3px 8px;text-align:right}th{background:#f3f3f3}td:last-child{text-align:left}"
@@ -277,10 +276,9 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandContext&
                     "</p>\n");
   }
   absl::StrAppend(&html, "<h2>Ranks</h2>\n", RankSummary(steps), "<h2>Steps</h2>\n",
-                  steps.size() > kMaxStepRows
-                      ? absl::StrCat("<p>The newest ", kMaxStepRows, " of ", steps.size(),
-                                     " steps.</p>\n")
-                      : "",
+                  steps.size() > kMaxStepRows ? absl::StrCat("<p>The newest ", kMaxStepRows, " of ",
+                                                             steps.size(), " steps.</p>\n")
+                                              : "",
                   StepsTable(steps), "</body></html>\n");
   std::ofstream file(dir / "index.html", std::ios::trunc);
   file << html;
@@ -290,8 +288,8 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandContext&
                 absl::DataLossError(absl::StrCat("cannot write ", (dir / "index.html").string())));
   }
   *ctx.out << "wrote " << (dir / "index.html").string() << ": " << steps.size() << " steps, "
-           << alerts->size() << " alert changes, "
-           << (views.ok() ? views->size() : 0) << " views" << std::endl;
+           << alerts->size() << " alert changes, " << (views.ok() ? views->size() : 0) << " views"
+           << std::endl;
   return kExitOk;
 }
 

@@ -219,15 +219,16 @@ int main(int argc, char** argv) {
   const std::string port_file = absl::GetFlag(FLAGS_port_file);
   if (!port_file.empty()) {
     std::string error;
-    if (!WritePortFile(port_file,
-                       absl::StrCat("agents=", (*server)->agents_address(),
-                                    "\nfeed=", (*server)->feed_endpoint(),
-                                    "\nsnapshot=", (*server)->snapshot_endpoint(), "\n",
-                                    (*server)->metrics_port() > 0
-                                        ? absl::StrCat("metrics=", absl::GetFlag(FLAGS_metrics_host),
-                                                       ":", (*server)->metrics_port(), "\n")
-                                        : ""),
-                       &error)) {
+    if (!WritePortFile(
+            port_file,
+            absl::StrCat("agents=", (*server)->agents_address(),
+                         "\nfeed=", (*server)->feed_endpoint(),
+                         "\nsnapshot=", (*server)->snapshot_endpoint(), "\n",
+                         (*server)->metrics_port() > 0
+                             ? absl::StrCat("metrics=", absl::GetFlag(FLAGS_metrics_host), ":",
+                                            (*server)->metrics_port(), "\n")
+                             : ""),
+            &error)) {
       (*server)->Shutdown(absl::Seconds(1));
       return Fail("--port-file: " + error);
     }

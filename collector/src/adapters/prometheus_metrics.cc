@@ -36,8 +36,8 @@ struct PrometheusMetrics::Families {
         job_rate(GaugeFamily(r, "trainscope_job_events_per_second",
                              "The job's event rate over the last few seconds")),
         job_ranks(GaugeFamily(r, "trainscope_job_ranks_connected", "Ranks streaming now")),
-        job_open_alerts(GaugeFamily(r, "trainscope_job_open_alerts",
-                                    "Alerts raised and not cleared")),
+        job_open_alerts(
+            GaugeFamily(r, "trainscope_job_open_alerts", "Alerts raised and not cleared")),
         rank_events(GaugeFamily(r, "trainscope_rank_events_received",
                                 "Events of the rank written to the durable log")),
         rank_dropped(GaugeFamily(r, "trainscope_rank_agent_dropped_events",

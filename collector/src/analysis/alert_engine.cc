@@ -35,8 +35,8 @@ std::vector<v1::Alert> AlertEngine::OnStep(const v1::StepReport& step, int64_t n
     UpdateHistory(step);
     const v1::RulesConfig& r = rules_;
     if (r.low_flops().enabled()) {
-      Judge(std::string(kRuleLowFlops), r.low_flops().hysteresis(), LowFlops(step), s,
-            now_unix_ns, &out);
+      Judge(std::string(kRuleLowFlops), r.low_flops().hysteresis(), LowFlops(step), s, now_unix_ns,
+            &out);
     }
     if (r.stage_flops_imbalance().enabled()) {
       Judge(std::string(kRuleStageFlopsImbalance), r.stage_flops_imbalance().hysteresis(),
@@ -51,19 +51,20 @@ std::vector<v1::Alert> AlertEngine::OnStep(const v1::StepReport& step, int64_t n
             CollectiveWait(step), s, now_unix_ns, &out);
     }
     if (r.slow_link().enabled()) {
-      Judge(std::string(kRuleSlowLink), r.slow_link().hysteresis(), SlowLink(step), s,
-            now_unix_ns, &out);
+      Judge(std::string(kRuleSlowLink), r.slow_link().hysteresis(), SlowLink(step), s, now_unix_ns,
+            &out);
     }
     if (r.pipeline_bubble().enabled()) {
       Judge(std::string(kRulePipelineBubble), r.pipeline_bubble().hysteresis(),
             PipelineBubble(step), s, now_unix_ns, &out);
     }
     if (r.loader_stall().enabled()) {
-      Judge(std::string(kRuleLoaderStall), r.loader_stall().hysteresis(), LoaderStall(step),
-            s, now_unix_ns, &out);
+      Judge(std::string(kRuleLoaderStall), r.loader_stall().hysteresis(), LoaderStall(step), s,
+            now_unix_ns, &out);
     }
     if (r.step_time_regression().enabled()) {
-      Judge(std::string(kRuleStepTimeRegression), r.step_time_regression().hysteresis(), StepTimeRegression(step), s, now_unix_ns, &out);
+      Judge(std::string(kRuleStepTimeRegression), r.step_time_regression().hysteresis(),
+            StepTimeRegression(step), s, now_unix_ns, &out);
     }
   }
   for (const auto& [rank, lost] : lost_) {
@@ -198,8 +199,8 @@ AlertEngine::HoldUp AlertEngine::HeldUp(const std::deque<DeviceSample>& history)
     out.fraction = recent_median;
     out.present = recent_present;
   }
-  const double threshold = out.window == sustained ? rule.sustained_wait_fraction()
-                                                   : rule.min_wait_fraction();
+  const double threshold =
+      out.window == sustained ? rule.sustained_wait_fraction() : rule.min_wait_fraction();
   out.onset = TrailingOnset(history, std::max<size_t>(out.window, 1),
                             [&](const DeviceSample& s) { return s.held_up >= threshold; });
   return out;
@@ -358,8 +359,7 @@ std::vector<v1::Alert> AlertEngine::OnExternalFinding(const ExternalFinding& fin
   v.what = finding.message.empty() ? absl::StrCat(finding.rule, " on ", finding.subject)
                                    : finding.message;
   v.present = finding.holds;
-  const bool holds =
-      Advance(&it->second, &v, rules_.hysteresis(), finding.step, now_unix_ns, &out);
+  const bool holds = Advance(&it->second, &v, rules_.hysteresis(), finding.step, now_unix_ns, &out);
   if (holds) {
     external_holding_.insert(key);
   } else {

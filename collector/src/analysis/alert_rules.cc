@@ -144,14 +144,12 @@ std::vector<AlertEngine::Verdict> AlertEngine::Straggler(const v1::StepReport& s
       // The streak test: clearly slower and holding the others up, step
       // after step (see StragglerRule).
       auto streaking = [&](const DeviceSample& s) {
-        return s.own_ratio >= 1 + rule.streak_excess() &&
-               s.held_up >= rule.streak_wait_fraction();
+        return s.own_ratio >= 1 + rule.streak_excess() && s.held_up >= rule.streak_wait_fraction();
       };
       const size_t streak_steps = rules_.collective_wait().streak_steps();
-      const bool streak =
-          history.size() >= streak_steps &&
-          std::all_of(history.end() - static_cast<std::ptrdiff_t>(streak_steps), history.end(),
-                      streaking);
+      const bool streak = history.size() >= streak_steps &&
+                          std::all_of(history.end() - static_cast<std::ptrdiff_t>(streak_steps),
+                                      history.end(), streaking);
       if (!held.holds && !held.present && !streak) continue;
       // Own time over the window of the hold-up test that decided (the
       // sustained test looks at a long window, so does this one).
@@ -181,8 +179,8 @@ std::vector<AlertEngine::Verdict> AlertEngine::Straggler(const v1::StepReport& s
       v.holds = (held.holds && mine >= threshold) || streak;
       // Hysteresis band: an open alert stays while half the margin remains.
       v.present = (held.present && mine >= (median + threshold) / 2) || streak;
-      v.onset_step = held.holds || !streak ? held.onset
-                                           : TrailingOnset(history, history.size(), streaking);
+      v.onset_step =
+          held.holds || !streak ? held.onset : TrailingOnset(history, history.size(), streaking);
       v.alert = BaseAlert(kRuleStraggler);
       v.alert.add_ranks(rank);
       v.alert.set_cause_rank(static_cast<int32_t>(rank));
@@ -225,9 +223,8 @@ std::vector<AlertEngine::Verdict> AlertEngine::CollectiveWait(const v1::StepRepo
         victims.push_back(w.rank());
       }
     }
-    const double threshold = held.window == rule.sustained_steps()
-                                 ? rule.sustained_wait_fraction()
-                                 : rule.min_wait_fraction();
+    const double threshold = held.window == rule.sustained_steps() ? rule.sustained_wait_fraction()
+                                                                   : rule.min_wait_fraction();
     Verdict v;
     v.subject = RankSubject(cause);
     v.holds = held.holds;
@@ -241,11 +238,10 @@ std::vector<AlertEngine::Verdict> AlertEngine::CollectiveWait(const v1::StepRepo
     v.alert.set_observed(held.fraction);
     v.alert.set_baseline(0);
     v.alert.set_threshold(threshold);
-    v.what = victims.empty()
-                 ? absl::StrFormat("the others wait for rank %u in collectives", cause)
-                 : absl::StrFormat("rank%s %s wait%s for rank %u in collectives",
-                                   victims.size() == 1 ? "" : "s", RankList(victims),
-                                   victims.size() == 1 ? "s" : "", cause);
+    v.what = victims.empty() ? absl::StrFormat("the others wait for rank %u in collectives", cause)
+                             : absl::StrFormat("rank%s %s wait%s for rank %u in collectives",
+                                               victims.size() == 1 ? "" : "s", RankList(victims),
+                                               victims.size() == 1 ? "s" : "", cause);
     v.values = absl::StrFormat("a median %.0f%% of their step over %zu steps (threshold %.0f%%)",
                                100.0 * held.fraction, held.window, 100.0 * threshold);
     out.push_back(std::move(v));
@@ -493,7 +489,8 @@ std::vector<AlertEngine::Verdict> AlertEngine::StepTimeRegression(const v1::Step
   const double base = step_time_baseline_ns_;
   const double recent = median_of_last(rules_.window_steps());
   const double sustained = median_of_last(rule.sustained_steps());
-  const bool fast = recent >= (1 + rule.rise()) * base && this_step_time >= (1 + rule.rise()) * base;
+  const bool fast =
+      recent >= (1 + rule.rise()) * base && this_step_time >= (1 + rule.rise()) * base;
   const bool slow = recent_step_times_.size() >= rule.sustained_steps() &&
                     sustained >= (1 + rule.sustained_rise()) * base &&
                     recent >= (1 + rule.sustained_rise() / 2) * base;

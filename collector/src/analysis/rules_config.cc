@@ -105,10 +105,10 @@ std::vector<std::string> Validate(const v1::RulesConfig& c) {
                 "a fraction in (0, 1]", &e);
     CheckUnsigned(r.has_streak_steps(), r.streak_steps(), 1, "collective_wait.streak_steps", &e);
     CheckDouble(r.has_sustained_wait_fraction(), r.sustained_wait_fraction(),
-                "collective_wait.sustained_wait_fraction", InUnitInterval(r.sustained_wait_fraction()),
-                "a fraction in (0, 1]", &e);
-    CheckUnsigned(r.has_sustained_steps(), r.sustained_steps(), 1, "collective_wait.sustained_steps",
-                  &e);
+                "collective_wait.sustained_wait_fraction",
+                InUnitInterval(r.sustained_wait_fraction()), "a fraction in (0, 1]", &e);
+    CheckUnsigned(r.has_sustained_steps(), r.sustained_steps(), 1,
+                  "collective_wait.sustained_steps", &e);
     CheckHysteresis(r.hysteresis(), "collective_wait.", &e);
   }
   {

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "operator_category.h"
 
 namespace trainscope::collector {
 namespace {
@@ -37,19 +38,6 @@ std::string JsonString(const std::string& s) {
     }
   }
   return out + "\"";
-}
-
-const char* Category(v1::OperatorClass c) {
-  switch (c) {
-    case v1::OPERATOR_CLASS_COLLECTIVE:
-      return "collective";
-    case v1::OPERATOR_CLASS_SEND:
-      return "send";
-    case v1::OPERATOR_CLASS_RECV:
-      return "recv";
-    default:
-      return "compute";
-  }
 }
 
 }  // namespace
@@ -105,11 +93,11 @@ void ChromeTraceWriter::Add(const v1::OperatorBatch& batch) {
                       op.op_class() != v1::OPERATOR_CLASS_UNSPECIFIED;
     if (comm) {
       absl::StrAppend(&args, R"(,"group":)", JsonString(str(op.group())),
-                      absl::StrFormat(R"(,"sequence":%u,"peer":%d,"bytes":%u)",
-                                      op.group_sequence(), op.peer(), op.bytes()));
+                      absl::StrFormat(R"(,"sequence":%u,"peer":%d,"bytes":%u)", op.group_sequence(),
+                                      op.peer(), op.bytes()));
     }
     Event(absl::StrCat(R"({"ph":"X","name":)", JsonString(str(op.name())), R"(,"cat":")",
-                       Category(op.op_class()), "\"",
+                       OperatorCategory(op.op_class()), "\"",
                        absl::StrFormat(R"(,"pid":%u,"tid":%u,"ts":%s,"dur":%d.%03d,"args":{%s}})",
                                        rank, op.thread(), ts, dur / 1000, dur % 1000, args)));
     ++operators_;
@@ -131,10 +119,9 @@ void ChromeTraceWriter::Add(const v1::OperatorBatch& batch) {
     const uint64_t id = next_flow_id_++;
     const std::string name = JsonString(str(op.name()));
     Event(absl::StrCat(R"({"ph":"s","id":)", id, R"(,"name":)", name, R"(,"cat":"flow")",
-                       absl::StrFormat(R"(,"pid":%u,"tid":%u,"ts":%s})", source_rank,
-                                       source_thread, Ts(source_ns))));
-    Event(absl::StrCat(R"({"ph":"f","bp":"e","id":)", id, R"(,"name":)", name,
-                       R"(,"cat":"flow")",
+                       absl::StrFormat(R"(,"pid":%u,"tid":%u,"ts":%s})", source_rank, source_thread,
+                                       Ts(source_ns))));
+    Event(absl::StrCat(R"({"ph":"f","bp":"e","id":)", id, R"(,"name":)", name, R"(,"cat":"flow")",
                        absl::StrFormat(R"(,"pid":%u,"tid":%u,"ts":%s})", rank, op.thread(), ts)));
     ++flows_;
   }

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl.h"
+#include "operator_category.h"
 
 namespace trainscope::collector {
 namespace {
@@ -17,19 +18,6 @@ uint64_t ThreadUuid(uint32_t rank, uint32_t thread) {
 }
 // Perfetto ties tracks to pids and tids; 0 is the kernel's, so ranks start at 1.
 int32_t Pid(uint32_t rank) { return static_cast<int32_t>(rank) + 1; }
-
-const char* Category(v1::OperatorClass c) {
-  switch (c) {
-    case v1::OPERATOR_CLASS_COLLECTIVE:
-      return "collective";
-    case v1::OPERATOR_CLASS_SEND:
-      return "send";
-    case v1::OPERATOR_CLASS_RECV:
-      return "recv";
-    default:
-      return "compute";
-  }
-}
 
 }  // namespace
 
@@ -112,7 +100,7 @@ void PerfettoTraceWriter::Add(const v1::OperatorBatch& batch) {
       perfetto::TrackEvent* event = packet.mutable_track_event();
       event->set_type(perfetto::TrackEvent::TYPE_SLICE_BEGIN);
       event->set_track_uuid(track);
-      event->add_categories(Category(op->op_class()));
+      event->add_categories(OperatorCategory(op->op_class()));
       event->set_name(op->name() < static_cast<uint32_t>(batch.strings_size())
                           ? batch.strings(static_cast<int>(op->name()))
                           : std::string("?"));

@@ -5,9 +5,9 @@
 #include <string>
 
 #include "export_test_batch.h"
+#include "gmock/gmock.h"
 #include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
-#include "gmock/gmock.h"
 #include "gtest/gtest.h"
 
 namespace trainscope::collector {

@@ -12,16 +12,16 @@ namespace trainscope::collector {
 
 inline v1::OperatorBatch ExportTestBatch() {
   v1::OperatorBatch batch;
-  batch.add_strings("");                 // 0
-  batch.add_strings("aten::\"conv\"");   // 1: a name that needs escaping
-  batch.add_strings("aten::add");        // 2
-  batch.add_strings("all_reduce");       // 3
-  batch.add_strings("pg:default");       // 4
-  batch.add_strings("send");             // 5
-  batch.add_strings("recv");             // 6
+  batch.add_strings("");                // 0
+  batch.add_strings("aten::\"conv\"");  // 1: a name that needs escaping
+  batch.add_strings("aten::add");       // 2
+  batch.add_strings("all_reduce");      // 3
+  batch.add_strings("pg:default");      // 4
+  batch.add_strings("send");            // 5
+  batch.add_strings("recv");            // 6
   const int64_t t0 = 1'795'000'000'000'000'000;
-  auto add = [&](uint32_t rank, int64_t start, int64_t end, uint32_t name,
-                 v1::OperatorClass cls, uint64_t seq = 0, int32_t peer = -1) {
+  auto add = [&](uint32_t rank, int64_t start, int64_t end, uint32_t name, v1::OperatorClass cls,
+                 uint64_t seq = 0, int32_t peer = -1) {
     v1::AlignedOperator* op = batch.add_operators();
     op->set_rank(rank);
     op->set_thread(7);

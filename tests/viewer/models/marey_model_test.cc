@@ -1,11 +1,10 @@
 #include "trainscope/viewer/marey_model.h"
 
-#include <memory>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <memory>
 
 namespace trainscope::viewer {
 namespace {

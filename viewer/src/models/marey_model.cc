@@ -111,8 +111,8 @@ struct MareyModel::Track {
   // reads one small array per row instead of probing the operators, which
   // is memory-bound (a cache miss per probe) with thousands of rows.
   struct FineEdge {
-    size_t index = 0;               // compute operators starting before the time
-    int64_t busy = 0;               // busy_prefix[index]
+    size_t index = 0;                // compute operators starting before the time
+    int64_t busy = 0;                // busy_prefix[index]
     int64_t next_start = INT64_MAX;  // compute[index].start
     int64_t prev_end = INT64_MIN;    // compute[index - 1].end
   };
@@ -132,7 +132,8 @@ struct MareyModel::Track {
   // The index entry nearest to t (fine_ns > 0).
   const FineEdge& FineAt(int64_t t) const {
     const int64_t i = (t - fine_origin + fine_ns / 2) / fine_ns;
-    return fine[static_cast<size_t>(std::clamp<int64_t>(i, 0, static_cast<int64_t>(fine.size()) - 1))];
+    return fine[static_cast<size_t>(
+        std::clamp<int64_t>(i, 0, static_cast<int64_t>(fine.size()) - 1))];
   }
   void BuildFineEdges() {
     fine.clear();
@@ -869,8 +870,8 @@ void MareyModel::LayoutDenseRows() {
   // thinner than a pixel share pixel rows, where the later row wins; a
   // chunk boundary moves until the rows on its two sides share none, so
   // the picture is the sequential one.
-  const size_t wanted = options_.layout_threads > 0 ? options_.layout_threads
-                                                    : std::thread::hardware_concurrency();
+  const size_t wanted =
+      options_.layout_threads > 0 ? options_.layout_threads : std::thread::hardware_concurrency();
   const size_t workers = n < 64 ? 1 : std::clamp<size_t>(wanted, 1, kMaxLayoutThreads);
   std::vector<size_t> bounds{0};
   for (size_t w = 1; w < workers; ++w) {
@@ -1017,9 +1018,8 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
   // A view that holds the whole track (zoomed out) needs no search.
   const int64_t comm_low = t0 - track->max_comm - raw_slack;
   const int64_t comm_high = t1 + 1 + raw_slack;
-  const size_t comm_from = comm.empty() || start_of(comm.front()) >= comm_low
-                               ? 0
-                               : first_at_or_after(comm, 0, comm_low);
+  const size_t comm_from =
+      comm.empty() || start_of(comm.front()) >= comm_low ? 0 : first_at_or_after(comm, 0, comm_low);
   const size_t comm_to = !comm.empty() && start_of(comm.back()) < comm_high
                              ? comm.size()
                              : gallop(comm, comm_from, comm_high);
@@ -1079,17 +1079,16 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
       continue;
     }
     ++stats->merged_bins;
-    const int64_t first_start =
-        coarse ? fine_edges[k]->next_start : start_of(compute[edges[k]]);
+    const int64_t first_start = coarse ? fine_edges[k]->next_start : start_of(compute[edges[k]]);
     const int64_t last_end =
         coarse ? fine_edges[k + 1]->prev_end : end_of(compute[edges[k + 1] - 1]);
     const int64_t s = std::max(t0, first_start);
     const int64_t e = std::min(t1, last_end);
     const float x0 = std::max(plot_.x, to_x(s));
     const float x1 = std::max(x0 + 1, to_x(e));
-    const double busy = static_cast<double>(
-        coarse ? fine_edges[k + 1]->busy - fine_edges[k]->busy
-               : track->busy_prefix[edges[k + 1]] - track->busy_prefix[edges[k]]);
+    const double busy = static_cast<double>(coarse ? fine_edges[k + 1]->busy - fine_edges[k]->busy
+                                                   : track->busy_prefix[edges[k + 1]] -
+                                                         track->busy_prefix[edges[k]]);
     const double fraction = std::clamp(busy / std::max(1.0, bin_ns), 0.0, 1.0);
     last_x1[0] = std::max(last_x1[0], std::ceil(x1));
     if (pixels != nullptr) {
