@@ -183,7 +183,7 @@ AlertEngine::HoldUp AlertEngine::HeldUp(const std::deque<DeviceSample>& history)
   if (history.size() >= streak) {
     const std::vector<double> last = Last(history, streak, held_up);
     if (*std::min_element(last.begin(), last.end()) >= rule.min_wait_fraction()) {
-      out = {true, true, streak, Median(last), 0};
+      out = {true, true, streak, Median(last), rule.min_wait_fraction(), 0};
     }
   }
   // The recent median: without half the sustained margin there, the cause
@@ -192,17 +192,18 @@ AlertEngine::HoldUp AlertEngine::HeldUp(const std::deque<DeviceSample>& history)
   const bool recent_present = recent_median >= rule.sustained_wait_fraction() / 2;
   if (!out.holds && recent_present && history.size() >= sustained) {
     const double median = Median(Last(history, sustained, held_up));
-    if (median >= rule.sustained_wait_fraction()) out = {true, true, sustained, median, 0};
+    if (median >= rule.sustained_wait_fraction()) {
+      out = {true, true, sustained, median, rule.sustained_wait_fraction(), 0};
+    }
   }
   if (!out.holds) {
     out.window = recent;
     out.fraction = recent_median;
     out.present = recent_present;
   }
-  const double threshold =
-      out.window == sustained ? rule.sustained_wait_fraction() : rule.min_wait_fraction();
+  if (!out.holds) out.threshold = rule.min_wait_fraction();
   out.onset = TrailingOnset(history, std::max<size_t>(out.window, 1),
-                            [&](const DeviceSample& s) { return s.held_up >= threshold; });
+                            [&](const DeviceSample& s) { return s.held_up >= out.threshold; });
   return out;
 }
 

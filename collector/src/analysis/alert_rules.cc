@@ -208,7 +208,6 @@ std::vector<AlertEngine::Verdict> AlertEngine::Straggler(const v1::StepReport& s
 }
 
 std::vector<AlertEngine::Verdict> AlertEngine::CollectiveWait(const v1::StepReport& step) const {
-  const v1::CollectiveWaitRule& rule = rules_.collective_wait();
   std::vector<Verdict> out;
   for (const v1::DeviceStep* d : CompleteDevices(step)) {
     const uint32_t cause = d->rank();
@@ -223,8 +222,7 @@ std::vector<AlertEngine::Verdict> AlertEngine::CollectiveWait(const v1::StepRepo
         victims.push_back(w.rank());
       }
     }
-    const double threshold = held.window == rule.sustained_steps() ? rule.sustained_wait_fraction()
-                                                                   : rule.min_wait_fraction();
+    const double threshold = held.threshold;
     Verdict v;
     v.subject = RankSubject(cause);
     v.holds = held.holds;

@@ -185,6 +185,7 @@ class AlertEngine {
     bool present = false;  // half the margin remains (keeps an open alert)
     size_t window = 0;     // the window of the test that decided
     double fraction = 0;   // the median hold-up over that window
+    double threshold = 0;  // that test's threshold
     uint64_t onset = 0;    // first step of the trailing run over the threshold
   };
   HoldUp HeldUp(const std::deque<DeviceSample>& history) const;
