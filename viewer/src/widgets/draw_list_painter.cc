@@ -41,7 +41,7 @@ void DrawListPainter::Paint(QPainter* painter, const DrawList& list) {
         QRectF(list.image.dest.x, list.image.dest.y, list.image.dest.w, list.image.dest.h), image);
   }
   if (!list.quads.empty()) {
-    painter->setRenderHint(QPainter::Antialiasing, list.quads.size() < 20'000);
+    painter->setRenderHint(QPainter::Antialiasing, list.quads.size() < 2'000);
     painter->setPen(Qt::NoPen);
     QPointF points[4];
     for (const Quad& quad : list.quads) {
