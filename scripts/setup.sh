@@ -8,7 +8,7 @@ PACKAGES=(
   cmake ninja-build pkg-config g++ git
   # wire, storage, feed
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
-  libzmq3-dev cppzmq-dev libsqlite3-dev prometheus-cpp-dev
+  libzmq3-dev cppzmq-dev libsqlite3-dev prometheus-cpp-dev zlib1g-dev
   # viewer
   qt6-base-dev qt6-charts-dev libqt6opengl6-dev libxkbcommon-dev
   # tests and benchmarks

@@ -27,6 +27,7 @@ const std::vector<Subcommand>& Subcommands() {
       {"ops", "a job's operators on the aligned time axis (JSON)", RunOpsCommand},
       {"export", "write a job as a Chrome (JSON) or Perfetto (protobuf) trace", RunExportCommand},
       {"report", "write an HTML report of a job: views, alerts, ranks, steps", RunReportCommand},
+      {"import", "import PyTorch profiler traces (Chrome JSON) as a stored job", RunImportCommand},
       {"alerts", "alerts raised and cleared for a job (--follow to watch)", RunAlertsCommand},
       {"policy", "show or change a job's halt policy (changing needs the token)",
        RunPolicyCommand},

@@ -1,8 +1,9 @@
 """`trainscope export` on a real 4-rank DDP job: the Chrome trace JSON holds
 every operator the analysis aligned (one process per rank, collectives
 linked by flows, same counts as `trainscope ops`), live and from the data
-dir; the Perfetto trace is a Trace message of packets. The writers' formats
-are checked in detail by tests/collector/export.
+dir, and imports back (`trainscope import --rank-from-pid`) to the same
+operators; the Perfetto trace is a Trace message of packets. The writers'
+formats are checked in detail by tests/collector/export.
 
 Uses conftest's `collector` and `trainscope_module` fixtures.
 Run: /usr/bin/python3 -m pytest tests/python/test_export.py
@@ -12,8 +13,10 @@ from __future__ import annotations
 
 import collections
 import json
+import subprocess
 import uuid
 
+from conftest import CLI_BIN
 from jobs_util import run_job, trainscope_env
 from test_analysis_job import analysis, wait_for_steps
 
@@ -62,6 +65,29 @@ def test_export_chrome_and_perfetto_of_a_real_job(collector, trainscope_module, 
     assert f"{len(operators)} slices on" in result.stdout, result.stdout
     data = pftrace.read_bytes()
     assert data[:1] == b"\x0a", "a Trace message: field 1, length-delimited packets"
+
+    # Round trip: the Chrome export imported back (every rank in one file)
+    # and exported again holds the same operators, per rank and class.
+    chrome = tmp_path / "trace.json"
+    collector.cli("export", job, "--format", "chrome", "--out", str(chrome), "--data-dir",
+                  str(collector.data_dir))
+    back = tmp_path / "back"
+    imported = subprocess.run([str(CLI_BIN), "import", "--job", "back", "--data-dir", str(back),
+                               "--rank-from-pid", str(chrome)], capture_output=True, text=True,
+                              timeout=120)
+    assert f"{len(operators)} events" in imported.stdout, imported.stdout + imported.stderr
+    again = tmp_path / "again.json"
+    collector.cli("export", "back", "--format", "chrome", "--out", str(again), "--data-dir",
+                  str(back))
+
+    def kinds(path):
+        return collections.Counter((e["pid"], e["cat"], e["name"])
+                                   for e in json.loads(path.read_text())["traceEvents"]
+                                   if e["ph"] == "X")
+    assert kinds(again) == kinds(chrome)
+    steps_back = analysis(collector, "steps", "back", "--data-dir", str(back))
+    assert len(steps_back) >= STEPS - 2
+    assert all(len(s["devices"]) == WORLD for s in steps_back[1:-1])
 
     bad = collector.cli("export", job, "--format", "svg", "--out", str(tmp_path / "x"),
                         check=False)

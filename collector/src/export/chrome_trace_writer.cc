@@ -1,6 +1,7 @@
 #include "trainscope/collector/export/chrome_trace_writer.h"
 
 #include <algorithm>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -72,7 +73,15 @@ void ChromeTraceWriter::Add(const v1::OperatorBatch& batch) {
     static const std::string kEmpty;
     return index < static_cast<uint32_t>(batch.strings_size()) ? batch.strings(index) : kEmpty;
   };
-  for (const v1::AlignedOperator& op : batch.operators()) {
+  // By rank, then time: what readers (and `trainscope import`) expect.
+  std::vector<const v1::AlignedOperator*> sorted;
+  sorted.reserve(static_cast<size_t>(batch.operators_size()));
+  for (const v1::AlignedOperator& op : batch.operators()) sorted.push_back(&op);
+  std::stable_sort(sorted.begin(), sorted.end(), [](const auto* a, const auto* b) {
+    return a->rank() != b->rank() ? a->rank() < b->rank() : a->start_ns() < b->start_ns();
+  });
+  for (const v1::AlignedOperator* sorted_op : sorted) {
+    const v1::AlignedOperator& op = *sorted_op;
     const uint32_t rank = op.rank();
     if (ranks_.insert(rank).second) {
       Event(absl::StrFormat(

@@ -28,6 +28,7 @@ int RunClocksCommand(const std::vector<std::string>& args, const CommandContext&
 int RunOpsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunExportCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunReportCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+int RunImportCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunAlertsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunPolicyCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunDetachCommand(const std::vector<std::string>& args, const CommandContext& ctx);

@@ -1,0 +1,100 @@
+// Reads a Chrome trace JSON file (what torch.profiler's export_chrome_trace
+// and Kineto's tensorboard_trace_handler write, plain or gzipped) as a
+// stream of events with bounded memory: the file is read in chunks and only
+// one event is held at a time, so a 2 GB trace needs megabytes, not
+// gigabytes.
+//
+// Accepted shapes: a top-level array of events (torch's legacy profiler) or
+// an object with "traceEvents" (Kineto; "distributedInfo": {"rank": R} is
+// reported when it comes before the events, as Kineto writes it).
+// Complete events ("ph": "X") are delivered; other phases are counted as
+// skipped. Malformed or truncated input stops the read with an error that
+// names the file, the byte offset and what was expected; every event before
+// it has been delivered.
+//
+// Usage (pull: several readers can be merged by time):
+//   ChromeTraceReader reader("rank0.json.gz");
+//   TraceEvent e;
+//   while (true) {
+//     absl::StatusOr<bool> got = reader.Next(&e);  // false: the end
+//     if (!got.ok() || !*got) break;
+//   }
+//   reader.rank();  // from distributedInfo, if the file had one first
+//
+// Threading: not thread-safe; one thread reads.
+#ifndef TRAINSCOPE_COLLECTOR_IMPORT_CHROME_TRACE_READER_H_
+#define TRAINSCOPE_COLLECTOR_IMPORT_CHROME_TRACE_READER_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+
+namespace trainscope::collector {
+
+// One complete event, as much of it as an import uses.
+struct TraceEvent {
+  std::string name;
+  std::string cat;
+  double ts_us = 0;  // microseconds, as the file has them
+  double dur_us = 0;
+  int64_t pid = 0;  // numeric pid; 0 when the file names it ("CPU functions")
+  int64_t tid = 0;
+  // args a collective may carry: trainscope's own export ("group",
+  // "sequence") or Kineto's record_param_comms ("Collective name",
+  // "Process Group Name").
+  std::string group;
+  std::optional<uint64_t> sequence;
+  std::optional<uint64_t> step;  // trainscope's export: the operator's step
+  std::string collective_name;
+};
+
+class ChromeTraceReader {
+ public:
+  explicit ChromeTraceReader(std::string path);
+  ~ChromeTraceReader();
+
+  // The next complete event (true), or the end of the events (false).
+  absl::StatusOr<bool> Next(TraceEvent* event);
+
+  const std::string& path() const { return path_; }
+  std::optional<uint32_t> rank() const { return rank_; }
+  uint64_t events() const { return events_; }
+  uint64_t skipped() const { return skipped_; }
+  uint64_t bytes() const { return consumed_ + pos_; }
+
+ private:
+  // Low-level JSON on the buffered, refilled input.
+  bool Fill();
+  int Peek();  // next non-space byte, -1 at the end
+  absl::Status Expect(char c, const char* what);
+  absl::Status ParseString(std::string* out);
+  absl::Status ParseNumber(double* out);
+  absl::Status SkipValue(int depth = 0);
+  absl::Status ParseEvent(TraceEvent* event, bool* complete);
+  absl::Status ParseArgs(TraceEvent* event);
+  // Opens the file and reads up to the first event.
+  absl::Status Start();
+  // After the events' ']': the rest of the top-level object.
+  absl::Status Finish();
+  absl::Status ParseDistributedInfo();
+  absl::Status Error(const std::string& expected) const;
+
+  const std::string path_;
+  void* file_ = nullptr;  // gzFile (reads plain files too)
+  std::string buffer_;
+  size_t pos_ = 0;
+  uint64_t consumed_ = 0;  // bytes before buffer_[0]
+  bool eof_ = false;
+  std::optional<uint32_t> rank_;
+  enum class State { kNew, kFirstEvent, kMoreEvents, kDone } state_ = State::kNew;
+  bool in_object_ = false;  // the events are inside {"traceEvents": [...]}
+  uint64_t events_ = 0;
+  uint64_t skipped_ = 0;
+};
+
+}  // namespace trainscope::collector
+
+#endif  // TRAINSCOPE_COLLECTOR_IMPORT_CHROME_TRACE_READER_H_

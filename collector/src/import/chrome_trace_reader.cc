@@ -1,0 +1,364 @@
+#include "trainscope/collector/import/chrome_trace_reader.h"
+
+#include <zlib.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+
+namespace trainscope::collector {
+namespace {
+
+constexpr size_t kChunk = 1 << 20;
+// Nesting deeper than this in an event's values is not a trace.
+constexpr int kMaxDepth = 64;
+
+}  // namespace
+
+ChromeTraceReader::ChromeTraceReader(std::string path) : path_(std::move(path)) {}
+
+bool ChromeTraceReader::Fill() {
+  if (eof_) return false;
+  // Keep what is not consumed yet; the buffer holds at most a chunk more.
+  consumed_ += pos_;
+  buffer_.erase(0, pos_);
+  pos_ = 0;
+  const size_t old = buffer_.size();
+  buffer_.resize(old + kChunk);
+  const int got = gzread(static_cast<gzFile>(file_), buffer_.data() + old, kChunk);
+  buffer_.resize(old + static_cast<size_t>(std::max(got, 0)));
+  if (got <= 0) eof_ = true;
+  return got > 0;
+}
+
+int ChromeTraceReader::Peek() {
+  while (true) {
+    while (pos_ < buffer_.size()) {
+      const char c = buffer_[pos_];
+      if (c != ' ' && c != '\n' && c != '\r' && c != '\t') return static_cast<unsigned char>(c);
+      ++pos_;
+    }
+    if (!Fill()) return -1;
+  }
+}
+
+absl::Status ChromeTraceReader::Error(const std::string& expected) const {
+  const uint64_t at = consumed_ + pos_;
+  if (pos_ >= buffer_.size()) {
+    return absl::DataLossError(
+        absl::StrFormat("%s: truncated at byte %d: expected %s; the %d events before it were read",
+                        path_, at, expected, events_));
+  }
+  const char c = buffer_[pos_];
+  return absl::InvalidArgumentError(absl::StrFormat(
+      "%s: byte %d: expected %s, found '%s'; the %d events before it were read", path_, at,
+      expected, std::string(1, c >= 0x20 && c < 0x7f ? c : '?'), events_));
+}
+
+absl::Status ChromeTraceReader::Expect(char c, const char* what) {
+  if (Peek() != c) return Error(what);
+  ++pos_;
+  return absl::OkStatus();
+}
+
+absl::Status ChromeTraceReader::ParseString(std::string* out) {
+  if (Peek() != '"') return Error("a string");
+  ++pos_;
+  out->clear();
+  while (true) {
+    if (pos_ >= buffer_.size() && !Fill()) return Error("the end of a string");
+    const char c = buffer_[pos_++];
+    if (c == '"') return absl::OkStatus();
+    if (c != '\\') {
+      out->push_back(c);
+      continue;
+    }
+    if (pos_ >= buffer_.size() && !Fill()) return Error("an escaped character");
+    const char e = buffer_[pos_++];
+    switch (e) {
+      case 'n':
+        out->push_back('\n');
+        break;
+      case 't':
+        out->push_back('\t');
+        break;
+      case 'r':
+        out->push_back('\r');
+        break;
+      case 'b':
+        out->push_back('\b');
+        break;
+      case 'f':
+        out->push_back('\f');
+        break;
+      case 'u': {
+        std::string hex;
+        for (int i = 0; i < 4; ++i) {
+          if (pos_ >= buffer_.size() && !Fill()) return Error("4 hex digits after \\u");
+          hex.push_back(buffer_[pos_++]);
+        }
+        const long code = std::strtol(hex.c_str(), nullptr, 16);
+        // Names are ASCII in practice; other characters become '?'.
+        out->push_back(code > 0 && code < 0x80 ? static_cast<char>(code) : '?');
+        break;
+      }
+      default:
+        out->push_back(e);  // '"', '\\', '/'
+    }
+  }
+}
+
+absl::Status ChromeTraceReader::ParseNumber(double* out) {
+  Peek();
+  std::string text;
+  while (pos_ < buffer_.size() || Fill()) {
+    const char c = buffer_[pos_];
+    if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E')) {
+      break;
+    }
+    text.push_back(c);
+    ++pos_;
+  }
+  char* end = nullptr;
+  *out = std::strtod(text.c_str(), &end);
+  if (text.empty() || end != text.c_str() + text.size()) return Error("a number");
+  return absl::OkStatus();
+}
+
+absl::Status ChromeTraceReader::SkipValue(int depth) {
+  if (depth > kMaxDepth) return Error("values nested less deeply");
+  const int c = Peek();
+  if (c == '"') {
+    std::string ignored;
+    return ParseString(&ignored);
+  }
+  if (c == '{' || c == '[') {
+    const char close = c == '{' ? '}' : ']';
+    ++pos_;
+    if (Peek() == close) {
+      ++pos_;
+      return absl::OkStatus();
+    }
+    while (true) {
+      if (c == '{') {
+        std::string key;
+        if (absl::Status s = ParseString(&key); !s.ok()) return s;
+        if (absl::Status s = Expect(':', "':'"); !s.ok()) return s;
+      }
+      if (absl::Status s = SkipValue(depth + 1); !s.ok()) return s;
+      if (Peek() == close) {
+        ++pos_;
+        return absl::OkStatus();
+      }
+      if (absl::Status s = Expect(',', c == '{' ? "',' or '}'" : "',' or ']'"); !s.ok()) return s;
+    }
+  }
+  if (c == 't' || c == 'f' || c == 'n') {  // true, false, null
+    while (pos_ < buffer_.size() || Fill()) {
+      const char l = buffer_[pos_];
+      if (l < 'a' || l > 'z') break;
+      ++pos_;
+    }
+    return absl::OkStatus();
+  }
+  double ignored = 0;
+  return ParseNumber(&ignored);
+}
+
+absl::Status ChromeTraceReader::ParseArgs(TraceEvent* event) {
+  if (absl::Status s = Expect('{', "'{' (args)"); !s.ok()) return s;
+  if (Peek() == '}') {
+    ++pos_;
+    return absl::OkStatus();
+  }
+  std::string key;
+  while (true) {
+    if (absl::Status s = ParseString(&key); !s.ok()) return s;
+    if (absl::Status s = Expect(':', "':'"); !s.ok()) return s;
+    absl::Status s;
+    if ((key == "group" || key == "Process Group Name") && Peek() == '"') {
+      s = ParseString(&event->group);
+    } else if (key == "Collective name" && Peek() == '"') {
+      s = ParseString(&event->collective_name);
+    } else if ((key == "sequence" || key == "step") && Peek() != '"') {
+      double v = 0;
+      s = ParseNumber(&v);
+      if (s.ok() && v >= 0)
+        (key == "step" ? event->step : event->sequence) = static_cast<uint64_t>(v);
+    } else {
+      s = SkipValue(1);
+    }
+    if (!s.ok()) return s;
+    if (Peek() == '}') {
+      ++pos_;
+      return absl::OkStatus();
+    }
+    if (absl::Status c = Expect(',', "',' or '}' in args"); !c.ok()) return c;
+  }
+}
+
+absl::Status ChromeTraceReader::ParseEvent(TraceEvent* event, bool* complete) {
+  *event = TraceEvent();
+  *complete = false;
+  if (absl::Status s = Expect('{', "'{' (an event)"); !s.ok()) return s;
+  if (Peek() == '}') {
+    ++pos_;
+    return absl::OkStatus();
+  }
+  std::string key;
+  std::string ph;
+  while (true) {
+    if (absl::Status s = ParseString(&key); !s.ok()) return s;
+    if (absl::Status s = Expect(':', "':'"); !s.ok()) return s;
+    absl::Status s;
+    double number = 0;
+    if (key == "name" && Peek() == '"') {
+      s = ParseString(&event->name);
+    } else if (key == "cat" && Peek() == '"') {
+      s = ParseString(&event->cat);
+    } else if (key == "ph" && Peek() == '"') {
+      s = ParseString(&ph);
+    } else if (key == "ts" && Peek() != '"') {
+      s = ParseNumber(&event->ts_us);
+    } else if (key == "dur" && Peek() != '"') {
+      s = ParseNumber(&event->dur_us);
+    } else if ((key == "pid" || key == "tid") && Peek() != '"') {
+      s = ParseNumber(&number);
+      (key == "pid" ? event->pid : event->tid) = static_cast<int64_t>(number);
+    } else if (key == "args" && Peek() == '{') {
+      s = ParseArgs(event);
+    } else {
+      s = SkipValue(1);
+    }
+    if (!s.ok()) return s;
+    if (Peek() == '}') {
+      ++pos_;
+      break;
+    }
+    if (absl::Status c = Expect(',', "',' or '}' in an event"); !c.ok()) return c;
+  }
+  *complete = ph == "X";
+  return absl::OkStatus();
+}
+
+absl::Status ChromeTraceReader::ParseDistributedInfo() {
+  if (absl::Status s = Expect('{', "'{' (distributedInfo)"); !s.ok()) return s;
+  if (Peek() == '}') {
+    ++pos_;
+    return absl::OkStatus();
+  }
+  std::string key;
+  while (true) {
+    if (absl::Status s = ParseString(&key); !s.ok()) return s;
+    if (absl::Status s = Expect(':', "':'"); !s.ok()) return s;
+    if (key == "rank" && Peek() != '"') {
+      double rank = 0;
+      if (absl::Status s = ParseNumber(&rank); !s.ok()) return s;
+      if (rank < 0 || rank > 1e6) return Error("a rank number");
+      rank_ = static_cast<uint32_t>(rank);
+    } else if (absl::Status s = SkipValue(1); !s.ok()) {
+      return s;
+    }
+    if (Peek() == '}') {
+      ++pos_;
+      return absl::OkStatus();
+    }
+    if (absl::Status c = Expect(',', "',' or '}' in distributedInfo"); !c.ok()) return c;
+  }
+}
+
+ChromeTraceReader::~ChromeTraceReader() {
+  if (file_ != nullptr) gzclose(static_cast<gzFile>(file_));
+}
+
+absl::Status ChromeTraceReader::Start() {
+  file_ = gzopen(path_.c_str(), "rb");
+  if (file_ == nullptr) return absl::NotFoundError(absl::StrCat(path_, ": cannot be opened"));
+  gzbuffer(static_cast<gzFile>(file_), 1 << 17);
+  const int first = Peek();
+  if (first == '[') {
+    ++pos_;
+    return absl::OkStatus();
+  }
+  if (first != '{') {
+    return Error("a Chrome trace: '[' (a list of events) or '{' (an object with traceEvents)");
+  }
+  ++pos_;
+  in_object_ = true;
+  if (Peek() == '}') return Error("\"traceEvents\"");
+  std::string key;
+  while (true) {
+    if (absl::Status s = ParseString(&key); !s.ok()) return s;
+    if (absl::Status s = Expect(':', "':'"); !s.ok()) return s;
+    if (key == "traceEvents") return Expect('[', "'[' (the list of events)");
+    absl::Status s =
+        key == "distributedInfo" && Peek() == '{' ? ParseDistributedInfo() : SkipValue(1);
+    if (!s.ok()) return s;
+    if (Peek() == '}') return Error("a \"traceEvents\" list in the top-level object");
+    if (absl::Status c = Expect(',', "',' or '}' at the top level"); !c.ok()) return c;
+  }
+}
+
+absl::Status ChromeTraceReader::Finish() {
+  if (!in_object_) return absl::OkStatus();
+  // Whatever follows the events (otherData, ...) is read and ignored.
+  std::string key;
+  while (true) {
+    if (Peek() == '}') {
+      ++pos_;
+      return absl::OkStatus();
+    }
+    if (absl::Status c = Expect(',', "',' or '}' at the top level"); !c.ok()) return c;
+    if (absl::Status s = ParseString(&key); !s.ok()) return s;
+    if (absl::Status s = Expect(':', "':'"); !s.ok()) return s;
+    if (absl::Status s = SkipValue(1); !s.ok()) return s;
+  }
+}
+
+absl::StatusOr<bool> ChromeTraceReader::Next(TraceEvent* event) {
+  while (true) {
+    switch (state_) {
+      case State::kDone:
+        return false;
+      case State::kNew:
+        if (absl::Status s = Start(); !s.ok()) {
+          state_ = State::kDone;
+          return s;
+        }
+        state_ = State::kFirstEvent;
+        break;
+      case State::kFirstEvent:
+      case State::kMoreEvents: {
+        if (Peek() == ']') {
+          ++pos_;
+          state_ = State::kDone;
+          if (absl::Status s = Finish(); !s.ok()) return s;
+          return false;
+        }
+        if (state_ == State::kMoreEvents) {
+          if (absl::Status c = Expect(',', "',' or ']' after an event"); !c.ok()) {
+            state_ = State::kDone;
+            return c;
+          }
+        }
+        state_ = State::kMoreEvents;
+        bool complete = false;
+        if (absl::Status s = ParseEvent(event, &complete); !s.ok()) {
+          state_ = State::kDone;
+          return s;
+        }
+        if (complete) {
+          ++events_;
+          return true;
+        }
+        ++skipped_;
+        break;
+      }
+    }
+  }
+}
+
+}  // namespace trainscope::collector

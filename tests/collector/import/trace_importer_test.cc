@@ -1,0 +1,101 @@
+#include "trainscope/collector/import/trace_importer.h"
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "trainscope/collector/analysis/job_analyzer.h"
+
+namespace trainscope::collector {
+namespace {
+
+using ::testing::HasSubstr;
+
+class TraceImporterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("trainscope-import-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+
+  // A legacy torch.profiler trace of one rank: `steps` 10 ms steps of two
+  // operators and an all-reduce, on a clock `offset_us` from the others'.
+  std::string RankTrace(int rank, int steps, double offset_us) {
+    std::string text = "[";
+    double t = offset_us;
+    for (int s = 0; s < steps; ++s) {
+      if (s > 0) text += ",";
+      text += absl::StrCat(R"({"name": "ProfilerStep#)", s, R"(", "ph": "X", "ts": )", t,
+                           R"(, "dur": 10000, "tid": 1, "pid": "CPU functions", "args": {}},)");
+      text += absl::StrCat(R"({"name": "aten::mm", "ph": "X", "ts": )", t + 10,
+                           R"(, "dur": 300, "tid": 1, "pid": "CPU functions", "args": {}},)");
+      text += absl::StrCat(R"({"name": "aten::add", "ph": "X", "ts": )", t + 400,
+                           R"(, "dur": 100, "tid": 1, "pid": "CPU functions", "args": {}},)");
+      text += absl::StrCat(R"({"name": "gloo:all_reduce", "ph": "X", "ts": )", t + 600,
+                           R"(, "dur": 300, "tid": 2, "pid": "CPU functions", "args": {}})");
+      t += 10'000;
+    }
+    text += "]";
+    const std::string path = (dir_ / absl::StrCat("trace_rank", rank, ".json")).string();
+    std::ofstream(path) << text;
+    return path;
+  }
+
+  std::filesystem::path dir_;
+};
+
+TEST_F(TraceImporterTest, RanksBecomeAJobThatTheAnalysisAssemblesAndAligns) {
+  auto importer = TraceImporter::Create({.data_dir = dir_, .job_id = "imported", .fsync = false});
+  ASSERT_TRUE(importer.ok()) << importer.status();
+  ASSERT_TRUE((*importer)->Import({{RankTrace(0, 30, 0), 0}, {RankTrace(1, 30, 250'000), 1}}).ok());
+  EXPECT_EQ((*importer)->stats().events, 2u * 30 * 4);
+  EXPECT_EQ((*importer)->stats().collectives, 2u * 30);
+  EXPECT_EQ((*importer)->stats().steps, 2u * 30);
+
+  absl::StatusOr<std::unique_ptr<JobAnalyzer>> analyzer = AnalyzeStoredJob(dir_, "imported");
+  ASSERT_TRUE(analyzer.ok()) << analyzer.status();
+  v1::StepQuery all;
+  std::vector<v1::StepReport> steps = (*analyzer)->Steps(all);
+  ASSERT_GE(steps.size(), 25u);
+  for (const v1::StepReport& s : steps) {
+    EXPECT_EQ(s.devices_size(), 2) << "step " << s.step();
+  }
+  // Rank 1's clock was 250 ms ahead; its collectives put it on rank 0's.
+  const v1::ClockReport clocks = (*analyzer)->Clocks();
+  ASSERT_EQ(clocks.devices_size(), 2);
+  const double offset_ms =
+      static_cast<double>(clocks.devices(1).offset_ns() - clocks.devices(0).offset_ns()) / 1e6;
+  EXPECT_NEAR(std::abs(offset_ms), 250, 1);
+}
+
+TEST_F(TraceImporterTest, AnImportNeverMixesIntoAnExistingJob) {
+  ASSERT_TRUE(TraceImporter::Create({.data_dir = dir_, .job_id = "j", .fsync = false})
+                  .value()
+                  ->Import({{RankTrace(0, 2, 0), 0}})
+                  .ok());
+  absl::StatusOr<std::unique_ptr<TraceImporter>> again =
+      TraceImporter::Create({.data_dir = dir_, .job_id = "j", .fsync = false});
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_THAT(again.status().message(), HasSubstr("new --job"));
+}
+
+TEST_F(TraceImporterTest, AFileWithoutARankIsNamedAndTheOthersAreKept) {
+  const std::string good = RankTrace(0, 3, 0);
+  const std::string anonymous = (dir_ / "trace.json").string();
+  std::filesystem::copy_file(RankTrace(1, 3, 0), anonymous);
+  auto importer = TraceImporter::Create({.data_dir = dir_, .job_id = "k", .fsync = false});
+  const absl::Status s = (*importer)->Import({{good, 0}, {anonymous, std::nullopt}});
+  EXPECT_THAT(s.message(), HasSubstr(anonymous));
+  EXPECT_THAT(s.message(), HasSubstr("no rank"));
+  EXPECT_EQ((*importer)->stats().events, 3u * 4);
+}
+
+}  // namespace
+}  // namespace trainscope::collector
