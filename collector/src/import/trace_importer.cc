@@ -123,7 +123,8 @@ absl::Status TraceImporter::Import(const std::vector<Source>& sources) {
   std::vector<Pass> passes;
   for (const Source& source : sources) {
     if (!source.rank_from_pid) {
-      passes.push_back({std::make_unique<ChromeTraceReader>(source.path), source.rank, {}});
+      passes.push_back({std::make_unique<ChromeTraceReader>(source.path), source.rank, {}, {},
+                        false});
       continue;
     }
     std::set<int64_t> pids;
@@ -135,8 +136,8 @@ absl::Status TraceImporter::Import(const std::vector<Source>& sources) {
     stats_.bytes += scan.bytes();
     for (int64_t pid : pids) {
       if (pid < 0) continue;
-      passes.push_back(
-          {std::make_unique<ChromeTraceReader>(source.path), static_cast<uint32_t>(pid), pid});
+      passes.push_back({std::make_unique<ChromeTraceReader>(source.path),
+                        static_cast<uint32_t>(pid), pid, {}, false});
     }
   }
   // The next event of a pass (its own pid's when it filters).
