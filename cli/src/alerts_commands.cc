@@ -72,29 +72,6 @@ void PrintLines(const std::vector<v1::Alert>& alerts, bool json, const CommandCo
   *ctx.out << std::flush;
 }
 
-// Runs the rules (the defaults, or --rules FILE) over the steps of a stored
-// job log, as the live collector would have: to try thresholds on past runs.
-absl::StatusOr<std::vector<v1::Alert>> Evaluate(const std::string& data_dir, const std::string& job,
-                                                const std::optional<std::string>& rules_path) {
-  v1::RulesConfig rules;
-  if (rules_path) {
-    absl::StatusOr<v1::RulesConfig> loaded = collector::LoadRulesFile(*rules_path);
-    if (!loaded.ok()) return loaded.status();
-    rules = std::move(*loaded);
-  }
-  absl::StatusOr<std::unique_ptr<collector::JobAnalyzer>> analyzer =
-      collector::AnalyzeStoredJob(data_dir, job);
-  if (!analyzer.ok()) return analyzer.status();
-  collector::AlertEngine engine(job, std::move(rules));
-  std::vector<v1::Alert> alerts;
-  v1::StepQuery all;
-  all.set_max_steps(UINT32_MAX);
-  for (const v1::StepReport& step : (*analyzer)->Steps(all)) {
-    for (v1::Alert& alert : engine.OnStep(step, step.end_ns())) alerts.push_back(std::move(alert));
-  }
-  return alerts;
-}
-
 // Prints alerts as they are raised and cleared until Ctrl-C, --for, or a
 // little after the job finished or was halted.
 int Follow(const std::string& job, v1::AlertQuery query, const ConnectionOptions& conn,
@@ -233,7 +210,7 @@ int RunAlertsCommand(const std::vector<std::string>& args, const CommandContext&
 
   absl::StatusOr<std::vector<v1::Alert>> alerts;
   if (evaluate) {
-    alerts = Evaluate(*data_dir, job, parsed.Value("rules"));
+    alerts = EvaluateRules(*data_dir, job, parsed.Value("rules"));
     if (alerts.ok()) alerts = collector::SelectAlerts(*alerts, query);
   } else if (data_dir) {
     alerts = AskAlertIndex(*data_dir, job, query);

@@ -11,12 +11,16 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/time/clock.h"
+#include "job_queries.h"
 #include "subcommand_support.h"
 #include "trainscope/cli/subcommands.h"
 #include "trainscope/collector/import/trace_importer.h"
+#include "trainscope/collector/store/log_index.h"
 
 namespace trainscope::cli {
 namespace {
+
+namespace v1 = trainscope::v1;
 
 // "rank3.json", "trace_rank_3.pt.trace.json.gz", "worker-2.json": the number
 // after "rank" (or, failing that, the last number) of the file's name.
@@ -96,6 +100,25 @@ int RunImportCommand(const std::vector<std::string>& args, const CommandContext&
   const absl::Time start = absl::Now();
   const absl::Status imported = (*importer)->Import(sources);
   if (!imported.ok()) *ctx.err << "trainscope import: " << imported.message() << "\n";
+  // The rules over the imported steps, into the data dir's index: the viewer
+  // and `trainscope alerts --data-dir` show them as a live job's.
+  std::string alert_summary;
+  if (absl::StatusOr<std::vector<v1::Alert>> alerts =
+          EvaluateRules(options.data_dir.string(), job, std::nullopt);
+      !alerts.ok()) {
+    *ctx.err << "warning: the rules could not run over the import: " << alerts.status().message()
+             << "\n";
+  } else if (absl::StatusOr<std::unique_ptr<collector::LogIndex>> index =
+                 collector::LogIndex::Open(options.data_dir / "index.sqlite");
+             !index.ok()) {
+    *ctx.err << "warning: no index for the alerts: " << index.status().message() << "\n";
+  } else {
+    (void)(*index)->UpsertJob(job, absl::ToUnixNanos(absl::Now()), 0);
+    for (const v1::Alert& alert : *alerts) (void)(*index)->InsertAlert(alert);
+    alert_summary = absl::StrCat("; the rules raised ", alerts->size(), " alert changes (",
+                                 "trainscope alerts ", job, " --data-dir ",
+                                 options.data_dir.string(), ")");
+  }
   const collector::TraceImportStats& s = (*importer)->stats();
   const double seconds = std::max(1e-9, absl::ToDoubleSeconds(absl::Now() - start));
   *ctx.out << absl::StrFormat(
@@ -105,7 +128,7 @@ int RunImportCommand(const std::vector<std::string>& args, const CommandContext&
                   files.size(), static_cast<double>(s.bytes) / 1e6, seconds,
                   static_cast<double>(s.bytes) / 1e6 / seconds,
                   static_cast<double>(s.events) / seconds)
-           << std::endl;
+           << alert_summary << std::endl;
   return imported.ok() ? kExitOk : kExitFailed;
 }
 

@@ -4,7 +4,9 @@
 #include <memory>
 
 #include "absl/strings/str_cat.h"
+#include "trainscope/collector/analysis/alert_engine.h"
 #include "trainscope/collector/analysis/job_analyzer.h"
+#include "trainscope/collector/analysis/rules_config.h"
 #include "trainscope/collector/store/log_index.h"
 
 namespace trainscope::cli {
@@ -51,6 +53,28 @@ absl::StatusOr<std::vector<v1::Alert>> AskAlertIndex(const std::string& data_dir
   absl::StatusOr<std::unique_ptr<collector::LogIndex>> index = collector::LogIndex::Open(db);
   if (!index.ok()) return index.status();
   return (*index)->ListAlerts(job, query);
+}
+
+absl::StatusOr<std::vector<v1::Alert>> EvaluateRules(const std::string& data_dir,
+                                                     const std::string& job,
+                                                     const std::optional<std::string>& rules_path) {
+  v1::RulesConfig rules;
+  if (rules_path) {
+    absl::StatusOr<v1::RulesConfig> loaded = collector::LoadRulesFile(*rules_path);
+    if (!loaded.ok()) return loaded.status();
+    rules = std::move(*loaded);
+  }
+  absl::StatusOr<std::unique_ptr<collector::JobAnalyzer>> analyzer =
+      collector::AnalyzeStoredJob(data_dir, job);
+  if (!analyzer.ok()) return analyzer.status();
+  collector::AlertEngine engine(job, std::move(rules));
+  std::vector<v1::Alert> alerts;
+  v1::StepQuery all;
+  all.set_max_steps(UINT32_MAX);
+  for (const v1::StepReport& step : (*analyzer)->Steps(all)) {
+    for (v1::Alert& alert : engine.OnStep(step, step.end_ns())) alerts.push_back(std::move(alert));
+  }
+  return alerts;
 }
 
 }  // namespace trainscope::cli

@@ -29,6 +29,12 @@ absl::StatusOr<std::vector<trainscope::v1::Alert>> AskLiveAlerts(
     ZmqFeedSource& source, const std::string& job, const trainscope::v1::AlertQuery& query,
     absl::Duration timeout);
 
+// Runs the rules (the defaults, or the rules file at `rules_path`) over the
+// steps of a stored job log, as the live collector would have.
+absl::StatusOr<std::vector<trainscope::v1::Alert>> EvaluateRules(
+    const std::string& data_dir, const std::string& job,
+    const std::optional<std::string>& rules_path);
+
 }  // namespace trainscope::cli
 
 #endif  // TRAINSCOPE_CLI_SRC_JOB_QUERIES_H_

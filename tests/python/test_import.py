@@ -69,6 +69,7 @@ def test_import_torch_profiler_traces_of_a_real_4_rank_job(tmp_path):
     data = tmp_path / "data"
     out = cli("import", "--job", "profiled", "--data-dir", str(data), *files).stdout
     assert "imported job profiled" in out and f"from {WORLD} files" in out, out
+    assert "the rules raised" in out, out  # the alerts are in the data dir's index
     collectives = int(out.split(" collectives")[0].split("(")[-1])
     assert collectives >= WORLD * STEPS, out  # DDP's bucket all-reduce, every step
 
@@ -80,6 +81,9 @@ def test_import_torch_profiler_traces_of_a_real_4_rank_job(tmp_path):
     clocks = json.loads(cli("clocks", "profiled", "--data-dir", str(data), "--json").stdout)
     for device in clocks["devices"]:
         assert int(device.get("collective_samples", 0)) > 0, clocks
+
+    listed = cli("alerts", "profiled", "--data-dir", str(data))
+    assert listed.returncode == 0
 
     # Importing again into the same job is refused; a broken file names itself.
     again = cli("import", "--job", "profiled", "--data-dir", str(data), *files, check=False)

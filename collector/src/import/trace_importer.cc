@@ -259,7 +259,8 @@ absl::Status TraceImporter::Add(uint32_t rank_number, const TraceEvent& event) {
   if (absl::StartsWith(event.name, kStepPrefix)) {
     uint64_t n = 0;
     if (absl::SimpleAtoi(event.name.substr(sizeof(kStepPrefix) - 1), &n)) step = n;
-  } else if (event.step && event.step != r.step) {
+  } else if (event.step && (!r.step || *event.step > *r.step)) {
+    // An export's operators of adjacent steps may interleave: marks only go forward.
     step = event.step;
   }
   if (step) {
