@@ -93,8 +93,7 @@ int RunImportCommand(const std::vector<std::string>& args, const CommandContext&
   if (!importer.ok()) return Fail(ctx, "import", importer.status());
   std::vector<collector::TraceImporter::Source> sources;
   for (const std::string& file : files) {
-    collector::TraceImporter::Source source{file, forced_rank, from_pid};
-    if (!source.rank && !from_pid) source.rank = RankFromName(file);
+    collector::TraceImporter::Source source{file, forced_rank, from_pid, RankFromName(file)};
     sources.push_back(source);
   }
   const absl::Time start = absl::Now();
@@ -115,9 +114,9 @@ int RunImportCommand(const std::vector<std::string>& args, const CommandContext&
   } else {
     (void)(*index)->UpsertJob(job, absl::ToUnixNanos(absl::Now()), 0);
     for (const v1::Alert& alert : *alerts) (void)(*index)->InsertAlert(alert);
-    alert_summary = absl::StrCat("; the rules raised ", alerts->size(), " alert changes (",
-                                 "trainscope alerts ", job, " --data-dir ",
-                                 options.data_dir.string(), ")");
+    alert_summary =
+        absl::StrCat("; the rules raised ", alerts->size(), " alert changes (",
+                     "trainscope alerts ", job, " --data-dir ", options.data_dir.string(), ")");
   }
   const collector::TraceImportStats& s = (*importer)->stats();
   const double seconds = std::max(1e-9, absl::ToDoubleSeconds(absl::Now() - start));

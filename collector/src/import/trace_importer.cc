@@ -112,6 +112,7 @@ absl::Status TraceImporter::Import(const std::vector<Source>& sources) {
   struct Pass {
     std::unique_ptr<ChromeTraceReader> reader;
     std::optional<uint32_t> rank;
+    std::optional<uint32_t> name_rank;
     std::optional<int64_t> only_pid;
     TraceEvent event;  // the pass's next event, when `live`
     bool live = false;
@@ -123,7 +124,11 @@ absl::Status TraceImporter::Import(const std::vector<Source>& sources) {
   std::vector<Pass> passes;
   for (const Source& source : sources) {
     if (!source.rank_from_pid) {
-      passes.push_back({std::make_unique<ChromeTraceReader>(source.path), source.rank, {}, {},
+      passes.push_back({std::make_unique<ChromeTraceReader>(source.path),
+                        source.rank,
+                        source.name_rank,
+                        {},
+                        {},
                         false});
       continue;
     }
@@ -137,7 +142,11 @@ absl::Status TraceImporter::Import(const std::vector<Source>& sources) {
     for (int64_t pid : pids) {
       if (pid < 0) continue;
       passes.push_back({std::make_unique<ChromeTraceReader>(source.path),
-                        static_cast<uint32_t>(pid), pid, {}, false});
+                        static_cast<uint32_t>(pid),
+                        {},
+                        pid,
+                        {},
+                        false});
     }
   }
   // The next event of a pass (its own pid's when it filters).
@@ -160,6 +169,7 @@ absl::Status TraceImporter::Import(const std::vector<Source>& sources) {
   uint32_t world_size = 0;
   for (Pass& p : passes) {
     if (!p.rank) p.rank = p.reader->rank();
+    if (!p.rank) p.rank = p.name_rank;
     if (!p.rank) {
       note(absl::InvalidArgumentError(
           absl::StrCat(p.reader->path(),

@@ -54,7 +54,10 @@ class TraceImporterTest : public ::testing::Test {
 TEST_F(TraceImporterTest, RanksBecomeAJobThatTheAnalysisAssemblesAndAligns) {
   auto importer = TraceImporter::Create({.data_dir = dir_, .job_id = "imported", .fsync = false});
   ASSERT_TRUE(importer.ok()) << importer.status();
-  ASSERT_TRUE((*importer)->Import({{RankTrace(0, 30, 0), 0}, {RankTrace(1, 30, 250'000), 1}}).ok());
+  ASSERT_TRUE((*importer)
+                  ->Import({{.path = RankTrace(0, 30, 0), .rank = 0},
+                            {.path = RankTrace(1, 30, 250'000), .rank = 1}})
+                  .ok());
   EXPECT_EQ((*importer)->stats().events, 2u * 30 * 4);
   EXPECT_EQ((*importer)->stats().collectives, 2u * 30);
   EXPECT_EQ((*importer)->stats().steps, 2u * 30);
@@ -78,7 +81,7 @@ TEST_F(TraceImporterTest, RanksBecomeAJobThatTheAnalysisAssemblesAndAligns) {
 TEST_F(TraceImporterTest, AnImportNeverMixesIntoAnExistingJob) {
   ASSERT_TRUE(TraceImporter::Create({.data_dir = dir_, .job_id = "j", .fsync = false})
                   .value()
-                  ->Import({{RankTrace(0, 2, 0), 0}})
+                  ->Import({{.path = RankTrace(0, 2, 0), .rank = 0}})
                   .ok());
   absl::StatusOr<std::unique_ptr<TraceImporter>> again =
       TraceImporter::Create({.data_dir = dir_, .job_id = "j", .fsync = false});
@@ -91,10 +94,23 @@ TEST_F(TraceImporterTest, AFileWithoutARankIsNamedAndTheOthersAreKept) {
   const std::string anonymous = (dir_ / "trace.json").string();
   std::filesystem::copy_file(RankTrace(1, 3, 0), anonymous);
   auto importer = TraceImporter::Create({.data_dir = dir_, .job_id = "k", .fsync = false});
-  const absl::Status s = (*importer)->Import({{good, 0}, {anonymous, std::nullopt}});
+  const absl::Status s = (*importer)->Import({{.path = good, .rank = 0}, {.path = anonymous}});
   EXPECT_THAT(s.message(), HasSubstr(anonymous));
   EXPECT_THAT(s.message(), HasSubstr("no rank"));
   EXPECT_EQ((*importer)->stats().events, 3u * 4);
+}
+
+TEST_F(TraceImporterTest, DistributedInfoWinsOverANumberInTheFileName) {
+  // Kineto names files host_pid.timestamp.pt.trace.json: not ranks.
+  const std::string path = (dir_ / "host_4242.pt.trace.json").string();
+  std::ofstream(path) << R"({"distributedInfo": {"rank": 1}, "traceEvents": [)"
+                      << R"({"ph": "X", "name": "aten::mm", "ts": 1, "dur": 2, "tid": 1}]})";
+  auto importer = TraceImporter::Create({.data_dir = dir_, .job_id = "k", .fsync = false});
+  ASSERT_TRUE((*importer)->Import({{.path = path, .name_rank = 4242}}).ok());
+  absl::StatusOr<std::unique_ptr<JobAnalyzer>> analyzer = AnalyzeStoredJob(dir_, "k");
+  ASSERT_TRUE(analyzer.ok()) << analyzer.status();
+  ASSERT_EQ((*analyzer)->hosts().size(), 1u);
+  EXPECT_EQ((*analyzer)->hosts().begin()->first, 1u);
 }
 
 }  // namespace

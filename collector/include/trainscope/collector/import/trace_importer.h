@@ -66,11 +66,13 @@ class TraceImporter {
 
   struct Source {
     std::string path;
-    // The file's rank when known (flag or name); else its distributedInfo.
-    std::optional<uint32_t> rank;
+    // The file's rank when given (a flag); else its distributedInfo; else
+    // `name_rank` (read off the file's name).
+    std::optional<uint32_t> rank = std::nullopt;
     // The file holds every rank, each event's rank its numeric pid
     // (trainscope's own Chrome exports).
     bool rank_from_pid = false;
+    std::optional<uint32_t> name_rank = std::nullopt;
   };
   // Imports the files as one job and makes the log durable. A malformed or
   // truncated file keeps the events before the error; the first error is
