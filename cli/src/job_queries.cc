@@ -64,8 +64,11 @@ absl::StatusOr<std::vector<v1::Alert>> EvaluateRules(const std::string& data_dir
     if (!loaded.ok()) return loaded.status();
     rules = std::move(*loaded);
   }
+  // The rules read steps only: keep no more operators than one step's.
+  collector::JobAnalyzerOptions options;
+  options.max_stored_operators = 0;
   absl::StatusOr<std::unique_ptr<collector::JobAnalyzer>> analyzer =
-      collector::AnalyzeStoredJob(data_dir, job);
+      collector::AnalyzeStoredJob(data_dir, job, options);
   if (!analyzer.ok()) return analyzer.status();
   collector::AlertEngine engine(job, std::move(rules));
   std::vector<v1::Alert> alerts;

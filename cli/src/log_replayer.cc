@@ -15,12 +15,15 @@
 #include "trainscope/cli/commands_client.h"
 #include "trainscope/cli/formatting.h"
 #include "trainscope/cli/replay_stream.h"
+#include "trainscope/collector/export/json_string.h"
 #include "trainscope/collector/store/log_reader.h"
 #include "trainscope/proto/protocol.h"
 #include "trainscope/v1/agent.grpc.pb.h"
 
 namespace trainscope::cli {
 namespace {
+
+using collector::JsonString;
 
 constexpr char kLogDirHint[] =
     "a log dir is one job's directory in the collector's data dir, e.g. "
@@ -61,29 +64,6 @@ absl::Status CheckLogDir(const std::filesystem::path& dir) {
   return absl::OkStatus();
 }
 
-std::string JsonString(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        if (static_cast<unsigned char>(c) < 0x20) {
-          out += absl::StrCat("\\u00", absl::Hex(c, absl::kZeroPad2));
-        } else {
-          out += c;
-        }
-    }
-  }
-  return out + "\"";
-}
 
 // What Run shares with its progress thread: the streams (added by the
 // sending thread) and the totals it prints.

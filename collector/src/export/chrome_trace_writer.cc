@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "operator_category.h"
+#include "trainscope/collector/export/json_string.h"
 
 namespace trainscope::collector {
 namespace {
@@ -13,33 +14,6 @@ namespace {
 // Open collective instances kept for their flows; an instance whose
 // participants never all arrive is forgotten past this many.
 constexpr size_t kMaxOpenInstances = 1 << 16;
-
-std::string JsonString(const std::string& s) {
-  std::string out = "\"";
-  for (const unsigned char c : s) {
-    switch (c) {
-      case '"':
-        out += "\\\"";
-        break;
-      case '\\':
-        out += "\\\\";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      case '\t':
-        out += "\\t";
-        break;
-      default:
-        if (c < 0x20) {
-          out += absl::StrFormat("\\u%04x", c);
-        } else {
-          out += static_cast<char>(c);
-        }
-    }
-  }
-  return out + "\"";
-}
 
 }  // namespace
 

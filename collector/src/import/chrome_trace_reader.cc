@@ -78,36 +78,24 @@ absl::Status ChromeTraceReader::ParseString(std::string* out) {
     }
     if (pos_ >= buffer_.size() && !Fill()) return Error("an escaped character");
     const char e = buffer_[pos_++];
-    switch (e) {
-      case 'n':
-        out->push_back('\n');
-        break;
-      case 't':
-        out->push_back('\t');
-        break;
-      case 'r':
-        out->push_back('\r');
-        break;
-      case 'b':
-        out->push_back('\b');
-        break;
-      case 'f':
-        out->push_back('\f');
-        break;
-      case 'u': {
-        std::string hex;
-        for (int i = 0; i < 4; ++i) {
-          if (pos_ >= buffer_.size() && !Fill()) return Error("4 hex digits after \\u");
-          hex.push_back(buffer_[pos_++]);
-        }
-        const long code = std::strtol(hex.c_str(), nullptr, 16);
-        // Names are ASCII in practice; other characters become '?'.
-        out->push_back(code > 0 && code < 0x80 ? static_cast<char>(code) : '?');
-        break;
+    if (e == 'u') {
+      std::string hex;
+      for (int i = 0; i < 4; ++i) {
+        if (pos_ >= buffer_.size() && !Fill()) return Error("4 hex digits after \\u");
+        hex.push_back(buffer_[pos_++]);
       }
-      default:
-        out->push_back(e);  // '"', '\\', '/'
+      const long code = std::strtol(hex.c_str(), nullptr, 16);
+      // Names are ASCII in practice; other characters become '?'.
+      out->push_back(code > 0 && code < 0x80 ? static_cast<char>(code) : '?');
+      continue;
     }
+    static constexpr std::pair<char, char> kEscapes[] = {
+        {'n', '\n'}, {'t', '\t'}, {'r', '\r'}, {'b', '\b'}, {'f', '\f'}};
+    char plain = e;  // '"', '\\', '/' stand for themselves
+    for (const auto& [escaped, meaning] : kEscapes) {
+      if (e == escaped) plain = meaning;
+    }
+    out->push_back(plain);
   }
 }
 
@@ -128,6 +116,28 @@ absl::Status ChromeTraceReader::ParseNumber(double* out) {
   return absl::OkStatus();
 }
 
+template <typename OnMember>
+absl::Status ChromeTraceReader::ParseMembers(const char* what, OnMember on_member) {
+  if (Peek() != '{') return Error(absl::StrCat("'{' (", what, ")"));
+  ++pos_;
+  if (Peek() == '}') {
+    ++pos_;
+    return absl::OkStatus();
+  }
+  std::string key;
+  while (true) {
+    if (absl::Status s = ParseString(&key); !s.ok()) return s;
+    if (absl::Status s = Expect(':', "':'"); !s.ok()) return s;
+    if (absl::Status s = on_member(key); !s.ok()) return s;
+    if (Peek() == '}') {
+      ++pos_;
+      return absl::OkStatus();
+    }
+    if (Peek() != ',') return Error(absl::StrCat("',' or '}' in ", what));
+    ++pos_;
+  }
+}
+
 absl::Status ChromeTraceReader::SkipValue(int depth) {
   if (depth > kMaxDepth) return Error("values nested less deeply");
   const int c = Peek();
@@ -135,25 +145,22 @@ absl::Status ChromeTraceReader::SkipValue(int depth) {
     std::string ignored;
     return ParseString(&ignored);
   }
-  if (c == '{' || c == '[') {
-    const char close = c == '{' ? '}' : ']';
+  if (c == '{') {
+    return ParseMembers("an object", [&](const std::string&) { return SkipValue(depth + 1); });
+  }
+  if (c == '[') {
     ++pos_;
-    if (Peek() == close) {
+    if (Peek() == ']') {
       ++pos_;
       return absl::OkStatus();
     }
     while (true) {
-      if (c == '{') {
-        std::string key;
-        if (absl::Status s = ParseString(&key); !s.ok()) return s;
-        if (absl::Status s = Expect(':', "':'"); !s.ok()) return s;
-      }
       if (absl::Status s = SkipValue(depth + 1); !s.ok()) return s;
-      if (Peek() == close) {
+      if (Peek() == ']') {
         ++pos_;
         return absl::OkStatus();
       }
-      if (absl::Status s = Expect(',', c == '{' ? "',' or '}'" : "',' or ']'"); !s.ok()) return s;
+      if (absl::Status s = Expect(',', "',' or ']'"); !s.ok()) return s;
     }
   }
   if (c == 't' || c == 'f' || c == 'n') {  // true, false, null
@@ -169,105 +176,53 @@ absl::Status ChromeTraceReader::SkipValue(int depth) {
 }
 
 absl::Status ChromeTraceReader::ParseArgs(TraceEvent* event) {
-  if (absl::Status s = Expect('{', "'{' (args)"); !s.ok()) return s;
-  if (Peek() == '}') {
-    ++pos_;
-    return absl::OkStatus();
-  }
-  std::string key;
-  while (true) {
-    if (absl::Status s = ParseString(&key); !s.ok()) return s;
-    if (absl::Status s = Expect(':', "':'"); !s.ok()) return s;
-    absl::Status s;
+  return ParseMembers("args", [&](const std::string& key) -> absl::Status {
     if ((key == "group" || key == "Process Group Name") && Peek() == '"') {
-      s = ParseString(&event->group);
-    } else if (key == "Collective name" && Peek() == '"') {
-      s = ParseString(&event->collective_name);
-    } else if ((key == "sequence" || key == "step") && Peek() != '"') {
-      double v = 0;
-      s = ParseNumber(&v);
-      if (s.ok() && v >= 0)
-        (key == "step" ? event->step : event->sequence) = static_cast<uint64_t>(v);
-    } else {
-      s = SkipValue(1);
+      return ParseString(&event->group);
     }
-    if (!s.ok()) return s;
-    if (Peek() == '}') {
-      ++pos_;
+    if (key == "Collective name" && Peek() == '"') return ParseString(&event->collective_name);
+    if ((key == "sequence" || key == "step") && Peek() != '"') {
+      double v = 0;
+      if (absl::Status s = ParseNumber(&v); !s.ok()) return s;
+      if (v >= 0) (key == "step" ? event->step : event->sequence) = static_cast<uint64_t>(v);
       return absl::OkStatus();
     }
-    if (absl::Status c = Expect(',', "',' or '}' in args"); !c.ok()) return c;
-  }
+    return SkipValue(1);
+  });
 }
 
 absl::Status ChromeTraceReader::ParseEvent(TraceEvent* event, bool* complete) {
   *event = TraceEvent();
-  *complete = false;
-  if (absl::Status s = Expect('{', "'{' (an event)"); !s.ok()) return s;
-  if (Peek() == '}') {
-    ++pos_;
-    return absl::OkStatus();
-  }
-  std::string key;
   std::string ph;
-  while (true) {
-    if (absl::Status s = ParseString(&key); !s.ok()) return s;
-    if (absl::Status s = Expect(':', "':'"); !s.ok()) return s;
-    absl::Status s;
-    double number = 0;
-    if (key == "name" && Peek() == '"') {
-      s = ParseString(&event->name);
-    } else if (key == "cat" && Peek() == '"') {
-      s = ParseString(&event->cat);
-    } else if (key == "ph" && Peek() == '"') {
-      s = ParseString(&ph);
-    } else if (key == "ts" && Peek() != '"') {
-      s = ParseNumber(&event->ts_us);
-    } else if (key == "dur" && Peek() != '"') {
-      s = ParseNumber(&event->dur_us);
-    } else if ((key == "pid" || key == "tid") && Peek() != '"') {
-      s = ParseNumber(&number);
+  absl::Status parsed = ParseMembers("an event", [&](const std::string& key) -> absl::Status {
+    const bool text = Peek() == '"';
+    if (key == "name" && text) return ParseString(&event->name);
+    if (key == "cat" && text) return ParseString(&event->cat);
+    if (key == "ph" && text) return ParseString(&ph);
+    if (key == "ts" && !text) return ParseNumber(&event->ts_us);
+    if (key == "dur" && !text) return ParseNumber(&event->dur_us);
+    if ((key == "pid" || key == "tid") && !text) {
+      double number = 0;
+      if (absl::Status s = ParseNumber(&number); !s.ok()) return s;
       (key == "pid" ? event->pid : event->tid) = static_cast<int64_t>(number);
-    } else if (key == "args" && Peek() == '{') {
-      s = ParseArgs(event);
-    } else {
-      s = SkipValue(1);
+      return absl::OkStatus();
     }
-    if (!s.ok()) return s;
-    if (Peek() == '}') {
-      ++pos_;
-      break;
-    }
-    if (absl::Status c = Expect(',', "',' or '}' in an event"); !c.ok()) return c;
-  }
-  *complete = ph == "X";
-  return absl::OkStatus();
+    if (key == "args" && Peek() == '{') return ParseArgs(event);
+    return SkipValue(1);
+  });
+  *complete = parsed.ok() && ph == "X";
+  return parsed;
 }
 
 absl::Status ChromeTraceReader::ParseDistributedInfo() {
-  if (absl::Status s = Expect('{', "'{' (distributedInfo)"); !s.ok()) return s;
-  if (Peek() == '}') {
-    ++pos_;
+  return ParseMembers("distributedInfo", [&](const std::string& key) -> absl::Status {
+    if (key != "rank" || Peek() == '"') return SkipValue(1);
+    double rank = 0;
+    if (absl::Status s = ParseNumber(&rank); !s.ok()) return s;
+    if (rank < 0 || rank > 1e6) return Error("a rank number");
+    rank_ = static_cast<uint32_t>(rank);
     return absl::OkStatus();
-  }
-  std::string key;
-  while (true) {
-    if (absl::Status s = ParseString(&key); !s.ok()) return s;
-    if (absl::Status s = Expect(':', "':'"); !s.ok()) return s;
-    if (key == "rank" && Peek() != '"') {
-      double rank = 0;
-      if (absl::Status s = ParseNumber(&rank); !s.ok()) return s;
-      if (rank < 0 || rank > 1e6) return Error("a rank number");
-      rank_ = static_cast<uint32_t>(rank);
-    } else if (absl::Status s = SkipValue(1); !s.ok()) {
-      return s;
-    }
-    if (Peek() == '}') {
-      ++pos_;
-      return absl::OkStatus();
-    }
-    if (absl::Status c = Expect(',', "',' or '}' in distributedInfo"); !c.ok()) return c;
-  }
+  });
 }
 
 ChromeTraceReader::~ChromeTraceReader() {

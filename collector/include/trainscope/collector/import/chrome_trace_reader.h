@@ -73,6 +73,9 @@ class ChromeTraceReader {
   absl::Status ParseString(std::string* out);
   absl::Status ParseNumber(double* out);
   absl::Status SkipValue(int depth = 0);
+  // Reads `{"key": value, ...}`; on_member(key) reads each value.
+  template <typename OnMember>
+  absl::Status ParseMembers(const char* what, OnMember on_member);
   absl::Status ParseEvent(TraceEvent* event, bool* complete);
   absl::Status ParseArgs(TraceEvent* event);
   // Opens the file and reads up to the first event.
