@@ -1,0 +1,642 @@
+// MareyModel: laying out one frame (see marey_model.h): axes, each row's
+// bands or pixels, the joins between rows, line charts and the pixel map.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "marey_model_internal.h"
+#include "trainscope/viewer/marey_model.h"
+#include "trainscope/viewer/units.h"
+
+namespace trainscope::viewer {
+
+using marey_internal::ClassColor;
+using marey_internal::kFlopsLineColor;
+using marey_internal::kFocusRowColor;
+using marey_internal::kMaxLayoutThreads;
+using marey_internal::kMemoryLineColor;
+using marey_internal::kPixelMapColumn;
+using marey_internal::kPixelMapGap;
+using marey_internal::kPixelMapHigh;
+using marey_internal::kSelectedStepColor;
+using marey_internal::Lerp;
+
+void MareyModel::Layout() {
+  layout_dirty_ = false;
+  PrepareTracks();
+  BuildGroups();
+  BuildRows();
+  list_.Clear();
+  stats_ = {};
+  if (auto_range_) {
+    const int64_t low = raw_ ? raw_min_ : aligned_min_;
+    const int64_t high = raw_ ? raw_max_ : aligned_max_;
+    if (low <= high) {
+      const int64_t pad = std::max<int64_t>((high - low) / 100, 1);
+      view_start_ = low - pad;
+      view_end_ = high + pad;
+    } else {
+      view_start_ = 0;
+      view_end_ = 1'000'000;
+    }
+  }
+  list_.backgrounds.push_back(
+      {{0, 0, static_cast<float>(width_), static_cast<float>(height_)}, kBackgroundColor});
+  list_.texts.push_back({12, 14, "Marey graph", kTextColor, Text::Align::kLeft, true, 11});
+  const size_t n = rows_.size();
+  stats_.rows = n;
+  if (n == 0) {
+    list_.texts.push_back({plot_.x + plot_.w / 2, plot_.y + plot_.h / 2, "No operators yet",
+                           kAxisColor, Text::Align::kCenter});
+    AddAxes();
+    return;
+  }
+  pitch_ = plot_.h / static_cast<float>(n);
+  band_half_ = std::clamp(pitch_ * 0.16f, 1.0f, 5.0f);
+  const bool dense = pitch_ < options_.dense_row_px;
+  stats_.dense = dense;
+  for (size_t i = 0; i < n; ++i)
+    rows_[i].axis_y = plot_.y + pitch_ * (static_cast<float>(i) + 0.5f);
+
+  // Behind everything: the selected step and the rows of a focused alert.
+  list_.backgrounds.push_back({plot_, Rgba(252, 252, 253), WithAlpha(kAxisColor, 110)});
+  if (selected_step_.has_value()) {
+    auto step = steps_.find(*selected_step_);
+    if (step != steps_.end() && !raw_) {
+      const float x0 = std::max(plot_.x, TimeToX(step->second.start_ns));
+      const float x1 = std::min(plot_.x + plot_.w, TimeToX(step->second.end_ns));
+      if (x1 > x0)
+        list_.backgrounds.push_back({{x0, plot_.y, x1 - x0, plot_.h}, kSelectedStepColor});
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    if (rows_[i].kind == RowKind::kDevice &&
+        std::binary_search(focus_ranks_.begin(), focus_ranks_.end(), rows_[i].rank)) {
+      list_.backgrounds.push_back(
+          {{plot_.x, rows_[i].axis_y - pitch_ / 2, plot_.w, pitch_}, kFocusRowColor});
+    }
+  }
+  AddAxes();
+
+  row_merged_.assign(n, std::vector<uint8_t>(options_.bins, 0));
+  if (dense) {
+    LayoutDenseRows();
+  } else {
+    RowLayout previous, current;
+    for (size_t i = 0; i < n; ++i) {
+      current.items.clear();
+      current.merged.clear();
+      // The axis goes under the bands.
+      list_.backgrounds.push_back(
+          {{plot_.x, rows_[i].axis_y - 0.5f, plot_.w, 1}, WithAlpha(kAxisColor, 150)});
+      LayoutRow(i, &current, nullptr, &stats_);
+      if (i > 0) {
+        // Compute and collectives join only within a pipeline stage: other
+        // stages run other layers, whatever their operators are called.
+        const int a = RowStage(i - 1), b = RowStage(i);
+        const bool same_stage = a < 0 || b < 0 || a == b;
+        AddJoins(previous, current, rows_[i - 1].axis_y + band_half_, rows_[i].axis_y - band_half_,
+                 same_stage);
+      }
+      if (pitch_ >= options_.chart_row_px) AddLineCharts(i, rows_[i].axis_y, pitch_);
+      std::swap(previous, current);
+    }
+  }
+
+  // Row labels (every k-th when rows are thin), alert crosses, pixel map.
+  const int label_every = std::max(1, static_cast<int>(std::ceil(13.0f / pitch_)));
+  for (size_t i = 0; i < n; ++i) {
+    const Row& row = rows_[i];
+    const bool group_head = row.kind == RowKind::kGroupMin;
+    if (static_cast<int>(i) % label_every == 0 || group_head) {
+      const bool is_group = row.kind != RowKind::kDevice;
+      Text label{plot_.x - 20,        row.axis_y,
+                 row.label,           is_group ? Rgba(25, 60, 140) : kTextColor,
+                 Text::Align::kRight, group_head};
+      if (!is_group && !row.group_key.empty()) label.x -= 10;
+      list_.texts.push_back(label);
+    }
+    if (row.has_alert) {
+      list_.crosses.push_back({{plot_.x - 9, row.axis_y},
+                               std::clamp(pitch_ * 0.45f, 3.0f, 6.0f),
+                               kAlertColor,
+                               pitch_ < 6 ? 1.5f : 2.5f});
+    }
+  }
+  AddPixelMap();
+
+  // Legend.
+  const float legend_y = static_cast<float>(height_) - 14;
+  float x = 12;
+  auto swatch = [&](Color color, const std::string& label) {
+    list_.rects.push_back({{x, legend_y - 5, 14, 10}, color, WithAlpha(kAxisColor, 150)});
+    list_.texts.push_back({x + 18, legend_y, label, kTextColor});
+    x += 30 + 7.2f * static_cast<float>(label.size());
+  };
+  swatch(kComputeColor, "compute");
+  swatch(kMergedColor, "compute, merged bin");
+  swatch(kCollectiveColor, "collective");
+  swatch(kSendColor, "send");
+  swatch(kRecvColor, "recv");
+  list_.lines.push_back({{x, legend_y}, {x + 16, legend_y}, kFlopsLineColor, 1.5f});
+  list_.texts.push_back({x + 20, legend_y, "FLOPs", kTextColor});
+  x += 76;
+  list_.lines.push_back({{x, legend_y}, {x + 16, legend_y}, kMemoryLineColor, 1.5f, true});
+  list_.texts.push_back({x + 20, legend_y, "peak memory", kTextColor});
+  x += 124;
+  list_.crosses.push_back({{x + 5, legend_y}, 4, kAlertColor, 2});
+  list_.texts.push_back({x + 14, legend_y, "alert", kTextColor});
+
+  stats_.rows = n;
+}
+
+void MareyModel::LayoutDenseRows() {
+  EnsureImage();
+  const size_t n = rows_.size();
+  const int image_width = list_.image.width;
+  const int image_height = list_.image.height;
+  // A row's pixel rows [y0, y1): its share of the plot, with a 1 px gap
+  // between rows when there is room for one; always the pixel row of its
+  // axis (hit tests, labels).
+  auto pixel_rows = [&](size_t i) {
+    const float centre = pitch_ * (static_cast<float>(i) + 0.5f);
+    int y0 = static_cast<int>(pitch_ * static_cast<float>(i));
+    int y1 = static_cast<int>(pitch_ * static_cast<float>(i + 1));
+    if (pitch_ >= 3) {
+      const float half = (pitch_ - 1) / 2;
+      y0 = static_cast<int>(std::ceil(centre - half - 0.5f));
+      y1 = static_cast<int>(std::floor(centre + half - 0.5f)) + 1;
+    }
+    y0 = std::min(y0, static_cast<int>(centre));
+    y1 = std::min(std::max(y1, static_cast<int>(centre) + 1), image_height);
+    return std::pair<int, int>(y0, y1);
+  };
+  auto lay_out = [&](size_t from, size_t to, FrameStats* stats) {
+    std::vector<Color> line(static_cast<size_t>(image_width));
+    RowLayout unused;
+    for (size_t i = from; i < to; ++i) {
+      std::fill(line.begin(), line.end(), 0);
+      LayoutRow(i, &unused, &line, stats);
+      const auto [y0, y1] = pixel_rows(i);
+      for (int y = y0; y < y1; ++y) {
+        std::copy(line.begin(), line.end(),
+                  list_.image.pixels.begin() + static_cast<size_t>(y) * image_width);
+      }
+    }
+  };
+  // Thousands of rows are independent: split them over the cores. Rows
+  // thinner than a pixel share pixel rows, where the later row wins; a
+  // chunk boundary moves until the rows on its two sides share none, so
+  // the picture is the sequential one.
+  const size_t wanted =
+      options_.layout_threads > 0 ? options_.layout_threads : std::thread::hardware_concurrency();
+  const size_t workers = n < 64 ? 1 : std::clamp<size_t>(wanted, 1, kMaxLayoutThreads);
+  std::vector<size_t> bounds{0};
+  for (size_t w = 1; w < workers; ++w) {
+    size_t b = std::max(n * w / workers, bounds.back());
+    while (b > 0 && b < n && pixel_rows(b - 1).second > pixel_rows(b).first) ++b;
+    bounds.push_back(b);
+  }
+  bounds.push_back(n);
+  std::vector<FrameStats> parts(workers);
+  std::vector<std::thread> threads;
+  for (size_t w = 1; w < workers; ++w) {
+    threads.emplace_back(lay_out, bounds[w], bounds[w + 1], &parts[w]);
+  }
+  lay_out(bounds[0], bounds[1], &parts[0]);
+  for (std::thread& t : threads) t.join();
+  for (const FrameStats& part : parts) {
+    stats_.individual_operators += part.individual_operators;
+    stats_.merged_bins += part.merged_bins;
+  }
+}
+
+void MareyModel::AddAxes() {
+  const int64_t origin = origin_ns();
+  const double from = static_cast<double>(view_start_ - origin);
+  const double to = static_cast<double>(view_end_ - origin);
+  const int max_ticks = std::max(2, static_cast<int>(plot_.w / 110));
+  for (double tick : NiceTicks(from, to, max_ticks)) {
+    const float x = TimeToX(origin + static_cast<int64_t>(tick));
+    if (x < plot_.x - 0.5f || x > plot_.x + plot_.w + 0.5f) continue;
+    list_.lines.push_back({{x, plot_.y}, {x, plot_.y + plot_.h}, kGridColor, 1});
+    list_.lines.push_back({{x, plot_.y - 5}, {x, plot_.y}, kAxisColor, 1});
+    list_.texts.push_back(
+        {x, plot_.y - 13, FormatDuration(tick), kTextColor, Text::Align::kCenter});
+  }
+  const std::string clock = raw_ ? "raw device clocks" : "aligned clock";
+  list_.texts.push_back({plot_.x, 34,
+                         "time since the first operator (" + clock + "), showing " +
+                             FormatDuration(static_cast<double>(view_end_ - view_start_)),
+                         kAxisColor, Text::Align::kLeft});
+  char summary[160];
+  std::snprintf(summary, sizeof(summary), "%zu devices \xC2\xB7 %zu operators \xC2\xB7 %u bins",
+                devices_.size(), operator_count_, options_.bins);
+  list_.texts.push_back(
+      {static_cast<float>(width_) - 12, 14, summary, kAxisColor, Text::Align::kRight});
+  // Pixel map headers.
+  const char* headers[] = {"FLOP", "FLOP/s", "mem"};
+  for (int c = 0; c < 3; ++c) {
+    const float x = plot_.x + plot_.w + kPixelMapGap + kPixelMapColumn * (c + 0.5f);
+    list_.texts.push_back(
+        {x, plot_.y - 22, headers[c], kTextColor, Text::Align::kCenter, false, 7, true});
+  }
+}
+
+void MareyModel::EnsureImage() {
+  if (!list_.image.pixels.empty()) return;
+  const int width = std::max(1, static_cast<int>(plot_.w));
+  const int height = std::max(1, static_cast<int>(plot_.h));
+  list_.image.dest = {plot_.x, plot_.y, static_cast<float>(width), static_cast<float>(height)};
+  list_.image.width = width;
+  list_.image.height = height;
+  list_.image.pixels.assign(static_cast<size_t>(width) * height, 0);
+}
+
+void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* line,
+                           FrameStats* stats) {
+  const Track* track = RowTrack(index);
+  if (track == nullptr) return;
+  const float axis_y = rows_[index].axis_y;
+  const int64_t t0 = view_start_;
+  const int64_t t1 = view_end_;
+  const uint32_t bins = options_.bins;
+  const double bin_ns = static_cast<double>(t1 - t0) / bins;
+  const float bin_px = plot_.w / static_cast<float>(bins);
+  const double px_per_ns = plot_.w / static_cast<double>(t1 - t0);
+  const float right = plot_.x + plot_.w;
+  const bool raw = raw_;
+  const int64_t base = raw ? track->raw_base : 0;
+  const int64_t raw_slack = raw ? 1'000'000 : 0;  // raw deltas may reorder slightly
+  const bool focused_row =
+      rows_[index].kind == RowKind::kDevice && focus_name_ != 0 &&
+      std::binary_search(focus_ranks_.begin(), focus_ranks_.end(), rows_[index].rank);
+
+  auto start_of = [&](const Op& op) { return raw ? op.start + base + op.raw_delta : op.start; };
+  auto end_of = [&](const Op& op) { return raw ? op.end + base + op.raw_delta : op.end; };
+  auto to_x = [&](int64_t t) {
+    return plot_.x + static_cast<float>(static_cast<double>(t - t0) * px_per_ns);
+  };
+  auto first_at_or_after = [&](const std::vector<Op>& ops, size_t from, int64_t t) {
+    return static_cast<size_t>(
+        std::partition_point(ops.begin() + static_cast<std::ptrdiff_t>(from), ops.end(),
+                             [&](const Op& op) { return start_of(op) < t; }) -
+        ops.begin());
+  };
+  // The next edge is usually near the previous one: gallop from it so the
+  // probes stay in cache lines already loaded (frames are memory-bound).
+  auto gallop = [&](const std::vector<Op>& ops, size_t from, int64_t t) {
+    size_t low = from, high = from, step = 1;
+    while (high < ops.size() && start_of(ops[high]) < t) {
+      low = high + 1;
+      high += step;
+      step *= 2;
+    }
+    high = std::min(high, ops.size());
+    return static_cast<size_t>(
+        std::partition_point(ops.begin() + static_cast<std::ptrdiff_t>(low),
+                             ops.begin() + static_cast<std::ptrdiff_t>(high),
+                             [&](const Op& op) { return start_of(op) < t; }) -
+        ops.begin());
+  };
+
+  // Density bins over the compute operators (prefix counts: no scan). Zoomed
+  // out, the bin edges come from the track's coarse index, rounded to its
+  // grid (at most 1/8 of a bin): no operator is touched.
+  const std::vector<Op>& compute = track->compute;
+  std::vector<size_t> edges(bins + 1);
+  const bool coarse = !raw && track->fine_ns > 0 && bin_ns >= 4.0 * track->fine_ns;
+  std::vector<const Track::FineEdge*> fine_edges;
+  if (coarse) {
+    fine_edges.resize(bins + 1);
+    fine_edges[0] = &track->FineAt(t0 - track->max_compute);
+    for (uint32_t k = 1; k < bins; ++k) {
+      fine_edges[k] = &track->FineAt(t0 + static_cast<int64_t>(bin_ns * k));
+    }
+    fine_edges[bins] = &track->FineAt(t1);
+    for (uint32_t k = 0; k <= bins; ++k) edges[k] = fine_edges[k]->index;
+  } else {
+    edges[0] = first_at_or_after(compute, 0, t0 - track->max_compute - raw_slack);
+    for (uint32_t k = 1; k < bins; ++k) {
+      edges[k] = gallop(compute, edges[k - 1], t0 + static_cast<int64_t>(bin_ns * k));
+    }
+    edges[bins] = gallop(compute, edges[bins - 1], t1);
+  }
+  const double mean = static_cast<double>(edges[bins] - edges[0]) / bins;
+  const double lod_limit = bin_px / options_.min_band_px;
+  std::vector<uint8_t>& merged_flags = row_merged_[index];
+  size_t sparse = 0;
+  for (uint32_t k = 0; k < bins; ++k) {
+    const size_t count = edges[k + 1] - edges[k];
+    merged_flags[k] =
+        count >= 2 && (static_cast<double>(count) > mean || static_cast<double>(count) > lod_limit);
+    if (!merged_flags[k]) sparse += count;
+  }
+  const std::vector<Op>& comm = track->comm;
+  // A view that holds the whole track (zoomed out) needs no search.
+  const int64_t comm_low = t0 - track->max_comm - raw_slack;
+  const int64_t comm_high = t1 + 1 + raw_slack;
+  const size_t comm_from =
+      comm.empty() || start_of(comm.front()) >= comm_low ? 0 : first_at_or_after(comm, 0, comm_low);
+  const size_t comm_to = !comm.empty() && start_of(comm.back()) < comm_high
+                             ? comm.size()
+                             : gallop(comm, comm_from, comm_high);
+
+  // A row with more operators than a third of its pixels is rasterised (one
+  // colour per column) instead of becoming thousands of rectangles.
+  std::vector<Color> local;
+  std::vector<Color>* pixels = line;
+  const bool heavy =
+      line == nullptr && static_cast<float>(sparse + comm_to - comm_from) > plot_.w / 3;
+  if (heavy) {
+    EnsureImage();
+    local.assign(static_cast<size_t>(list_.image.width), 0);
+    pixels = &local;
+  }
+  const int width = pixels != nullptr ? static_cast<int>(pixels->size()) : 0;
+  auto fill = [&](float x0, float x1, Color color) {
+    int a = static_cast<int>(x0 - plot_.x);
+    int b = static_cast<int>(std::ceil(x1 - plot_.x));
+    a = std::clamp(a, 0, width);
+    b = std::clamp(std::max(b, a + 1), 0, width);
+    std::fill(pixels->begin() + a, pixels->begin() + b, color);
+  };
+  float last_x1[kOpClassCount] = {-1e9f, -1e9f, -1e9f, -1e9f};
+  auto draw_op = [&](const Op& op) {
+    const int64_t s = start_of(op);
+    const int64_t e = end_of(op);
+    if (e < t0 || s > t1) return;
+    const float x0 = std::max(plot_.x, to_x(s));
+    const float x1 = std::min(right, to_x(e));
+    const int c = static_cast<int>(op.cls);
+    // Entirely inside pixels already painted in this class: nothing to add.
+    if (std::ceil(x1) <= last_x1[c] && x0 >= last_x1[c] - 1) return;
+    const float w = std::max(1.0f, x1 - x0);
+    last_x1[c] = std::max(last_x1[c], std::ceil(x0 + w));
+    ++stats->individual_operators;
+    if (pixels != nullptr) {
+      fill(x0, x0 + w, ClassColor(op.cls));
+    } else {
+      list_.rects.push_back({{x0, axis_y - band_half_, w, 2 * band_half_}, ClassColor(op.cls)});
+    }
+    if (line != nullptr) return;  // dense rows: no joins, no outlines
+    if (focused_row && op.name == focus_name_ && (!focus_step_ || op.step == *focus_step_)) {
+      list_.overlay_rects.push_back(
+          {{x0 - 2, axis_y - band_half_ - 2, w + 4, 2 * band_half_ + 4}, 0, kAlertColor});
+    }
+    // Joins of sub-pixel operators would be noise: only visible ones join.
+    if (!heavy || w >= 1.5f) layout->items.push_back({op.key, x0, x0 + w, op.cls});
+  };
+
+  if (line == nullptr) layout->merged.assign(bins, {0.0f, -1.0f});
+  for (uint32_t k = 0; k < bins; ++k) {
+    const size_t count = edges[k + 1] - edges[k];
+    if (count == 0) continue;
+    if (!merged_flags[k]) {
+      for (size_t j = edges[k]; j < edges[k + 1]; ++j) draw_op(compute[j]);
+      continue;
+    }
+    ++stats->merged_bins;
+    const int64_t first_start = coarse ? fine_edges[k]->next_start : start_of(compute[edges[k]]);
+    const int64_t last_end =
+        coarse ? fine_edges[k + 1]->prev_end : end_of(compute[edges[k + 1] - 1]);
+    const int64_t s = std::max(t0, first_start);
+    const int64_t e = std::min(t1, last_end);
+    const float x0 = std::max(plot_.x, to_x(s));
+    const float x1 = std::max(x0 + 1, to_x(e));
+    const double busy = static_cast<double>(coarse ? fine_edges[k + 1]->busy - fine_edges[k]->busy
+                                                   : track->busy_prefix[edges[k + 1]] -
+                                                         track->busy_prefix[edges[k]]);
+    const double fraction = std::clamp(busy / std::max(1.0, bin_ns), 0.0, 1.0);
+    last_x1[0] = std::max(last_x1[0], std::ceil(x1));
+    if (pixels != nullptr) {
+      fill(x0, x1, Lerp(Rgba(200, 230, 201), kMergedColor, 0.4 + 0.6 * fraction));
+    } else {
+      list_.rects.push_back({{x0, axis_y - band_half_, x1 - x0, 2 * band_half_},
+                             WithAlpha(kMergedColor, static_cast<uint32_t>(120 + 135 * fraction)),
+                             WithAlpha(Rgba(27, 94, 32), 200)});
+    }
+    if (line == nullptr) layout->merged[k] = {x0, x1};
+  }
+
+  // Communication: never merged. When rasterising, a block of operators
+  // that lies within fewer pixels than it has operators covers every pixel
+  // of its span anyway, so it is painted in one go.
+  constexpr size_t kBlock = Track::kBlock;
+  if (line != nullptr && !raw) {
+    // Dense rows (no joins, no outlines, aligned clock): a tight loop that
+    // paints each operator's pixel columns; thousands of rows make this the
+    // frame's inner loop.
+    Color* out = pixels->data();
+    const Track::Span* spans = track->comm_spans.data();
+    const Color colors[kOpClassCount] = {ClassColor(OpClass::kCompute),
+                                         ClassColor(OpClass::kCollective),
+                                         ClassColor(OpClass::kSend), ClassColor(OpClass::kRecv)};
+    size_t drawn = 0;  // a local: the pixel stores could alias a member
+    for (size_t j = comm_from; j < comm_to; ++j) {
+      const Track::Span& op = spans[j];
+      const int64_t end = op.start + op.duration;
+      if (end < t0 || op.start > t1) continue;
+      const int a = std::clamp(static_cast<int>(static_cast<double>(op.start - t0) * px_per_ns), 0,
+                               width - 1);
+      const int b = std::clamp(
+          static_cast<int>(std::ceil(static_cast<double>(end - t0) * px_per_ns)), a + 1, width);
+      const Color color = colors[static_cast<int>(op.cls)];
+      for (int x = a; x < b; ++x) out[x] = color;
+      ++drawn;
+    }
+    stats->individual_operators += drawn;
+    return;
+  }
+  for (size_t j = comm_from; j < comm_to;) {
+    if (pixels != nullptr && j % kBlock == 0 && j + kBlock <= comm_to) {
+      const size_t block = j / kBlock;
+      const int64_t s = track->block_start[block] + (raw ? base + track->block_raw_low[block] : 0);
+      const int64_t e = track->block_end[block] + (raw ? base + track->block_raw_high[block] : 0);
+      if (static_cast<double>(e - s) * px_per_ns <= static_cast<double>(kBlock) && e >= t0 &&
+          s <= t1) {
+        fill(std::max(plot_.x, to_x(s)), std::min(right, to_x(e)),
+             ClassColor(track->block_class[block]));
+        ++stats->individual_operators;
+        j += kBlock;
+        continue;
+      }
+    }
+    draw_op(comm[j]);
+    ++j;
+  }
+
+  if (heavy) {
+    // The band's pixel rows around the axis.
+    const int y0 = std::max(0, static_cast<int>(axis_y - band_half_ - plot_.y));
+    const int y1 =
+        std::min(list_.image.height, static_cast<int>(std::ceil(axis_y + band_half_ - plot_.y)));
+    for (int y = y0; y < y1; ++y) {
+      std::copy(local.begin(), local.end(),
+                list_.image.pixels.begin() + static_cast<size_t>(y) * list_.image.width);
+    }
+  }
+}
+
+int MareyModel::RowStage(size_t index) const {
+  const Row& row = rows_[index];
+  if (row.kind == RowKind::kDevice) {
+    auto it = device_info_.find(row.rank);
+    return it == device_info_.end() ? -1 : static_cast<int>(it->second.stage);
+  }
+  if (grouping_ != Grouping::kStage) return -1;
+  auto group = groups_.find(row.group_key);
+  if (group == groups_.end() || group->second->ranks.empty()) return -1;
+  auto it = device_info_.find(group->second->ranks.front());
+  return it == device_info_.end() ? -1 : static_cast<int>(it->second.stage);
+}
+
+void MareyModel::AddJoins(const RowLayout& upper, const RowLayout& lower, float y_top,
+                          float y_bottom, bool same_stage) {
+  if (y_bottom - y_top < 2) return;
+  std::unordered_map<uint64_t, size_t> by_key;
+  by_key.reserve(lower.items.size() * 2);
+  for (size_t i = 0; i < lower.items.size(); ++i) by_key.emplace(lower.items[i].key, i);
+  for (const auto& item : upper.items) {
+    auto it = by_key.find(item.key);
+    if (it == by_key.end()) continue;
+    const bool point_to_point = item.cls == OpClass::kSend || item.cls == OpClass::kRecv;
+    if (!same_stage && !point_to_point) continue;
+    const auto& other = lower.items[it->second];
+    Quad quad;
+    quad.p[0] = {item.x0, y_top};
+    quad.p[1] = {item.x1, y_top};
+    quad.p[2] = {other.x1, y_bottom};
+    quad.p[3] = {other.x0, y_bottom};
+    quad.fill = WithAlpha(ClassColor(item.cls), item.cls == OpClass::kCompute ? 70 : 130);
+    list_.quads.push_back(quad);
+    ++stats_.joins;
+  }
+  const size_t bins = same_stage ? std::min(upper.merged.size(), lower.merged.size()) : 0;
+  for (size_t k = 0; k < bins; ++k) {
+    const auto& a = upper.merged[k];
+    const auto& b = lower.merged[k];
+    if (a.second < 0 || b.second < 0) continue;
+    Quad quad;
+    quad.p[0] = {a.first, y_top};
+    quad.p[1] = {a.second, y_top};
+    quad.p[2] = {b.second, y_bottom};
+    quad.p[3] = {b.first, y_bottom};
+    quad.fill = WithAlpha(kMergedColor, 45);
+    list_.quads.push_back(quad);
+    ++stats_.joins;
+  }
+}
+
+std::vector<const DeviceStepRecord*> MareyModel::StepValues(size_t index) const {
+  std::vector<const DeviceStepRecord*> values;
+  if (steps_.empty() || index >= rows_.size()) return values;
+  auto step = selected_step_.has_value() ? steps_.find(*selected_step_) : steps_.end();
+  if (step == steps_.end()) step = std::prev(steps_.end());
+  const Row& row = rows_[index];
+  std::vector<uint32_t> ranks;
+  if (row.kind == RowKind::kDevice) {
+    ranks.push_back(row.rank);
+  } else {
+    auto group = groups_.find(row.group_key);
+    if (group != groups_.end()) ranks = group->second->ranks;
+  }
+  for (const DeviceStepRecord& d : step->second.devices) {
+    if (std::find(ranks.begin(), ranks.end(), d.rank) != ranks.end()) values.push_back(&d);
+  }
+  return values;
+}
+
+void MareyModel::AddPixelMap() {
+  const size_t n = rows_.size();
+  std::vector<std::array<double, 3>> values(n, {-1, -1, -1});
+  std::array<double, 3> top = {0, 0, 0};
+  for (size_t i = 0; i < n; ++i) {
+    const auto devices = StepValues(i);
+    if (devices.empty()) continue;
+    for (int c = 0; c < 3; ++c) {
+      std::vector<double> v;
+      for (const DeviceStepRecord* d : devices) {
+        v.push_back(c == 0   ? static_cast<double>(d->flops)
+                    : c == 1 ? d->flops_per_second
+                             : static_cast<double>(d->peak_memory_bytes));
+      }
+      double x = 0;
+      switch (rows_[i].kind) {
+        case RowKind::kGroupMin:
+          x = *std::min_element(v.begin(), v.end());
+          break;
+        case RowKind::kGroupMax:
+          x = *std::max_element(v.begin(), v.end());
+          break;
+        default:
+          x = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+      }
+      values[i][c] = x;
+      top[c] = std::max(top[c], x);
+    }
+  }
+  for (size_t i = 0; i < n; ++i) {
+    const float y = plot_.y + pitch_ * static_cast<float>(i);
+    const float h = pitch_ >= 4 ? pitch_ - 1 : pitch_;
+    for (int c = 0; c < 3; ++c) {
+      const float x = plot_.x + plot_.w + kPixelMapGap + kPixelMapColumn * static_cast<float>(c);
+      const Color color = values[i][c] < 0 ? Rgba(235, 235, 235)
+                          : top[c] <= 0
+                              ? Rgba(245, 247, 252)
+                              : Lerp(Rgba(241, 245, 252), kPixelMapHigh, values[i][c] / top[c]);
+      list_.rects.push_back({{x, y, kPixelMapColumn - 2, h}, color});
+    }
+  }
+}
+
+void MareyModel::AddLineCharts(size_t index, float axis_y, float height) {
+  const Row& row = rows_[index];
+  if (row.kind != RowKind::kDevice || steps_.empty()) return;
+  const Track* track = RowTrack(index);
+  const int64_t shift = raw_ && track != nullptr ? track->raw_base : 0;
+  // Scaled between the smallest and largest value over all devices, so a
+  // device that differs stands out even when every value is large.
+  double min_flops = 1e300, max_flops = 0, min_memory = 1e300, max_memory = 0;
+  for (const auto& [number, step] : steps_) {
+    for (const DeviceStepRecord& d : step.devices) {
+      min_flops = std::min(min_flops, static_cast<double>(d.flops));
+      max_flops = std::max(max_flops, static_cast<double>(d.flops));
+      min_memory = std::min(min_memory, static_cast<double>(d.peak_memory_bytes));
+      max_memory = std::max(max_memory, static_cast<double>(d.peak_memory_bytes));
+    }
+  }
+  auto scaled = [](double v, double low, double high) {
+    return high > low ? 0.15 + 0.85 * (v - low) / (high - low) : 0.5;
+  };
+  const float base = axis_y - band_half_ - 3;
+  const float span = std::max(4.0f, height * 0.4f - band_half_ - 6);
+  Polyline flops{{}, kFlopsLineColor, 1.3f};
+  Polyline memory{{}, kMemoryLineColor, 1.3f, true};
+  for (const auto& [number, step] : steps_) {
+    if (step.end_ns + shift < view_start_ || step.start_ns + shift > view_end_) continue;
+    for (const DeviceStepRecord& d : step.devices) {
+      if (d.rank != row.rank) continue;
+      const float x0 = std::clamp(TimeToX(d.start_ns + shift), plot_.x, plot_.x + plot_.w);
+      const float x1 = std::clamp(TimeToX(d.end_ns + shift), plot_.x, plot_.x + plot_.w);
+      if (max_flops > 0) {
+        const float y = base - span * static_cast<float>(scaled(d.flops, min_flops, max_flops));
+        flops.points.push_back({x0, y});
+        flops.points.push_back({x1, y});
+      }
+      if (max_memory > 0) {
+        const float y =
+            base - span * static_cast<float>(scaled(d.peak_memory_bytes, min_memory, max_memory));
+        memory.points.push_back({x0, y});
+        memory.points.push_back({x1, y});
+      }
+    }
+  }
+  if (flops.points.size() >= 2) list_.polylines.push_back(std::move(flops));
+  if (memory.points.size() >= 2) list_.polylines.push_back(std::move(memory));
+}
+
+}  // namespace trainscope::viewer
