@@ -283,6 +283,10 @@ ThreadRing* Agent::LocalRingSlow() {
   }
 }
 
+bool Agent::SubmitLossReport(v1::LossReport report) {
+  return sender_->SubmitLossReport(std::move(report));
+}
+
 void Agent::SetRecording(bool enabled) {
   if (shutting_down_.load()) return;
   recording_.store(enabled);
@@ -333,6 +337,8 @@ AgentStats Agent::stats() const {
   stats.batches_sent = sender.batches_sent;
   stats.batches_acked = sender.batches_acked;
   stats.reconnects = sender.reconnects;
+  stats.loss_reports_submitted = sender.loss_reports_submitted;
+  stats.loss_reports_dropped = sender.loss_reports_dropped;
   stats.connected = sender.connected;
   stats.recording = recording();
   stats.halt_requested = halt_requested();

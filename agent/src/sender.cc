@@ -95,7 +95,22 @@ Sender::Counters Sender::counters() const {
   c.connected = connected_.load(std::memory_order_relaxed);
   std::lock_guard<std::mutex> lock(mu_);
   c.finished = finished_;
+  c.loss_reports_submitted = loss_reports_submitted_;
+  c.loss_reports_dropped = loss_reports_dropped_;
   return c;
+}
+
+bool Sender::SubmitLossReport(v1::LossReport report) {
+  const uint64_t bytes = report.ByteSizeLong();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (shutdown_requested_ || loss_report_bytes_ + bytes > Agent::kMaxPendingLossReportBytes) {
+    ++loss_reports_dropped_;
+    return false;
+  }
+  loss_report_bytes_ += bytes;
+  ++loss_reports_submitted_;
+  loss_reports_.push_back(std::move(report));
+  return true;
 }
 
 std::string Sender::job_token() const {
@@ -307,7 +322,33 @@ void Sender::TryOpen(absl::Time now) {
   if (!transport_->Write(MakeHello())) Disconnect("could not send Hello");
 }
 
+void Sender::DrainLossReports() {
+  std::vector<v1::LossReport> reports;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (loss_reports_.empty()) return;
+    reports.swap(loss_reports_);
+    loss_report_bytes_ = 0;
+  }
+  Queued queued;
+  v1::EventBatch* batch = queued.message.mutable_batch();
+  *batch->mutable_drops() = CurrentDrops(0);
+  const size_t count = reports.size();
+  for (v1::LossReport& report : reports) *batch->add_loss_reports() = std::move(report);
+  queued.bytes = queued.message.SpaceUsedLong();
+  if (queue_bytes_ + queued.bytes > options_.memory_budget_bytes) {
+    std::lock_guard<std::mutex> lock(mu_);
+    loss_reports_dropped_ += count;
+    return;
+  }
+  queued.sequence = next_sequence_++;
+  batch->set_sequence(queued.sequence);
+  queue_bytes_ += queued.bytes;
+  queue_.push_back(std::move(queued));
+}
+
 void Sender::Drain() {
+  DrainLossReports();
   const std::vector<std::shared_ptr<ThreadRing>> rings = rings_->Snapshot();
   if (rings.empty()) return;
   const uint64_t ring_bytes = rings_->bytes_in_use();

@@ -56,6 +56,8 @@ class Sender : public ControlListener {
     uint64_t batches_sent = 0;
     uint64_t batches_acked = 0;
     uint64_t reconnects = 0;
+    uint64_t loss_reports_submitted = 0;
+    uint64_t loss_reports_dropped = 0;
     bool connected = false;
     bool finished = false;  // the sender thread has ended (after Shutdown)
   };
@@ -78,6 +80,10 @@ class Sender : public ControlListener {
   void Shutdown(absl::Duration deadline);
 
   Counters counters() const;
+
+  // Queues a report for the next batch; false when the pending bound is full
+  // or the sender is shutting down (Agent::SubmitLossReport).
+  bool SubmitLossReport(v1::LossReport report);
   std::string job_token() const;
 
   // ControlListener (transport thread).
@@ -100,6 +106,8 @@ class Sender : public ControlListener {
 
   void Run();
   bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Queues one batch carrying the pending loss reports (and no events).
+  void DrainLossReports();
   void ProcessInbox();
   void HandleHelloAck(const v1::HelloAck& ack);
   void HandleAck(uint64_t up_to_sequence);
@@ -164,6 +172,10 @@ class Sender : public ControlListener {
   absl::Time shutdown_deadline_ ABSL_GUARDED_BY(mu_);
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   std::string job_token_ ABSL_GUARDED_BY(mu_);
+  std::vector<v1::LossReport> loss_reports_ ABSL_GUARDED_BY(mu_);
+  uint64_t loss_report_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t loss_reports_submitted_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t loss_reports_dropped_ ABSL_GUARDED_BY(mu_) = 0;
   std::condition_variable wake_cv_;      // the sender thread waits on it
   std::condition_variable finished_cv_;  // Shutdown waits on it
 };

@@ -14,6 +14,7 @@
 #include "gtest/gtest.h"
 #include "trainscope/agent/event_batch_decoder.h"
 #include "trainscope/proto/protocol.h"
+#include "trainscope/v1/loss.pb.h"
 
 namespace trainscope::agent {
 namespace {
@@ -177,6 +178,35 @@ TEST(AgentTest, DormantRecordsNothingUntilEnabled) {
   EXPECT_EQ(DecodeAll(*s.collector).size(), 100u);
   // After Shutdown nothing records, whatever the collector says.
   EXPECT_FALSE(s.agent->RecordOperator(name, 1, 2));
+}
+
+TEST(AgentTest, LossReportsTravelInBatchesEvenWhileDormant) {
+  AgentOptions options = TestOptions();
+  options.start_recording = false;
+  Started s = StartFake(options);
+  v1::LossReport report;
+  report.set_epoch(2);
+  report.add_top()->set_item(41);
+  EXPECT_TRUE(s.agent->SubmitLossReport(report));
+  report.set_epoch(3);
+  EXPECT_TRUE(s.agent->SubmitLossReport(report));
+  // Over the pending bound: refused and counted, nothing else lost.
+  v1::LossReport huge;
+  huge.set_selection_layer(std::string(Agent::kMaxPendingLossReportBytes, 'x'));
+  EXPECT_FALSE(s.agent->SubmitLossReport(huge));
+  s.agent->Shutdown(absl::Seconds(5));
+  std::vector<uint32_t> epochs;
+  for (const v1::EventBatch& batch : s.collector->Batches()) {
+    EXPECT_EQ(batch.kind_size(), 0);  // dormant: reports only
+    for (const v1::LossReport& r : batch.loss_reports()) epochs.push_back(r.epoch());
+  }
+  EXPECT_EQ(epochs, (std::vector<uint32_t>{2, 3}));
+  const AgentStats stats = s.agent->stats();
+  EXPECT_EQ(stats.loss_reports_submitted, 2u);
+  EXPECT_EQ(stats.loss_reports_dropped, 1u);
+  // After Shutdown: refused.
+  EXPECT_FALSE(s.agent->SubmitLossReport(report));
+  EXPECT_EQ(s.agent->stats().loss_reports_dropped, 2u);
 }
 
 TEST(AgentTest, CollectorCanDisableRecordingAndSetSampling) {

@@ -340,6 +340,60 @@ std::vector<v1::Alert> AlertEngine::OnDeviceBack(uint32_t rank, uint64_t step,
 
 std::vector<v1::Alert> AlertEngine::OnExternalFinding(const ExternalFinding& finding,
                                                       int64_t now_unix_ns) {
+  return Judge(finding, rules_.hysteresis(), now_unix_ns);
+}
+
+std::vector<v1::Alert> AlertEngine::OnLossEpoch(const LossTracker::ClosedEpoch& epoch,
+                                                uint64_t step, int64_t now_unix_ns) {
+  std::vector<v1::Alert> out;
+  const v1::DifficultItemRule& rule = rules_.difficult_item();
+  if (!rule.enabled()) return out;
+  // The epochs are the persistence test: raise and clear at once.
+  v1::Hysteresis at_once;
+  at_once.set_raise_after_steps(1);
+  at_once.set_clear_after_steps(1);
+  const std::string name(kRuleDifficultItem);
+  std::set<std::string> holding;
+  auto append = [&out](std::vector<v1::Alert> alerts) {
+    for (v1::Alert& alert : alerts) out.push_back(std::move(alert));
+  };
+  for (const LossTracker::ClosedItem& item : epoch.items) {
+    if (item.epochs_in_top < rule.consecutive_epochs()) continue;
+    const v1::ItemScore& score = item.score;
+    ExternalFinding finding;
+    finding.rule = name;
+    finding.subject = absl::StrCat("item ", score.item());
+    finding.step = step;
+    finding.metric = "epochs_in_top";
+    finding.observed = item.epochs_in_top;
+    finding.threshold = rule.consecutive_epochs();
+    finding.baseline = score.contribution();
+    finding.holds = true;
+    finding.message = absl::StrCat(
+        "item ", score.item(), " (label ", score.label(), ", predicted ", score.prediction(),
+        ", rank ", score.rank(), ") has been in the top ", epoch.top_n,
+        " loss contribution for ", item.epochs_in_top,
+        " epochs running: a candidate mislabeled or ambiguous item");
+    holding.insert(finding.subject);
+    append(Judge(finding, at_once, now_unix_ns));
+  }
+  std::vector<std::string> left;
+  for (const auto& [key, track] : tracks_) {
+    if (key.first == name && !holding.count(key.second)) left.push_back(key.second);
+  }
+  for (const std::string& subject : left) {
+    ExternalFinding finding;
+    finding.rule = name;
+    finding.subject = subject;
+    finding.step = step;
+    finding.message = absl::StrCat(subject, " left the loss-contribution top ", epoch.top_n);
+    append(Judge(finding, at_once, now_unix_ns));
+  }
+  return out;
+}
+
+std::vector<v1::Alert> AlertEngine::Judge(const ExternalFinding& finding,
+                                          const v1::Hysteresis& hysteresis, int64_t now_unix_ns) {
   std::vector<v1::Alert> out;
   const TrackKey key(finding.rule, finding.subject);
   auto it = tracks_.find(key);
@@ -360,7 +414,7 @@ std::vector<v1::Alert> AlertEngine::OnExternalFinding(const ExternalFinding& fin
   v.what = finding.message.empty() ? absl::StrCat(finding.rule, " on ", finding.subject)
                                    : finding.message;
   v.present = finding.holds;
-  const bool holds = Advance(&it->second, &v, rules_.hysteresis(), finding.step, now_unix_ns, &out);
+  const bool holds = Advance(&it->second, &v, hysteresis, finding.step, now_unix_ns, &out);
   if (holds) {
     external_holding_.insert(key);
   } else {

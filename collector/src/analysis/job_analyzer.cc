@@ -9,6 +9,7 @@
 #include "trainscope/collector/analysis/device_event.h"
 #include "trainscope/collector/analysis/group_directory.h"
 #include "trainscope/collector/analysis/job_strings.h"
+#include "trainscope/collector/analysis/loss_tracker.h"
 #include "trainscope/collector/analysis/marey_aggregator.h"
 #include "trainscope/collector/analysis/operator_batch_builder.h"
 #include "trainscope/collector/analysis/operator_store.h"
@@ -33,12 +34,14 @@ class JobAnalyzer::Impl {
   std::vector<v1::StepReport> Steps(const v1::StepQuery& query) const;
   v1::MareyView Marey(const v1::MareyQuery& query) const;
   v1::ClockReport Clocks() const { return aligner_.Report(); }
+  v1::LossAnswer Loss(const v1::LossQuery& query) const { return loss_.Answer(query); }
   const std::map<uint32_t, std::string>& hosts() const { return hosts_; }
   JobAnalyzerStats stats() const;
 
  private:
   void OnStepClosed(ClosedStep&& closed);
   void MaybeReportClocks(int64_t now_unix_ns, bool force);
+  void EmitLoss(LossTracker::Changes changes);
 
   const JobAnalyzerOptions options_;
   const JobAnalyzerOutputs outputs_;
@@ -48,6 +51,7 @@ class JobAnalyzer::Impl {
   OperatorStore store_;
   StepAssembler assembler_;
   MareyAggregator marey_{&store_, &strings_};
+  LossTracker loss_;
   std::map<uint32_t, std::string> hosts_;
   std::deque<v1::StepReport> steps_;       // by step number, bounded by max_steps_kept
   std::vector<uint32_t> batch_ids_;        // scratch: a batch's string index -> JobStrings id
@@ -75,9 +79,20 @@ void JobAnalyzer::Impl::OnStreamOpened(const v1::Hello& hello, int64_t now_unix_
     aligner_.SetNominalOffset(hello.rank(), hello.clock_domains(0).realtime_minus_domain_ns());
   }
   assembler_.OnDeviceOpened(hello.rank());
+  loss_.OnRankJoined(hello.rank());
+}
+
+void JobAnalyzer::Impl::EmitLoss(LossTracker::Changes changes) {
+  if (!outputs_.on_loss || (!changes.state_changed && changes.snapshots.empty())) return;
+  LossOutput out;
+  if (changes.state_changed) out.state = loss_.State();
+  out.snapshots = std::move(changes.snapshots);
+  out.closed = std::move(changes.closed);
+  outputs_.on_loss(std::move(out));
 }
 
 void JobAnalyzer::Impl::OnBatch(uint32_t rank, const v1::EventBatch& batch, int64_t now_unix_ns) {
+  for (const v1::LossReport& report : batch.loss_reports()) EmitLoss(loss_.OnReport(rank, report));
   // The collector validated the columns (BatchValidator); sizes are still
   // taken as the minimum so that a stored log from elsewhere cannot crash us.
   batch_ids_.resize(static_cast<size_t>(batch.strings_size()));
@@ -137,6 +152,7 @@ void JobAnalyzer::Impl::OnProbe(const v1::ProbeSample& sample) {
 void JobAnalyzer::Impl::OnStreamClosed(uint32_t rank, int64_t now_unix_ns) {
   aligner_.OnDeviceClosed(rank);
   assembler_.OnDeviceClosed(rank);
+  EmitLoss(loss_.OnRankGone(rank));
 }
 
 void JobAnalyzer::Impl::Tick(int64_t now_unix_ns) {
@@ -257,6 +273,7 @@ v1::FeedSnapshot JobAnalyzer::Answer(const v1::SnapshotRequest& request) const {
     for (auto& step : impl_->Steps(request.steps())) *reply.add_steps() = std::move(step);
   }
   if (request.has_marey()) *reply.mutable_marey() = impl_->Marey(request.marey());
+  if (request.has_loss()) *reply.mutable_loss() = impl_->Loss(request.loss());
   *reply.mutable_clocks() = impl_->Clocks();
   return reply;
 }

@@ -152,6 +152,11 @@ std::vector<std::string> Validate(const v1::RulesConfig& c) {
     const auto& r = c.lost_device();
     CheckUnsigned(r.has_missing_steps(), r.missing_steps(), 1, "lost_device.missing_steps", &e);
   }
+  {
+    const auto& r = c.difficult_item();
+    CheckUnsigned(r.has_consecutive_epochs(), r.consecutive_epochs(), 1,
+                  "difficult_item.consecutive_epochs", &e);
+  }
   return e;
 }
 
@@ -272,6 +277,10 @@ v1::RulesConfig WithDefaults(v1::RulesConfig c) {
   auto* lost = c.mutable_lost_device();
   if (!lost->has_enabled()) lost->set_enabled(true);
   if (!lost->has_missing_steps()) lost->set_missing_steps(1);
+
+  auto* difficult = c.mutable_difficult_item();
+  if (!difficult->has_enabled()) difficult->set_enabled(true);
+  if (!difficult->has_consecutive_epochs()) difficult->set_consecutive_epochs(3);
   return c;
 }
 
@@ -280,7 +289,7 @@ std::vector<std::string> KnownRuleNames() {
           std::string(kRuleStraggler),   std::string(kRuleCollectiveWait),
           std::string(kRuleSlowLink),    std::string(kRulePipelineBubble),
           std::string(kRuleLoaderStall), std::string(kRuleStepTimeRegression),
-          std::string(kRuleLostDevice)};
+          std::string(kRuleLostDevice),  std::string(kRuleDifficultItem)};
 }
 
 std::string DefaultRulesText() {

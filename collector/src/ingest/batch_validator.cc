@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "trainscope/collector/ingest/bad_input.h"
+#include "trainscope/collector/ingest/loss_report_validator.h"
 
 namespace trainscope::collector {
 
@@ -26,9 +27,11 @@ absl::Status BatchValidator::Validate(const v1::EventBatch& batch) {
                     absl::StrCat("batch ", seq, ": ", what));
   };
   const int n = batch.kind_size();
-  if (n == 0) {
-    return invalid("batch.kind", absl::StrCat("has no events; expected 1 to ", limits_.max_events));
+  if (n == 0 && batch.loss_reports_size() == 0) {
+    return invalid("batch.kind", absl::StrCat("has no events and no loss reports; expected 1 to ",
+                                              limits_.max_events, " events"));
   }
+  if (absl::Status s = ValidateLossReports(batch); !s.ok()) return s;
   if (static_cast<uint32_t>(n) > limits_.max_events) {
     return invalid("batch.kind",
                    absl::StrCat("has ", n, " events; at most ", limits_.max_events, " per batch"));

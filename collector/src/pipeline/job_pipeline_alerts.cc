@@ -1,6 +1,7 @@
 // JobPipeline: alert rules and the halt policy (see job_pipeline.h). The
 // rules run on the pipeline thread because it owns what they change: the
 // feed sequence, the index and the halt command.
+#include <algorithm>
 #include <utility>
 #include <vector>
 
@@ -70,6 +71,13 @@ void JobPipeline::EvaluateAlerts(const v1::StepReport& step) {
     }
     HaltByPolicy(*decision);
   }
+}
+
+void JobPipeline::EvaluateLossEpoch(const LossTracker::ClosedEpoch& epoch) {
+  if (!alerts_) return;
+  uint64_t step = 0;
+  for (const auto& [rank, highest] : max_step_by_rank_) step = std::max(step, highest);
+  PublishAlerts(alerts_->OnLossEpoch(epoch, step, NowUnixNs()));
 }
 
 void JobPipeline::PublishAlerts(std::vector<v1::Alert> alerts) {

@@ -31,6 +31,11 @@ void JobPipeline::StartAnalysis() {
       return feed->Wants(topic);
     };
   }
+  outputs.on_loss = [this](LossOutput loss) {
+    Post([this, loss = std::move(loss)](bool run) mutable {
+      if (run) OnLossAnalysed(std::move(loss));
+    });
+  };
   outputs.on_clocks = [this](v1::ClockReport clocks) {
     v1::FeedUpdate update;
     *update.mutable_clocks() = std::move(clocks);
@@ -53,6 +58,20 @@ void JobPipeline::OnStepAnalysed(v1::StepReport step, v1::OperatorBatch operator
   v1::FeedUpdate update;
   *update.mutable_step() = std::move(step);
   QueueFeed(std::move(update));
+}
+
+void JobPipeline::OnLossAnalysed(LossOutput loss) {
+  if (loss.state.has_value()) {
+    v1::FeedUpdate update;
+    *update.mutable_loss() = std::move(*loss.state);
+    QueueFeed(std::move(update));
+  }
+  for (v1::ItemSnapshot& snapshot : loss.snapshots) {
+    v1::FeedUpdate update;
+    *update.mutable_item_snapshot() = std::move(snapshot);
+    QueueFeed(std::move(update));
+  }
+  for (const LossTracker::ClosedEpoch& epoch : loss.closed) EvaluateLossEpoch(epoch);
 }
 
 void JobPipeline::Query(v1::SnapshotRequest request, std::function<void(v1::FeedSnapshot)> done) {

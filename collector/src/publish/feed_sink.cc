@@ -25,6 +25,12 @@ std::string FeedTopic(const v1::FeedUpdate& update) {
     case v1::FeedUpdate::kAlert:
       kind = "alert";
       break;
+    case v1::FeedUpdate::kLoss:
+      kind = "loss";
+      break;
+    case v1::FeedUpdate::kItemSnapshot:
+      kind = "maps";
+      break;
     default:
       break;
   }

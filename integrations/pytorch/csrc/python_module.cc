@@ -21,6 +21,7 @@
 #include "collective_tag.h"
 #include "empty_callback.h"
 #include "log_dump.h"
+#include "loss_report_binding.h"
 #include "plugin_session.h"
 #include "record_function_observer.h"
 #include "trainscope/agent/agent.h"
@@ -42,6 +43,8 @@ py::dict StatsDict(const agent::AgentStats& s) {
   d["batches_sent"] = s.batches_sent;
   d["batches_acked"] = s.batches_acked;
   d["reconnects"] = s.reconnects;
+  d["loss_reports_submitted"] = s.loss_reports_submitted;
+  d["loss_reports_dropped"] = s.loss_reports_dropped;
   d["connected"] = s.connected;
   d["recording"] = s.recording;
   d["halt_requested"] = s.halt_requested;
@@ -191,6 +194,13 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("step", &PluginSession::step)
       .def_property_readonly("recording", [](PluginSession& s) { return s.agent().recording(); })
       .def("set_recording", [](PluginSession& s, bool enabled) { s.agent().SetRecording(enabled); })
+      .def(
+          "submit_loss_report",
+          [](PluginSession& s, const py::dict& report) {
+            return s.agent().SubmitLossReport(ts::LossReportFromDict(report));
+          },
+          py::arg("report"),
+          "Sends a LossContribution report with the next batch; False when dropped (counted)")
       .def_property_readonly("halt_pending", &PluginSession::halt_pending)
       .def("halt_info",
            [](PluginSession& s) -> py::object {

@@ -8,7 +8,8 @@
 
 Records every operator (RecordFunction), collective and send/recv, step marks,
 phases, FLOPs of matrix/convolution operators and memory per step into the
-trainscope agent, which streams them to the collector. See _session.py for the
+trainscope agent, which streams them to the collector. LossContribution (see
+loss_contribution.py) finds the training items that resist learning. See _session.py for the
 full API and docs/ for the collector, CLI and viewer.
 """
 
@@ -26,9 +27,10 @@ from ._session import (  # noqa: F401
     step,
 )
 from ._session import _C  # noqa: F401
+from .loss_contribution import LossContribution, TrackedDataset, track  # noqa: F401
 
 __all__ = ["attach", "detach", "step", "phase", "set_stage", "HaltRequested", "is_attached",
-           "stats", "session", "Session"]
+           "stats", "session", "Session", "track", "TrackedDataset", "LossContribution"]
 
 
 def _read_log(job_dir: str):

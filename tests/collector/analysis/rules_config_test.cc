@@ -127,7 +127,8 @@ TEST(RulesConfigTest, DefaultTextParsesBackToTheDefaults) {
 
 TEST(RulesConfigTest, KnownRuleNamesListTheBuiltInRules) {
   std::vector<std::string> names = KnownRuleNames();
-  EXPECT_EQ(names.size(), 9u);
+  EXPECT_EQ(names.size(), 10u);
+  EXPECT_THAT(names, ::testing::Contains("difficult_item"));
   EXPECT_THAT(names, ::testing::Contains("straggler"));
   EXPECT_THAT(names, ::testing::Contains("lost_device"));
   EXPECT_THAT(names, ::testing::Contains("stage_flops_imbalance"));

@@ -142,7 +142,10 @@ TEST(BatchValidatorTest, NoEventsOrTooManyEvents) {
   empty.set_sequence(3);
   absl::Status s = validator.Validate(empty);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(Message(s), "batch 3: has no events; expected 1 to 10");
+  EXPECT_EQ(Message(s), "batch 3: has no events and no loss reports; expected 1 to 10 events");
+  // Loss reports may travel alone.
+  empty.add_loss_reports()->set_top_n(4);
+  EXPECT_TRUE(validator.Validate(empty).ok());
   s = validator.Validate(MakeBatch(4, 11));
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(Message(s), "batch 4: has 11 events; at most 10 per batch");

@@ -36,6 +36,10 @@
 #include "trainscope/agent/agent_stats.h"
 #include "trainscope/agent/event_record.h"
 
+namespace trainscope::v1 {
+class LossReport;
+}  // namespace trainscope::v1
+
 namespace trainscope::agent {
 
 class RingRegistry;
@@ -121,6 +125,14 @@ class Agent {
     if (!recording_.load(std::memory_order_relaxed)) return false;
     return Push(MakeRecord(EventKind::kCounter, name, time_ns, time_ns, value, 0));
   }
+
+  // A loss-contribution report (loss.proto), sent with the next batch.
+  // Cold path (every K iterations): takes the sender's inbox mutex, never
+  // waits for the network. False, counted as loss_reports_dropped, when more
+  // than kMaxPendingLossReportBytes are waiting or after Shutdown started.
+  // Sent whether or not the agent is recording operators.
+  bool SubmitLossReport(v1::LossReport report);
+  static constexpr size_t kMaxPendingLossReportBytes = 8 << 20;
 
   bool recording() const { return recording_.load(std::memory_order_relaxed); }
   // Turns recording on or off locally (the collector can too, by SetRecording).

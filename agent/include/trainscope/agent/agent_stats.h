@@ -23,6 +23,8 @@ struct AgentStats {
   uint64_t batches_sent = 0;         // successful stream writes, resends included
   uint64_t batches_acked = 0;
   uint64_t reconnects = 0;  // streams re-established after one was lost
+  uint64_t loss_reports_submitted = 0;  // SubmitLossReport calls accepted
+  uint64_t loss_reports_dropped = 0;    // refused: over the pending bound, or shut down
   bool connected = false;   // a stream is open and acknowledged by HelloAck
   bool recording = false;
   bool halt_requested = false;

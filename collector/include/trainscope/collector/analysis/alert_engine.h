@@ -42,6 +42,7 @@
 #include <utility>
 #include <vector>
 
+#include "trainscope/collector/analysis/loss_tracker.h"
 #include "trainscope/v1/alerts.pb.h"
 #include "trainscope/v1/analysis.pb.h"
 
@@ -80,6 +81,12 @@ class AlertEngine {
   // An external rule's verdict for one subject.
   std::vector<v1::Alert> OnExternalFinding(const ExternalFinding& finding, int64_t now_unix_ns = 0);
 
+  // An epoch of the loss-contribution top-N closed (LossTracker): the
+  // difficult_item rule raises each item in it for consecutive_epochs epochs
+  // running, and clears raised items that left it. `step` is the job's latest.
+  std::vector<v1::Alert> OnLossEpoch(const LossTracker::ClosedEpoch& epoch, uint64_t step,
+                                     int64_t now_unix_ns = 0);
+
   // Rules whose condition (the voted one, before the raise/clear counting)
   // held at the last OnStep (or was neutral with its alert open), plus lost_device while a device
   // is lost and external rules whose last finding held; for the halt policy.
@@ -91,6 +98,9 @@ class AlertEngine {
   const v1::RulesConfig& rules() const { return rules_; }
 
  private:
+  std::vector<v1::Alert> Judge(const ExternalFinding& finding, const v1::Hysteresis& hysteresis,
+                               int64_t now_unix_ns);
+
   // One rule's (windowed) test on one subject.
   struct Verdict {
     std::string subject;  // unique within the rule, orders the output

@@ -23,11 +23,13 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "trainscope/collector/analysis/loss_tracker.h"
 #include "trainscope/v1/agent.pb.h"
 #include "trainscope/v1/analysis.pb.h"
 #include "trainscope/v1/feed.pb.h"
@@ -46,6 +48,13 @@ struct JobAnalyzerOptions {
   int64_t clock_report_interval_ns = 1'000'000'000;
 };
 
+// What a loss-contribution report (or a rank's departure) changed.
+struct LossOutput {
+  std::optional<trainscope::v1::LossState> state;  // set when the job-wide list changed
+  std::vector<trainscope::v1::ItemSnapshot> snapshots;
+  std::vector<LossTracker::ClosedEpoch> closed;     // for the difficult_item rule
+};
+
 struct JobAnalyzerOutputs {
   // A step closed: its metrics and its aligned operators.
   std::function<void(trainscope::v1::StepReport, trainscope::v1::OperatorBatch)> on_step;
@@ -54,6 +63,7 @@ struct JobAnalyzerOutputs {
   // Building it is a proto per operator, so a live feed nobody subscribes
   // to should not pay for it. Null: always built.
   std::function<bool()> operators_wanted;
+  std::function<void(LossOutput)> on_loss;
 };
 
 // Counters for status and benchmarks.
@@ -89,7 +99,7 @@ class JobAnalyzer {
   std::vector<trainscope::v1::StepReport> Steps(const trainscope::v1::StepQuery& query) const;
   trainscope::v1::MareyView Marey(const trainscope::v1::MareyQuery& query) const;
   trainscope::v1::ClockReport Clocks() const;
-  // Answers request.steps and request.marey, with the current clocks, in a
+  // Answers request.steps, request.marey and request.loss, with the current clocks, in a
   // FeedSnapshot holding only those fields (what the snapshot server adds).
   trainscope::v1::FeedSnapshot Answer(const trainscope::v1::SnapshotRequest& request) const;
   // Host of each rank, as the ranks said in Hello.

@@ -32,6 +32,7 @@ inline constexpr absl::string_view kRulePipelineBubble = "pipeline_bubble";
 inline constexpr absl::string_view kRuleLoaderStall = "loader_stall";
 inline constexpr absl::string_view kRuleStepTimeRegression = "step_time_regression";
 inline constexpr absl::string_view kRuleLostDevice = "lost_device";
+inline constexpr absl::string_view kRuleDifficultItem = "difficult_item";
 
 // Parses and validates a rules file's text. Syntax errors name
 // "line:column: what" (1-based); range errors name the field and what was

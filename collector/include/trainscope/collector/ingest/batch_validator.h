@@ -5,7 +5,8 @@
 //   absl::Status s = validator.Validate(batch);  // on success the batch's
 //                                               // per-thread times are kept
 //
-// Checks: event count in 1..max_events; every common column (kind ..
+// Checks: event count in 1..max_events (0 when the batch carries loss
+// reports, which ValidateLossReports checks); every common column (kind ..
 // value) has one entry per event and every collective column (group,
 // group_sequence, peer) one per collective event; string indices in range and
 // strings bounded; known kinds and details; durations under max_duration_ns;

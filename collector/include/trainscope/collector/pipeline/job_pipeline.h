@@ -248,6 +248,8 @@ class JobPipeline {
   // Alerts and the halt policy (job_pipeline_alerts.cc).
   void StartAlerts();
   void EvaluateAlerts(const trainscope::v1::StepReport& step);
+  void OnLossAnalysed(LossOutput loss);
+  void EvaluateLossEpoch(const LossTracker::ClosedEpoch& epoch);
   void PublishAlerts(std::vector<trainscope::v1::Alert> alerts);
   void OnRankLost(uint32_t rank);
   void OnRankBack(uint32_t rank);

@@ -1,0 +1,183 @@
+#include "trainscope/collector/analysis/loss_tracker.h"
+
+#include <algorithm>
+#include <map>
+#include <random>
+#include <vector>
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "trainscope/collector/analysis/alert_engine.h"
+
+namespace trainscope::collector {
+namespace {
+
+// A rank's report: its items' scores (the rank keeps its own top_n), highest first.
+v1::LossReport Report(uint32_t epoch, uint64_t iteration, bool complete,
+                      std::vector<std::pair<uint64_t, double>> scores, uint32_t top_n) {
+  std::sort(scores.begin(), scores.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
+  if (scores.size() > top_n) scores.resize(top_n);
+  v1::LossReport report;
+  report.set_epoch(epoch);
+  report.set_iteration(iteration);
+  report.set_epoch_complete(complete);
+  report.set_selection_layer("layer4");
+  report.set_top_n(top_n);
+  for (const auto& [item, score] : scores) {
+    v1::ItemScore* s = report.add_top();
+    s->set_item(item);
+    s->set_contribution(score);
+    s->set_label(static_cast<int32_t>(item % 10));
+    s->set_prediction(-1);
+  }
+  return report;
+}
+
+std::vector<uint64_t> Items(const v1::LossState& state) {
+  std::vector<uint64_t> items;
+  for (const v1::DifficultItem& item : state.items()) items.push_back(item.item());
+  return items;
+}
+
+TEST(LossTrackerTest, MergedTopOfFourRanksEqualsTopOfTheUnion) {
+  constexpr uint32_t kTopN = 16;
+  std::mt19937 rng(7);
+  std::normal_distribution<double> noise(0, 1);
+  std::vector<std::pair<uint64_t, double>> all;
+  std::map<uint32_t, std::vector<std::pair<uint64_t, double>>> shard;
+  for (uint64_t item = 0; item < 1000; ++item) {
+    const double score = noise(rng);
+    all.emplace_back(item, score);
+    shard[static_cast<uint32_t>(item % 4)].emplace_back(item, score);
+  }
+  LossTracker tracker;
+  for (uint32_t rank = 0; rank < 4; ++rank) tracker.OnRankJoined(rank);
+  std::vector<LossTracker::ClosedEpoch> closed;
+  for (uint32_t rank = 0; rank < 4; ++rank) {
+    LossTracker::Changes changes = tracker.OnReport(rank, Report(0, 10, true, shard[rank], kTopN));
+    EXPECT_TRUE(changes.state_changed);
+    if (rank < 3) EXPECT_TRUE(changes.closed.empty()) << "closed before rank 3's final list";
+    for (auto& c : changes.closed) closed.push_back(c);
+  }
+  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::vector<uint64_t> expected;
+  for (uint32_t i = 0; i < kTopN; ++i) expected.push_back(all[i].first);
+
+  ASSERT_EQ(closed.size(), 1u);
+  std::vector<uint64_t> got;
+  for (const auto& item : closed[0].items) got.push_back(item.score.item());
+  EXPECT_EQ(got, expected);
+  EXPECT_EQ(closed[0].items[0].position, 1u);
+  EXPECT_EQ(closed[0].items[0].score.rank(), static_cast<uint32_t>(expected[0] % 4));
+  EXPECT_EQ(Items(tracker.State()), expected);  // between epochs: the last closed one
+  EXPECT_EQ(tracker.State().last_complete_epoch(), 0u);
+}
+
+TEST(LossTrackerTest, AnOpenEpochShowsTheLiveMergeAndALaterListReplacesAnEarlierOne) {
+  LossTracker tracker;
+  tracker.OnRankJoined(0);
+  tracker.OnRankJoined(1);
+  tracker.OnReport(0, Report(0, 5, false, {{1, 0.9}, {2, 0.1}}, 2));
+  tracker.OnReport(1, Report(0, 5, false, {{3, 0.5}}, 2));
+  EXPECT_THAT(Items(tracker.State()), ::testing::ElementsAre(1, 3));
+  tracker.OnReport(0, Report(0, 10, false, {{2, 0.8}, {4, 0.7}}, 2));  // rank 0 now says so
+  const v1::LossState state = tracker.State();
+  EXPECT_THAT(Items(state), ::testing::ElementsAre(2, 4));
+  EXPECT_EQ(state.iteration(), 10u);
+  EXPECT_FALSE(state.has_last_complete_epoch());
+  ASSERT_EQ(state.items(0).history_size(), 1);
+  EXPECT_EQ(state.items(0).history(0).position(), 1u);
+}
+
+TEST(LossTrackerTest, StreaksCountConsecutiveClosedEpochsAndTheRuleRaisesAndClears) {
+  LossTracker tracker;
+  tracker.OnRankJoined(0);
+  AlertEngine engine("job", v1::RulesConfig());  // difficult_item after 3 epochs
+  std::vector<v1::Alert> alerts;
+  // Item 7 is in the top every epoch; item 8 in epochs 0, 1 and 3 only.
+  const std::vector<std::vector<std::pair<uint64_t, double>>> epochs = {
+      {{7, 2.0}, {8, 1.0}}, {{7, 2.0}, {8, 1.0}}, {{7, 2.0}, {9, 1.0}}, {{7, 2.0}, {8, 1.0}},
+      {{9, 2.0}, {10, 1.0}}};
+  std::vector<uint32_t> streak7;
+  for (uint32_t e = 0; e < epochs.size(); ++e) {
+    LossTracker::Changes changes = tracker.OnReport(0, Report(e, 100 * (e + 1), true, epochs[e], 2));
+    ASSERT_EQ(changes.closed.size(), 1u);
+    for (const auto& item : changes.closed[0].items) {
+      if (item.score.item() == 7) streak7.push_back(item.epochs_in_top);
+      if (item.score.item() == 8 && e == 3) EXPECT_EQ(item.epochs_in_top, 1u);
+    }
+    for (v1::Alert& a : engine.OnLossEpoch(changes.closed[0], 10 * e)) alerts.push_back(a);
+  }
+  EXPECT_THAT(streak7, ::testing::ElementsAre(1, 2, 3, 4));
+  // Raised at epoch 2 (third in a row), cleared at epoch 4 (left the top).
+  ASSERT_EQ(alerts.size(), 2u);
+  EXPECT_EQ(alerts[0].rule(), "difficult_item");
+  EXPECT_EQ(alerts[0].state(), v1::ALERT_STATE_RAISED);
+  EXPECT_EQ(alerts[0].step(), 20u);
+  EXPECT_THAT(alerts[0].message(), ::testing::HasSubstr("item 7 (label 7"));
+  EXPECT_THAT(alerts[0].message(), ::testing::HasSubstr("candidate mislabeled or ambiguous"));
+  EXPECT_EQ(alerts[1].state(), v1::ALERT_STATE_CLEARED);
+  EXPECT_EQ(alerts[1].alert_id(), alerts[0].alert_id());
+  // The item's history lists every epoch it was in the top.
+  LossTracker::Changes none = tracker.OnRankGone(0);
+  EXPECT_TRUE(none.closed.empty());
+}
+
+TEST(LossTrackerTest, EpochWaitsForSilentRanksUntilTheNextEpochStarts) {
+  LossTracker tracker;
+  tracker.OnRankJoined(0);
+  tracker.OnRankJoined(1);  // never reports (say, another pipeline stage)
+  EXPECT_TRUE(tracker.OnReport(0, Report(0, 10, true, {{1, 1.0}}, 4)).closed.empty());
+  LossTracker::Changes changes = tracker.OnReport(0, Report(1, 20, false, {{2, 1.0}}, 4));
+  ASSERT_EQ(changes.closed.size(), 1u);
+  EXPECT_EQ(changes.closed[0].epoch, 0u);
+}
+
+TEST(LossTrackerTest, AGoneRankNoLongerHoldsTheEpochBack) {
+  LossTracker tracker;
+  tracker.OnRankJoined(0);
+  tracker.OnRankJoined(1);
+  tracker.OnReport(0, Report(0, 10, true, {{1, 1.0}}, 4));
+  tracker.OnReport(1, Report(0, 5, false, {{2, 3.0}}, 4));
+  LossTracker::Changes changes = tracker.OnRankGone(1);
+  ASSERT_EQ(changes.closed.size(), 1u);
+  EXPECT_EQ(changes.closed[0].items[0].score.item(), 2u);  // its partial list still counts
+}
+
+TEST(LossTrackerTest, SnapshotsAreKeptPerItemBoundedAndAnswered) {
+  LossTrackerOptions options;
+  options.max_snapshots_per_item = 2;
+  options.max_items_with_snapshots = 2;
+  LossTracker tracker(options);
+  for (uint64_t iteration = 1; iteration <= 3; ++iteration) {
+    v1::LossReport report = Report(0, iteration, false, {{5, 1.0}}, 4);
+    v1::ItemSnapshot* s = report.add_snapshots();
+    s->set_item(5);
+    s->set_iteration(iteration);
+    s->mutable_input()->set_height(1);
+    LossTracker::Changes changes = tracker.OnReport(3, report);
+    ASSERT_EQ(changes.snapshots.size(), 1u);
+    EXPECT_EQ(changes.snapshots[0].rank(), 3u);
+  }
+  v1::LossQuery query;
+  query.set_want_item(true);
+  query.set_item(5);
+  v1::LossAnswer answer = tracker.Answer(query);
+  ASSERT_EQ(answer.snapshots_size(), 2);
+  EXPECT_EQ(answer.snapshots(0).iteration(), 2u);
+  EXPECT_EQ(answer.snapshots(1).iteration(), 3u);
+  ASSERT_EQ(answer.state().items_size(), 1);
+  EXPECT_EQ(answer.state().items(0).snapshots(), 2u);
+  EXPECT_TRUE(answer.state().items(0).has_input());
+  // Two more items with snapshots: item 5, the least recently updated, loses its own.
+  for (uint64_t item : {6, 7}) {
+    v1::LossReport report = Report(0, 9, false, {{5, 1.0}}, 4);
+    report.add_snapshots()->set_item(item);
+    tracker.OnReport(3, report);
+  }
+  EXPECT_EQ(tracker.Answer(query).snapshots_size(), 0);
+}
+
+}  // namespace
+}  // namespace trainscope::collector
