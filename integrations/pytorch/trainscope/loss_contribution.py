@@ -344,7 +344,10 @@ class LossContribution:
     def _target_session(self):
         if self._session is not None:
             return self._session
-        from . import _session  # noqa: PLC0415 (the attached session, if any)
+        try:
+            from . import _session  # noqa: PLC0415 (the attached session, if any)
+        except ImportError:  # loaded on its own, without the extension (benchmarks)
+            return None
         return _session.session()
 
     def _report(self, epoch_complete: bool) -> None:
