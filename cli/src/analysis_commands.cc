@@ -1,7 +1,8 @@
-// `trainscope steps`, `trainscope clocks`, `trainscope ops` and `trainscope
-// export`: what the collector's analysis made of a job (per-step metrics,
-// clock estimates, aligned operators, traces for other tools), asked live
-// from the snapshot server or computed from a stored log with --data-dir.
+// `trainscope steps`, `trainscope clocks`, `trainscope items`, `trainscope
+// ops` and `trainscope export`: what the collector's analysis made of a job
+// (per-step metrics, clock estimates, difficult items, aligned operators,
+// traces for other tools), asked live from the snapshot server or computed
+// from a stored log with --data-dir.
 #include <cstdint>
 #include <fstream>
 #include <functional>
@@ -127,6 +128,115 @@ int RunStepsCommand(const std::vector<std::string>& args, const CommandContext& 
     }
   }
   *ctx.out << table.Render() << std::flush;
+  return kExitOk;
+}
+
+namespace {
+
+std::string History(const v1::DifficultItem& item) {
+  std::string out;
+  for (const v1::EpochScore& e : item.history()) {
+    absl::StrAppend(&out, out.empty() ? "" : " ", e.epoch(), ":",
+                    e.position() == 0 ? "-" : absl::StrCat("#", e.position()));
+  }
+  return out.empty() ? "-" : out;
+}
+
+std::string Class(int32_t c) { return c < 0 ? "?" : absl::StrCat(c); }
+
+// One item's snapshots: the maps' totals per layer and iteration.
+void PrintSnapshots(const v1::LossAnswer& answer, uint64_t item, std::ostream& out) {
+  if (answer.snapshots().empty()) {
+    out << "no map snapshots kept for item " << item
+        << " (maps are taken when a selected item is in a batch)\n";
+    return;
+  }
+  TablePrinter table({{"ITERATION", TablePrinter::kRight},
+                      {"EPOCH", TablePrinter::kRight},
+                      {"RANK", TablePrinter::kRight},
+                      {"LABEL", TablePrinter::kRight},
+                      {"PRED", TablePrinter::kRight},
+                      {"CONTRIB", TablePrinter::kRight},
+                      {"MAPS (layer HxW)"}});
+  for (const v1::ItemSnapshot& s : answer.snapshots()) {
+    std::string maps;
+    for (const v1::LayerMap& m : s.maps()) {
+      absl::StrAppend(&maps, maps.empty() ? "" : ", ", m.layer(), " ", m.height(), "x", m.width());
+    }
+    table.AddRow({absl::StrCat(s.iteration()), absl::StrCat(s.epoch()), absl::StrCat(s.rank()),
+                  Class(s.label()), Class(s.prediction()),
+                  absl::StrFormat("%.4g", s.contribution()), maps.empty() ? "-" : maps});
+  }
+  out << table.Render();
+}
+
+}  // namespace
+
+int RunItemsCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
+  ArgParser parser("trainscope items",
+                   "The job-wide top-N training items by loss contribution (the sum of forward "
+                   "value x backward derivative over the item's elements at the selection layer), "
+                   "as merged from every rank's trainscope.LossContribution reports: candidates "
+                   "for mislabeled or ambiguous items.");
+  AddAnalysisFlags(&parser);
+  parser.AddFlag("item", "INDEX", "also list this item's contribution-map snapshots");
+  parser.AddEpilog(
+      "HISTORY lists epoch:#place in that epoch's job-wide top-N. IN_TOP counts the completed "
+      "epochs in a row the item stayed in it; the difficult_item rule raises an alert at 3 "
+      "(rules file: difficult_item { consecutive_epochs: N }).");
+  ParsedArgs parsed;
+  ConnectionOptions conn;
+  std::string job;
+  if (auto code = Prepare(parser, "items", args, ctx, &parsed, &conn, &job)) return *code;
+  v1::SnapshotRequest request;
+  request.set_job_id(job);
+  absl::StatusOr<std::optional<int64_t>> item = parsed.Int("item", 0, INT64_MAX);
+  if (!item.ok()) return UsageError(ctx, "items", item.status().message());
+  request.mutable_loss()->set_want_item(item->has_value());
+  request.mutable_loss()->set_item(static_cast<uint64_t>(item->value_or(0)));
+  absl::StatusOr<v1::FeedSnapshot> reply = Ask(parsed, conn, request);
+  if (!reply.ok()) return Fail(ctx, "items", reply.status());
+  const v1::LossAnswer& answer = reply->loss();
+  if (conn.json) {
+    *ctx.out << ToJsonLine(answer) << "\n" << std::flush;
+    return kExitOk;
+  }
+  const v1::LossState& state = answer.state();
+  if (state.items().empty()) {
+    *ctx.out << "no loss-contribution data for job " << job
+             << " (the training script starts it with trainscope.LossContribution)\n"
+             << std::flush;
+    return kExitOk;
+  }
+  *ctx.out << "job " << job << ": epoch " << state.epoch() << " (iteration " << state.iteration()
+           << "), top " << state.top_n() << " by loss contribution at layer "
+           << state.selection_layer();
+  if (state.has_last_complete_epoch()) {
+    *ctx.out << "; last epoch complete on every rank: " << state.last_complete_epoch();
+  }
+  *ctx.out << "\n";
+  TablePrinter table({{"#", TablePrinter::kRight},
+                      {"ITEM", TablePrinter::kRight},
+                      {"CONTRIB", TablePrinter::kRight},
+                      {"LABEL", TablePrinter::kRight},
+                      {"PRED", TablePrinter::kRight},
+                      {"RANK", TablePrinter::kRight},
+                      {"IN_TOP", TablePrinter::kRight},
+                      {"MAPS", TablePrinter::kRight},
+                      {"HISTORY"}});
+  int place = 0;
+  for (const v1::DifficultItem& i : state.items()) {
+    table.AddRow({absl::StrCat(++place), absl::StrCat(i.item()),
+                  absl::StrFormat("%.4g", i.contribution()), Class(i.label()),
+                  Class(i.prediction()), absl::StrCat(i.rank()), absl::StrCat(i.epochs_in_top()),
+                  absl::StrCat(i.snapshots()), History(i)});
+  }
+  *ctx.out << table.Render();
+  if (item->has_value()) {
+    *ctx.out << "\nitem " << **item << ":\n";
+    PrintSnapshots(answer, static_cast<uint64_t>(**item), *ctx.out);
+  }
+  *ctx.out << std::flush;
   return kExitOk;
 }
 

@@ -25,6 +25,8 @@ const std::vector<Subcommand>& Subcommands() {
        RunStepsCommand},
       {"clocks", "clock offset, drift and uncertainty of every device of a job", RunClocksCommand},
       {"ops", "a job's operators on the aligned time axis (JSON)", RunOpsCommand},
+      {"items", "the training items with the highest loss contribution (difficult items)",
+       RunItemsCommand},
       {"export", "write a job as a Chrome (JSON) or Perfetto (protobuf) trace", RunExportCommand},
       {"report", "write an HTML report of a job: views, alerts, ranks, steps", RunReportCommand},
       {"import", "import PyTorch profiler traces (Chrome JSON) as a stored job", RunImportCommand},

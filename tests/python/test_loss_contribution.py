@@ -182,6 +182,8 @@ def test_new_epoch_reports_the_last_one_as_final_and_starts_afresh(lc_module):
     model = TinyNet(torch.eye(2), torch.eye(2))
     lc = lc_module.LossContribution(model, 4, selection="act", top_n=2, every=1000)
     run_batch(lc, model, torch.tensor([[1.0, 2.0], [2.0, 1.0]]), torch.tensor([0, 0]), [0, 1])
+    lc.set_epoch(0)  # the same epoch again (a loop that calls it every step): nothing happens
+    assert lc.reports == [] and torch.isfinite(lc._scores).sum() == 2
     lc.set_epoch(1)
     assert lc.reports[-1]["epoch"] == 0 and lc.reports[-1]["epoch_complete"]
     assert lc._scores.isinf().all()

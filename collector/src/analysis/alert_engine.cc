@@ -348,21 +348,25 @@ std::vector<v1::Alert> AlertEngine::OnLossEpoch(const LossTracker::ClosedEpoch& 
   std::vector<v1::Alert> out;
   const v1::DifficultItemRule& rule = rules_.difficult_item();
   if (!rule.enabled()) return out;
-  // The epochs are the persistence test: raise and clear at once.
-  v1::Hysteresis at_once;
-  at_once.set_raise_after_steps(1);
-  at_once.set_clear_after_steps(1);
+  // The epochs are the persistence test: raise at once; clear once the item
+  // stayed out of the top-N as many epochs in a row (no churn at its edge).
+  v1::Hysteresis per_epoch;
+  per_epoch.set_raise_after_steps(1);
+  per_epoch.set_clear_after_steps(rule.consecutive_epochs());
   const std::string name(kRuleDifficultItem);
   std::set<std::string> holding;
   auto append = [&out](std::vector<v1::Alert> alerts) {
     for (v1::Alert& alert : alerts) out.push_back(std::move(alert));
   };
   for (const LossTracker::ClosedItem& item : epoch.items) {
-    if (item.epochs_in_top < rule.consecutive_epochs()) continue;
     const v1::ItemScore& score = item.score;
+    const std::string subject = absl::StrCat("item ", score.item());
+    auto track = tracks_.find(TrackKey(name, subject));
+    const bool open = track != tracks_.end() && track->second.open;
+    if (item.epochs_in_top < rule.consecutive_epochs() && !open) continue;
     ExternalFinding finding;
     finding.rule = name;
-    finding.subject = absl::StrCat("item ", score.item());
+    finding.subject = subject;
     finding.step = step;
     finding.metric = "epochs_in_top";
     finding.observed = item.epochs_in_top;
@@ -375,7 +379,7 @@ std::vector<v1::Alert> AlertEngine::OnLossEpoch(const LossTracker::ClosedEpoch& 
         " loss contribution for ", item.epochs_in_top,
         " epochs running: a candidate mislabeled or ambiguous item");
     holding.insert(finding.subject);
-    append(Judge(finding, at_once, now_unix_ns));
+    append(Judge(finding, per_epoch, now_unix_ns));
   }
   std::vector<std::string> left;
   for (const auto& [key, track] : tracks_) {
@@ -387,7 +391,7 @@ std::vector<v1::Alert> AlertEngine::OnLossEpoch(const LossTracker::ClosedEpoch& 
     finding.subject = subject;
     finding.step = step;
     finding.message = absl::StrCat(subject, " left the loss-contribution top ", epoch.top_n);
-    append(Judge(finding, at_once, now_unix_ns));
+    append(Judge(finding, per_epoch, now_unix_ns));
   }
   return out;
 }

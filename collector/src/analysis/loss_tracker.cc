@@ -98,6 +98,7 @@ std::vector<LossTracker::ClosedEpoch> LossTracker::CloseFinishedEpochs() {
     if (!finished) break;
     closed.push_back(Close(number, it->second));
     last_closed_ = number;
+    last_closed_iteration_ = it->second.iteration;
     epochs_.erase(it);
   }
   return closed;
@@ -114,6 +115,7 @@ LossTracker::ClosedEpoch LossTracker::Close(uint32_t number, const Epoch& epoch)
                            record.streak_epoch == *last_closed_ && *last_closed_ + 1 == number;
     record.epochs_in_top = continues ? record.epochs_in_top + 1 : 1;
     record.streak_epoch = number;
+    record.last_score = merged[i];
     v1::EpochScore& entry = record.history[number];
     entry.set_epoch(number);
     entry.set_contribution(merged[i].contribution());
@@ -172,13 +174,11 @@ v1::LossState LossTracker::State() const {
     merged = Merge(epoch);
   } else if (last_closed_.has_value()) {
     state.set_epoch(*last_closed_);
+    state.set_iteration(last_closed_iteration_);
     for (const auto& [item, record] : items_) {
       auto h = record.history.find(*last_closed_);
       if (h == record.history.end()) continue;
-      v1::ItemScore score;
-      score.set_item(item);
-      score.set_contribution(h->second.contribution());
-      merged.push_back(score);
+      merged.push_back(record.last_score);
       state.set_top_n(std::max<uint32_t>(state.top_n(), h->second.position()));
     }
     std::sort(merged.begin(), merged.end(), [](const v1::ItemScore& a, const v1::ItemScore& b) {

@@ -153,9 +153,10 @@ v1::FeedSnapshot JobRegistry::Snapshot(const v1::SnapshotRequest& request,
     futures.push_back(promise->get_future());
     pipeline->Snapshot([promise](v1::JobStatus status) { promise->set_value(std::move(status)); });
   }
-  // Steps and Marey data come from the job's analysis thread, asked at once too.
+  // Steps, Marey and loss data come from the job's analysis thread, asked at once too.
   std::future<v1::FeedSnapshot> analysis;
-  if (!request.job_id().empty() && (request.has_steps() || request.has_marey())) {
+  if (!request.job_id().empty() &&
+      (request.has_steps() || request.has_marey() || request.has_loss())) {
     auto promise = std::make_shared<std::promise<v1::FeedSnapshot>>();
     analysis = promise->get_future();
     pipelines[0]->Query(

@@ -226,6 +226,7 @@ class ShardLoader:
         self._order = torch.empty(0, dtype=torch.long)
         self._pos = 0
         self.epoch = 0
+        self.last_index = torch.empty(0, dtype=torch.long)
 
     def __iter__(self) -> Iterator[Tuple[torch.Tensor, torch.Tensor]]:
         return self
@@ -236,6 +237,7 @@ class ShardLoader:
             self._pos = 0
             self.epoch += 1
         idx = self._order[self._pos:self._pos + self.batch_size]
+        self.last_index = idx  # the items' data set indices (trainscope.LossContribution)
         self._pos += self.batch_size
         stall_s = self.stall()
         if stall_s > 0:

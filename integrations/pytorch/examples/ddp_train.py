@@ -61,6 +61,7 @@ def worker(args: argparse.Namespace) -> None:
     x_train, y_train = data["x_train"], data["y_train"]
     if args.train_limit:
         x_train, y_train = x_train[:args.train_limit], y_train[:args.train_limit]
+    flipped = flip_labels(y_train, args.label_noise, args.seed) if args.label_noise else None
     hw = x_train.shape[-1]
     faults = common.Faults(args, rank)
     stats = common.RankStats("ddp", rank, world, args)
@@ -86,6 +87,12 @@ def worker(args: argparse.Namespace) -> None:
             args, stats, {"model": model.state_dict(), "optimizer": opt.state_dict()}, step, reason)
 
     ts = common.maybe_attach_trainscope(args, stats, on_halt)
+    lc = None
+    if args.loss_contribution:
+        from trainscope.loss_contribution import LossContribution  # noqa: PLC0415
+        # The features' output (H_s); its first ReLU and itself as maps (H_m).
+        lc = LossContribution(ddp, len(y_train), selection="0", monitored=["0.1", "0"],
+                              top_n=args.lc_top_n, every=args.lc_every, keep_reports=True)
 
     for step in range(1, args.steps + 1):
         faults.begin_step(step)
@@ -95,6 +102,9 @@ def worker(args: argparse.Namespace) -> None:
         with stats.phase("data_wait"):
             xb, yb = next(loader)
             xb, yb = common.to_input(xb, device), yb.to(device)
+        if lc is not None:
+            lc.set_epoch(loader.epoch - 1)
+            lc.batch(loader.last_index, inputs=xb, labels=yb)
         with stats.phase("forward"):
             loss = faults.compute(lambda: F.cross_entropy(ddp(xb), yb), stats)
         with stats.phase("backward"):
@@ -114,6 +124,13 @@ def worker(args: argparse.Namespace) -> None:
             print(f"ddp[{args.dataset}] step {step}/{args.steps} loss {loss.item():.4f} "
                   f"step {stats.d['timers']['step'][-1] * 1000:.1f} ms", flush=True)
 
+    if lc is not None:
+        lc.close()
+        stats.d["loss_contribution"] = {
+            "flipped": int(flipped.numel()) if flipped is not None else 0,
+            "final_top": [{**e, "flipped": bool(flipped is not None and e["item"] in set(
+                flipped.tolist()))} for e in lc.last_top],
+            "epochs": lc.epoch + 1}
     if rank == 0 and not stats.d["halted"] and not args.no_eval:
         stats.d["accuracy"] = evaluate(model, data["x_test"], data["y_test"], device)
         print(f"ddp[{args.dataset}] held-out accuracy {stats.d['accuracy']:.4f} "
@@ -121,8 +138,33 @@ def worker(args: argparse.Namespace) -> None:
     common.end_rank(args, stats, ts, faults)  # never returns
 
 
+def flip_labels(y: torch.Tensor, fraction: float, seed: int) -> torch.Tensor:
+    """Symmetric label noise: a seeded `fraction` of the labels, each moved to
+    a different class chosen uniformly. Changes y in place; returns the indices."""
+    gen = torch.Generator().manual_seed(seed + 7919)
+    classes = int(y.max()) + 1
+    flipped = torch.randperm(len(y), generator=gen)[:int(round(fraction * len(y)))]
+    shift = torch.randint(1, classes, (len(flipped),), generator=gen)
+    y[flipped] = (y[flipped] + shift) % classes
+    return flipped
+
+
+def add_ddp_args(p) -> None:
+    g = p.add_argument_group("loss contribution (trainscope.LossContribution)")
+    g.add_argument("--loss-contribution", action="store_true",
+                   help="measure every item's loss contribution; the collector shows the "
+                        "difficult items (`trainscope items JOB`, the viewer's Selection view)")
+    g.add_argument("--lc-top-n", type=int, default=32, help="items kept (N_s)")
+    g.add_argument("--lc-every", type=int, default=20, help="iterations between reports (K)")
+    g.add_argument("--label-noise", type=float, default=0.0,
+                   help="flip this fraction of the training labels (seeded) to another class")
+
+
 def main(argv=None) -> int:
-    args = common.parse_args("Data-parallel (DDP) CNN training on digits or Fashion-MNIST.", argv)
+    args = common.parse_args("Data-parallel (DDP) CNN training on digits or Fashion-MNIST.", argv,
+                             add_ddp_args)
+    if not 0.0 <= args.label_noise < 1.0:
+        raise SystemExit(f"--label-noise must be in [0, 1), got {args.label_noise}")
     return common.launch(worker, args, lambda results: common.summary_line("ddp", results))
 
 

@@ -205,7 +205,7 @@ class LossContribution:
 
     def set_epoch(self, epoch: int) -> None:
         """Starts epoch `epoch`; the previous one's top-N is reported as final."""
-        if epoch == self.epoch and not self._seen_in_epoch:
+        if epoch == self.epoch:
             return
         if self._seen_in_epoch:
             self._report(epoch_complete=True)

@@ -25,6 +25,7 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandContext& ct
 int RunAttachCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunStepsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunClocksCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+int RunItemsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunOpsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunExportCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunReportCommand(const std::vector<std::string>& args, const CommandContext& ctx);

@@ -83,7 +83,8 @@ class AlertEngine {
 
   // An epoch of the loss-contribution top-N closed (LossTracker): the
   // difficult_item rule raises each item in it for consecutive_epochs epochs
-  // running, and clears raised items that left it. `step` is the job's latest.
+  // running, and clears a raised item once it stayed out of it as many epochs
+  // running. `step` is the job's latest.
   std::vector<v1::Alert> OnLossEpoch(const LossTracker::ClosedEpoch& epoch, uint64_t step,
                                      int64_t now_unix_ns = 0);
 

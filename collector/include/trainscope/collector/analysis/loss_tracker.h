@@ -88,6 +88,7 @@ class LossTracker {
   };
   struct ItemRecord {
     std::map<uint32_t, v1::EpochScore> history;  // closed epochs
+    v1::ItemScore last_score;  // as merged in the last closed epoch it was in
     std::deque<v1::ItemSnapshot> snapshots;
     uint32_t epochs_in_top = 0;  // as of the last closed epoch
     uint32_t streak_epoch = 0;   // the closed epoch epochs_in_top counts up to
@@ -106,6 +107,7 @@ class LossTracker {
   std::set<uint32_t> live_ranks_;     // connected ranks: epochs wait for them
   std::map<uint32_t, uint32_t> rank_epoch_;  // highest epoch each rank reported
   std::optional<uint32_t> last_closed_;
+  uint64_t last_closed_iteration_ = 0;
   std::map<uint64_t, ItemRecord> items_;
   std::string selection_layer_;
   std::vector<std::string> monitored_layers_;

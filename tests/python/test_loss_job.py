@@ -1,0 +1,121 @@
+"""Loss contribution end to end: a real 4-rank DDP job on digits with 10 %
+label noise and trainscope.LossContribution on every rank, against a real
+collector. The collector's job-wide top-N must equal the top-N of the union of
+the ranks' own lists, selected items must come with their maps, the
+difficult_item rule must raise, and the stored run must answer the same
+offline (what the viewer and `trainscope items --data-dir` read).
+
+Run: /usr/bin/python3 -m pytest tests/python/test_loss_job.py
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import uuid
+
+import pytest
+
+from conftest import CLI_BIN, COLLECTOR_BIN, Collector
+from jobs_util import run_job, trainscope_env
+
+TOP_N = 16
+STEPS = 120  # 11 steps per epoch per rank on digits: 10 epochs
+
+
+@pytest.fixture(scope="module")
+def loss_job(trainscope_module, tmp_path_factory):
+    """One job for every test here (it takes ~15 s): the collector, the job id
+    and the ranks' own account of what they measured."""
+    for binary in (COLLECTOR_BIN, CLI_BIN):
+        if not binary.exists():
+            pytest.skip(f"{binary} is not built (TRAINSCOPE_BUILD_DIR selects the build dir)")
+    tmp = tmp_path_factory.mktemp("loss_job")
+    collector = Collector(tmp).start()
+    try:
+        yield from _run(collector, trainscope_module, tmp)
+    finally:
+        collector.stop()
+
+
+def _run(collector, trainscope_module, tmp):
+    job = f"lc-{uuid.uuid4().hex[:8]}"
+    res = run_job("ddp_train.py", ["--world-size", "4", "--steps", str(STEPS), "--batch-size", "32",
+                                   "--log-every", "0", "--no-eval", "--collector", collector.address,
+                                   "--job", job, "--loss-contribution", "--label-noise", "0.1",
+                                   "--lc-top-n", str(TOP_N), "--lc-every", "5"],
+                  tmp, env=trainscope_env(trainscope_module))
+    assert res.rc == 0, res.describe()
+    yield collector, job, res
+
+
+def items(collector, job, *extra, offline=False):
+    where = (["--data-dir", str(collector.data_dir)] if offline else
+             ["--feed", collector.feed, "--snapshot", collector.snapshot])
+    out = subprocess.run([str(CLI_BIN), "items", job, "--json", *where, *extra],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stdout + out.stderr
+    return json.loads(out.stdout)
+
+
+def test_job_wide_top_n_is_the_top_n_of_the_ranks_union(loss_job):
+    collector, job, res = loss_job
+    state = items(collector, job)["state"]
+    epochs = {d["loss_contribution"]["epochs"] for d in res.ranks}
+    assert len(epochs) == 1, epochs
+    last_epoch = epochs.pop() - 1
+    assert state.get("epoch", 0) == last_epoch and state.get("last_complete_epoch", 0) == last_epoch
+    union = {}
+    for d in res.ranks:
+        for entry in d["loss_contribution"]["final_top"]:
+            union[entry["item"]] = max(entry["contribution"], union.get(entry["item"], -1e300))
+    expected = sorted(union, key=lambda i: (-union[i], i))[:TOP_N]
+    got = [int(i["item"]) for i in state["items"]]
+    assert got == expected
+    ranks_of = {e["item"]: d["rank"] for d in res.ranks for e in d["loss_contribution"]["final_top"]}
+    for item in state["items"]:
+        assert int(item.get("rank", 0)) == ranks_of[int(item["item"])]
+        assert 0 <= int(item.get("label", 0)) < 10
+        assert item["history"], item  # at least the last epoch's place
+
+
+def test_selected_items_come_with_contribution_and_reduction_maps(loss_job):
+    collector, job, _ = loss_job
+    listed = items(collector, job)["state"]["items"]
+    with_maps = [i for i in listed if int(i.get("snapshots", 0)) > 0]
+    assert with_maps, "no selected item came with map snapshots"
+    answer = items(collector, job, "--item", str(with_maps[0]["item"]))
+    snaps = answer["snapshots"]
+    assert len(snaps) == int(with_maps[0]["snapshots"])
+    import base64  # noqa: PLC0415
+    for snap in snaps:
+        assert [m["layer"] for m in snap["maps"]] == ["0.1", "0"]
+        for m, side in zip(snap["maps"], (8, 4)):
+            assert (m["height"], m["width"]) == (side, side)
+            c, r = base64.b64decode(m["contribution"]), base64.b64decode(m["reduction"])
+            assert len(c) == len(r) == 2 * side * side
+            assert any(c) or any(r), "an all-zero map"
+        thumb = snap["input"]
+        assert (thumb["height"], thumb["width"], thumb["channels"]) == (8, 8, 1)
+
+
+def test_items_in_the_top_for_three_epochs_raise_difficult_item(loss_job):
+    collector, job, _ = loss_job
+    out = collector.cli("alerts", job, "--json", "--feed", collector.feed, "--snapshot",
+                        collector.snapshot)
+    alerts = [json.loads(line) for line in out.stdout.splitlines() if line.strip()]
+    raised = [a for a in alerts if a["rule"] == "difficult_item" and a["state"] == "ALERT_STATE_RAISED"]
+    assert raised, [a["rule"] for a in alerts]
+    assert "candidate mislabeled or ambiguous item" in raised[0]["message"]
+    assert raised[0]["observed"] >= 3
+
+
+def test_the_stored_run_answers_the_same_offline(loss_job):
+    collector, job, _ = loss_job
+    live = items(collector, job)["state"]
+    offline = items(collector, job, offline=True)["state"]
+    assert [i["item"] for i in offline["items"]] == [i["item"] for i in live["items"]]
+    text = subprocess.run([str(CLI_BIN), "items", job, "--data-dir", str(collector.data_dir)],
+                          capture_output=True, text=True, timeout=60).stdout
+    assert f"top {TOP_N} by loss contribution at layer 0" in text
+    assert "HISTORY" in text
