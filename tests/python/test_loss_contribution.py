@@ -183,13 +183,28 @@ def test_new_epoch_reports_the_last_one_as_final_and_starts_afresh(lc_module):
     lc = lc_module.LossContribution(model, 4, selection="act", top_n=2, every=1000)
     run_batch(lc, model, torch.tensor([[1.0, 2.0], [2.0, 1.0]]), torch.tensor([0, 0]), [0, 1])
     lc.set_epoch(0)  # the same epoch again (a loop that calls it every step): nothing happens
-    assert lc.reports == [] and torch.isfinite(lc._scores).sum() == 2
+    assert len(lc.reports) == 0 and torch.isfinite(lc._scores).sum() == 2
     lc.set_epoch(1)
     assert lc.reports[-1]["epoch"] == 0 and lc.reports[-1]["epoch_complete"]
     assert lc._scores.isinf().all()
     run_batch(lc, model, torch.tensor([[1.0, 2.0]]), torch.tensor([0]), [3])
     lc.close()
     assert lc.reports[-1]["epoch"] == 1 and [e["item"] for e in lc.reports[-1]["top"]] == [3]
+
+
+def test_the_environment_can_switch_it_off(lc_module, monkeypatch):
+    model = TinyNet(torch.eye(2), torch.eye(2))
+    monkeypatch.setenv("TRAINSCOPE_LOSS_CONTRIBUTION", "0")
+    assert not lc_module.LossContribution(model, 2, selection="act").enabled
+    assert lc_module.LossContribution(model, 2, selection="act", enabled=True).enabled
+
+
+def test_local_reports_are_bounded(lc_module):
+    model = TinyNet(torch.eye(2), torch.eye(2))
+    lc = lc_module.LossContribution(model, 2, selection="act", top_n=1, every=1)
+    for _ in range(lc_module.LossContribution.max_kept_reports + 5):
+        run_batch(lc, model, torch.ones(2, 2), torch.tensor([0, 1]), [0, 1])
+    assert len(lc.reports) == lc_module.LossContribution.max_kept_reports
 
 
 def test_bad_configuration_names_what_is_wrong(lc_module):

@@ -92,7 +92,7 @@ def worker(args: argparse.Namespace) -> None:
         from trainscope.loss_contribution import LossContribution  # noqa: PLC0415
         # The features' output (H_s); its first ReLU and itself as maps (H_m).
         lc = LossContribution(ddp, len(y_train), selection="0", monitored=["0.1", "0"],
-                              top_n=args.lc_top_n, every=args.lc_every, keep_reports=True)
+                              top_n=args.lc_top_n, every=args.lc_every)
 
     for step in range(1, args.steps + 1):
         faults.begin_step(step)

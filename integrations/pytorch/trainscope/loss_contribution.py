@@ -32,9 +32,11 @@ Threading: one training thread calls batch/set_epoch/close; the hooks run on
 autograd's threads of the same backward pass.
 """
 
+import collections
 import math
+import os
 import warnings
-from typing import Dict, Iterable, List, Optional, Sequence
+from typing import Deque, Dict, Iterable, List, Optional, Sequence
 
 import torch
 
@@ -134,12 +136,17 @@ class LossContribution:
     top_n: N_s, the items kept (per rank, then job-wide). every: K, iterations
         between reports. session: the trainscope session to report to (default:
         the attached one; None and nothing attached: reports stay local, see
-        `reports`). enabled: hooks on at start (see enable/disable).
+        `reports`). enabled: hooks on at start (see enable/disable); default:
+        on unless the environment sets TRAINSCOPE_LOSS_CONTRIBUTION=0.
+        keep_reports: also keep sent reports in `reports` (the newest
+        max_kept_reports are kept either way).
     """
+
+    max_kept_reports = 256
 
     def __init__(self, model: torch.nn.Module, dataset, selection: str,
                  monitored: Sequence[str] = (), top_n: int = 32, every: int = 50,
-                 session=None, enabled: bool = True, keep_reports: Optional[bool] = None):
+                 session=None, enabled: Optional[bool] = None, keep_reports: bool = False):
         if top_n < 1:
             raise ValueError(f"trainscope.LossContribution: top_n must be >= 1, got {top_n}")
         if every < 1:
@@ -172,11 +179,14 @@ class LossContribution:
         self._pending_maps: List[tuple] = []  # (item, label, thumbnail, [(layer, C, R)])
         self._pending_snapshots: List[dict] = []
         self._handles = []
-        self.reports: List[dict] = []  # the reports made (kept when not sent, or when asked)
+        # The reports made: kept when not sent (or when asked), newest last, bounded.
+        self.reports: Deque[dict] = collections.deque(maxlen=self.max_kept_reports)
         self._keep_reports = keep_reports
         self.last_top: List[dict] = []
         self._warned_mismatch = False
         self._warned_layers = set()
+        if enabled is None:
+            enabled = os.environ.get("TRAINSCOPE_LOSS_CONTRIBUTION", "1") not in ("0", "false", "off")
         if enabled:
             self.enable()
 
