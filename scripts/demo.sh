@@ -30,9 +30,11 @@ for _ in $(seq 100); do [ -f "$WORK/ports" ] && break; sleep 0.1; done
 [ -f "$WORK/ports" ] || { echo "collector did not start:"; cat "$WORK/collector.log"; exit 1; }
 head -1 "$WORK/collector.log"
 
-echo "== starting a real 4-rank PyTorch DDP job '$JOB' (CNN on sklearn's digits, gloo on CPU)"
+echo "== starting a real 4-rank PyTorch DDP job '$JOB' (CNN on sklearn's digits, gloo on CPU;"
+echo "   5 % of its labels flipped on purpose, trainscope.LossContribution on every rank)"
 PYTHONPATH="$PWD/build/python" /usr/bin/python3 integrations/pytorch/examples/ddp_train.py \
   --dataset digits --world-size 4 --steps 150 --batch-size 32 --collector "$AGENTS" --job "$JOB" \
+  --loss-contribution --label-noise 0.05 --lc-top-n 24 \
   >"$WORK/job.log" 2>&1 &
 job_pid=$!
 pids+=($job_pid)
@@ -56,8 +58,12 @@ echo
 echo "== trainscope clocks $JOB"
 "$BIN/trainscope" clocks "$JOB"
 echo
-echo "== trainscope alerts $JOB  (the collector's rules; a clean run raises none: see docs/alerts.md)"
-"$BIN/trainscope" alerts "$JOB"
+echo "== trainscope items $JOB  (the job-wide top items by loss contribution, merged from 4 ranks)"
+"$BIN/trainscope" items "$JOB" | head -14
+echo
+echo "== trainscope alerts $JOB  (the performance rules raise none for this clean run; difficult_item"
+echo "   names items that stayed in the top for 3 epochs: candidates for the flipped labels)"
+"$BIN/trainscope" alerts "$JOB" | head -20
 if [ -x "$BIN/trainscope-viewer" ]; then
   echo
   echo "== the viewer's report, rendered offscreen from the live collector"
