@@ -30,7 +30,7 @@ int RunTailCommand(const std::vector<std::string>& args, const CommandContext& c
   parser.AddPositional("JOB", "the job to follow (it may start later)");
   parser.AddRepeatedFlag(
       "kinds", "LIST",
-      "update kinds to print, comma-separated: job,rank,command,alert,step,clock,ops "
+      "update kinds to print, comma-separated: job,rank,command,alert,step,clock,ops,loss,maps "
       "(default: all)");
   parser.AddFlag("count", "N", "stop after printing N updates");
   parser.AddFlag("for", "SECONDS", "stop after this long");

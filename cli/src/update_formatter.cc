@@ -28,6 +28,10 @@ std::string UpdateFormatter::KindOf(const trainscope::v1::FeedUpdate& update) {
       return "clock";
     case trainscope::v1::FeedUpdate::kOperators:
       return "ops";
+    case trainscope::v1::FeedUpdate::kLoss:
+      return "loss";
+    case trainscope::v1::FeedUpdate::kItemSnapshot:
+      return "maps";
     default:
       return "empty";
   }
@@ -96,6 +100,24 @@ std::string UpdateFormatter::Format(const trainscope::v1::FeedUpdate& update) {
     case trainscope::v1::FeedUpdate::kOperators:
       body = absl::StrCat(update.operators().operators_size(), " aligned operators");
       break;
+    case trainscope::v1::FeedUpdate::kLoss: {
+      const trainscope::v1::LossState& loss = update.loss();
+      body = absl::StrCat("epoch ", loss.epoch(), " iteration ", loss.iteration(), ": top ",
+                          loss.items_size(), " items by loss contribution");
+      if (!loss.items().empty()) {
+        const trainscope::v1::DifficultItem& top = loss.items(0);
+        absl::StrAppend(&body, absl::StrFormat(", first item %d (%.4g, label %d, predicted %d)",
+                                               top.item(), top.contribution(), top.label(),
+                                               top.prediction()));
+      }
+      break;
+    }
+    case trainscope::v1::FeedUpdate::kItemSnapshot: {
+      const trainscope::v1::ItemSnapshot& s = update.item_snapshot();
+      body = absl::StrFormat("item %d maps at iteration %d (epoch %d, rank %d): %d layers",
+                             s.item(), s.iteration(), s.epoch(), s.rank(), s.maps_size());
+      break;
+    }
     default:
       body = "(update with no body)";
   }

@@ -102,6 +102,28 @@ TEST(UpdateFormatterTest, CommandLine) {
   EXPECT_EQ(UpdateFormatter::KindOf(update), "command");
 }
 
+TEST(UpdateFormatterTest, LossAndMapsLines) {
+  trainscope::v1::FeedUpdate update;
+  update.set_sequence(10);
+  trainscope::v1::LossState* loss = update.mutable_loss();
+  loss->set_epoch(4);
+  loss->set_iteration(120);
+  trainscope::v1::DifficultItem* item = loss->add_items();
+  item->set_item(1432);
+  item->set_contribution(0.25);
+  item->set_label(0);
+  item->set_prediction(5);
+  UpdateFormatter formatter(absl::UTCTimeZone());
+  EXPECT_THAT(formatter.Format(update),
+              EndsWith("#10  loss     epoch 4 iteration 120: top 1 items by loss contribution, "
+                       "first item 1432 (0.25, label 0, predicted 5)"));
+  EXPECT_EQ(UpdateFormatter::KindOf(update), "loss");
+  update.mutable_item_snapshot()->set_item(7);
+  update.mutable_item_snapshot()->add_maps();
+  EXPECT_THAT(formatter.Format(update), HasSubstr("maps     item 7 maps at iteration 0"));
+  EXPECT_EQ(UpdateFormatter::KindOf(update), "maps");
+}
+
 TEST(UpdateFormatterTest, EmptyBody) {
   trainscope::v1::FeedUpdate update;
   update.set_sequence(9);

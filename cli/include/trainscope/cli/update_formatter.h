@@ -36,8 +36,8 @@ class UpdateFormatter {
 
   // One of kKinds, or "empty": the topic kind of an update.
   static std::string KindOf(const trainscope::v1::FeedUpdate& update);
-  static constexpr std::array<const char*, 7> kKinds = {"job",  "rank",  "command", "alert",
-                                                        "step", "clock", "ops"};
+  static constexpr std::array<const char*, 9> kKinds = {
+      "job", "rank", "command", "alert", "step", "clock", "ops", "loss", "maps"};
 
  private:
   struct RankHistory {
