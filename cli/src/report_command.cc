@@ -159,6 +159,29 @@ std::string RankSummary(const std::vector<v1::StepReport>& steps) {
   return html + "</table>\n";
 }
 
+// The job-wide top-N by loss contribution (trainscope.LossContribution).
+std::string ItemsTable(const v1::LossState& state) {
+  std::string html = absl::StrCat(
+      "<p>Epoch ", state.epoch(), ", top ", state.top_n(), " items by loss contribution at layer ",
+      Html(state.selection_layer()),
+      "; IN_TOP: completed epochs running in the top (difficult_item raises at 3).</p>\n"
+      "<table><tr><th>#</th><th>item</th><th>contribution</th><th>label</th><th>prediction</th>"
+      "<th>rank</th><th>in top</th><th>epoch:place</th></tr>\n");
+  int place = 0;
+  for (const v1::DifficultItem& item : state.items()) {
+    std::string history;
+    for (const v1::EpochScore& e : item.history()) {
+      absl::StrAppend(&history, history.empty() ? "" : " ", e.epoch(), ":#", e.position());
+    }
+    absl::StrAppend(&html, item.label() != item.prediction() ? "<tr class=\"raised\">" : "<tr>",
+                    "<td>", ++place, "</td><td>", item.item(), "</td><td>",
+                    absl::StrFormat("%.4g", item.contribution()), "</td><td>", item.label(),
+                    "</td><td>", item.prediction(), "</td><td>", item.rank(), "</td><td>",
+                    item.epochs_in_top(), "</td><td>", history, "</td></tr>\n");
+  }
+  return absl::StrCat(html, "</table>\n");
+}
+
 std::string StepsTable(const std::vector<v1::StepReport>& steps) {
   std::vector<uint32_t> ranks;
   for (const v1::StepReport& s : steps) {
@@ -227,6 +250,7 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandContext&
   v1::SnapshotRequest request;
   request.set_job_id(job);
   request.mutable_steps()->set_max_steps(UINT32_MAX);
+  request.mutable_loss();
   absl::StatusOr<v1::FeedSnapshot> reply = AskAnalysis(data_dir, *conn, request);
   if (!reply.ok()) return Fail(ctx, "report", reply.status());
   const std::vector<v1::StepReport> steps(reply->steps().begin(), reply->steps().end());
@@ -264,7 +288,11 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandContext&
       data_dir ? absl::StrCat("the stored log in ", Html(*data_dir))
                : absl::StrCat("the live collector (", Html(conn->feed), ")"),
       "; written ", absl::FormatTime("%Y-%m-%d %H:%M:%S", absl::Now(), absl::LocalTimeZone()),
-      ".</p>\n<h2>Alerts</h2>\n", AlertsTable(*alerts), "<h2>Views</h2>\n");
+      ".</p>\n<h2>Alerts</h2>\n", AlertsTable(*alerts));
+  if (!reply->loss().state().items().empty()) {
+    absl::StrAppend(&html, "<h2>Difficult items</h2>\n", ItemsTable(reply->loss().state()));
+  }
+  absl::StrAppend(&html, "<h2>Views</h2>\n");
   if (views.ok() && !views->empty()) {
     for (const std::string& view : *views) {
       absl::StrAppend(&html, "<h3>", view, "</h3><img src=\"view-", view, ".png\" alt=\"", view,

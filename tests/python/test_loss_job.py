@@ -119,3 +119,15 @@ def test_the_stored_run_answers_the_same_offline(loss_job):
                           capture_output=True, text=True, timeout=60).stdout
     assert f"top {TOP_N} by loss contribution at layer 0" in text
     assert "HISTORY" in text
+
+
+def test_the_report_lists_the_difficult_items(loss_job, tmp_path):
+    collector, job, _ = loss_job
+    top = items(collector, job, offline=True)["state"]["items"][0]
+    out = subprocess.run([str(CLI_BIN), "report", job, "--data-dir", str(collector.data_dir),
+                          "--out", str(tmp_path / "report")],
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout + out.stderr
+    html = (tmp_path / "report" / "index.html").read_text()
+    assert "<h2>Difficult items</h2>" in html
+    assert f"<td>1</td><td>{top['item']}</td>" in html
