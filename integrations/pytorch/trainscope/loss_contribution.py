@@ -170,13 +170,13 @@ class LossContribution:
         self._labels = None   # [size] int32
         self._preds = None    # [size] int32
         self._seen_in_epoch = False
-        self._selected: Dict[int, int] = {}  # item -> place in the last top-N
+        # The last report's top-N: whose maps are taken when they are in a batch.
         self._selected_mask = torch.zeros(size, dtype=torch.bool)
+        self._any_selected = False
         self._batch_index = None
         self._batch_rows = None     # rows of the batch holding selected items (CPU LongTensor)
         self._batch_inputs = None
         self._batch_labels = None
-        self._pending_maps: List[tuple] = []  # (item, label, thumbnail, [(layer, C, R)])
         self._pending_snapshots: List[dict] = []
         self._handles = []
         # The reports made: kept when not sent (or when asked), newest last, bounded.
@@ -239,7 +239,7 @@ class LossContribution:
         self._batch_inputs = inputs
         self._batch_labels = labels
         cpu_index = index if index.device.type == "cpu" else None
-        if cpu_index is not None and self._selected:
+        if cpu_index is not None and self._any_selected:
             rows = self._selected_mask[cpu_index].nonzero().flatten()
             self._batch_rows = rows if rows.numel() else None
         else:
@@ -378,10 +378,10 @@ class LossContribution:
                   "monitored_layers": self.monitored, "top_n": self.top_n, "top": top,
                   "snapshots": self._take_snapshots()}
         self.last_top = top
-        self._selected = {entry["item"]: n for n, entry in enumerate(top)}
         self._selected_mask.zero_()
+        self._any_selected = bool(top)
         if top:
-            self._selected_mask[torch.tensor(list(self._selected))] = True
+            self._selected_mask[torch.tensor([entry["item"] for entry in top])] = True
         session = self._target_session()
         sent = False
         if session is not None and session.attached:

@@ -11,6 +11,8 @@
 #define TRAINSCOPE_VIEWER_RECORDS_H_
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -121,6 +123,84 @@ struct JobRecord {
   std::vector<RankRecord> ranks;
 };
 
+// --- Loss contribution (loss.proto; Lee, "Loss-contribution-based in situ
+// visualization for neural network training"). Maps arrive as half floats;
+// the sources decode them (DecodeHalfs) so these hold plain floats.
+
+// A small input image, row-major, channels last.
+struct ThumbnailRecord {
+  uint32_t height = 0;
+  uint32_t width = 0;
+  uint32_t channels = 0;  // 1 (grey) or 3 (RGB)
+  std::vector<uint8_t> pixels;
+  bool valid() const {
+    return height > 0 && width > 0 && (channels == 1 || channels == 3) &&
+           pixels.size() == size_t{height} * width * channels;
+  }
+};
+
+// One epoch's score of an item in the job-wide list.
+struct EpochScoreRecord {
+  uint32_t epoch = 0;
+  double contribution = 0;
+  uint32_t position = 0;  // 1-based place in that epoch's top-N; 0: not in it
+};
+
+// An item of the job-wide top-N "difficult items".
+struct DifficultItemRecord {
+  uint64_t item = 0;
+  double contribution = 0;  // in the current epoch
+  int32_t label = -1;       // -1: unknown
+  int32_t prediction = -1;  // -1: unknown
+  uint32_t rank = 0;        // the rank that measured it
+  uint32_t epochs_in_top = 0;
+  std::vector<EpochScoreRecord> history;  // oldest first
+  ThumbnailRecord input;
+  uint32_t snapshots = 0;  // snapshots the collector keeps for it
+};
+
+// The job-wide list of the current epoch.
+struct LossStateRecord {
+  uint32_t epoch = 0;
+  uint64_t iteration = 0;
+  uint32_t top_n = 0;
+  std::string selection_layer;
+  std::vector<std::string> monitored_layers;
+  std::vector<DifficultItemRecord> items;
+  std::optional<uint32_t> last_complete_epoch;
+};
+
+// One monitored layer's maps for one item, decoded. A map whose bytes did not
+// match height * width halves is left empty (shown as missing, not guessed).
+struct LayerMapRecord {
+  std::string layer;
+  uint32_t height = 0;
+  uint32_t width = 0;
+  std::vector<float> contribution;  // C_h(x,y) >= 0, row-major
+  std::vector<float> reduction;     // R_h(x,y) >= 0, row-major
+};
+
+// One selected item as seen in one iteration.
+struct ItemSnapshotRecord {
+  uint64_t item = 0;
+  uint32_t epoch = 0;
+  uint64_t iteration = 0;
+  int32_t label = -1;
+  int32_t prediction = -1;
+  double contribution = 0;
+  ThumbnailRecord input;
+  std::vector<LayerMapRecord> maps;  // one per monitored layer
+  uint32_t rank = 0;
+};
+
+// What a source fetched of a job's loss contribution.
+struct LossData {
+  std::optional<LossStateRecord> state;  // nullopt: the source said nothing about it
+  // Each fetched item's snapshots, oldest first. An item present with no
+  // snapshots was asked for and has none.
+  std::map<uint64_t, std::vector<ItemSnapshotRecord>> snapshots;
+};
+
 // Everything the views show of one job, as loaded from one source.
 struct JobData {
   JobRecord job;
@@ -128,6 +208,7 @@ struct JobData {
   std::vector<StepRecord> steps;
   OperatorBatchRecord operators;
   std::vector<Alert> alerts;
+  LossData loss;
 };
 
 const char* JobStateName(JobStateKind state);
