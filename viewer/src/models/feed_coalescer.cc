@@ -4,8 +4,11 @@
 
 namespace trainscope::viewer {
 
-FeedCoalescer::FeedCoalescer(size_t max_pending_operators, size_t max_pending_steps)
-    : max_pending_operators_(max_pending_operators), max_pending_steps_(max_pending_steps) {}
+FeedCoalescer::FeedCoalescer(size_t max_pending_operators, size_t max_pending_steps,
+                             size_t max_pending_snapshots)
+    : max_pending_operators_(max_pending_operators),
+      max_pending_steps_(max_pending_steps),
+      max_pending_snapshots_(max_pending_snapshots) {}
 
 void FeedCoalescer::Post(Delta delta) {
   std::lock_guard<std::mutex> lock(mutex_);
@@ -33,6 +36,21 @@ void FeedCoalescer::Post(Delta delta) {
     std::move(delta.alerts.begin(), delta.alerts.end(), std::back_inserter(p.alerts));
     std::move(delta.devices.begin(), delta.devices.end(), std::back_inserter(p.devices));
     std::move(delta.notices.begin(), delta.notices.end(), std::back_inserter(p.notices));
+    if (delta.loss.has_value()) {
+      if (!p.loss.has_value()) {
+        p.loss = std::move(delta.loss);
+      } else {
+        if (delta.loss->state.has_value()) {
+          if (p.loss->state.has_value()) ++stats_.states_skipped;
+          p.loss->state = std::move(delta.loss->state);
+        }
+        for (auto& [item, snapshots] : delta.loss->snapshots) {
+          p.loss->snapshots[item] = std::move(snapshots);
+        }
+      }
+    }
+    std::move(delta.item_snapshots.begin(), delta.item_snapshots.end(),
+              std::back_inserter(p.item_snapshots));
     pending_operators_ += operators;
   }
   // Catch up: the newest operators matter, the oldest pending ones are
@@ -51,6 +69,12 @@ void FeedCoalescer::Post(Delta delta) {
     const size_t excess = p.steps.size() - max_pending_steps_;
     stats_.steps_dropped += excess;
     p.steps.erase(p.steps.begin(), p.steps.begin() + static_cast<std::ptrdiff_t>(excess));
+  }
+  if (p.item_snapshots.size() > max_pending_snapshots_) {
+    const size_t excess = p.item_snapshots.size() - max_pending_snapshots_;
+    stats_.snapshots_dropped += excess;
+    p.item_snapshots.erase(p.item_snapshots.begin(),
+                           p.item_snapshots.begin() + static_cast<std::ptrdiff_t>(excess));
   }
 }
 

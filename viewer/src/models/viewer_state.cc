@@ -51,7 +51,20 @@ void ViewerState::Load(const JobData& data) {
   marey.AddOperators(InternOperators(data.operators, &names));
   for (const Alert& alert : data.alerts) alerts.Add(alert);
   marey.SetAlerts(alerts.alerts());
+  loss.Load(data.loss);
   SyncSelection();
+}
+
+void ViewerState::ApplyLoss(FeedCoalescer::Delta* delta) {
+  if (delta->reset) loss.ClearData();
+  if (delta->loss.has_value()) {
+    if (delta->loss->state.has_value()) loss.SetState(std::move(*delta->loss->state));
+    for (auto& [item, snapshots] : delta->loss->snapshots) {
+      loss.SetItemSnapshots(item, std::move(snapshots));
+    }
+  }
+  // After the list and the answers: they decide which items keep snapshots.
+  for (ItemSnapshotRecord& snapshot : delta->item_snapshots) loss.AddSnapshot(std::move(snapshot));
 }
 
 void ViewerState::Apply(FeedCoalescer::Delta delta) {
@@ -77,6 +90,7 @@ void ViewerState::Apply(FeedCoalescer::Delta delta) {
     for (const Alert& alert : delta.alerts) alerts.Add(alert);
     marey.SetAlerts(alerts.alerts());
   }
+  ApplyLoss(&delta);
   for (std::string& notice : delta.notices) notices_.push_back(std::move(notice));
   if (notices_.size() > 100) notices_.erase(notices_.begin(), notices_.end() - 100);
   SyncSelection();

@@ -26,6 +26,28 @@ void LiveFeedClient::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void LiveFeedClient::RequestItem(uint64_t item) {
+  std::lock_guard<std::mutex> lock(item_mutex_);
+  wanted_item_ = item;
+  item_requested_ = true;
+}
+
+void LiveFeedClient::FetchLoss(SnapshotQueryClient* query, FeedCoalescer::Delta* delta) {
+  std::optional<uint64_t> item;
+  {
+    std::lock_guard<std::mutex> lock(item_mutex_);
+    item = wanted_item_;
+    item_requested_ = false;
+  }
+  absl::StatusOr<LossData> loss = query->FetchLoss(options_.job_id, item, options_.history.timeout);
+  if (!loss.ok()) {
+    delta->notices.push_back(
+        absl::StrCat("loss contribution unavailable: ", loss.status().message()));
+    return;
+  }
+  delta->loss = std::move(*loss);
+}
+
 void LiveFeedClient::PostHistory(SnapshotQueryClient* query) {
   absl::StatusOr<JobData> history = query->FetchHistory(options_.job_id, options_.history);
   FeedCoalescer::Delta delta;
@@ -42,6 +64,7 @@ void LiveFeedClient::PostHistory(SnapshotQueryClient* query) {
     delta.operator_batches.push_back(std::move(history->operators));
   }
   delta.alerts = std::move(history->alerts);
+  FetchLoss(query, &delta);
   out_->Post(std::move(delta));
 }
 
@@ -118,6 +141,14 @@ void LiveFeedClient::Run() {
                 delta.alerts.push_back(ConvertAlert(update.alert()));
               }
               break;
+            case trainscope::v1::FeedUpdate::kLoss:
+              // Each replaces the last: only the newest list is shown.
+              if (!delta.loss.has_value()) delta.loss.emplace();
+              delta.loss->state = ConvertLossState(update.loss());
+              break;
+            case trainscope::v1::FeedUpdate::kItemSnapshot:
+              delta.item_snapshots.push_back(ConvertItemSnapshot(update.item_snapshot()));
+              break;
             default:
               break;  // clocks: shown through the aligned operators
           }
@@ -128,11 +159,22 @@ void LiveFeedClient::Run() {
     events.clear();
     const bool has_content = delta.job.has_value() || !delta.steps.empty() ||
                              !delta.operator_batches.empty() || !delta.notices.empty() ||
-                             !delta.alerts.empty();
+                             !delta.alerts.empty() || delta.loss.has_value() ||
+                             !delta.item_snapshots.empty();
     if (has_content) out_->Post(std::move(delta));
     if (need_history) {
       need_history = false;
-      PostHistory(&query);
+      PostHistory(&query);  // also answers a pending item request
+    }
+    bool item_requested;
+    {
+      std::lock_guard<std::mutex> lock(item_mutex_);
+      item_requested = item_requested_;
+    }
+    if (item_requested) {
+      FeedCoalescer::Delta answer;
+      FetchLoss(&query, &answer);
+      out_->Post(std::move(answer));
     }
     absl::StatusOr<bool> got = follower.Poll(absl::Milliseconds(100), &events);
     if (!got.ok() && got.status().code() != absl::StatusCode::kInvalidArgument) {

@@ -1,5 +1,7 @@
 #include "trainscope/viewer/proto_convert.h"
 
+#include "trainscope/viewer/half_float.h"
+
 namespace trainscope::viewer {
 namespace {
 
@@ -127,6 +129,82 @@ JobRecord ConvertJob(const trainscope::v1::JobStatus& status) {
   JobRecord job = ConvertJobSummary(status.summary());
   for (const auto& rank : status.ranks()) job.ranks.push_back(ConvertRank(rank));
   return job;
+}
+
+ThumbnailRecord ConvertThumbnail(const trainscope::v1::Thumbnail& thumbnail) {
+  ThumbnailRecord out;
+  out.height = thumbnail.height();
+  out.width = thumbnail.width();
+  out.channels = thumbnail.channels();
+  out.pixels.assign(thumbnail.pixels().begin(), thumbnail.pixels().end());
+  return out;  // the views check valid() before drawing
+}
+
+LossStateRecord ConvertLossState(const trainscope::v1::LossState& state) {
+  LossStateRecord out;
+  out.epoch = state.epoch();
+  out.iteration = state.iteration();
+  out.top_n = state.top_n();
+  out.selection_layer = state.selection_layer();
+  out.monitored_layers.assign(state.monitored_layers().begin(), state.monitored_layers().end());
+  if (state.has_last_complete_epoch()) out.last_complete_epoch = state.last_complete_epoch();
+  out.items.reserve(state.items_size());
+  for (const auto& item : state.items()) {
+    DifficultItemRecord r;
+    r.item = item.item();
+    r.contribution = item.contribution();
+    r.label = item.label();
+    r.prediction = item.prediction();
+    r.rank = item.rank();
+    r.epochs_in_top = item.epochs_in_top();
+    for (const auto& e : item.history()) {
+      r.history.push_back({e.epoch(), e.contribution(), e.position()});
+    }
+    if (item.has_input()) r.input = ConvertThumbnail(item.input());
+    r.snapshots = item.snapshots();
+    out.items.push_back(std::move(r));
+  }
+  return out;
+}
+
+ItemSnapshotRecord ConvertItemSnapshot(const trainscope::v1::ItemSnapshot& snapshot) {
+  ItemSnapshotRecord out;
+  out.item = snapshot.item();
+  out.epoch = snapshot.epoch();
+  out.iteration = snapshot.iteration();
+  out.label = snapshot.label();
+  out.prediction = snapshot.prediction();
+  out.contribution = snapshot.contribution();
+  out.rank = snapshot.rank();
+  if (snapshot.has_input()) out.input = ConvertThumbnail(snapshot.input());
+  out.maps.reserve(snapshot.maps_size());
+  for (const auto& map : snapshot.maps()) {
+    LayerMapRecord m;
+    m.layer = map.layer();
+    m.height = map.height();
+    m.width = map.width();
+    const size_t count = size_t{map.height()} * map.width();
+    // Both or neither: a map with one half missing would draw a false zero.
+    if (!DecodeHalfs(map.contribution(), count, &m.contribution) ||
+        !DecodeHalfs(map.reduction(), count, &m.reduction)) {
+      m.contribution.clear();
+      m.reduction.clear();
+    }
+    out.maps.push_back(std::move(m));
+  }
+  return out;
+}
+
+LossData ConvertLossAnswer(const trainscope::v1::LossAnswer& answer, std::optional<uint64_t> item) {
+  LossData out;
+  out.state = ConvertLossState(answer.state());
+  if (item.has_value()) {
+    std::vector<ItemSnapshotRecord>& list = out.snapshots[*item];
+    for (const auto& snapshot : answer.snapshots()) {
+      if (snapshot.item() == *item) list.push_back(ConvertItemSnapshot(snapshot));
+    }
+  }
+  return out;
 }
 
 std::vector<DeviceInfo> DevicesOf(const std::vector<StepRecord>& steps,

@@ -80,4 +80,28 @@ absl::StatusOr<JobData> SnapshotQueryClient::FetchHistory(const std::string& job
   return data;
 }
 
+absl::StatusOr<LossData> SnapshotQueryClient::FetchLoss(const std::string& job_id,
+                                                        std::optional<uint64_t> item,
+                                                        absl::Duration timeout) {
+  auto ask = [&](std::optional<uint64_t> wanted) -> absl::StatusOr<LossData> {
+    trainscope::v1::SnapshotRequest request;
+    request.set_job_id(job_id);
+    request.mutable_loss()->set_want_item(wanted.has_value());
+    request.mutable_loss()->set_item(wanted.value_or(0));
+    absl::StatusOr<trainscope::v1::FeedSnapshot> reply = Request(request, timeout);
+    if (!reply.ok()) return reply.status();
+    if (!reply->error().empty()) {
+      return absl::NotFoundError(absl::StrCat("the collector at ", endpoint_,
+                                              " says: ", reply->error(), " (job '", job_id, "')"));
+    }
+    return ConvertLossAnswer(reply->loss(), wanted);
+  };
+  absl::StatusOr<LossData> loss = ask(item);
+  if (!loss.ok() || item.has_value() || !loss->state.has_value() || loss->state->items.empty()) {
+    return loss;
+  }
+  // The list is sorted: its first item is the one the views show by default.
+  return ask(loss->state->items.front().item);
+}
+
 }  // namespace trainscope::viewer

@@ -41,6 +41,18 @@ absl::StatusOr<JobData> LoadStoredJob(const std::filesystem::path& data_dir,
   query.set_max_operators(options.max_operators);
   const trainscope::v1::MareyView view = (*analyzer)->Marey(query);
   data.operators = ConvertOperators(view.operators());
+  // Loss contribution: the list and every listed item's snapshots, so that
+  // the window switches items offline (at most top_n x 64 snapshots, the
+  // collector's bound per item).
+  trainscope::v1::SnapshotRequest loss_request;
+  loss_request.mutable_loss();
+  data.loss = ConvertLossAnswer((*analyzer)->Answer(loss_request).loss(), std::nullopt);
+  for (const DifficultItemRecord& item : data.loss.state->items) {
+    loss_request.mutable_loss()->set_want_item(true);
+    loss_request.mutable_loss()->set_item(item.item);
+    LossData answer = ConvertLossAnswer((*analyzer)->Answer(loss_request).loss(), item.item);
+    data.loss.snapshots[item.item] = std::move(answer.snapshots[item.item]);
+  }
   // The alerts the live collector raised, from the data dir's index (none
   // when the job ran without one).
   const std::filesystem::path index_path = data_dir / "index.sqlite";

@@ -20,6 +20,16 @@ void PaintRects(QPainter* painter, const std::vector<FilledRect>& rects) {
   }
 }
 
+void PaintImage(QPainter* painter, const PixelImage& image) {
+  if (image.pixels.empty() || image.width <= 0 || image.height <= 0 ||
+      image.pixels.size() != static_cast<size_t>(image.width) * image.height) {
+    return;
+  }
+  const QImage qimage(reinterpret_cast<const uchar*>(image.pixels.data()), image.width,
+                      image.height, image.width * 4, QImage::Format_ARGB32_Premultiplied);
+  painter->drawImage(QRectF(image.dest.x, image.dest.y, image.dest.w, image.dest.h), qimage);
+}
+
 QPen MakePen(Color color, float width, bool dashed) {
   QPen pen(DrawListPainter::ToQColor(color), width);
   if (dashed) pen.setStyle(Qt::DashLine);
@@ -33,13 +43,10 @@ void DrawListPainter::Paint(QPainter* painter, const DrawList& list) {
   painter->save();
   painter->setRenderHint(QPainter::Antialiasing, false);
   PaintRects(painter, list.backgrounds);
-  if (!list.image.pixels.empty()) {
-    const QImage image(reinterpret_cast<const uchar*>(list.image.pixels.data()), list.image.width,
-                       list.image.height, list.image.width * 4,
-                       QImage::Format_ARGB32_Premultiplied);
-    painter->drawImage(
-        QRectF(list.image.dest.x, list.image.dest.y, list.image.dest.w, list.image.dest.h), image);
-  }
+  // Nearest neighbour: a scaled-up 8x8 map must show its 64 pixels.
+  painter->setRenderHint(QPainter::SmoothPixmapTransform, false);
+  PaintImage(painter, list.image);
+  for (const PixelImage& image : list.images) PaintImage(painter, image);
   if (!list.quads.empty()) {
     painter->setRenderHint(QPainter::Antialiasing, list.quads.size() < 2'000);
     painter->setPen(Qt::NoPen);

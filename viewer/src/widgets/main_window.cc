@@ -3,11 +3,14 @@
 #include <QLabel>
 #include <QSplitter>
 #include <QStatusBar>
+#include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
 
 #include "trainscope/viewer/widgets/marey_widget.h"
+#include "trainscope/viewer/widgets/monitoring_view.h"
 #include "trainscope/viewer/widgets/overview_widget.h"
+#include "trainscope/viewer/widgets/selection_view.h"
 #include "trainscope/viewer/widgets/table_widgets.h"
 
 namespace trainscope::viewer {
@@ -45,15 +48,25 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
   alerts_ = new AlertsWidget();
   left->addWidget(Titled("Jobs", jobs_, left));
   left->addWidget(Titled("Alerts", alerts_, left));
-  auto* right = new QSplitter(Qt::Vertical, columns);
+  tabs_ = new QTabWidget(columns);
+  auto* right = new QSplitter(Qt::Vertical, tabs_);
   overview_ = new OverviewWidget(&state_->overview);
   marey_ = new MareyPanel(&state_->marey);
   right->addWidget(overview_);
   right->addWidget(marey_);
   right->setStretchFactor(0, 2);
   right->setStretchFactor(1, 3);
+  tabs_->addTab(right, "Training performance");
+  auto* loss = new QSplitter(Qt::Vertical, tabs_);
+  selection_ = new SelectionView(&state_->loss);
+  monitoring_ = new MonitoringView(&state_->loss);
+  loss->addWidget(selection_);
+  loss->addWidget(monitoring_);
+  loss->setSizes({440, 560});
+  tabs_->addTab(loss, "Loss contribution");
+  if (config_.show_loss_tab) tabs_->setCurrentIndex(1);
   columns->addWidget(left);
-  columns->addWidget(right);
+  columns->addWidget(tabs_);
   columns->setSizes({380, 1220});
   right->setSizes({420, 580});
   layout->addWidget(columns, 1);
@@ -76,9 +89,13 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
                                    .arg(alert->step)
                                    .arg(QString::fromStdString(alert->text)),
                                8000);
+      // A difficult item's alert shows the item itself.
+      if (std::optional<uint64_t> item = LossModel::ItemOfAlert(*alert)) ChooseItem(*item);
     }
     RefreshAll();
   });
+  connect(selection_, &SelectionView::itemClicked, this,
+          [this](quint64 item) { ChooseItem(item); });
   connect(controls_, &ControlsWidget::followToggled, this, [this](bool follow) {
     if (follow) {
       state_->Follow();
@@ -92,6 +109,20 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
   timer_->start(33);
   resize(1600, 1000);
   RefreshAll();
+}
+
+void MainWindow::ChooseItem(uint64_t item) {
+  state_->loss.Choose(item);
+  tabs_->setCurrentIndex(1);
+  RefreshAll();
+}
+
+void MainWindow::RequestChosenItem() {
+  const std::optional<uint64_t> chosen = state_->loss.chosen_item();
+  if (!config_.request_item || !chosen.has_value() || !state_->loss.NeedsSnapshots()) return;
+  if (requested_item_ == chosen) return;  // asked already; the answer is on its way
+  requested_item_ = chosen;
+  config_.request_item(*chosen);
 }
 
 void MainWindow::Tick() {
@@ -127,6 +158,15 @@ void MainWindow::RefreshAll() {
   if (state_->alerts.version() != alerts_version_) {
     alerts_version_ = state_->alerts.version();
     alerts_->Refresh(state_->alerts);
+  }
+  if (state_->loss.version() != loss_version_) {
+    loss_version_ = state_->loss.version();
+    const size_t items = state_->loss.state().has_value() ? state_->loss.state()->items.size() : 0;
+    tabs_->setTabText(1, items == 0 ? QString("Loss contribution")
+                                    : QString("Loss contribution (%1 items)").arg(items));
+    selection_->Refresh();
+    monitoring_->Refresh();
+    RequestChosenItem();
   }
   controls_->ShowSelection(state_->selection);
   marey_->SyncControls();

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "trainscope/viewer/widgets/draw_list_painter.h"
+#include "trainscope/viewer/widgets/monitoring_view.h"
 #include "trainscope/viewer/widgets/table_widgets.h"
 
 namespace trainscope::viewer {
@@ -32,7 +33,8 @@ QImage Grab(QWidget* widget, int width, int height) {
 }  // namespace
 
 const std::vector<std::string>& OffscreenRenderer::Views() {
-  static const std::vector<std::string> kViews = {"overview", "marey", "alerts", "jobs", "all"};
+  static const std::vector<std::string> kViews = {"overview",  "marey",      "alerts", "jobs",
+                                                  "selection", "monitoring", "all"};
   return kViews;
 }
 
@@ -47,6 +49,16 @@ absl::StatusOr<QImage> OffscreenRenderer::Render(ViewerState* state, const std::
   if (view == "marey") {
     state->marey.SetViewport(width, height);
     return Paint(state->marey.Draw(), width, height);
+  }
+  if (view == "selection") {
+    state->loss.SetSelectionViewport(width, height);
+    return Paint(state->loss.DrawSelection(), width, height);
+  }
+  if (view == "monitoring") {
+    // Grabbed, not painted: the iteration slider is part of the view.
+    MonitoringView widget(&state->loss);
+    widget.Refresh();
+    return Grab(&widget, width, height);
   }
   if (view == "alerts") {
     AlertsWidget widget;

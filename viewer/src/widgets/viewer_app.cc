@@ -9,6 +9,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "trainscope/cli/arg_parser.h"
 #include "trainscope/viewer/live_feed_client.h"
@@ -25,8 +26,10 @@ namespace trainscope::viewer {
 namespace {
 
 cli::ArgParser MakeParser() {
-  cli::ArgParser parser("trainscope-viewer",
-                        "Watch a training job: overview, Marey graph, alerts, halt.");
+  cli::ArgParser parser(
+      "trainscope-viewer",
+      "Watch a training job: overview, Marey graph, alerts, halt, and the training "
+      "items with the largest loss contribution (Selection and Monitoring views).");
   parser.AddFlag("job", "JOB", "the job to show (required unless --synthetic)");
   parser.AddFlag("data-dir", "DIR", "open the job's stored log under DIR offline");
   parser.AddFlag("feed", "ENDPOINT",
@@ -44,8 +47,8 @@ cli::ArgParser MakeParser() {
   parser.AddFlag("synthetic-steps", "N", "steps of the synthetic job", "8");
   parser.AddFlag("straggler", "RANK", "the synthetic job's slow device; -1: none", "3");
   parser.AddFlag("render", "VIEW",
-                 "render offscreen and exit: overview, marey, alerts, jobs, all (the window) or "
-                 "each (every one, FILE-VIEW.png)");
+                 "render offscreen and exit: overview, marey, alerts, jobs, selection, monitoring, "
+                 "all (the window) or each (every one, FILE-VIEW.png)");
   parser.AddFlag("out", "FILE.png", "where --render writes");
   parser.AddFlag("width", "PX", "rendered width", "1600");
   parser.AddFlag("height", "PX", "rendered height", "900");
@@ -53,6 +56,14 @@ cli::ArgParser MakeParser() {
   parser.AddFlag("ranks", "LIST", "show only these ranks in the Marey graph, e.g. 0,2-3");
   parser.AddFlag("alert", "ROW", "select alert ROW (0 = newest): its step, devices and operator");
   parser.AddFlag("grouping", "MODE", "Marey rows: none, stage or host", "none");
+  parser.AddFlag("item", "N",
+                 "the training item shown in the Monitoring view (default: the top item)");
+  parser.AddFlag("iteration", "N",
+                 "the Monitoring view's slider: the item's snapshot at iteration N (default: the "
+                 "newest)");
+  parser.AddFlag("tab", "TAB",
+                 "the window's tab: performance (overview and Marey graph) or loss (Selection and "
+                 "Monitoring views); default: loss with --item or --iteration, else performance");
   parser.AddRepeatedFlag("expand", "GROUP", "expand a Marey group, e.g. 'stage 0'");
   parser.AddBoolFlag("raw", "place operators by the devices' raw clocks, not the aligned one");
   parser.AddFlag("from-ms", "MS", "Marey time range start, ms after the first operator");
@@ -64,6 +75,8 @@ cli::ArgParser MakeParser() {
       "Examples:\n"
       "  trainscope-viewer --feed tcp://127.0.0.1:7071 --job demo --collector 127.0.0.1:7070\n"
       "  trainscope-viewer --data-dir /tmp/ts-data --job demo --render marey --out marey.png\n"
+      "  trainscope-viewer --data-dir /tmp/ts-data --job demo --render monitoring --item 1432 "
+      "--iteration 300 --out item.png\n"
       "  QT_QPA_PLATFORM=offscreen trainscope-viewer --synthetic --render each --out "
       "docs/demo.png\n"
       "Environment: TRAINSCOPE_TOKEN (the job's token); QT_QPA_PLATFORM=offscreen is set by "
@@ -175,6 +188,17 @@ absl::StatusOr<Loaded> LoadSource(const cli::ParsedArgs& args) {
     absl::StatusOr<JobData> data = client.FetchHistory(job, history);
     if (!data.ok()) return data.status();
     loaded.data = std::move(*data);
+    absl::StatusOr<std::optional<int64_t>> item = args.Int("item", 0, INT64_MAX);
+    if (!item.ok()) return item.status();
+    std::optional<uint64_t> wanted;
+    if (item->has_value()) wanted = static_cast<uint64_t>(**item);
+    absl::StatusOr<LossData> loss = client.FetchLoss(job, wanted, history.timeout);
+    if (loss.ok()) {
+      loaded.data.loss = std::move(*loss);
+    } else {
+      std::fprintf(stderr, "trainscope-viewer: no loss contribution: %s\n",
+                   std::string(loss.status().message()).c_str());
+    }
   } else {
     loaded.data.job.job_id = job;
   }
@@ -183,8 +207,75 @@ absl::StatusOr<Loaded> LoadSource(const cli::ParsedArgs& args) {
   return loaded;
 }
 
+// A list for an error message: the first `max` values, then how many more.
+template <typename T>
+std::string Listed(const std::vector<T>& values, size_t max = 40) {
+  std::vector<T> shown(values.begin(), values.begin() + std::min(values.size(), max));
+  std::string out = absl::StrJoin(shown, ", ");
+  if (values.size() > max) absl::StrAppend(&out, ", ... (", values.size() - max, " more)");
+  return out;
+}
+
+// --item and --iteration. `loaded` is false for a live window, whose loss
+// data arrives later: the item is then only chosen (and fetched when known).
+absl::Status ApplyLossFlags(const cli::ParsedArgs& args, bool loaded, LossModel* loss) {
+  if (args.Has("item")) {
+    absl::StatusOr<std::optional<int64_t>> parsed = args.Int("item", 0, INT64_MAX);
+    if (!parsed.ok()) return parsed.status();
+    const uint64_t item = static_cast<uint64_t>(**parsed);
+    if (loaded && !loss->has_data()) {
+      return Fail(absl::StrCat("--item ", item, ": the job has ", LossModel::kNoDataText));
+    }
+    if (loaded && loss->FindItem(item) == nullptr) {
+      const LossStateRecord& state = *loss->state();
+      std::vector<uint64_t> items;
+      for (const LossModel::Cell& cell : loss->Cells()) items.push_back(cell.item);
+      const size_t top = std::max<size_t>(state.top_n, items.size());
+      return Fail(absl::StrCat("--item ", item, ": item ", item,
+                               " is not among the job's difficult items (top ", top, " of epoch ",
+                               state.epoch, "): ", Listed(items)));
+    }
+    loss->Choose(item);
+  }
+  if (args.Has("iteration")) {
+    absl::StatusOr<std::optional<int64_t>> parsed = args.Int("iteration", 0, INT64_MAX);
+    if (!parsed.ok()) return parsed.status();
+    const uint64_t iteration = static_cast<uint64_t>(**parsed);
+    if (!loaded) {
+      return Fail(absl::StrCat("--iteration ", iteration,
+                               ": a live window has no snapshots at start; use it with --render "
+                               "or --data-dir"));
+    }
+    if (!loss->has_data()) {
+      return Fail(
+          absl::StrCat("--iteration ", iteration, ": the job has ", LossModel::kNoDataText));
+    }
+    const uint64_t item = *loss->chosen_item();
+    std::vector<uint64_t> iterations;
+    for (const ItemSnapshotRecord& s : loss->ChosenSnapshots()) iterations.push_back(s.iteration);
+    if (iterations.empty()) {
+      return Fail(absl::StrCat("--iteration ", iteration, ": item ", item,
+                               " has no map snapshots (maps are taken when a selected item is in "
+                               "a batch)"));
+    }
+    if (!loss->SetIteration(iteration)) {
+      return Fail(absl::StrCat("--iteration ", iteration, ": item ", item,
+                               " has no snapshot at iteration ", iteration,
+                               "; its snapshots are at iterations ", Listed(iterations)));
+    }
+  }
+  return absl::OkStatus();
+}
+
 // Applies the view flags (--step, --ranks, --alert, ...) to the loaded state.
-absl::Status ApplyViewFlags(const cli::ParsedArgs& args, ViewerState* state) {
+absl::Status ApplyViewFlags(const cli::ParsedArgs& args, bool loss_loaded, ViewerState* state) {
+  if (absl::Status status = ApplyLossFlags(args, loss_loaded, &state->loss); !status.ok()) {
+    return status;
+  }
+  const std::string tab = args.Value("tab").value_or("performance");
+  if (tab != "performance" && tab != "loss") {
+    return Fail(absl::StrCat("--tab: unknown tab '", tab, "' (expected performance or loss)"));
+  }
   const std::string grouping = args.Value("grouping").value_or("none");
   if (grouping == "stage") {
     state->marey.SetGrouping(MareyModel::Grouping::kStage);
@@ -313,13 +404,15 @@ int ViewerApp::Main(int argc, char** argv) {
   QApplication app(argc, argv);
   ViewerState state;
   state.Load(loaded->data);
-  if (absl::Status status = ApplyViewFlags(*args, &state); !status.ok()) {
+  if (absl::Status status = ApplyViewFlags(*args, !loaded->live || render, &state); !status.ok()) {
     std::fprintf(stderr, "trainscope-viewer: %s\n", std::string(status.message()).c_str());
     return 2;
   }
   MainWindow::Config config;
   config.source = loaded->source;
   config.controls.job_id = loaded->data.job.job_id;
+  config.show_loss_tab = args->Has("tab") ? *args->Value("tab") == "loss"
+                                          : args->Has("item") || args->Has("iteration");
   config.controls.collector = args->Value("collector").value_or("");
   if (config.controls.collector.empty() && loaded->live) {
     // The Commands service sits next to the feed by default (port 7070).
@@ -348,6 +441,8 @@ int ViewerApp::Main(int argc, char** argv) {
                                 {}},
         coalescer.get());
     client->Start();
+    LiveFeedClient* feed_client = client.get();
+    config.request_item = [feed_client](uint64_t item) { feed_client->RequestItem(item); };
   }
   MainWindow window(&state, coalescer.get(), config);
   window.show();

@@ -6,7 +6,7 @@
 // Usage:
 //   DrawList list;
 //   list.rects.push_back({{x, y, w, h}, kComputeGreen});
-//   painter.Paint(list);  // in order: backgrounds, image, quads, rects,
+//   painter.Paint(list);  // in order: backgrounds, image, images, quads, rects,
 //                         // overlay_rects, polylines, lines, crosses, texts
 //
 // Threading: a plain value.
@@ -99,7 +99,9 @@ struct Cross {
   float width = 2.5f;
 };
 
-// A pixel buffer scaled onto `dest` (dense rows of the Marey graph).
+// A pixel buffer scaled onto `dest` (dense rows of the Marey graph, the
+// loss views' thumbnails and maps), nearest neighbour: no smoothing, so a
+// tiny map scaled up shows its pixels.
 struct PixelImage {
   RectF dest;
   int width = 0;
@@ -110,6 +112,7 @@ struct PixelImage {
 struct DrawList {
   std::vector<FilledRect> backgrounds;
   PixelImage image;
+  std::vector<PixelImage> images;
   std::vector<Quad> quads;
   std::vector<FilledRect> rects;
   std::vector<FilledRect> overlay_rects;
@@ -121,6 +124,7 @@ struct DrawList {
   void Clear() {
     backgrounds.clear();
     image = {};
+    images.clear();
     quads.clear();
     rects.clear();
     overlay_rects.clear();
@@ -131,7 +135,7 @@ struct DrawList {
   }
   size_t PrimitiveCount() const {
     return backgrounds.size() + quads.size() + rects.size() + overlay_rects.size() +
-           polylines.size() + lines.size() + crosses.size() + texts.size() +
+           polylines.size() + lines.size() + crosses.size() + texts.size() + images.size() +
            (image.pixels.empty() ? 0 : 1);
   }
 };

@@ -4,7 +4,8 @@
 // itself (the job's summary) keeps only the newest value; data that adds up
 // (steps, operators) is kept, but past `max_pending_operators` the oldest
 // operator batches are dropped — the viewer skips to the newest — and
-// everything skipped is counted.
+// everything skipped is counted. The loss-contribution list replaces itself
+// too; item snapshots add up, past `max_pending_snapshots` the oldest go.
 //
 // Usage (feed thread):
 //   FeedCoalescer::Delta delta;
@@ -39,6 +40,10 @@ class FeedCoalescer {
     std::vector<DeviceInfo> devices;
     std::vector<std::string> notices;  // for the status bar
     bool reset = false;                // a new snapshot: drop what was shown
+    // Loss contribution: the newest list wins; an item's fetched snapshots
+    // replace an older answer for the same item.
+    std::optional<LossData> loss;
+    std::vector<ItemSnapshotRecord> item_snapshots;  // live "<job>/maps"
   };
   struct Stats {
     uint64_t posts = 0;
@@ -48,10 +53,11 @@ class FeedCoalescer {
     uint64_t batches_dropped = 0;    // operator batches skipped to catch up
     uint64_t operators_dropped = 0;
     uint64_t steps_dropped = 0;
+    uint64_t snapshots_dropped = 0;  // item snapshots skipped to catch up
   };
 
   explicit FeedCoalescer(size_t max_pending_operators = 2'000'000,
-                         size_t max_pending_steps = 10'000);
+                         size_t max_pending_steps = 10'000, size_t max_pending_snapshots = 4'096);
 
   void Post(Delta delta);
   // Everything posted since the last Take, or nullopt when nothing was.
@@ -62,6 +68,7 @@ class FeedCoalescer {
   mutable std::mutex mutex_;
   size_t max_pending_operators_;
   size_t max_pending_steps_;
+  size_t max_pending_snapshots_;
   std::optional<Delta> pending_;
   size_t pending_operators_ = 0;
   Stats stats_;

@@ -3,7 +3,10 @@
 // thread. It uses the CLI's FeedFollower over a ZmqFeedSource (subscribe,
 // snapshot, sequence numbers, gaps) and, at start and after every gap,
 // fetches the job's recent steps and operators (SnapshotQueryClient) so the
-// views are whole again.
+// views are whole again. Its subscription ("<job>/") also brings the loss
+// contribution: "<job>/loss" (the difficult items) and "<job>/maps" (item
+// snapshots); the snapshots of an item the user picks are fetched on the
+// client's thread (RequestItem), as is the shown item's at every history.
 //
 // Usage:
 //   FeedCoalescer coalescer;
@@ -12,15 +15,18 @@
 //                         &coalescer);
 //   client.Start();
 //   ... coalescer.Take() on the UI thread ...
+//   client.RequestItem(1432);  // from the UI thread: the answer comes as a Delta
 //   client.Stop();  // joins; also done by the destructor
 //
-// Threading: Start/Stop from one thread; the feed runs on the client's own
-// thread, which owns the ZeroMQ sockets.
+// Threading: Start/Stop from one thread; RequestItem from any thread; the
+// feed runs on the client's own thread, which owns the ZeroMQ sockets.
 #ifndef TRAINSCOPE_VIEWER_LIVE_FEED_CLIENT_H_
 #define TRAINSCOPE_VIEWER_LIVE_FEED_CLIENT_H_
 
 #include <atomic>
 #include <cstdint>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <thread>
 
@@ -45,6 +51,9 @@ class LiveFeedClient {
 
   void Start();
   void Stop();
+  // Fetches `item`'s map snapshots (within the feed's next poll, 100 ms) and
+  // keeps asking for it at every history refetch.
+  void RequestItem(uint64_t item);
 
   uint64_t updates() const { return updates_.load(std::memory_order_relaxed); }
   uint64_t gaps() const { return gaps_.load(std::memory_order_relaxed); }
@@ -52,6 +61,8 @@ class LiveFeedClient {
  private:
   void Run();
   void PostHistory(SnapshotQueryClient* query);
+  // The loss list and the wanted item's (or the top item's) snapshots.
+  void FetchLoss(SnapshotQueryClient* query, FeedCoalescer::Delta* delta);
 
   Options options_;
   FeedCoalescer* out_;
@@ -59,6 +70,9 @@ class LiveFeedClient {
   std::atomic<uint64_t> updates_{0};
   std::atomic<uint64_t> gaps_{0};
   std::thread thread_;
+  std::mutex item_mutex_;
+  std::optional<uint64_t> wanted_item_;  // guarded by item_mutex_
+  bool item_requested_ = false;          // guarded by item_mutex_
 };
 
 }  // namespace trainscope::viewer

@@ -1,10 +1,12 @@
 // Asks the collector's snapshot server (ZeroMQ REP) for one job's recent
 // history: its state, its newest steps and the aligned operators of those
-// steps, converted into a JobData, through the CLI's ZmqFeedSource.
+// steps, converted into a JobData, through the CLI's ZmqFeedSource; and for
+// its loss contribution (the difficult items, one item's map snapshots).
 //
 // Usage:
 //   SnapshotQueryClient client("tcp://127.0.0.1:7072");
 //   absl::StatusOr<JobData> data = client.FetchHistory("job-1", {.steps = 50});
+//   absl::StatusOr<LossData> loss = client.FetchLoss("job-1", /*item=*/1432, absl::Seconds(5));
 //
 // Threading: one thread at a time.
 #ifndef TRAINSCOPE_VIEWER_SNAPSHOT_QUERY_CLIENT_H_
@@ -12,6 +14,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -36,6 +39,10 @@ class SnapshotQueryClient {
       const trainscope::v1::SnapshotRequest& request, absl::Duration timeout);
   // NOT_FOUND names the job when the collector does not know it.
   absl::StatusOr<JobData> FetchHistory(const std::string& job_id, const HistoryOptions& options);
+  // The job-wide difficult items and the snapshots of `item`; without an
+  // item, those of the top item (the Monitoring View's default), if any.
+  absl::StatusOr<LossData> FetchLoss(const std::string& job_id, std::optional<uint64_t> item,
+                                     absl::Duration timeout);
 
  private:
   std::string endpoint_;

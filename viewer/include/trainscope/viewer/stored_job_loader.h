@@ -1,6 +1,7 @@
 // Opens a stored job log offline: runs it through the collector's analysis
-// (AnalyzeStoredJob) and converts its steps and aligned operators into a
-// JobData for the views.
+// (AnalyzeStoredJob) and converts its steps, aligned operators, alerts and
+// loss contribution (the difficult items and each one's map snapshots) into
+// a JobData for the views.
 //
 // Usage:
 //   absl::StatusOr<JobData> data = LoadStoredJob("/var/lib/trainscope", "job-1", {});

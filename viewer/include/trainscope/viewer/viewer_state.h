@@ -8,6 +8,7 @@
 //   if (auto delta = coalescer.Take()) state.Apply(std::move(*delta));
 //   state.SelectStep(12);                 // a click in the overview (pins)
 //   state.SelectAlert(0);                 // a click in the alerts list
+//   state.loss.Choose(1432);              // a click in the Selection View
 //
 // Threading: not thread-safe; the UI thread owns it.
 #ifndef TRAINSCOPE_VIEWER_VIEWER_STATE_H_
@@ -21,6 +22,7 @@
 #include "trainscope/viewer/alerts_model.h"
 #include "trainscope/viewer/feed_coalescer.h"
 #include "trainscope/viewer/jobs_model.h"
+#include "trainscope/viewer/loss_model.h"
 #include "trainscope/viewer/marey_model.h"
 #include "trainscope/viewer/name_table.h"
 #include "trainscope/viewer/overview_model.h"
@@ -51,10 +53,12 @@ class ViewerState {
   MareyModel marey;
   AlertsModel alerts;
   SelectionState selection;
+  LossModel loss;
 
  private:
   void AddDevices(const std::vector<DeviceInfo>& devices);
   void AddSteps(const std::vector<StepRecord>& steps);
+  void ApplyLoss(FeedCoalescer::Delta* delta);
 
   std::string job_id_;
   std::map<uint32_t, DeviceInfo> devices_;

@@ -1,8 +1,10 @@
-// The viewer's window: Controls on top; Jobs and Alerts on the left; the
-// training overview above the Marey graph on the right; feed statistics in
-// the status bar. A timer takes what the feed thread posted (at most one
-// model update per frame, so a fast feed never outruns drawing) and
-// refreshes only the views whose models changed.
+// The viewer's window: Controls on top; Jobs and Alerts on the left; on the
+// right two tabs: "Training performance" (the training overview above the
+// Marey graph) and "Loss contribution" (the Selection View above the
+// Monitoring View); feed statistics in the status bar. A timer takes what
+// the feed thread posted (at most one model update per frame, so a fast
+// feed never outruns drawing) and refreshes only the views whose models
+// changed.
 //
 // Usage:
 //   ViewerState state;  state.Load(data);          // or fed live:
@@ -15,6 +17,8 @@
 
 #include <QMainWindow>
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 
 #include "trainscope/viewer/feed_coalescer.h"
@@ -22,6 +26,7 @@
 #include "trainscope/viewer/widgets/controls_widget.h"
 
 class QLabel;
+class QTabWidget;
 class QTimer;
 
 namespace trainscope::viewer {
@@ -29,7 +34,9 @@ namespace trainscope::viewer {
 class AlertsWidget;
 class JobsWidget;
 class MareyPanel;
+class MonitoringView;
 class OverviewWidget;
+class SelectionView;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -38,6 +45,10 @@ class MainWindow : public QMainWindow {
   struct Config {
     ControlsWidget::Config controls;
     std::string source;  // shown in the title ("tcp://..." or a data dir)
+    // Asks the source for an item's map snapshots (live: the feed client's
+    // RequestItem); null when the source loaded them all (a stored job).
+    std::function<void(uint64_t item)> request_item;
+    bool show_loss_tab = false;  // open on "Loss contribution"
   };
 
   MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, QWidget* parent = nullptr);
@@ -48,9 +59,15 @@ class MainWindow : public QMainWindow {
   MareyPanel* marey() const { return marey_; }
   AlertsWidget* alerts() const { return alerts_; }
   JobsWidget* jobs() const { return jobs_; }
+  SelectionView* selection() const { return selection_; }
+  MonitoringView* monitoring() const { return monitoring_; }
+  // Shows the item in the Monitoring View (and its tab).
+  void ChooseItem(uint64_t item);
 
  private:
   void Tick();
+  // Asks the source for the chosen item's snapshots when nobody has yet.
+  void RequestChosenItem();
 
   ViewerState* state_;
   FeedCoalescer* feed_;
@@ -60,10 +77,15 @@ class MainWindow : public QMainWindow {
   AlertsWidget* alerts_;
   OverviewWidget* overview_;
   MareyPanel* marey_;
+  QTabWidget* tabs_;
+  SelectionView* selection_;
+  MonitoringView* monitoring_;
   QLabel* feed_status_;
   QTimer* timer_;
   uint64_t jobs_version_ = UINT64_MAX;
   uint64_t alerts_version_ = UINT64_MAX;
+  uint64_t loss_version_ = UINT64_MAX;
+  std::optional<uint64_t> requested_item_;
   uint64_t frames_ = 0;
 };
 
