@@ -67,9 +67,10 @@ echo "   names items that stayed in the top for 3 epochs: candidates for the fli
 if [ -x "$BIN/trainscope-viewer" ]; then
   echo
   echo "== the viewer's report, rendered offscreen from the live collector"
-  for view in overview marey; do
+  for view in overview marey selection monitoring; do
     QT_QPA_PLATFORM=offscreen "$BIN/trainscope-viewer" --feed "$FEED" --snapshot "$SNAPSHOT" \
       --job "$JOB" --render "$view" --out "$WORK/$view.png" 2>/dev/null | grep -v XDG || true
   done
-  echo "open $WORK/overview.png and $WORK/marey.png"
+  echo "open $WORK/overview.png, $WORK/marey.png, $WORK/selection.png (the difficult items)"
+  echo "and $WORK/monitoring.png (the top item's contribution and reduction maps)"
 fi

@@ -26,8 +26,10 @@ namespace {
 
 namespace v1 = trainscope::v1;
 
-// The views the report shows, as trainscope-viewer --render names them.
+// The views the report shows, as trainscope-viewer --render names them; the
+// loss-contribution ones only for a job that measured it.
 constexpr const char* kViews[] = {"overview", "marey", "alerts", "jobs"};
+constexpr const char* kLossViews[] = {"selection", "monitoring"};
 // Rows of the per-step table at most (the newest steps).
 constexpr size_t kMaxStepRows = 500;
 
@@ -79,7 +81,8 @@ absl::StatusOr<std::vector<std::string>> RenderViews(const std::string& viewer,
                                                      const std::string& job,
                                                      const std::optional<std::string>& data_dir,
                                                      const ConnectionOptions& conn,
-                                                     const std::filesystem::path& dir) {
+                                                     const std::filesystem::path& dir,
+                                                     bool with_loss) {
   if (!ProgramOnPath(viewer)) {
     return absl::NotFoundError(
         absl::StrCat(viewer, " not found (built without Qt?); the report has no views"));
@@ -100,8 +103,12 @@ absl::StatusOr<std::vector<std::string>> RenderViews(const std::string& viewer,
                                             result.timed_out ? "timed out" : result.output));
   }
   std::vector<std::string> written;
-  for (const char* view : kViews) {
+  auto keep = [&](const char* view) {
     if (std::filesystem::exists(dir / absl::StrCat("view-", view, ".png"))) written.push_back(view);
+  };
+  for (const char* view : kViews) keep(view);
+  if (with_loss) {
+    for (const char* view : kLossViews) keep(view);
   }
   return written;
 }
@@ -273,7 +280,8 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandContext&
   }
   *ctx.err << "rendering the views with trainscope-viewer..." << std::endl;
   absl::StatusOr<std::vector<std::string>> views =
-      RenderViews(parsed.Value("viewer").value_or(ViewerPath()), job, data_dir, *conn, dir);
+      RenderViews(parsed.Value("viewer").value_or(ViewerPath()), job, data_dir, *conn, dir,
+                  !reply->loss().state().items().empty());
   if (!views.ok()) *ctx.err << "warning: " << views.status().message() << std::endl;
 
   std::string html = absl::StrCat(

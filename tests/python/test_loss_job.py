@@ -11,13 +11,19 @@ Run: /usr/bin/python3 -m pytest tests/python/test_loss_job.py
 from __future__ import annotations
 
 import json
+import os
+import pathlib
 import subprocess
+import sys
 import uuid
 
 import pytest
 
-from conftest import CLI_BIN, COLLECTOR_BIN, Collector
+from conftest import BIN_DIR, CLI_BIN, COLLECTOR_BIN, Collector
 from jobs_util import run_job, trainscope_env
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "scenarios"))
+from png_pixels import read_png  # noqa: E402
 
 TOP_N = 16
 STEPS = 120  # 11 steps per epoch per rank on digits: 10 epochs
@@ -131,3 +137,44 @@ def test_the_report_lists_the_difficult_items(loss_job, tmp_path):
     html = (tmp_path / "report" / "index.html").read_text()
     assert "<h2>Difficult items</h2>" in html
     assert f"<td>1</td><td>{top['item']}</td>" in html
+    if (BIN_DIR / "trainscope-viewer").exists():
+        assert '<img src="view-selection.png"' in html and '<img src="view-monitoring.png"' in html
+
+
+CANDIDATE_RED = (215, 25, 28)  # LossModel::kCandidateColor
+
+
+def render(collector, job, view, out, *extra):
+    viewer = BIN_DIR / "trainscope-viewer"
+    if not viewer.exists():
+        pytest.skip(f"{viewer} is not built (Qt6 missing?)")
+    result = subprocess.run([str(viewer), "--data-dir", str(collector.data_dir), "--job", job,
+                             "--render", view, "--out", str(out), *extra],
+                            capture_output=True, text=True, timeout=120,
+                            env={**os.environ, "QT_QPA_PLATFORM": "offscreen"})
+    assert result.returncode == 0, result.stdout + result.stderr
+    return read_png(out)
+
+
+def test_the_viewer_renders_both_views_from_the_recorded_run(loss_job, tmp_path):
+    collector, job, _ = loss_job
+    state = items(collector, job, offline=True)["state"]
+    # Selection: one cell per item; items whose prediction differs from their
+    # label are framed in the candidate red.
+    _, _, rows = render(collector, job, "selection", tmp_path / "selection.png")
+    red = sum(1 for row in rows for px in row if px == CANDIDATE_RED)
+    wrong = sum(1 for i in state["items"] if i.get("label", 0) != i.get("prediction", 0))
+    assert (red > 0) == (wrong > 0), (red, wrong)
+    # Monitoring: the C maps are drawn with the red ramp, the R maps with the
+    # blue one, and the slider's first position shows other pixels than its last.
+    with_maps = [i for i in state["items"] if int(i.get("snapshots", 0)) > 1]
+    assert with_maps, "no item with two snapshots to slide through"
+    item = str(with_maps[0]["item"])
+    _, _, last = render(collector, job, "monitoring", tmp_path / "last.png", "--item", item)
+    reddish = sum(1 for row in last for r, g, b in row if r > 150 and g < 120 and b < 120)
+    bluish = sum(1 for row in last for r, g, b in row if b > 150 and r < 120)
+    assert reddish > 100 and bluish > 100, (reddish, bluish)
+    oldest = items(collector, job, "--item", item, offline=True)["snapshots"][0]["iteration"]
+    _, _, first = render(collector, job, "monitoring", tmp_path / "first.png", "--item", item,
+                         "--iteration", str(oldest))
+    assert first != last
