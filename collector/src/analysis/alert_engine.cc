@@ -367,6 +367,7 @@ std::vector<v1::Alert> AlertEngine::OnLossEpoch(const LossTracker::ClosedEpoch& 
     ExternalFinding finding;
     finding.rule = name;
     finding.subject = subject;
+    finding.item = score.item();
     finding.step = step;
     finding.metric = "epochs_in_top";
     finding.observed = item.epochs_in_top;
@@ -412,6 +413,7 @@ std::vector<v1::Alert> AlertEngine::Judge(const ExternalFinding& finding,
   for (uint32_t r : finding.ranks) v.alert.add_ranks(r);
   if (finding.ranks.size() == 1) v.alert.set_cause_rank(static_cast<int32_t>(finding.ranks[0]));
   v.alert.set_metric(finding.metric);
+  if (finding.item.has_value()) v.alert.set_item(*finding.item);
   v.alert.set_observed(finding.observed);
   v.alert.set_baseline(finding.baseline);
   v.alert.set_threshold(finding.threshold);

@@ -127,6 +127,7 @@ TEST(LossTrackerTest, StreaksCountConsecutiveClosedEpochsAndTheRuleRaisesAndClea
   EXPECT_EQ(alerts[0].state(), v1::ALERT_STATE_RAISED);
   EXPECT_EQ(alerts[0].step(), 20u);
   EXPECT_THAT(alerts[0].message(), ::testing::HasSubstr("item 7 (label 7"));
+  EXPECT_EQ(alerts[0].item(), 7u);
   EXPECT_THAT(alerts[0].message(), ::testing::HasSubstr("candidate mislabeled or ambiguous"));
   EXPECT_EQ(alerts[1].state(), v1::ALERT_STATE_CLEARED);
   EXPECT_EQ(alerts[1].step(), 80u);

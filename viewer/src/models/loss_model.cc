@@ -216,19 +216,8 @@ float LossModel::ScaleMax() const {
 }
 
 std::optional<uint64_t> LossModel::ItemOfAlert(const Alert& alert) {
-  // The rule names its subject at the start of its message; the Alert proto
-  // has no item field.
-  static constexpr std::string_view kPrefix = "item ";
-  if (alert.rule != "difficult_item" || alert.text.rfind(kPrefix, 0) != 0) return std::nullopt;
-  uint64_t item = 0;
-  size_t i = kPrefix.size();
-  const size_t first = i;
-  while (i < alert.text.size() && alert.text[i] >= '0' && alert.text[i] <= '9' && i - first < 19) {
-    item = item * 10 + static_cast<uint64_t>(alert.text[i] - '0');
-    ++i;
-  }
-  if (i == first) return std::nullopt;
-  return item;
+  if (alert.rule != "difficult_item") return std::nullopt;
+  return alert.item;
 }
 
 std::optional<LossModel::Frame> LossModel::CurrentFrame() const {

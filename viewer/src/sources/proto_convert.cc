@@ -122,6 +122,7 @@ Alert ConvertAlert(const trainscope::v1::Alert& alert) {
   out.baseline = alert.baseline();
   out.rule = alert.rule();
   out.text = alert.message();
+  if (alert.has_item()) out.item = alert.item();
   return out;
 }
 

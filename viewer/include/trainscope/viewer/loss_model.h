@@ -175,8 +175,8 @@ class LossModel {
   const DrawList& DrawMonitoring();
   const MonitoringGeometry& monitoring_geometry() const { return monitoring_; }
 
-  // The item a difficult_item alert is about ("item 1432 (label ..."), so a
-  // click on the alert can show it; nullopt for any other alert.
+  // The item a difficult_item alert is about (Alert.item), so a click on the
+  // alert can show it; nullopt for any other alert.
   static std::optional<uint64_t> ItemOfAlert(const Alert& alert);
 
   // Sequential ramps, t in [0, 1]: white to dark red for C, white to dark

@@ -99,6 +99,7 @@ struct Alert {
   double baseline = 0;
   std::string rule;
   std::string text;  // one human sentence
+  std::optional<uint64_t> item;  // difficult_item: the training item
 };
 
 // One rank of a job as the collector reports it.

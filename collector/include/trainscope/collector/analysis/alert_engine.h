@@ -62,6 +62,7 @@ struct ExternalFinding {
   std::string message;  // used as the raise's message
   bool holds = false;
   std::string subject;  // which cause within the rule, e.g. "sample 1234"
+  std::optional<uint64_t> item;  // a training item the finding is about (Alert.item)
 };
 
 class AlertEngine {
