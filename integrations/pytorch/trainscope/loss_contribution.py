@@ -140,17 +140,27 @@ class LossContribution:
         on unless the environment sets TRAINSCOPE_LOSS_CONTRIBUTION=0.
         keep_reports: also keep sent reports in `reports` (the newest
         max_kept_reports are kept either way).
+    loss_reduction: how the training loss reduces over the batch's items.
+        "mean" (the default of torch's losses) divides every item's gradient
+        by the batch size, so the scores are multiplied back by it: an item's
+        score is then its contribution to its own loss, whatever the size of
+        the batch it came in (an epoch's last, smaller batch is not favoured).
+        "sum": scores are taken as they are.
     """
 
     max_kept_reports = 256
 
     def __init__(self, model: torch.nn.Module, dataset, selection: str,
                  monitored: Sequence[str] = (), top_n: int = 32, every: int = 50,
-                 session=None, enabled: Optional[bool] = None, keep_reports: bool = False):
+                 session=None, enabled: Optional[bool] = None, keep_reports: bool = False,
+                 loss_reduction: str = "mean"):
         if top_n < 1:
             raise ValueError(f"trainscope.LossContribution: top_n must be >= 1, got {top_n}")
         if every < 1:
             raise ValueError(f"trainscope.LossContribution: every must be >= 1, got {every}")
+        if loss_reduction not in ("mean", "sum"):
+            raise ValueError(f"trainscope.LossContribution: loss_reduction must be 'mean' or "
+                             f"'sum', got {loss_reduction!r}")
         size = dataset if isinstance(dataset, int) else len(dataset)
         if size < 1:
             raise ValueError("trainscope.LossContribution: the data set is empty")
@@ -160,6 +170,7 @@ class LossContribution:
         self.monitored = list(monitored)
         self.top_n = min(top_n, size)
         self.every = every
+        self._per_item_scale = loss_reduction == "mean"
         self._session = session
         self._selection_module = _module(model, selection)
         self._monitored_modules = [_module(model, name) for name in self.monitored]
@@ -184,6 +195,7 @@ class LossContribution:
         self._keep_reports = keep_reports
         self.last_top: List[dict] = []
         self._warned_mismatch = False
+        self._warned_in_place = False
         self._warned_layers = set()
         if enabled is None:
             enabled = os.environ.get("TRAINSCOPE_LOSS_CONTRIBUTION", "1") not in ("0", "false", "off")
@@ -228,12 +240,13 @@ class LossContribution:
               labels: Optional[torch.Tensor] = None) -> None:
         """Names the items of the next forward/backward pass (dataset indices,
         one per row) and optionally their inputs (for thumbnails) and labels."""
+        if not self._handles:  # disabled: nothing is measured, so nothing new to report
+            self.iteration += 1
+            self._batch_index = None
+            return
         if self.iteration > 0 and self.iteration % self.every == 0 and self._seen_in_epoch:
             self._report(epoch_complete=False)
         self.iteration += 1
-        if not self._handles:
-            self._batch_index = None
-            return
         index = torch.as_tensor(index)
         self._batch_index = index
         self._batch_inputs = inputs
@@ -290,11 +303,21 @@ class LossContribution:
             return
         if self._scores is None:
             self._allocate(output.device)
-        forward = output.detach()
+        forward = output.detach()  # shares output's version counter
+        version = output._version
         index = self._device_index()
+        scale = output.shape[0] if self._per_item_scale else 1
 
         def on_grad(grad: torch.Tensor) -> None:
-            self._scores.index_copy_(0, index, item_contributions(forward, grad))
+            if forward._version != version:
+                # An in-place op after the layer (say ReLU(inplace=True)) has
+                # overwritten f: a score from it would be wrong, so none is made.
+                self._warn_in_place()
+                return
+            scores = item_contributions(forward, grad)
+            if scale != 1:
+                scores.mul_(scale)
+            self._scores.index_copy_(0, index, scores)
 
         output.register_hook(on_grad)
         self._seen_in_epoch = True
@@ -314,14 +337,28 @@ class LossContribution:
                 return
             device_rows = rows.to(output.device, non_blocking=True)
             forward = output.detach().index_select(0, device_rows)
+            probe = output.detach()  # shares output's version counter, not a cycle through it
+            version = probe._version
+            scale = output.shape[0] if self._per_item_scale else 1
             entry = self._snapshot_entry()
 
             def on_grad(grad: torch.Tensor) -> None:
-                c, r = contribution_maps(forward, grad.index_select(0, device_rows))
+                if probe._version != version:
+                    self._warn_in_place()
+                    return
+                c, r = contribution_maps(forward, grad.index_select(0, device_rows) * scale)
                 entry["maps"][name] = (c.half(), r.half())
 
             output.register_hook(on_grad)
         return hook
+
+    def _warn_in_place(self) -> None:
+        if not self._warned_in_place:
+            self._warned_in_place = True
+            warnings.warn(
+                "trainscope.LossContribution: a scored layer's output was changed in place after "
+                "the layer (an inplace activation?); its items are not scored: choose the layer "
+                "after the in-place op", RuntimeWarning, stacklevel=2)
 
     def _snapshot_entry(self) -> dict:
         """The pending snapshot of this iteration (made by its first monitored layer)."""
@@ -364,10 +401,10 @@ class LossContribution:
         if self._scores is None:
             return
         k = self.top_n
-        # A diverging step's NaN must not crowd out the real scores.
+        # A diverging step's NaN or inf must not crowd out the real scores.
         inf = float("inf")
-        values, items = torch.topk(torch.nan_to_num(self._scores, nan=-inf, posinf=inf, neginf=-inf),
-                                   k)
+        values, items = torch.topk(
+            torch.nan_to_num(self._scores, nan=-inf, posinf=-inf, neginf=-inf), k)
         labels = self._labels.index_select(0, items)
         preds = self._preds.index_select(0, items)
         values, items, labels, preds = (t.cpu().tolist() for t in (values, items, labels, preds))
@@ -391,15 +428,22 @@ class LossContribution:
 
     def _take_snapshots(self) -> List[dict]:
         out = []
+        if not self._pending_snapshots:
+            return out
+        # One gather (and one host copy) per buffer for all the snapshots' items.
+        all_items = [item for entry in self._pending_snapshots for item in entry["items"]]
+        index = torch.tensor(all_items, device=self._scores.device)
+        scores, labels, preds = (t.index_select(0, index).cpu().tolist()
+                                 for t in (self._scores, self._labels, self._preds))
+        k = 0
         for entry in self._pending_snapshots:
             thumbs = entry["thumbs"]
             for row, item in enumerate(entry["items"]):
-                score = float(self._scores[item])
-                if not math.isfinite(score):
-                    score = 0.0
+                score = scores[k] if math.isfinite(scores[k]) else 0.0
                 snap = {"item": item, "epoch": entry["epoch"], "iteration": entry["iteration"],
-                        "label": int(self._labels[item]), "prediction": int(self._preds[item]),
+                        "label": labels[k], "prediction": preds[k],
                         "contribution": score, "maps": []}
+                k += 1
                 if thumbs is not None:
                     snap["input"] = _thumbnail(thumbs[row])
                 # Backward fills the maps last layer first; ship them as configured.
