@@ -303,6 +303,15 @@ void Agent::ApplyRecordingFromCollector(bool enabled, uint32_t sampling_period) 
   SetRecording(enabled);
 }
 
+void Agent::ApplyLossContributionFromCollector(bool enabled, bool only_if_changed) {
+  const uint64_t current = loss_contribution_switch_.load(std::memory_order_relaxed);
+  // A reconnect's HelloAck repeats the job's switch: not a new one, so that a
+  // local change made since stands.
+  if (only_if_changed && current != 0 && ((current & 1) != 0) == enabled) return;
+  loss_contribution_switch_.store((((current >> 1) + 1) << 1) | (enabled ? 1 : 0),
+                                  std::memory_order_relaxed);
+}
+
 void Agent::ApplyHalt(HaltInfo info) {
   {
     std::lock_guard<std::mutex> lock(halt_mu_);

@@ -119,12 +119,16 @@ std::string Sender::job_token() const {
 }
 
 void Sender::OnControl(v1::Control control, int64_t receive_ns) {
-  // Recording and halt take effect at once and in stream order; the rest is
-  // the sender thread's business.
+  // Recording, the loss-contribution switch and halt take effect at once and
+  // in stream order; the rest is the sender thread's business.
   switch (control.body_case()) {
     case v1::Control::kSetRecording:
       agent_->ApplyRecordingFromCollector(control.set_recording().enabled(),
                                           control.set_recording().sampling_period());
+      return;
+    case v1::Control::kSetLossContribution:
+      agent_->ApplyLossContributionFromCollector(control.set_loss_contribution().enabled(),
+                                                 /*only_if_changed=*/false);
       return;
     case v1::Control::kHalt: {
       HaltInfo info;
@@ -139,6 +143,10 @@ void Sender::OnControl(v1::Control control, int64_t receive_ns) {
     case v1::Control::kHelloAck:
       agent_->ApplyRecordingFromCollector(control.hello_ack().recording(),
                                           control.hello_ack().sampling_period());
+      if (control.hello_ack().has_loss_contribution()) {
+        agent_->ApplyLossContributionFromCollector(control.hello_ack().loss_contribution(),
+                                                   /*only_if_changed=*/true);
+      }
       break;
     default:
       break;

@@ -82,6 +82,9 @@ int RunRecordingCommand(bool enabled, const std::vector<std::string>& args,
                              "loaded, near zero cost). Needs the job's token.");
   parser.AddPositional("JOB", "the job's id");
   parser.AddFlag("sampling", "N", "record one in N operators (0 or 1: all)");
+  parser.AddBoolFlag("loss-contribution",
+                     "switch the loss-contribution hooks (trainscope.LossContribution) instead "
+                     "of operator recording; ranks apply it at their next batch");
   AddTokenFlags(&parser);
   ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
   parser.AddEpilog(kTokenEpilog);
@@ -95,6 +98,11 @@ int RunRecordingCommand(bool enabled, const std::vector<std::string>& args,
   }
   absl::StatusOr<std::optional<int64_t>> sampling = parsed.Int("sampling", 0, UINT32_MAX);
   if (!sampling.ok()) return UsageError(ctx, name, sampling.status().message());
+  const bool loss_contribution = parsed.Has("loss-contribution");
+  if (loss_contribution && sampling->has_value()) {
+    return UsageError(ctx, name,
+                      "--sampling applies to operator recording, not with --loss-contribution");
+  }
   absl::StatusOr<ResolvedToken> token = TokenResolver::Resolve(job, TokenSources(parsed, ctx));
   if (!token.ok()) return Fail(ctx, name, token.status(), kExitUsage);
 
@@ -103,13 +111,15 @@ int RunRecordingCommand(bool enabled, const std::vector<std::string>& args,
   request.set_token(token->token);
   request.set_enabled(enabled);
   request.set_sampling_period(static_cast<uint32_t>(sampling->value_or(0)));
+  request.set_loss_contribution(loss_contribution);
   CommandsClient client(conn->collector, conn->timeout);
   absl::StatusOr<trainscope::v1::CommandReply> reply = client.SetRecording(request);
   if (!reply.ok()) return Fail(ctx, name, reply.status());
   if (conn->json) {
     *ctx.out << ToJsonLine(*reply) << std::endl;
   } else {
-    *ctx.out << "recording " << (enabled ? "on" : "off") << " for job " << job;
+    *ctx.out << (loss_contribution ? "loss contribution " : "recording ")
+             << (enabled ? "on" : "off") << " for job " << job;
     if (request.sampling_period() > 1) {
       *ctx.out << " (one in " << request.sampling_period() << " operators)";
     }

@@ -232,6 +232,27 @@ TEST(AgentTest, CollectorCanDisableRecordingAndSetSampling) {
   ExpectExactAccounting(stats, attempted);
 }
 
+TEST(AgentTest, CollectorSwitchesLossContributionApartFromRecording) {
+  Started s = StartFake();
+  ASSERT_TRUE(WaitFor([&] { return s.agent->stats().connected; }));
+  EXPECT_FALSE(s.agent->loss_contribution_switch().has_value());  // the HelloAck had none
+  v1::Control off;
+  off.mutable_set_loss_contribution()->set_enabled(false);
+  ASSERT_TRUE(s.collector->Send(off));
+  ASSERT_TRUE(s.agent->loss_contribution_switch().has_value());
+  EXPECT_FALSE(s.agent->loss_contribution_switch()->enabled);
+  EXPECT_EQ(s.agent->loss_contribution_switch()->serial, 1u);
+  EXPECT_TRUE(s.agent->recording());
+  // Off again counts as a new switch (the plugin re-applies it over a local change).
+  ASSERT_TRUE(s.collector->Send(off));
+  EXPECT_EQ(s.agent->loss_contribution_switch()->serial, 2u);
+  v1::Control on;
+  on.mutable_set_loss_contribution()->set_enabled(true);
+  ASSERT_TRUE(s.collector->Send(on));
+  EXPECT_TRUE(s.agent->loss_contribution_switch()->enabled);
+  EXPECT_EQ(s.agent->loss_contribution_switch()->serial, 3u);
+}
+
 TEST(AgentTest, HaltReachesFlagInfoAndCallback) {
   std::atomic<int> calls{0};
   std::string seen_reason;

@@ -211,6 +211,19 @@ TEST_F(CliTest, EnableAndDisable) {
   EXPECT_THAT(err_.str(), HasSubstr("--sampling"));
 }
 
+TEST_F(CliTest, LossContributionSwitchIsItsOwnRequest) {
+  EXPECT_EQ(Run({"disable", "resnet", "--loss-contribution", "--token", "secret"}), 0);
+  EXPECT_THAT(out_.str(), HasSubstr("loss contribution off for job resnet: reached 2"));
+  {
+    absl::MutexLock lock(&service_.mu);
+    EXPECT_TRUE(service_.last_recording.loss_contribution());
+    EXPECT_FALSE(service_.last_recording.enabled());
+  }
+  EXPECT_EQ(Run({"enable", "resnet", "--loss-contribution", "--sampling", "4", "--token", "s"}),
+            2);
+  EXPECT_THAT(err_.str(), HasSubstr("--sampling applies to operator recording"));
+}
+
 TEST_F(CliTest, BadTimeoutIsAUsageError) {
   EXPECT_EQ(Run({"jobs", "--timeout", "soon"}), 2);
   EXPECT_THAT(err_.str(), HasSubstr("--timeout"));

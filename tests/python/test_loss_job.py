@@ -19,7 +19,7 @@ import uuid
 
 import pytest
 
-from conftest import BIN_DIR, CLI_BIN, COLLECTOR_BIN, Collector
+from conftest import BIN_DIR, CLI_BIN, COLLECTOR_BIN, Collector, wait_for
 from jobs_util import run_job, trainscope_env
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "scenarios"))
@@ -178,3 +178,47 @@ def test_the_viewer_renders_both_views_from_the_recorded_run(loss_job, tmp_path)
     _, _, first = render(collector, job, "monitoring", tmp_path / "first.png", "--item", item,
                          "--iteration", str(oldest))
     assert first != last
+
+
+def test_the_collector_switches_the_hooks_off_and_on_at_runtime(trainscope_module, collector):
+    """`trainscope disable JOB --loss-contribution` reaches a running process's
+    LossContribution (at its next batch) and leaves operator recording on."""
+    import torch  # noqa: PLC0415
+    from trainscope import loss_contribution  # noqa: PLC0415
+    ts = trainscope_module
+    job = f"lc-switch-{uuid.uuid4().hex[:8]}"
+    model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
+    x, y = torch.randn(6, 4), torch.randint(0, 3, (6,))
+    session = ts.attach(collector=collector.address, job=job, token="lc-token", halt_grace_s=None)
+    try:
+        lc = loss_contribution.LossContribution(model, 6, selection="1", every=1000)
+
+        def step():
+            lc.batch(torch.arange(6), labels=y)
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            model.zero_grad()
+
+        step()
+        assert lc.enabled
+        out = collector.cli("disable", job, "--loss-contribution", "--token", "lc-token")
+        assert f"loss contribution off for job {job}: " in out.stdout
+        wait_for(lambda: session._native.loss_contribution_switch == (False, 1), 10,
+                 "the switch to reach the agent")
+        step()
+        assert not lc.enabled and session.recording
+        lc.enable()  # a local switch stands until the collector's changes again
+        step()
+        assert lc.enabled
+        # A quick off-on between two batches still reaches the plugin as "on".
+        lc.disable()
+        collector.cli("disable", job, "--loss-contribution", "--token", "lc-token")
+        collector.cli("enable", job, "--loss-contribution", "--token", "lc-token")
+        wait_for(lambda: session._native.loss_contribution_switch == (True, 3), 10,
+                 "both switches to reach the agent")
+        step()
+        assert lc.enabled
+        status = json.loads(collector.cli("status", job, "--json").stdout)
+        assert [c["command"] for c in status["commands"]][-2:] == [
+            "disable-loss-contribution", "enable-loss-contribution"]
+    finally:
+        ts.detach()

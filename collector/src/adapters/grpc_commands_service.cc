@@ -48,8 +48,13 @@ grpc::ServerUnaryReactor* GrpcCommandsService::SetRecording(grpc::CallbackServer
                                                             const v1::SetRecordingRequest* request,
                                                             v1::CommandReply* response) {
   JobCommand command;
-  command.kind =
-      request->enabled() ? JobCommand::Kind::kEnableRecording : JobCommand::Kind::kDisableRecording;
+  if (request->loss_contribution()) {
+    command.kind = request->enabled() ? JobCommand::Kind::kEnableLossContribution
+                                      : JobCommand::Kind::kDisableLossContribution;
+  } else {
+    command.kind = request->enabled() ? JobCommand::Kind::kEnableRecording
+                                      : JobCommand::Kind::kDisableRecording;
+  }
   command.token = request->token();
   command.sampling_period = request->sampling_period();
   return Run(context, request->job_id(), std::move(command), response);

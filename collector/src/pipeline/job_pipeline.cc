@@ -152,6 +152,8 @@ void JobPipeline::RecoverState() {
     }
     if (c.command() == "enable") recording_ = true;
     if (c.command() == "disable") recording_ = false;
+    if (c.command() == "enable-loss-contribution") loss_contribution_ = true;
+    if (c.command() == "disable-loss-contribution") loss_contribution_ = false;
     if (c.command() == "policy") {
       halt_policy_ = c.halt_policy();
       halt_policy_from_job_ = true;
@@ -464,6 +466,7 @@ void JobPipeline::DoAttach(AttachRequest& request,
     ack->set_recording(recording_.value_or(recording));
     ack->set_sampling_period(sampling_period_);
     ack->set_max_message_bytes(options_.max_message_bytes);
+    if (loss_contribution_.has_value()) ack->set_loss_contribution(*loss_contribution_);
     it->second.stream->Send(std::move(control));
     if (halt_.has_value()) {
       // A job that was halted stays halted for ranks that join late.

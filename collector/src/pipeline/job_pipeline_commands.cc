@@ -22,6 +22,10 @@ const char* CommandName(JobCommand::Kind kind) {
       return "disable";
     case JobCommand::Kind::kSetHaltPolicy:
       return "policy";
+    case JobCommand::Kind::kEnableLossContribution:
+      return "enable-loss-contribution";
+    case JobCommand::Kind::kDisableLossContribution:
+      return "disable-loss-contribution";
   }
   return "?";
 }
@@ -111,6 +115,13 @@ void JobPipeline::ExecuteCommand(JobCommand& command,
       control.mutable_set_recording()->set_sampling_period(command.sampling_period);
       recording_ = enabled;
       sampling_period_ = command.sampling_period;
+      break;
+    }
+    case JobCommand::Kind::kEnableLossContribution:
+    case JobCommand::Kind::kDisableLossContribution: {
+      const bool enabled = command.kind == JobCommand::Kind::kEnableLossContribution;
+      control.mutable_set_loss_contribution()->set_enabled(enabled);
+      loss_contribution_ = enabled;
       break;
     }
     case JobCommand::Kind::kSetHaltPolicy: {

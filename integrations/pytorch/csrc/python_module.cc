@@ -194,6 +194,14 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("step", &PluginSession::step)
       .def_property_readonly("recording", [](PluginSession& s) { return s.agent().recording(); })
       .def("set_recording", [](PluginSession& s, bool enabled) { s.agent().SetRecording(enabled); })
+      .def_property_readonly(
+          "loss_contribution_switch",
+          [](PluginSession& s) -> std::optional<std::pair<bool, uint64_t>> {
+            auto v = s.agent().loss_contribution_switch();
+            if (!v.has_value()) return std::nullopt;
+            return std::make_pair(v->enabled, v->serial);
+          },
+          "the collector's loss-contribution switch: (enabled, serial), or None (never set)")
       .def(
           "submit_loss_report",
           [](PluginSession& s, const py::dict& report) {

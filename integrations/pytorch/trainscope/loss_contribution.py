@@ -45,6 +45,12 @@ __all__ = ["track", "TrackedDataset", "LossContribution", "item_contributions",
 
 _MAX_THUMBNAIL = 32  # pixels per side: enough to recognise an item, ~1 KiB
 
+try:
+    from ._session import session as _attached_session
+except ImportError:  # loaded on its own, without the extension (benchmarks)
+    def _attached_session():
+        return None
+
 
 class TrackedDataset(torch.utils.data.Dataset):
     """A map-style data set whose items are `(*item, index)`: the index names
@@ -137,7 +143,9 @@ class LossContribution:
         between reports. session: the trainscope session to report to (default:
         the attached one; None and nothing attached: reports stay local, see
         `reports`). enabled: hooks on at start (see enable/disable); default:
-        on unless the environment sets TRAINSCOPE_LOSS_CONTRIBUTION=0.
+        on unless the environment sets TRAINSCOPE_LOSS_CONTRIBUTION=0. While
+        attached, the job's switch at the collector (`trainscope enable|disable
+        JOB --loss-contribution`) turns the hooks on or off at the next batch.
         keep_reports: also keep sent reports in `reports` (the newest
         max_kept_reports are kept either way).
     loss_reduction: how the training loss reduces over the batch's items.
@@ -194,6 +202,7 @@ class LossContribution:
         self.reports: Deque[dict] = collections.deque(maxlen=self.max_kept_reports)
         self._keep_reports = keep_reports
         self.last_top: List[dict] = []
+        self._collector_serial = 0  # the last collector switch applied (its serial)
         self._warned_mismatch = False
         self._warned_in_place = False
         self._warned_layers = set()
@@ -240,6 +249,7 @@ class LossContribution:
               labels: Optional[torch.Tensor] = None) -> None:
         """Names the items of the next forward/backward pass (dataset indices,
         one per row) and optionally their inputs (for thumbnails) and labels."""
+        self._follow_collector()
         if not self._handles:  # disabled: nothing is measured, so nothing new to report
             self.iteration += 1
             self._batch_index = None
@@ -391,11 +401,22 @@ class LossContribution:
     def _target_session(self):
         if self._session is not None:
             return self._session
-        try:
-            from . import _session  # noqa: PLC0415 (the attached session, if any)
-        except ImportError:  # loaded on its own, without the extension (benchmarks)
-            return None
-        return _session.session()
+        return _attached_session()
+
+    def _follow_collector(self) -> None:
+        """Applies a new switch from the collector (a local enable() or
+        disable() after it stands until the next one)."""
+        session = self._target_session()
+        if session is None or not session.attached:
+            return
+        switch = session._native.loss_contribution_switch
+        if switch is None or switch[1] == self._collector_serial:
+            return
+        wanted, self._collector_serial = switch
+        if wanted:
+            self.enable()
+        else:
+            self.disable()
 
     def _report(self, epoch_complete: bool) -> None:
         if self._scores is None:

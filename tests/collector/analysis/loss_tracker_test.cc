@@ -57,7 +57,9 @@ TEST(LossTrackerTest, MergedTopOfFourRanksEqualsTopOfTheUnion) {
   for (uint32_t rank = 0; rank < 4; ++rank) {
     LossTracker::Changes changes = tracker.OnReport(rank, Report(0, 10, true, shard[rank], kTopN));
     EXPECT_TRUE(changes.state_changed);
-    if (rank < 3) EXPECT_TRUE(changes.closed.empty()) << "closed before rank 3's final list";
+    if (rank < 3) {
+      EXPECT_TRUE(changes.closed.empty()) << "closed before rank 3's final list";
+    }
     for (auto& c : changes.closed) closed.push_back(c);
   }
   std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
@@ -109,7 +111,9 @@ TEST(LossTrackerTest, StreaksCountConsecutiveClosedEpochsAndTheRuleRaisesAndClea
     ASSERT_EQ(changes.closed.size(), 1u);
     for (const auto& item : changes.closed[0].items) {
       if (item.score.item() == 7) streak7.push_back(item.epochs_in_top);
-      if (item.score.item() == 8 && e == 3) EXPECT_EQ(item.epochs_in_top, 1u);
+      if (item.score.item() == 8 && e == 3) {
+        EXPECT_EQ(item.epochs_in_top, 1u);
+      }
     }
     for (v1::Alert& a : engine.OnLossEpoch(changes.closed[0], 10 * e)) alerts.push_back(a);
   }

@@ -492,6 +492,30 @@ TEST_F(JobPipelineTest, RecordingCommandReachesRanksAndLaterHelloAcks) {
   EXPECT_TRUE(Snapshot(*pipeline).summary().recording());
 }
 
+TEST_F(JobPipelineTest, LossContributionSwitchReachesRanksAndLaterHelloAcksApartFromRecording) {
+  auto pipeline = OpenFake(Options());
+  auto rank0 = std::make_shared<FakeAgentStream>();
+  ASSERT_TRUE(Attach(*pipeline, MakeHello("j", 0, 2, 11, "t"), rank0).ok());
+  // No command yet: the training script's own setting stands.
+  EXPECT_FALSE(rank0->state().Find(v1::Control::kHelloAck)->hello_ack().has_loss_contribution());
+  JobCommand disable;
+  disable.kind = JobCommand::Kind::kDisableLossContribution;
+  disable.token = "t";
+  ASSERT_TRUE(Run(*pipeline, disable).ok());
+  ASSERT_TRUE(rank0->WaitFor(v1::Control::kSetLossContribution));
+  EXPECT_FALSE(
+      rank0->state().Find(v1::Control::kSetLossContribution)->set_loss_contribution().enabled());
+  EXPECT_EQ(rank0->state().Find(v1::Control::kSetRecording), nullptr);
+  auto rank1 = std::make_shared<FakeAgentStream>();
+  ASSERT_TRUE(Attach(*pipeline, MakeHello("j", 1, 2, 22, "t"), rank1).ok());
+  const v1::HelloAck ack = rank1->state().Find(v1::Control::kHelloAck)->hello_ack();
+  ASSERT_TRUE(ack.has_loss_contribution());
+  EXPECT_FALSE(ack.loss_contribution());
+  const v1::JobStatus status = Snapshot(*pipeline);
+  ASSERT_EQ(status.commands_size(), 1);
+  EXPECT_EQ(status.commands(0).command(), "disable-loss-contribution");
+}
+
 TEST_F(JobPipelineTest, ProbesGoToConnectedStreamsAndRepliesAreLogged) {
   JobPipelineOptions options = Options();
   options.probe_interval = absl::Milliseconds(1);
@@ -626,7 +650,9 @@ TEST_F(JobPipelineTest, AnalysisPublishesStepsClocksAndOperatorsAndAnswersQuerie
   EXPECT_EQ(count([](const v1::FeedUpdate& u) { return u.has_step(); }), 2);
   EXPECT_EQ(count([](const v1::FeedUpdate& u) { return u.has_operators(); }), 2);
   for (const v1::FeedUpdate& u : feed_.updates()) {
-    if (u.has_step()) EXPECT_EQ(u.step().devices_size(), 2);
+    if (u.has_step()) {
+      EXPECT_EQ(u.step().devices_size(), 2);
+    }
   }
 
   absl::Notification answered;

@@ -141,6 +141,20 @@ class Agent {
   // Record one in `period` operator events (0 or 1: all). The collector sets it too.
   void SetSamplingPeriod(uint32_t period);
 
+  // The collector's loss-contribution switch (SetLossContribution, or a
+  // HelloAck's when it differs), for the plugin to follow; nullopt until one
+  // arrives. `serial` counts the switches, so that a quick off-on between two
+  // polls still reads as a change. Polled by the training thread: one relaxed load.
+  struct LossContributionSwitch {
+    bool enabled = false;
+    uint64_t serial = 0;  // 1, 2, ...
+  };
+  std::optional<LossContributionSwitch> loss_contribution_switch() const {
+    const uint64_t v = loss_contribution_switch_.load(std::memory_order_relaxed);
+    if (v == 0) return std::nullopt;
+    return LossContributionSwitch{(v & 1) != 0, v >> 1};
+  }
+
   // True once the collector asked the job to halt.
   bool halt_requested() const { return halt_requested_.load(std::memory_order_relaxed); }
   std::optional<HaltInfo> halt_info() const;
@@ -182,6 +196,8 @@ class Agent {
   ThreadRing* LocalRingSlow();
 
   void ApplyRecordingFromCollector(bool enabled, uint32_t sampling_period);
+  // Called by the sender's reader thread only (the switch's one writer).
+  void ApplyLossContributionFromCollector(bool enabled, bool only_if_changed);
   void ApplyHalt(HaltInfo info);
 
   // Hot, read by every Record: kept together at the front.
@@ -191,6 +207,7 @@ class Agent {
   std::atomic<bool> halt_requested_{false};
   const uint64_t serial_;  // unique per Agent in this process; keys the thread-local cache
   std::atomic<uint64_t> orphan_drops_{0};  // records of threads past their TLS teardown
+  std::atomic<uint64_t> loss_contribution_switch_{0};  // serial << 1 | enabled; 0: none yet
 
   AgentOptions options_;
   uint64_t instance_id_;

@@ -114,7 +114,14 @@ struct AttachResult {
 };
 
 struct JobCommand {
-  enum class Kind { kHalt, kEnableRecording, kDisableRecording, kSetHaltPolicy };
+  enum class Kind {
+    kHalt,
+    kEnableRecording,
+    kDisableRecording,
+    kSetHaltPolicy,
+    kEnableLossContribution,
+    kDisableLossContribution,
+  };
   Kind kind = Kind::kHalt;
   std::string token;
   std::string reason;
@@ -293,6 +300,7 @@ class JobPipeline {
   std::optional<absl::Status> ending_;  // set by EndStreams: no new streams
   std::optional<bool> recording_;       // set by commands; otherwise as agents report
   uint32_t sampling_period_ = 0;
+  std::optional<bool> loss_contribution_;  // set by commands only
   uint64_t events_total_ = 0;
   uint64_t bytes_total_ = 0;
   int64_t last_event_unix_ns_ = 0;
