@@ -277,6 +277,48 @@ def test_bad_configuration_names_what_is_wrong(lc_module):
         lc_module.track(iter([1, 2]))
 
 
+def test_the_first_listing_of_an_item_carries_its_thumbnail_from_the_data_set(lc_module):
+    torch.manual_seed(4)
+    model = TinyNet(torch.randn(16, 8), torch.randn(5, 16))
+    n = 12
+    images = torch.rand(n, 1, 2, 4)  # what the thumbnails show
+    x, y = images.flatten(1), torch.randint(0, 5, (n,))
+    data = lc_module.track(torch.utils.data.TensorDataset(images, y))
+    lc = lc_module.LossContribution(model, data, selection="act", top_n=10, every=1)
+    lc.max_thumbnails_per_report = 6
+    run_batch(lc, model, x, y, list(range(n)))
+    run_batch(lc, model, x, y, list(range(n)))
+    run_batch(lc, model, x, y, list(range(n)))
+    first, second = lc.reports[0]["top"], lc.reports[1]["top"]
+    with_input = [e for e in first if "input" in e]
+    assert [e["item"] for e in with_input] == [e["item"] for e in first[:6]]  # the bound
+    h, w, c, pixels = with_input[0]["input"]
+    assert (h, w, c) == (2, 4, 1)
+    img = images[with_input[0]["item"], 0]
+    expected = ((img - img.min()) / (img.max() - img.min()) * 255).round().to(torch.uint8)
+    assert list(pixels) == expected.flatten().tolist()
+    # The next report carries the rest, and none twice.
+    assert [e["item"] for e in second if "input" in e] == [e["item"] for e in first[6:]]
+    assert all("input" not in e for e in lc.last_top)
+
+
+def test_a_failing_data_set_stops_thumbnails_not_training(lc_module):
+    class Broken(torch.utils.data.Dataset):
+        def __len__(self):
+            return 2
+
+        def __getitem__(self, index):
+            raise OSError("disk gone")
+
+    model = TinyNet(torch.eye(2), torch.eye(2))
+    lc = lc_module.LossContribution(model, Broken(), selection="act", top_n=2, every=1)
+    run_batch(lc, model, torch.ones(2, 2), torch.tensor([0, 1]), [0, 1])
+    with pytest.warns(RuntimeWarning, match=r"reading item \d of the data set .*OSError: disk gone"):
+        run_batch(lc, model, torch.ones(2, 2), torch.tensor([0, 1]), [0, 1])
+    run_batch(lc, model, torch.ones(2, 2), torch.tensor([0, 1]), [0, 1])
+    assert len(lc.reports) == 2 and all("input" not in e for r in lc.reports for e in r["top"])
+
+
 def test_track_appends_the_index(lc_module):
     data = lc_module.track([(10, 1), (20, 0)])
     assert len(data) == 2 and data[1] == (20, 0, 1)

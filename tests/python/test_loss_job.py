@@ -83,6 +83,8 @@ def test_job_wide_top_n_is_the_top_n_of_the_ranks_union(loss_job):
         assert int(item.get("rank", 0)) == ranks_of[int(item["item"])]
         assert 0 <= int(item.get("label", 0)) < 10
         assert item["history"], item  # at least the last epoch's place
+        # Read from the data set with the item's first listing, snapshots or not.
+        assert (item["input"]["height"], item["input"]["width"]) == (8, 8), item
 
 
 def test_selected_items_come_with_contribution_and_reduction_maps(loss_job):
@@ -114,6 +116,7 @@ def test_items_in_the_top_for_three_epochs_raise_difficult_item(loss_job):
     assert raised, [a["rule"] for a in alerts]
     assert "candidate mislabeled or ambiguous item" in raised[0]["message"]
     assert raised[0]["observed"] >= 3
+    assert f"item {raised[0]['item']} " in raised[0]["message"]  # Alert.item names it
 
 
 def test_the_stored_run_answers_the_same_offline(loss_job):

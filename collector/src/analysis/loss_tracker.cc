@@ -18,6 +18,13 @@ LossTracker::Changes LossTracker::OnReport(uint32_t rank, const v1::LossReport& 
   if (report.monitored_layers_size() > 0) {
     monitored_layers_.assign(report.monitored_layers().begin(), report.monitored_layers().end());
   }
+  // Thumbnails go to the item, not into the lists merged and copied around.
+  for (const v1::ItemScore& score : report.top()) {
+    if (score.has_input()) {
+      KeepThumbnail(score.item(), score.input());
+      changes.state_changed = true;
+    }
+  }
   // A report for an epoch already closed (a late rank) changes nothing merged.
   if (!last_closed_.has_value() || report.epoch() > *last_closed_) {
     Epoch& epoch = epochs_[report.epoch()];
@@ -26,7 +33,10 @@ LossTracker::Changes LossTracker::OnReport(uint32_t rank, const v1::LossReport& 
     RankList& list = epoch.ranks[rank];
     if (report.iteration() >= list.iteration || report.epoch_complete()) {
       list.top.assign(report.top().begin(), report.top().end());
-      for (v1::ItemScore& score : list.top) score.set_rank(rank);
+      for (v1::ItemScore& score : list.top) {
+        score.set_rank(rank);
+        score.clear_input();
+      }
       list.iteration = report.iteration();
       list.complete = list.complete || report.epoch_complete();
     }
@@ -154,6 +164,18 @@ void LossTracker::KeepSnapshot(v1::ItemSnapshot snapshot) {
   }
 }
 
+void LossTracker::KeepThumbnail(uint64_t item, v1::Thumbnail input) {
+  KeptThumbnail& kept = thumbnails_[item];
+  kept.input = std::move(input);
+  kept.touched = ++snapshot_clock_;
+  while (thumbnails_.size() > options_.max_thumbnails) {
+    auto oldest = std::min_element(
+        thumbnails_.begin(), thumbnails_.end(),
+        [](const auto& a, const auto& b) { return a.second.touched < b.second.touched; });
+    thumbnails_.erase(oldest);
+  }
+}
+
 const LossTracker::ItemRecord* LossTracker::Find(uint64_t item) const {
   auto it = items_.find(item);
   return it == items_.end() ? nullptr : &it->second;
@@ -205,13 +227,19 @@ v1::LossState LossTracker::State() const {
       now->set_contribution(score.contribution());
       now->set_position(static_cast<uint32_t>(i + 1));
     }
-    if (record == nullptr) continue;
-    item->set_snapshots(static_cast<uint32_t>(record->snapshots.size()));
-    if (!record->snapshots.empty()) {
-      const v1::ItemSnapshot& latest = record->snapshots.back();
-      if (latest.has_input()) *item->mutable_input() = latest.input();
-      if (score.label() < 0) item->set_label(latest.label());
-      if (score.prediction() < 0) item->set_prediction(latest.prediction());
+    if (record != nullptr) {
+      item->set_snapshots(static_cast<uint32_t>(record->snapshots.size()));
+      if (!record->snapshots.empty()) {
+        const v1::ItemSnapshot& latest = record->snapshots.back();
+        if (latest.has_input()) *item->mutable_input() = latest.input();
+        if (score.label() < 0) item->set_label(latest.label());
+        if (score.prediction() < 0) item->set_prediction(latest.prediction());
+      }
+    }
+    if (!item->has_input()) {
+      if (auto kept = thumbnails_.find(score.item()); kept != thumbnails_.end()) {
+        *item->mutable_input() = kept->second.input;
+      }
     }
   }
   return state;

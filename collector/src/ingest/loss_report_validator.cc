@@ -42,6 +42,9 @@ class ReportChecker {
           !s.ok()) {
         return s;
       }
+      if (score.has_input()) {
+        if (absl::Status s = Thumbnail(score.input(), where + ".input"); !s.ok()) return s;
+      }
     }
     if (report.snapshots_size() > static_cast<int>(limits_.max_snapshots)) {
       return Invalid(at + ".snapshots", absl::StrCat("has ", report.snapshots_size(),
@@ -82,6 +85,23 @@ class ReportChecker {
     return absl::OkStatus();
   }
 
+  absl::Status Thumbnail(const v1::Thumbnail& t, const std::string& at) const {
+    const uint32_t side = limits_.max_thumbnail_side;
+    if (t.height() == 0 || t.width() == 0 || t.height() > side || t.width() > side ||
+        (t.channels() != 1 && t.channels() != 3)) {
+      return Invalid(at, absl::StrCat("is ", t.height(), " x ", t.width(), " x ", t.channels(),
+                                      "; expected 1 to ", side,
+                                      " pixels per side and 1 or 3 channels"));
+    }
+    const uint64_t expected = uint64_t{t.height()} * t.width() * t.channels();
+    if (t.pixels().size() != expected) {
+      return Invalid(at + ".pixels",
+                     absl::StrCat("has ", t.pixels().size(), " bytes, expected ", expected, " (",
+                                  t.height(), " x ", t.width(), " x ", t.channels(), ")"));
+    }
+    return absl::OkStatus();
+  }
+
   absl::Status Snapshot(const v1::ItemSnapshot& snapshot, const std::string& at) const {
     if (absl::Status s =
             Score(snapshot.contribution(), snapshot.label(), snapshot.prediction(), at);
@@ -89,20 +109,7 @@ class ReportChecker {
       return s;
     }
     if (snapshot.has_input()) {
-      const v1::Thumbnail& t = snapshot.input();
-      const uint32_t side = limits_.max_thumbnail_side;
-      if (t.height() == 0 || t.width() == 0 || t.height() > side || t.width() > side ||
-          (t.channels() != 1 && t.channels() != 3)) {
-        return Invalid(at + ".input", absl::StrCat("is ", t.height(), " x ", t.width(), " x ",
-                                                   t.channels(), "; expected 1 to ", side,
-                                                   " pixels per side and 1 or 3 channels"));
-      }
-      const uint64_t expected = uint64_t{t.height()} * t.width() * t.channels();
-      if (t.pixels().size() != expected) {
-        return Invalid(at + ".input.pixels",
-                       absl::StrCat("has ", t.pixels().size(), " bytes, expected ", expected, " (",
-                                    t.height(), " x ", t.width(), " x ", t.channels(), ")"));
-      }
+      if (absl::Status s = Thumbnail(snapshot.input(), at + ".input"); !s.ok()) return s;
     }
     if (snapshot.maps_size() > static_cast<int>(limits_.max_maps)) {
       return Invalid(at + ".maps", absl::StrCat("has ", snapshot.maps_size(), " maps; at most ",

@@ -2,8 +2,10 @@
 
 #include <pybind11/stl.h>
 
+#include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace py = pybind11;
@@ -19,6 +21,19 @@ T Get(const py::dict& d, const char* key) {
   return d[key].cast<T>();
 }
 
+// d["input"], if there: (height, width, channels, pixels).
+std::optional<v1::Thumbnail> ThumbnailOf(const py::dict& d) {
+  if (!d.contains("input") || d["input"].is_none()) return std::nullopt;
+  const auto [h, w, c, pixels] =
+      d["input"].cast<std::tuple<uint32_t, uint32_t, uint32_t, py::bytes>>();
+  v1::Thumbnail t;
+  t.set_height(h);
+  t.set_width(w);
+  t.set_channels(c);
+  t.set_pixels(std::string(pixels));
+  return t;
+}
+
 void FillSnapshot(const py::dict& d, v1::ItemSnapshot* s) {
   s->set_item(Get<uint64_t>(d, "item"));
   s->set_epoch(Get<uint32_t>(d, "epoch"));
@@ -26,15 +41,7 @@ void FillSnapshot(const py::dict& d, v1::ItemSnapshot* s) {
   s->set_label(Get<int32_t>(d, "label"));
   s->set_prediction(Get<int32_t>(d, "prediction"));
   s->set_contribution(Get<double>(d, "contribution"));
-  if (d.contains("input") && !d["input"].is_none()) {
-    // (height, width, channels, pixels)
-    const auto [h, w, c, pixels] = d["input"].cast<std::tuple<uint32_t, uint32_t, uint32_t, py::bytes>>();
-    v1::Thumbnail* t = s->mutable_input();
-    t->set_height(h);
-    t->set_width(w);
-    t->set_channels(c);
-    t->set_pixels(std::string(pixels));
-  }
+  if (std::optional<v1::Thumbnail> t = ThumbnailOf(d)) *s->mutable_input() = std::move(*t);
   // (layer, height, width, contribution half bytes, reduction half bytes)
   using Map = std::tuple<std::string, uint32_t, uint32_t, py::bytes, py::bytes>;
   for (const Map& map : Get<std::vector<Map>>(d, "maps")) {
@@ -66,6 +73,7 @@ v1::LossReport LossReportFromDict(const py::dict& d) {
     score->set_contribution(Get<double>(e, "contribution"));
     score->set_label(Get<int32_t>(e, "label"));
     score->set_prediction(Get<int32_t>(e, "prediction"));
+    if (std::optional<v1::Thumbnail> t = ThumbnailOf(e)) *score->mutable_input() = std::move(*t);
   }
   for (const py::handle entry : Get<py::list>(d, "snapshots")) {
     FillSnapshot(py::reinterpret_borrow<py::dict>(entry), report.add_snapshots());

@@ -91,7 +91,9 @@ def worker(args: argparse.Namespace) -> None:
     if args.loss_contribution:
         from trainscope.loss_contribution import LossContribution  # noqa: PLC0415
         # The features' output (H_s); its first ReLU and itself as maps (H_m).
-        lc = LossContribution(ddp, len(y_train), selection="0", monitored=["0.1", "0"],
+        # The data set gives each listed item its thumbnail.
+        train_set = torch.utils.data.TensorDataset(x_train, y_train)
+        lc = LossContribution(ddp, train_set, selection="0", monitored=["0.1", "0"],
                               top_n=args.lc_top_n, every=args.lc_every)
 
     for step in range(1, args.steps + 1):

@@ -136,7 +136,11 @@ class LossContribution:
     maps it over the spatial layers `monitored` for the most difficult items.
 
     model: the module being trained (its output is taken as the logits, for
-        the prediction). dataset: a trainscope.track() data set, or its length.
+        the prediction). dataset: the map-style data set the indices refer to
+        (a trainscope.track() one, say), or just its length. With a data set,
+        the first report that lists an item carries a thumbnail of its input
+        (dataset[item][0]), so every listed item has a picture, not only those
+        that came by in a batch since.
     selection: the layer H_s whose output is scored (a name from
         model.named_modules()). monitored: layers H_m with [N, C, H, W] outputs.
     top_n: N_s, the items kept (per rank, then job-wide). every: K, iterations
@@ -157,6 +161,9 @@ class LossContribution:
     """
 
     max_kept_reports = 256
+    # Items whose thumbnail one report reads from the data set: bounds what a
+    # slow data set (decoding from disk) can add to a report.
+    max_thumbnails_per_report = 8
 
     def __init__(self, model: torch.nn.Module, dataset, selection: str,
                  monitored: Sequence[str] = (), top_n: int = 32, every: int = 50,
@@ -170,6 +177,8 @@ class LossContribution:
             raise ValueError(f"trainscope.LossContribution: loss_reduction must be 'mean' or "
                              f"'sum', got {loss_reduction!r}")
         size = dataset if isinstance(dataset, int) else len(dataset)
+        self._dataset = None if isinstance(dataset, int) else dataset
+        self._thumbnailed = set()  # items whose listing carried a thumbnail (or tried)
         if size < 1:
             raise ValueError("trainscope.LossContribution: the data set is empty")
         self.model = model
@@ -431,11 +440,12 @@ class LossContribution:
         values, items, labels, preds = (t.cpu().tolist() for t in (values, items, labels, preds))
         top = [{"item": i, "contribution": v, "label": lab, "prediction": p}
                for v, i, lab, p in zip(values, items, labels, preds) if math.isfinite(v)]
+        self.last_top = [dict(entry) for entry in top]  # without the thumbnails' bytes
+        self._add_thumbnails(top)
         report = {"epoch": self.epoch, "iteration": self.iteration,
                   "epoch_complete": epoch_complete, "selection_layer": self.selection,
                   "monitored_layers": self.monitored, "top_n": self.top_n, "top": top,
                   "snapshots": self._take_snapshots()}
-        self.last_top = top
         self._selected_mask.zero_()
         self._any_selected = bool(top)
         if top:
@@ -446,6 +456,36 @@ class LossContribution:
             sent = session._native.submit_loss_report(report)
         if not sent or self._keep_reports:
             self.reports.append(report)
+
+    def _add_thumbnails(self, top: List[dict]) -> None:
+        """Puts the input's thumbnail on the first listing of each item, read
+        from the data set (up to max_thumbnails_per_report a report)."""
+        budget = self.max_thumbnails_per_report
+        for entry in top:
+            if self._dataset is None or budget == 0:
+                return
+            item = entry["item"]
+            if item in self._thumbnailed:
+                continue
+            self._thumbnailed.add(item)
+            budget -= 1
+            try:
+                sample = self._dataset[item]
+            except Exception as e:  # noqa: BLE001 (the user's data set code must not stop training)
+                warnings.warn(f"trainscope.LossContribution: reading item {item} of the data set "
+                              f"for its thumbnail failed ({type(e).__name__}: {e}); no more "
+                              "thumbnails are read from it", RuntimeWarning, stacklevel=3)
+                self._dataset = None
+                return
+            x = sample[0] if isinstance(sample, (tuple, list)) else sample
+            if not isinstance(x, torch.Tensor):
+                try:
+                    x = torch.as_tensor(x)
+                except (TypeError, ValueError, RuntimeError):
+                    continue  # not an array (a PIL image, text...): no thumbnail
+            thumbnail = _thumbnail(x)
+            if thumbnail is not None:
+                entry["input"] = thumbnail
 
     def _take_snapshots(self) -> List[dict]:
         out = []

@@ -196,5 +196,27 @@ TEST(LossTrackerTest, SnapshotsAreKeptPerItemBoundedAndAnswered) {
   EXPECT_EQ(tracker.Answer(query).snapshots_size(), 0);
 }
 
+TEST(LossTrackerTest, AListingsThumbnailShowsForItemsWithoutSnapshotsBounded) {
+  LossTrackerOptions options;
+  options.max_thumbnails = 2;
+  LossTracker tracker(options);
+  v1::LossReport report = Report(0, 10, false, {{1, 0.9}, {2, 0.8}, {3, 0.7}}, 3);
+  for (int i = 0; i < 3; ++i) {
+    v1::Thumbnail* t = report.mutable_top(i)->mutable_input();
+    t->set_height(1);
+    t->set_width(1);
+    t->set_channels(1);
+    t->set_pixels(std::string(1, static_cast<char>('a' + i)));
+  }
+  tracker.OnReport(0, report);
+  // A later listing without thumbnails (the rank sends each once) keeps them.
+  tracker.OnReport(0, Report(0, 20, false, {{1, 0.9}, {2, 0.8}, {3, 0.7}}, 3));
+  const v1::LossState state = tracker.State();
+  ASSERT_EQ(Items(state), (std::vector<uint64_t>{1, 2, 3}));
+  EXPECT_FALSE(state.items(0).has_input());  // the oldest of three, over the bound of 2
+  EXPECT_EQ(state.items(1).input().pixels(), "b");
+  EXPECT_EQ(state.items(2).input().pixels(), "c");
+}
+
 }  // namespace
 }  // namespace trainscope::collector

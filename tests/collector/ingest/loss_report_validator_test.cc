@@ -69,6 +69,19 @@ TEST(LossReportValidatorTest, ThumbnailMustMatchItsShapeAndChannels) {
               HasSubstr("input.pixels has 6 bytes, expected 18 (2 x 3 x 3)"));
 }
 
+TEST(LossReportValidatorTest, AListedItemsThumbnailIsCheckedToo) {
+  v1::EventBatch batch = BatchWithGoodReport();
+  v1::Thumbnail* input = batch.mutable_loss_reports(0)->mutable_top(0)->mutable_input();
+  input->set_height(2);
+  input->set_width(2);
+  input->set_channels(1);
+  input->set_pixels(std::string(4, '\x10'));
+  EXPECT_TRUE(ValidateLossReports(batch).ok());
+  input->set_height(300);
+  EXPECT_THAT(Message(ValidateLossReports(batch)),
+              HasSubstr("loss_reports[0].top[0].input is 300 x 2 x 1; expected 1 to 256"));
+}
+
 TEST(LossReportValidatorTest, ScoresMustBeFiniteAndClassesAtLeastMinusOne) {
   v1::EventBatch batch = BatchWithGoodReport();
   batch.mutable_loss_reports(0)->mutable_top(0)->set_contribution(

@@ -17,8 +17,9 @@
 //   for (const LossTracker::ClosedEpoch& e : changes.closed) judge(e);
 //   v1::LossAnswer answer = tracker.Answer(query);
 //
-// Memory: bounded by options: snapshots per item, items with snapshots
-// (least recently updated evicted), and epochs of history per item.
+// Memory: bounded by options: snapshots per item, items with snapshots and
+// items with a listing's thumbnail (least recently updated evicted first),
+// and epochs of history per item.
 //
 // Threading: not thread-safe; one thread owns it (JobAnalyzer's owner).
 #ifndef TRAINSCOPE_COLLECTOR_ANALYSIS_LOSS_TRACKER_H_
@@ -39,6 +40,7 @@ namespace trainscope::collector {
 struct LossTrackerOptions {
   uint32_t max_snapshots_per_item = 64;
   uint32_t max_items_with_snapshots = 1024;
+  uint32_t max_thumbnails = 4096;  // inputs sent with listings (ItemScore.input), ~3 KiB each
   uint32_t max_history_epochs = 1000;  // per item; the oldest go first
 };
 
@@ -94,12 +96,17 @@ class LossTracker {
     uint32_t streak_epoch = 0;   // the closed epoch epochs_in_top counts up to
     uint64_t touched = 0;        // snapshot arrival order, for eviction
   };
+  struct KeptThumbnail {
+    v1::Thumbnail input;
+    uint64_t touched = 0;  // arrival order, for eviction
+  };
 
   // The union's top-N of one epoch, highest first (ties: lower item first).
   static std::vector<v1::ItemScore> Merge(const Epoch& epoch);
   std::vector<ClosedEpoch> CloseFinishedEpochs();
   ClosedEpoch Close(uint32_t epoch_number, const Epoch& epoch);
   void KeepSnapshot(v1::ItemSnapshot snapshot);
+  void KeepThumbnail(uint64_t item, v1::Thumbnail input);
   const ItemRecord* Find(uint64_t item) const;
 
   const LossTrackerOptions options_;
@@ -111,6 +118,7 @@ class LossTracker {
   std::map<uint64_t, ItemRecord> items_;
   std::string selection_layer_;
   std::vector<std::string> monitored_layers_;
+  std::map<uint64_t, KeptThumbnail> thumbnails_;  // from listings, for items without snapshots
   uint64_t snapshot_clock_ = 0;
   uint32_t items_with_snapshots_ = 0;
 };
