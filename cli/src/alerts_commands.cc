@@ -36,8 +36,9 @@ constexpr absl::Duration kPollSlice = absl::Milliseconds(200);
 // runs behind ingest): a finished job is followed this much longer.
 constexpr absl::Duration kFinishGrace = absl::Seconds(3);
 
-// "rank 2", "ranks 0,1", "link 0->1", "stage 1", or "job".
+// "item 1432", "rank 2", "ranks 0,1", "link 0->1", "stage 1", or "job".
 std::string Subject(const v1::Alert& alert) {
+  if (alert.has_item()) return absl::StrCat("item ", alert.item());
   if (alert.link_src_rank() >= 0 && alert.link_dst_rank() >= 0) {
     return absl::StrCat("link ", alert.link_src_rank(), "->", alert.link_dst_rank());
   }

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import subprocess
 import sys
 import uuid
@@ -117,6 +118,9 @@ def test_items_in_the_top_for_three_epochs_raise_difficult_item(loss_job):
     assert "candidate mislabeled or ambiguous item" in raised[0]["message"]
     assert raised[0]["observed"] >= 3
     assert f"item {raised[0]['item']} " in raised[0]["message"]  # Alert.item names it
+    table = collector.cli("alerts", job, "--feed", collector.feed, "--snapshot",
+                          collector.snapshot).stdout
+    assert re.search(rf"raised\s+difficult_item\s+\d+\s+\d+\s+item {raised[0]['item']}\s", table), table
 
 
 def test_the_stored_run_answers_the_same_offline(loss_job):
