@@ -455,6 +455,27 @@ TEST_F(JobPipelineTest, AHaltedJobStaysHaltedForRanksThatConnectAfterARestart) {
   EXPECT_EQ(h.halt_id(), 1u);
 }
 
+TEST_F(JobPipelineTest, TheLossContributionSwitchSurvivesARestart) {
+  {
+    auto opened = JobPipeline::Open("j", Options(), nullptr);
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    ASSERT_TRUE(
+        Attach(**opened, MakeHello("j", 0, 2, 11, "t"), std::make_shared<FakeAgentStream>()).ok());
+    JobCommand disable;
+    disable.kind = JobCommand::Kind::kDisableLossContribution;
+    disable.token = "t";
+    ASSERT_TRUE(Run(**opened, disable).ok());
+    (*opened)->Stop();
+  }
+  auto reopened = JobPipeline::Open("j", Options(), nullptr);  // recovers from the log
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  auto late = std::make_shared<FakeAgentStream>();
+  ASSERT_TRUE(Attach(**reopened, MakeHello("j", 1, 2, 22, "t"), late).ok());
+  const v1::HelloAck ack = late->state().Find(v1::Control::kHelloAck)->hello_ack();
+  ASSERT_TRUE(ack.has_loss_contribution());
+  EXPECT_FALSE(ack.loss_contribution());
+}
+
 TEST_F(JobPipelineTest, CommandsNeedTheJobToken) {
   auto pipeline = OpenFake(Options());
   auto stream = std::make_shared<FakeAgentStream>();
