@@ -30,11 +30,16 @@ std::string RenderJobsTable(const trainscope::v1::ListJobsResponse& jobs,
 }
 
 std::string RenderJobSummaryLine(const trainscope::v1::JobSummary& summary) {
-  return absl::StrCat("job ", summary.job_id(), ": ", JobStateName(summary.state()), ", ",
-                      summary.ranks_connected(), "/", summary.world_size(), " ranks connected (",
-                      summary.ranks_seen(), " seen), ", FormatCount(summary.events_received()),
-                      " events (", FormatRate(summary.events_per_second()), "), recording ",
-                      summary.recording() ? "on" : "off");
+  std::string line = absl::StrCat(
+      "job ", summary.job_id(), ": ", JobStateName(summary.state()), ", ",
+      summary.ranks_connected(), "/", summary.world_size(), " ranks connected (",
+      summary.ranks_seen(), " seen), ", FormatCount(summary.events_received()), " events (",
+      FormatRate(summary.events_per_second()), "), recording ", summary.recording() ? "on" : "off");
+  // Only once switched from outside: before that each rank's script decides.
+  if (summary.has_loss_contribution()) {
+    absl::StrAppend(&line, ", loss contribution ", summary.loss_contribution() ? "on" : "off");
+  }
+  return line;
 }
 
 std::string RenderCommandRecord(const trainscope::v1::CommandRecord& command, absl::TimeZone zone) {

@@ -51,6 +51,10 @@ TEST(StatusPrinterTest, SummaryLine) {
   EXPECT_EQ(RenderJobSummaryLine(Summary("resnet")),
             "job resnet: running, 3/4 ranks connected (4 seen), 1,234,567 events (52,000/s), "
             "recording on");
+  trainscope::v1::JobSummary switched = Summary("resnet");
+  switched.set_loss_contribution(false);
+  EXPECT_THAT(RenderJobSummaryLine(switched),
+              ::testing::EndsWith("recording on, loss contribution off"));
 }
 
 TEST(StatusPrinterTest, JobStatusWithRanksAndCommands) {

@@ -670,6 +670,7 @@ v1::JobSummary JobPipeline::BuildSummary() const {
   bool any_recording = false;
   for (const auto& [id, connection] : connections_) any_recording |= connection.recording;
   summary.set_recording(recording_.value_or(any_recording));
+  if (loss_contribution_.has_value()) summary.set_loss_contribution(*loss_contribution_);
   summary.set_events_per_second(events_per_second_);
   if (alerts_) summary.set_open_alerts(static_cast<uint32_t>(alerts_->OpenAlerts().size()));
   return summary;

@@ -519,6 +519,7 @@ TEST_F(JobPipelineTest, LossContributionSwitchReachesRanksAndLaterHelloAcksApart
   ASSERT_TRUE(Attach(*pipeline, MakeHello("j", 0, 2, 11, "t"), rank0).ok());
   // No command yet: the training script's own setting stands.
   EXPECT_FALSE(rank0->state().Find(v1::Control::kHelloAck)->hello_ack().has_loss_contribution());
+  EXPECT_FALSE(Snapshot(*pipeline).summary().has_loss_contribution());
   JobCommand disable;
   disable.kind = JobCommand::Kind::kDisableLossContribution;
   disable.token = "t";
@@ -535,6 +536,10 @@ TEST_F(JobPipelineTest, LossContributionSwitchReachesRanksAndLaterHelloAcksApart
   const v1::JobStatus status = Snapshot(*pipeline);
   ASSERT_EQ(status.commands_size(), 1);
   EXPECT_EQ(status.commands(0).command(), "disable-loss-contribution");
+  // The summary (status, the feed, the viewer's buttons) says the switch too.
+  ASSERT_TRUE(status.summary().has_loss_contribution());
+  EXPECT_FALSE(status.summary().loss_contribution());
+  EXPECT_FALSE(status.summary().recording());
 }
 
 TEST_F(JobPipelineTest, ProbesGoToConnectedStreamsAndRepliesAreLogged) {

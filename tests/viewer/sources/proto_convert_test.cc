@@ -42,5 +42,16 @@ TEST(ProtoConvertTest, AlertWithoutCauseKeepsItsRanks) {
   EXPECT_EQ(out.op, "aten::conv2d");
 }
 
+TEST(ProtoConvertTest, JobSummaryKeepsWhetherTheLossSwitchWasEverSent) {
+  trainscope::v1::JobSummary summary;
+  summary.set_job_id("digits");
+  summary.set_recording(true);
+  EXPECT_EQ(ConvertJobSummary(summary).loss_contribution, std::nullopt);
+  summary.set_loss_contribution(false);
+  const JobRecord job = ConvertJobSummary(summary);
+  EXPECT_EQ(job.loss_contribution, std::optional<bool>(false));
+  EXPECT_TRUE(job.recording);
+}
+
 }  // namespace
 }  // namespace trainscope::viewer

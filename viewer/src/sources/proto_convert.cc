@@ -98,6 +98,7 @@ JobRecord ConvertJobSummary(const trainscope::v1::JobSummary& summary) {
   job.world_size = summary.world_size();
   job.ranks_connected = summary.ranks_connected();
   job.recording = summary.recording();
+  if (summary.has_loss_contribution()) job.loss_contribution = summary.loss_contribution();
   job.events_per_second = summary.events_per_second();
   job.events_received = summary.events_received();
   return job;

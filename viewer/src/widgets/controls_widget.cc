@@ -10,6 +10,7 @@
 #include <QPushButton>
 #include <cstdlib>
 
+#include "absl/strings/match.h"
 #include "trainscope/cli/commands_client.h"
 
 namespace trainscope::viewer {
@@ -24,6 +25,8 @@ ControlsWidget::ControlsWidget(Config config, QWidget* parent)
   selection_ = new QLabel("no step yet", this);
   record_on_ = new QPushButton("Recording on", this);
   record_off_ = new QPushButton("Recording off", this);
+  loss_on_ = new QPushButton("Loss contribution on", this);
+  loss_off_ = new QPushButton("Loss contribution off", this);
   halt_ = new QPushButton("Halt job\xE2\x80\xA6", this);
   halt_->setStyleSheet(
       "QPushButton { color: white; background: #c62828; padding: 3px 10px; }"
@@ -34,11 +37,22 @@ ControlsWidget::ControlsWidget(Config config, QWidget* parent)
   layout->addSpacing(24);
   layout->addWidget(record_on_);
   layout->addWidget(record_off_);
+  layout->addSpacing(12);
+  layout->addWidget(loss_on_);
+  layout->addWidget(loss_off_);
+  layout->addSpacing(12);
   layout->addWidget(halt_);
   layout->addSpacing(12);
   layout->addWidget(status_, 1);
   const bool online = !config_.collector.empty();
-  for (QPushButton* button : {record_on_, record_off_, halt_}) {
+  // Names for tests and for style sheets.
+  record_on_->setObjectName("record_on");
+  record_off_->setObjectName("record_off");
+  loss_on_->setObjectName("loss_contribution_on");
+  loss_off_->setObjectName("loss_contribution_off");
+  halt_->setObjectName("halt");
+  status_->setObjectName("status");
+  for (QPushButton* button : {record_on_, record_off_, loss_on_, loss_off_, halt_}) {
     button->setEnabled(online);
     if (!online) button->setToolTip("Offline (a stored log): commands need --collector");
   }
@@ -46,11 +60,19 @@ ControlsWidget::ControlsWidget(Config config, QWidget* parent)
     record_on_->setToolTip("Start recording on every rank of " +
                            QString::fromStdString(config_.job_id));
     record_off_->setToolTip("Stop recording (agents stay attached, near-zero cost)");
+    loss_on_->setToolTip(
+        "Install the trainscope.LossContribution hooks on every rank (at its next batch)");
+    loss_off_->setToolTip(
+        "Remove the loss-contribution hooks on every rank: training runs as without them");
     halt_->setToolTip("Stop every rank at its next step boundary (needs the job's token)");
   }
   connect(follow_, &QCheckBox::toggled, this, &ControlsWidget::followToggled);
   connect(record_on_, &QPushButton::clicked, this, [this] { RunCommand("enable"); });
   connect(record_off_, &QPushButton::clicked, this, [this] { RunCommand("disable"); });
+  connect(loss_on_, &QPushButton::clicked, this,
+          [this] { RunCommand("enable-loss-contribution"); });
+  connect(loss_off_, &QPushButton::clicked, this,
+          [this] { RunCommand("disable-loss-contribution"); });
   connect(halt_, &QPushButton::clicked, this, [this] {
     if (config_.ask_before_halt &&
         QMessageBox::warning(
@@ -86,6 +108,12 @@ void ControlsWidget::ShowRecording(bool recording) {
   record_on_->setDown(false);
   record_on_->setText(recording ? "Recording on \xE2\x9C\x93" : "Recording on");
   record_off_->setText(recording ? "Recording off" : "Recording off \xE2\x9C\x93");
+}
+
+void ControlsWidget::ShowLossContribution(std::optional<bool> enabled) {
+  const char* check = " \xE2\x9C\x93";
+  loss_on_->setText(QString("Loss contribution on") + (enabled == true ? check : ""));
+  loss_off_->setText(QString("Loss contribution off") + (enabled == false ? check : ""));
 }
 
 std::optional<std::string> ControlsWidget::Token() {
@@ -134,7 +162,8 @@ void ControlsWidget::RunCommand(const std::string& command) {
       trainscope::v1::SetRecordingRequest request;
       request.set_job_id(job);
       request.set_token(token);
-      request.set_enabled(command == "enable");
+      request.set_enabled(absl::StartsWith(command, "enable"));
+      request.set_loss_contribution(absl::EndsWith(command, "-loss-contribution"));
       reply = client.SetRecording(request);
     }
     const bool ok = reply.ok();

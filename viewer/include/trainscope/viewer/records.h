@@ -119,6 +119,7 @@ struct JobRecord {
   uint32_t world_size = 0;
   uint32_t ranks_connected = 0;
   bool recording = false;
+  std::optional<bool> loss_contribution;  // as last switched by the collector; unset: never
   double events_per_second = 0;
   uint64_t events_received = 0;
   std::vector<RankRecord> ranks;

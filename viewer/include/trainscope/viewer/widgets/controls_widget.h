@@ -1,6 +1,6 @@
-// The Controls panel: recording on/off and halt for the shown job through
-// the collector's Commands service (the CLI's CommandsClient), with the
-// job's token found like the CLI finds it (TokenResolver: --token,
+// The Controls panel: recording on/off, the loss-contribution hooks on/off
+// and halt for the shown job through the collector's Commands service (the CLI's CommandsClient),
+// with the job's token found like the CLI finds it (TokenResolver: --token,
 // --token-file, TRAINSCOPE_TOKEN, DATA_DIR/jobs/JOB/token) or asked for;
 // a halt asks for confirmation first. Also the follow-newest / pinned
 // switch for the shared selected step.
@@ -47,12 +47,16 @@ class ControlsWidget : public QWidget {
 
   void ShowSelection(const SelectionState& selection);
   void ShowRecording(bool recording);
+  // The collector's last switch of the hooks; nullopt: never switched.
+  void ShowLossContribution(std::optional<bool> enabled);
 
  signals:
   void followToggled(bool follow);
 
  private:
-  // Runs `command` ("enable", "disable", "halt") with the resolved token.
+  // Runs `command` ("enable", "disable", "enable-loss-contribution",
+  // "disable-loss-contribution", "halt"; the collector's command names) with
+  // the resolved token.
   void RunCommand(const std::string& command);
   std::optional<std::string> Token();
   void Report(const QString& text, bool error);
@@ -60,6 +64,8 @@ class ControlsWidget : public QWidget {
   Config config_;
   QPushButton* record_on_;
   QPushButton* record_off_;
+  QPushButton* loss_on_;
+  QPushButton* loss_off_;
   QPushButton* halt_;
   QCheckBox* follow_;
   QLabel* selection_;
