@@ -16,6 +16,7 @@
 
 #include "absl/synchronization/mutex.h"
 #include "trainscope/v1/commands.grpc.pb.h"
+#include "widgets/test_application.h"
 
 namespace trainscope::viewer {
 namespace {
@@ -47,14 +48,7 @@ class ScriptedCommands final : public trainscope::v1::Commands::Service {
 
 class ControlsWidgetTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    if (QApplication::instance() == nullptr) {
-      static int argc = 1;
-      static char name[] = "viewer_tests";
-      static char* argv[] = {name, nullptr};
-      new QApplication(argc, argv);
-    }
-  }
+  static void SetUpTestSuite() { testing::EnsureApplication(); }
   void SetUp() override {
     grpc::ServerBuilder builder;
     int port = 0;

@@ -19,6 +19,7 @@
 #include "trainscope/viewer/viewer_state.h"
 #include "trainscope/viewer/widgets/monitoring_view.h"
 #include "trainscope/viewer/widgets/offscreen_renderer.h"
+#include "widgets/test_application.h"
 
 namespace trainscope::viewer {
 namespace {
@@ -65,12 +66,7 @@ int Count(const QImage& image, RectF rect, bool (*match)(QColor)) {
 class LossViewsOffscreenTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    if (QApplication::instance() == nullptr) {
-      static int argc = 1;
-      static char name[] = "viewer_tests";
-      static char* argv[] = {name, nullptr};
-      new QApplication(argc, argv);
-    }
+    testing::EnsureApplication();
     dir_ = new std::filesystem::path(std::filesystem::path(::testing::TempDir()) /
                                      ("viewer-loss-render-" + std::to_string(::getpid())));
     std::filesystem::remove_all(*dir_);

@@ -13,6 +13,7 @@
 #include "trainscope/viewer/synthetic_job.h"
 #include "trainscope/viewer/viewer_state.h"
 #include "trainscope/viewer/widgets/offscreen_renderer.h"
+#include "widgets/test_application.h"
 
 namespace trainscope::viewer {
 namespace {
@@ -43,14 +44,7 @@ int CountInBox(const QImage& image, int cx, int cy, int half, const Predicate& m
 
 class OffscreenRenderTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    if (QApplication::instance() == nullptr) {
-      static int argc = 1;
-      static char name[] = "viewer_tests";
-      static char* argv[] = {name, nullptr};
-      new QApplication(argc, argv);
-    }
-  }
+  static void SetUpTestSuite() { testing::EnsureApplication(); }
 
   QImage Render(ViewerState* state, const std::string& view, int width = 1400, int height = 800) {
     absl::StatusOr<QImage> image = OffscreenRenderer::Render(state, view, width, height, {});
