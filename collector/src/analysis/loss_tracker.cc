@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <tuple>
 #include <unordered_map>
 #include <utility>
 
@@ -143,7 +144,26 @@ LossTracker::ClosedEpoch LossTracker::Close(uint32_t number, const Epoch& epoch)
   for (auto& [item, record] : items_) {
     if (record.streak_epoch != number) record.epochs_in_top = 0;
   }
+  TrimItems();
   return out;
+}
+
+void LossTracker::TrimItems() {
+  if (items_.size() <= options_.max_items) return;
+  // Never the items of the last closed top-N (their streaks feed the rule);
+  // of the others, those whose last listing is oldest go first.
+  std::vector<std::tuple<uint32_t, uint64_t, uint64_t>> out_of_top;  // (last epoch, touched, item)
+  for (const auto& [item, record] : items_) {
+    if (record.epochs_in_top == 0)
+      out_of_top.emplace_back(record.streak_epoch, record.touched, item);
+  }
+  const size_t excess = std::min(items_.size() - options_.max_items, out_of_top.size());
+  std::nth_element(out_of_top.begin(), out_of_top.begin() + excess, out_of_top.end());
+  for (size_t i = 0; i < excess; ++i) {
+    auto it = items_.find(std::get<2>(out_of_top[i]));
+    if (!it->second.snapshots.empty()) --items_with_snapshots_;
+    items_.erase(it);
+  }
 }
 
 void LossTracker::KeepSnapshot(v1::ItemSnapshot snapshot) {

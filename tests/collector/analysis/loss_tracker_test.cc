@@ -62,7 +62,8 @@ TEST(LossTrackerTest, MergedTopOfFourRanksEqualsTopOfTheUnion) {
     }
     for (auto& c : changes.closed) closed.push_back(c);
   }
-  std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  std::sort(all.begin(), all.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
   std::vector<uint64_t> expected;
   for (uint32_t i = 0; i < kTopN; ++i) expected.push_back(all[i].first);
 
@@ -102,12 +103,13 @@ TEST(LossTrackerTest, StreaksCountConsecutiveClosedEpochsAndTheRuleRaisesAndClea
   // Item 7 is in the top in epochs 0 to 3 and 5, then out for good; item 8
   // in epochs 0, 1 and 3 only.
   const std::vector<std::vector<std::pair<uint64_t, double>>> epochs = {
-      {{7, 2.0}, {8, 1.0}},  {{7, 2.0}, {8, 1.0}},  {{7, 2.0}, {9, 1.0}}, {{7, 2.0}, {8, 1.0}},
-      {{9, 2.0}, {10, 1.0}}, {{7, 2.0}, {10, 1.0}}, {{9, 2.0}, {10, 1.0}}, {{9, 2.0}, {10, 1.0}},
-      {{9, 2.0}, {10, 1.0}}};
+      {{7, 2.0}, {8, 1.0}},  {{7, 2.0}, {8, 1.0}},  {{7, 2.0}, {9, 1.0}},
+      {{7, 2.0}, {8, 1.0}},  {{9, 2.0}, {10, 1.0}}, {{7, 2.0}, {10, 1.0}},
+      {{9, 2.0}, {10, 1.0}}, {{9, 2.0}, {10, 1.0}}, {{9, 2.0}, {10, 1.0}}};
   std::vector<uint32_t> streak7;
   for (uint32_t e = 0; e < epochs.size(); ++e) {
-    LossTracker::Changes changes = tracker.OnReport(0, Report(e, 100 * (e + 1), true, epochs[e], 2));
+    LossTracker::Changes changes =
+        tracker.OnReport(0, Report(e, 100 * (e + 1), true, epochs[e], 2));
     ASSERT_EQ(changes.closed.size(), 1u);
     for (const auto& item : changes.closed[0].items) {
       if (item.score.item() == 7) streak7.push_back(item.epochs_in_top);
@@ -194,6 +196,39 @@ TEST(LossTrackerTest, SnapshotsAreKeptPerItemBoundedAndAnswered) {
     tracker.OnReport(3, report);
   }
   EXPECT_EQ(tracker.Answer(query).snapshots_size(), 0);
+}
+
+TEST(LossTrackerTest, ItemRecordsAreBoundedOutOfTheTopLongestFirst) {
+  LossTrackerOptions options;
+  options.max_items = 3;
+  LossTracker tracker(options);
+  tracker.OnRankJoined(0);
+  // Each epoch's final top-2; item 2 stays in it throughout.
+  const std::vector<std::vector<std::pair<uint64_t, double>>> tops = {
+      {{1, 0.9}, {2, 0.8}},  // records {1, 2}
+      {{3, 0.9}, {2, 0.8}},  // {1, 2, 3}
+      {{4, 0.9}, {2, 0.8}},  // 1 (last listed in epoch 0) goes: {2, 3, 4}
+      {{3, 0.9}, {2, 0.8}},  // 4 (epoch 2) stays, nothing else to drop: {2, 3, 4}
+      {{1, 0.9}, {2, 0.8}},  // 1 again, new; 4 (epoch 2) goes, not 3 (epoch 3): {1, 2, 3}
+      {{3, 0.9}, {4, 0.8}}};
+  std::map<uint64_t, std::vector<uint32_t>> history;  // of the last closed epoch's items
+  for (uint32_t epoch = 0; epoch < tops.size(); ++epoch) {
+    ASSERT_EQ(
+        tracker.OnReport(0, Report(epoch, epoch * 10 + 9, true, tops[epoch], 2)).closed.size(), 1u);
+    const v1::LossState state = tracker.State();
+    ASSERT_EQ(state.items_size(), 2) << "epoch " << epoch;
+    history.clear();
+    for (const v1::DifficultItem& item : state.items()) {
+      for (const v1::EpochScore& h : item.history()) history[item.item()].push_back(h.epoch());
+    }
+    if (epoch == 4) {
+      EXPECT_THAT(history[1], ::testing::ElementsAre(4u));  // its epoch 0 went with its record
+      EXPECT_THAT(history[2], ::testing::ElementsAre(0u, 1u, 2u, 3u, 4u));
+      EXPECT_EQ(state.items(1).epochs_in_top(), 5u);  // item 2's streak is kept whole
+    }
+  }
+  EXPECT_THAT(history[3], ::testing::ElementsAre(1u, 3u, 5u));  // kept: out of the top since 3
+  EXPECT_THAT(history[4], ::testing::ElementsAre(5u));          // dropped after epoch 4
 }
 
 TEST(LossTrackerTest, AListingsThumbnailShowsForItemsWithoutSnapshotsBounded) {

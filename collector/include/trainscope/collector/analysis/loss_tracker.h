@@ -17,9 +17,10 @@
 //   for (const LossTracker::ClosedEpoch& e : changes.closed) judge(e);
 //   v1::LossAnswer answer = tracker.Answer(query);
 //
-// Memory: bounded by options: snapshots per item, items with snapshots and
-// items with a listing's thumbnail (least recently updated evicted first),
-// and epochs of history per item.
+// Memory: bounded by options: item records (those out of the top-N the
+// longest evicted first), snapshots per item, items with snapshots and items
+// with a listing's thumbnail (least recently updated evicted first), and
+// epochs of history per item.
 //
 // Threading: not thread-safe; one thread owns it (JobAnalyzer's owner).
 #ifndef TRAINSCOPE_COLLECTOR_ANALYSIS_LOSS_TRACKER_H_
@@ -40,16 +41,19 @@ namespace trainscope::collector {
 struct LossTrackerOptions {
   uint32_t max_snapshots_per_item = 64;
   uint32_t max_items_with_snapshots = 1024;
-  uint32_t max_thumbnails = 4096;  // inputs sent with listings (ItemScore.input), ~3 KiB each
+  uint32_t max_thumbnails = 4096;      // inputs sent with listings (ItemScore.input), ~3 KiB each
   uint32_t max_history_epochs = 1000;  // per item; the oldest go first
+  // Items with a record (ever in a closed epoch's top-N, or with snapshots);
+  // past it, those out of the top-N the longest go first.
+  uint32_t max_items = 65536;
 };
 
 class LossTracker {
  public:
   // One item of a closed epoch's final job-wide top-N.
   struct ClosedItem {
-    v1::ItemScore score;      // with the rank that measured it
-    uint32_t position = 0;    // 1-based
+    v1::ItemScore score;         // with the rank that measured it
+    uint32_t position = 0;       // 1-based
     uint32_t epochs_in_top = 0;  // consecutive closed epochs, this one included
   };
   struct ClosedEpoch {
@@ -58,9 +62,9 @@ class LossTracker {
     std::vector<ClosedItem> items;  // highest first
   };
   struct Changes {
-    bool state_changed = false;                // State() differs from before
-    std::vector<v1::ItemSnapshot> snapshots;   // arrived with the report, rank set
-    std::vector<ClosedEpoch> closed;           // epochs this report closed, oldest first
+    bool state_changed = false;               // State() differs from before
+    std::vector<v1::ItemSnapshot> snapshots;  // arrived with the report, rank set
+    std::vector<ClosedEpoch> closed;          // epochs this report closed, oldest first
   };
 
   explicit LossTracker(LossTrackerOptions options = {});
@@ -90,7 +94,7 @@ class LossTracker {
   };
   struct ItemRecord {
     std::map<uint32_t, v1::EpochScore> history;  // closed epochs
-    v1::ItemScore last_score;  // as merged in the last closed epoch it was in
+    v1::ItemScore last_score;                    // as merged in the last closed epoch it was in
     std::deque<v1::ItemSnapshot> snapshots;
     uint32_t epochs_in_top = 0;  // as of the last closed epoch
     uint32_t streak_epoch = 0;   // the closed epoch epochs_in_top counts up to
@@ -107,11 +111,12 @@ class LossTracker {
   ClosedEpoch Close(uint32_t epoch_number, const Epoch& epoch);
   void KeepSnapshot(v1::ItemSnapshot snapshot);
   void KeepThumbnail(uint64_t item, v1::Thumbnail input);
+  void TrimItems();
   const ItemRecord* Find(uint64_t item) const;
 
   const LossTrackerOptions options_;
-  std::map<uint32_t, Epoch> epochs_;  // open epochs
-  std::set<uint32_t> live_ranks_;     // connected ranks: epochs wait for them
+  std::map<uint32_t, Epoch> epochs_;         // open epochs
+  std::set<uint32_t> live_ranks_;            // connected ranks: epochs wait for them
   std::map<uint32_t, uint32_t> rank_epoch_;  // highest epoch each rank reported
   std::optional<uint32_t> last_closed_;
   uint64_t last_closed_iteration_ = 0;
