@@ -150,11 +150,18 @@ LossTracker::ClosedEpoch LossTracker::Close(uint32_t number, const Epoch& epoch)
 
 void LossTracker::TrimItems() {
   if (items_.size() <= options_.max_items) return;
-  // Never the items of the last closed top-N (their streaks feed the rule);
-  // of the others, those whose last listing is oldest go first.
+  // Never the items of the last closed top-N (their streaks feed the rule)
+  // nor those listed in an open epoch (shown live, with their snapshots); of
+  // the others, those whose last listing is oldest go first.
+  std::set<uint64_t> listed;
+  for (const auto& [number, epoch] : epochs_) {
+    for (const auto& [rank, list] : epoch.ranks) {
+      for (const v1::ItemScore& score : list.top) listed.insert(score.item());
+    }
+  }
   std::vector<std::tuple<uint32_t, uint64_t, uint64_t>> out_of_top;  // (last epoch, touched, item)
   for (const auto& [item, record] : items_) {
-    if (record.epochs_in_top == 0)
+    if (record.epochs_in_top == 0 && listed.count(item) == 0)
       out_of_top.emplace_back(record.streak_epoch, record.touched, item);
   }
   const size_t excess = std::min(items_.size() - options_.max_items, out_of_top.size());

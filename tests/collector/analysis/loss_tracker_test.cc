@@ -231,6 +231,29 @@ TEST(LossTrackerTest, ItemRecordsAreBoundedOutOfTheTopLongestFirst) {
   EXPECT_THAT(history[4], ::testing::ElementsAre(5u));          // dropped after epoch 4
 }
 
+TEST(LossTrackerTest, TrimmingKeepsAnItemListedInAnOpenEpoch) {
+  LossTrackerOptions options;
+  options.max_items = 2;
+  LossTracker tracker(options);
+  tracker.OnRankJoined(0);
+  tracker.OnRankJoined(1);
+  tracker.OnReport(0, Report(0, 9, true, {{1, 0.9}, {2, 0.8}}, 2));
+  ASSERT_EQ(tracker.OnReport(1, Report(0, 9, true, {}, 2)).closed.size(), 1u);  // records {1, 2}
+  tracker.OnReport(0, Report(1, 19, true, {{4, 0.9}, {5, 0.8}}, 2));
+  // Rank 1 goes on to epoch 2 with item 9 and its maps, which closes epoch 1
+  // with records {1, 2, 4, 5, 9}: 1 and 2 go, 9 stays (the live list shows it).
+  v1::LossReport live = Report(2, 21, false, {{9, 0.5}}, 2);
+  live.add_snapshots()->set_item(9);
+  ASSERT_EQ(tracker.OnReport(1, live).closed.size(), 1u);
+  v1::LossQuery query;
+  query.set_want_item(true);
+  query.set_item(9);
+  const v1::LossAnswer answer = tracker.Answer(query);
+  EXPECT_EQ(answer.snapshots_size(), 1);
+  ASSERT_EQ(Items(answer.state()), std::vector<uint64_t>{9});
+  EXPECT_EQ(answer.state().items(0).snapshots(), 1u);
+}
+
 TEST(LossTrackerTest, AListingsThumbnailShowsForItemsWithoutSnapshotsBounded) {
   LossTrackerOptions options;
   options.max_thumbnails = 2;

@@ -44,7 +44,8 @@ struct LossTrackerOptions {
   uint32_t max_thumbnails = 4096;      // inputs sent with listings (ItemScore.input), ~3 KiB each
   uint32_t max_history_epochs = 1000;  // per item; the oldest go first
   // Items with a record (ever in a closed epoch's top-N, or with snapshots);
-  // past it, those out of the top-N the longest go first.
+  // past it, those out of the top-N the longest go first (never one in the
+  // last closed top-N or listed in an open epoch).
   uint32_t max_items = 65536;
 };
 
