@@ -35,7 +35,7 @@ echo "== starting a real 4-rank PyTorch DDP job '$JOB' (CNN on sklearn's digits,
 echo "   5 % of its labels flipped on purpose, trainscope.LossContribution on every rank)"
 PYTHONPATH="$PWD/build/python" /usr/bin/python3 integrations/pytorch/examples/ddp_train.py \
   --dataset digits --world-size 4 --steps 150 --batch-size 32 --collector "$AGENTS" --job "$JOB" \
-  --loss-contribution --label-noise "$NOISE" --lc-top-n 24 --flipped-out "$WORK/flipped.json" \
+  --loss-contribution --label-noise "$NOISE" --lc-top-n 24 --stats-out "$WORK/stats.json" \
   >"$WORK/job.log" 2>&1 &
 job_pid=$!
 pids+=($job_pid)
@@ -66,16 +66,17 @@ echo "== trainscope alerts $JOB  (the performance rules raise none for this clea
 echo "   names items that stayed in the top for 3 epochs: candidates for the flipped labels)"
 "$BIN/trainscope" alerts "$JOB" | head -20
 echo
-echo "== the difficult items against the labels the job flipped (its ground truth, $WORK/flipped.json)"
+echo "== the difficult items against the labels the job flipped (its ground truth, in $WORK/stats.json)"
 "$BIN/trainscope" alerts "$JOB" --json | /usr/bin/python3 -c '
 import json, sys
-flipped, noise = set(json.load(open(sys.argv[1]))), float(sys.argv[2])
+flipped = set(json.load(open(sys.argv[1]))["ranks"][0]["loss_contribution"]["flipped_items"])
+noise = float(sys.argv[2])
 raised = {int(a["item"]) for a in map(json.loads, filter(str.strip, sys.stdin))
           if a["rule"] == "difficult_item" and a["state"] == "ALERT_STATE_RAISED"}
 hits = len(raised & flipped)
 print(f"{len(raised)} items raised as difficult_item, {hits} of them with a flipped label: "
       f"precision {hits / max(len(raised), 1):.2f} against {noise:.2f} by chance "
-      f"({len(flipped)} labels flipped)")' "$WORK/flipped.json" "$NOISE"
+      f"({len(flipped)} labels flipped)")' "$WORK/stats.json" "$NOISE"
 if [ -x "$BIN/trainscope-viewer" ]; then
   echo
   echo "== the viewer's report, rendered offscreen from the live collector"

@@ -33,8 +33,7 @@ STEPS = 120  # 11 steps per epoch per rank on digits: 10 epochs
 @pytest.fixture(scope="module")
 def loss_job(trainscope_module, tmp_path_factory):
     """One job for every test here (it takes ~15 s): the collector, the job id
-    and the ranks' own account of what they measured (res; res.flipped: the
-    indices of the flipped labels)."""
+    and the ranks' own account of what they measured."""
     for binary in (COLLECTOR_BIN, CLI_BIN):
         if not binary.exists():
             pytest.skip(f"{binary} is not built (TRAINSCOPE_BUILD_DIR selects the build dir)")
@@ -51,11 +50,9 @@ def _run(collector, trainscope_module, tmp):
     res = run_job("ddp_train.py", ["--world-size", "4", "--steps", str(STEPS), "--batch-size", "32",
                                    "--log-every", "0", "--no-eval", "--collector", collector.address,
                                    "--job", job, "--loss-contribution", "--label-noise", "0.1",
-                                   "--lc-top-n", str(TOP_N), "--lc-every", "5",
-                                   "--flipped-out", str(tmp / "flipped.json")],
+                                   "--lc-top-n", str(TOP_N), "--lc-every", "5"],
                   tmp, env=trainscope_env(trainscope_module))
     assert res.rc == 0, res.describe()
-    res.flipped = set(json.loads((tmp / "flipped.json").read_text()))
     yield collector, job, res
 
 
@@ -129,14 +126,15 @@ def test_items_in_the_top_for_three_epochs_raise_difficult_item(loss_job):
 def test_the_difficult_items_are_the_flipped_labels(loss_job):
     # 10 % of the labels are flipped: a random pick would hit 0.1 of them.
     collector, job, res = loss_job
-    assert res.flipped
+    flipped = set(res.rank(0)["loss_contribution"]["flipped_items"])
+    assert flipped
     out = collector.cli("alerts", job, "--json", "--feed", collector.feed, "--snapshot",
                         collector.snapshot)
     raised = {int(a["item"]) for a in map(json.loads, filter(str.strip, out.stdout.splitlines()))
               if a["rule"] == "difficult_item" and a["state"] == "ALERT_STATE_RAISED"}
     assert len(raised) >= 3, raised
-    precision = len(raised & res.flipped) / len(raised)
-    assert precision >= 0.8, (precision, sorted(raised - res.flipped))
+    precision = len(raised & flipped) / len(raised)
+    assert precision >= 0.8, (precision, sorted(raised - flipped))
 
 
 def test_the_stored_run_answers_the_same_offline(loss_job):

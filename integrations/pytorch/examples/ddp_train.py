@@ -15,7 +15,6 @@ checkpoints every rank and stops them all at the same step.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 import time
@@ -63,9 +62,6 @@ def worker(args: argparse.Namespace) -> None:
     if args.train_limit:
         x_train, y_train = x_train[:args.train_limit], y_train[:args.train_limit]
     flipped = flip_labels(y_train, args.label_noise, args.seed) if args.label_noise else None
-    if rank == 0 and args.flipped_out and flipped is not None:
-        with open(args.flipped_out, "w") as f:  # the ground truth for trainscope's difficult items
-            json.dump(sorted(flipped.tolist()), f)
     hw = x_train.shape[-1]
     faults = common.Faults(args, rank)
     stats = common.RankStats("ddp", rank, world, args)
@@ -134,6 +130,8 @@ def worker(args: argparse.Namespace) -> None:
         lc.close()
         stats.d["loss_contribution"] = {
             "flipped": int(flipped.numel()) if flipped is not None else 0,
+            # The ground truth for trainscope's difficult_item alerts.
+            "flipped_items": sorted(flipped.tolist()) if flipped is not None else [],
             "final_top": [{**e, "flipped": bool(flipped is not None and e["item"] in set(
                 flipped.tolist()))} for e in lc.last_top],
             "epochs": lc.epoch + 1}
@@ -164,9 +162,6 @@ def add_ddp_args(p) -> None:
     g.add_argument("--lc-every", type=int, default=20, help="iterations between reports (K)")
     g.add_argument("--label-noise", type=float, default=0.0,
                    help="flip this fraction of the training labels (seeded) to another class")
-    g.add_argument("--flipped-out", metavar="FILE",
-                   help="with --label-noise: write the flipped items' data set indices here "
-                        "(a JSON list), to check the difficult_item alerts against")
 
 
 def main(argv=None) -> int:
@@ -174,8 +169,6 @@ def main(argv=None) -> int:
                              add_ddp_args)
     if not 0.0 <= args.label_noise < 1.0:
         raise SystemExit(f"--label-noise must be in [0, 1), got {args.label_noise}")
-    if args.flipped_out and not args.label_noise:
-        raise SystemExit("--flipped-out needs --label-noise (no label is flipped without it)")
     return common.launch(worker, args, lambda results: common.summary_line("ddp", results))
 
 
