@@ -13,6 +13,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/synchronization/mutex.h"
 #include "trainscope/v1/commands.grpc.pb.h"
@@ -109,16 +110,13 @@ TEST_F(ControlsWidgetTest, LossContributionButtonsSwitchTheHooksNotRecording) {
 
 TEST_F(ControlsWidgetTest, RecordingButtonsLeaveTheHooksAlone) {
   auto widget = MakeWidget(address_, "secret");
-  ClickAndWait(widget.get(), "record_off");
-  std::optional<trainscope::v1::SetRecordingRequest> sent = service_.last();
-  ASSERT_TRUE(sent.has_value());
-  EXPECT_FALSE(sent->loss_contribution());
-  EXPECT_FALSE(sent->enabled());
-  ClickAndWait(widget.get(), "record_on");
-  sent = service_.last();
-  ASSERT_TRUE(sent.has_value());
-  EXPECT_FALSE(sent->loss_contribution());
-  EXPECT_TRUE(sent->enabled());
+  for (const auto& [button, enabled] : {std::pair{"record_off", false}, {"record_on", true}}) {
+    ClickAndWait(widget.get(), button);
+    const std::optional<trainscope::v1::SetRecordingRequest> sent = service_.last();
+    ASSERT_TRUE(sent.has_value()) << button;
+    EXPECT_FALSE(sent->loss_contribution()) << button;
+    EXPECT_EQ(sent->enabled(), enabled) << button;
+  }
 }
 
 TEST_F(ControlsWidgetTest, ARefusalIsShownWithTheCollectorsReason) {
