@@ -74,7 +74,7 @@ void PrintLines(const std::vector<v1::Alert>& alerts, bool json, const CommandCo
 }
 
 // Prints alerts as they are raised and cleared until Ctrl-C, --for, or a
-// little after the job finished or was halted.
+// little after the job finished, was halted or was lost.
 int Follow(const std::string& job, v1::AlertQuery query, const ConnectionOptions& conn,
            absl::Time end, const CommandContext& ctx) {
   ZmqFeedSource source(conn.feed, conn.snapshot, ctx.stop);
@@ -101,7 +101,8 @@ int Follow(const std::string& job, v1::AlertQuery query, const ConnectionOptions
           for (const v1::Alert& alert : *alerts) print(alert);
           // A job that already ended sends nothing more: end like one that ends now.
           const v1::JobState state = event.snapshot.summary().state();
-          if (state == v1::JOB_STATE_FINISHED || state == v1::JOB_STATE_HALTED) {
+          if (state == v1::JOB_STATE_FINISHED || state == v1::JOB_STATE_HALTED ||
+              state == v1::JOB_STATE_LOST) {
             finish_at = std::min(finish_at, absl::Now() + kFinishGrace);
           }
           break;
@@ -110,7 +111,8 @@ int Follow(const std::string& job, v1::AlertQuery query, const ConnectionOptions
           if (event.update.has_alert()) print(event.update.alert());
           if (event.update.has_job()) {
             const v1::JobState state = event.update.job().state();
-            if (state == v1::JOB_STATE_FINISHED || state == v1::JOB_STATE_HALTED) {
+            if (state == v1::JOB_STATE_FINISHED || state == v1::JOB_STATE_HALTED ||
+                state == v1::JOB_STATE_LOST) {
               finish_at = std::min(finish_at, absl::Now() + kFinishGrace);
             }
           }

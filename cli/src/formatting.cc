@@ -79,6 +79,8 @@ std::string JobStateName(trainscope::v1::JobState state) {
     default:
       return "unknown";
   }
+    case trainscope::v1::JOB_STATE_LOST:
+      return "lost";
 }
 
 uint64_t TotalDrops(const trainscope::v1::DropCounters& drops) {

@@ -45,6 +45,12 @@ ABSL_FLAG(int, probe_interval_ms, 1000, "clock probe period per agent stream; 0 
 ABSL_FLAG(int, halt_step_margin, 2,
           "a halt stops every rank at the highest step any rank reported plus this many "
           "steps, so ranks that lag behind reach the same boundary");
+ABSL_FLAG(double, lost_device_grace_s, 10,
+          "a rank whose stream closed without goodbye is raised as lost_device once a peer is "
+          "still connected this many seconds later (or reported --lost-device-grace-steps past "
+          "it); ranks that all end together (a job's end) raise nothing");
+ABSL_FLAG(int, lost_device_grace_steps, 3,
+          "lost_device at once when a peer reports this many steps past a vanished rank's last");
 ABSL_FLAG(bool, analysis, true,
           "align clocks and assemble steps live (steps, clocks and aligned operators on the "
           "feed); false: only log and publish counters");
@@ -157,6 +163,16 @@ int main(int argc, char** argv) {
     return Fail(absl::StrCat("--halt-step-margin: ", halt_margin,
                              " is out of range; expected 0 to 1000000"));
   }
+  const double lost_grace_s = absl::GetFlag(FLAGS_lost_device_grace_s);
+  if (!(lost_grace_s >= 0 && lost_grace_s <= 86400)) {
+    return Fail(absl::StrCat("--lost-device-grace-s: ", lost_grace_s,
+                             " is out of range; expected 0 to 86400"));
+  }
+  const int lost_grace_steps = absl::GetFlag(FLAGS_lost_device_grace_steps);
+  if (lost_grace_steps < 1) {
+    return Fail(
+        absl::StrCat("--lost-device-grace-steps: ", lost_grace_steps, " must be at least 1"));
+  }
   const int queued_mb = absl::GetFlag(FLAGS_max_queued_mb);
   if (queued_mb < 1)
     return Fail(absl::StrCat("--max-queued-mb: ", queued_mb, " must be at least 1"));
@@ -208,6 +224,8 @@ int main(int argc, char** argv) {
   options.max_message_bytes = max_message;
   options.probe_interval = absl::Milliseconds(probe_ms);
   options.halt_step_margin = static_cast<uint64_t>(halt_margin);
+  options.lost_device_grace = absl::Seconds(lost_grace_s);
+  options.lost_device_grace_steps = static_cast<uint64_t>(lost_grace_steps);
   options.analysis = absl::GetFlag(FLAGS_analysis);
   options.rules = std::move(rules);
   options.halt_policy = *halt_policy;

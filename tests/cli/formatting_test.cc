@@ -54,6 +54,7 @@ TEST(FormattingTest, StateNames) {
   EXPECT_EQ(JobStateName(trainscope::v1::JOB_STATE_IDLE), "idle");
   EXPECT_EQ(JobStateName(trainscope::v1::JOB_STATE_FINISHED), "finished");
   EXPECT_EQ(JobStateName(trainscope::v1::JOB_STATE_HALTED), "halted");
+  EXPECT_EQ(JobStateName(trainscope::v1::JOB_STATE_LOST), "lost");
   EXPECT_EQ(JobStateName(trainscope::v1::JOB_STATE_UNSPECIFIED), "unknown");
 }
 

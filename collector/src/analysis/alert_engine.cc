@@ -315,6 +315,8 @@ std::vector<v1::Alert> AlertEngine::OnDeviceLost(uint32_t rank, uint64_t last_st
   alert.set_metric("stream");
   alert.set_observed(1);
   alert.set_baseline(0);
+    // A step its stream had already reported before it closed: old news.
+    if (it->second.stream_lost_after && step.step() <= *it->second.stream_lost_after) continue;
   alert.set_threshold(1);
   lost.raised = Raise(alert, last_step, last_step, now_unix_ns,
                       absl::StrFormat("rank %u is lost: its stream closed without goodbye "
@@ -361,6 +363,7 @@ std::vector<v1::Alert> AlertEngine::OnLossEpoch(const LossTracker::ClosedEpoch& 
   for (const LossTracker::ClosedItem& item : epoch.items) {
     const v1::ItemScore& score = item.score;
     const std::string subject = absl::StrCat("item ", score.item());
+  lost.stream_lost_after = last_step;
     auto track = tracks_.find(TrackKey(name, subject));
     const bool open = track != tracks_.end() && track->second.open;
     if (item.epochs_in_top < rule.consecutive_epochs() && !open) continue;

@@ -130,6 +130,11 @@ void JobPipeline::RecoverState() {
       r.set_framework(progress.hello.framework());
       r.set_framework_version(progress.hello.framework_version());
       r.set_said_goodbye(progress.goodbye);
+      if (progress.closed && !progress.goodbye) {
+        vanished_ranks_.insert(key.rank);
+      } else {
+        vanished_ranks_.erase(key.rank);
+      }
       r.set_last_sequence(progress.last_sequence);
       *r.mutable_agent_drops() = progress.drops;
       r.set_world_size(progress.hello.world_size());
@@ -175,6 +180,9 @@ absl::Time JobPipeline::NextTimer() const {
     next = std::min(next, next_probe_);
   }
   if (IndexDirty()) next = std::min(next, next_index_flush_);
+  for (const auto& [rank, pending] : pending_losses_) {
+    next = std::min(next, absl::FromUnixNanos(pending.lost_unix_ns) + options_.lost_device_grace);
+  }
   return next;
 }
 
@@ -196,7 +204,9 @@ void JobPipeline::Run() {
   // Streams still open are cut by the shutdown; say so in the log.
   std::vector<uint64_t> live;
   for (const auto& [id, connection] : connections_) live.push_back(id);
-  for (uint64_t id : live) CloseConnection(id, false, "collector shutting down");
+  for (uint64_t id : live) {
+    CloseConnection(id, false, "collector shutting down", /*collector_stopping=*/true);
+  }
   CommitAndComplete();
   RunTimers(absl::Now(), /*force=*/true);
   IndexSegments();
@@ -253,6 +263,7 @@ void JobPipeline::PublishPending() {
 }
 
 void JobPipeline::RunTimers(absl::Time now, bool force) {
+  if (!pending_losses_.empty()) JudgePendingLosses(absl::ToUnixNanos(now));
   const bool summary_due =
       summary_changed_ || (counters_changed_ && (force || now >= next_summary_flush_));
   if ((force || now >= next_rank_flush_) && (!dirty_ranks_.empty() || summary_due)) {
@@ -346,6 +357,8 @@ v1::JobSummary JobPipeline::BuildSummary() const {
     state = v1::JOB_STATE_RUNNING;
   } else if (!ranks_.empty() && goodbyes == ranks_.size()) {
     state = v1::JOB_STATE_FINISHED;
+  } else if (!vanished_ranks_.empty()) {
+    state = v1::JOB_STATE_LOST;
   }
   summary.set_state(state);
   summary.set_world_size(world_size_);

@@ -2,6 +2,9 @@
 // rules run on the pipeline thread because it owns what they change: the
 // feed sequence, the index and the halt command.
 #include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <iterator>
 #include <utility>
 #include <vector>
 
@@ -93,11 +96,67 @@ void JobPipeline::PublishAlerts(std::vector<v1::Alert> alerts) {
 }
 
 void JobPipeline::OnRankLost(uint32_t rank) {
-  if (alerts_) PublishAlerts(alerts_->OnDeviceLost(rank, LastStepOf(rank), NowUnixNs()));
+  if (!alerts_) return;
+  // Not at once: at the end of a job every rank's stream closes within a
+  // moment, and one that could not say goodbye has not failed its peers.
+  PendingLoss& pending = pending_losses_[rank];
+  pending.last_step = LastStepOf(rank);
+  pending.lost_unix_ns = NowUnixNs();
+  pending.peers_connected = !connection_by_rank_.empty();
 }
 
 void JobPipeline::OnRankBack(uint32_t rank) {
+  pending_losses_.erase(rank);
   if (alerts_) PublishAlerts(alerts_->OnDeviceBack(rank, LastStepOf(rank), NowUnixNs()));
+}
+
+void JobPipeline::JudgePendingLosses(int64_t now_unix_ns) {
+  if (pending_losses_.empty()) return;
+  if (!alerts_ || halted_) {
+    pending_losses_.clear();  // a halt's ranks stop on purpose
+    return;
+  }
+  const int64_t grace_ns = absl::ToInt64Nanoseconds(options_.lost_device_grace);
+  const bool anyone_connected = !connection_by_rank_.empty();
+  // When every rank is gone without a goodbye near it, the first to go is the
+  // cause (its peers failed in a collective or were killed by the launcher).
+  int64_t first_lost = INT64_MAX;
+  for (const auto& [rank, pending] : pending_losses_) {
+    if (pending.peers_connected) first_lost = std::min(first_lost, pending.lost_unix_ns);
+  }
+  for (auto it = pending_losses_.begin(); it != pending_losses_.end();) {
+    const uint32_t rank = it->first;
+    const PendingLoss& pending = it->second;
+    bool ending = false;     // a peer said goodbye around the loss: the job is ending
+    bool overtaken = false;  // a peer reported steps well past the rank's last
+    for (const auto& [peer, r] : ranks_) {
+      if (peer == rank) continue;
+      if (r.said_goodbye() && !r.connected() &&
+          std::abs(r.last_seen_unix_ns() - pending.lost_unix_ns) <= grace_ns) {
+        ending = true;
+      }
+    }
+    for (const auto& [peer, step] : max_step_by_rank_) {
+      if (peer != rank && step >= pending.last_step + options_.lost_device_grace_steps) {
+        overtaken = true;
+      }
+    }
+    bool raise = false;
+    bool forget = ending;
+    if (!ending) {
+      if (overtaken || (anyone_connected && now_unix_ns - pending.lost_unix_ns >= grace_ns)) {
+        raise = true;
+      } else if (!anyone_connected) {
+        raise = pending.peers_connected && pending.lost_unix_ns == first_lost;
+        forget = true;
+      }
+    }
+    if (raise) {
+      PublishAlerts(alerts_->OnDeviceLost(rank, pending.last_step, now_unix_ns));
+      forget = true;
+    }
+    it = forget ? pending_losses_.erase(it) : std::next(it);
+  }
 }
 
 uint64_t JobPipeline::LastStepOf(uint32_t rank) const {

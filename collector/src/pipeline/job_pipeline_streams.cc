@@ -125,6 +125,7 @@ void JobPipeline::DoAttach(AttachRequest& request,
   r.set_framework_version(hello.framework_version());
   r.set_connected(true);
   r.set_said_goodbye(false);
+  vanished_ranks_.erase(rank);
   r.set_last_sequence(resume);
   r.set_connected_unix_ns(now);
   r.set_last_seen_unix_ns(now);
@@ -183,7 +184,8 @@ void JobPipeline::DoAttach(AttachRequest& request,
   });
 }
 
-void JobPipeline::CloseConnection(uint64_t connection_id, bool goodbye, const std::string& reason) {
+void JobPipeline::CloseConnection(uint64_t connection_id, bool goodbye, const std::string& reason,
+                                  bool collector_stopping) {
   auto it = connections_.find(connection_id);
   if (it == connections_.end()) return;
   const StreamKey key = it->second.key;
@@ -193,6 +195,7 @@ void JobPipeline::CloseConnection(uint64_t connection_id, bool goodbye, const st
   closed->set_agent_instance_id(key.agent_instance_id);
   closed->set_goodbye(goodbye);
   closed->set_reason(reason);
+  closed->set_collector_stopping(collector_stopping);
   if (AppendRecord(record).ok()) Analyse(std::move(record));  // a failure shows at the next Sync
   connections_.erase(it);
   if (auto rank_it = connection_by_rank_.find(key.rank);
@@ -201,6 +204,11 @@ void JobPipeline::CloseConnection(uint64_t connection_id, bool goodbye, const st
     v1::RankStatus& r = ranks_[key.rank];
     r.set_connected(false);
     if (goodbye) r.set_said_goodbye(true);
+    if (goodbye || collector_stopping) {
+      vanished_ranks_.erase(key.rank);
+    } else {
+      vanished_ranks_.insert(key.rank);
+    }
     r.set_last_seen_unix_ns(NowUnixNs());
     dirty_ranks_[key.rank] = true;
     summary_changed_ = true;
@@ -273,6 +281,7 @@ void JobPipeline::NoteSteps(uint32_t rank, const v1::EventBatch& batch) {
   if (!seen) return;
   auto [it, inserted] = max_step_by_rank_.emplace(rank, highest);
   if (!inserted) it->second = std::max(it->second, highest);
+  if (!pending_losses_.empty()) JudgePendingLosses(NowUnixNs());  // a peer went on?
 }
 
 void JobPipeline::RecordProbeReply(uint64_t connection_id, v1::ProbeReply reply,
@@ -306,6 +315,9 @@ void JobPipeline::Detach(uint64_t connection_id, std::optional<v1::Goodbye> good
     CloseConnection(connection_id, goodbye.has_value(), reason);
     if (goodbye && current) *ranks_[rank].mutable_agent_drops() = goodbye->drops();
     if (!goodbye && current && !halted_) OnRankLost(rank);
+    // A goodbye may end a pending loss's grace (the job is ending); the last
+    // rank gone decides the ones left.
+    JudgePendingLosses(NowUnixNs());
   });
 }
 

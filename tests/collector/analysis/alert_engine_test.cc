@@ -431,6 +431,29 @@ TEST(AlertEngineTest, StreamClosedWithoutGoodbyeRaisesLostDevice) {
   EXPECT_EQ(again[0].alert_id(), 2u);
 }
 
+TEST(AlertEngineTest, StepsTheStreamSentBeforeItClosedDoNotClearALostDevice) {
+  // The assembler closes steps after the streams sent them: steps up to the
+  // closed stream's last may close with the rank complete after the loss.
+  SyntheticJob job(4, 1, 21);
+  AlertEngine engine("job-a", v1::RulesConfig());
+  std::vector<v1::Alert> alerts = RunSteps(job, engine, 80);
+  std::vector<v1::Alert> lost = engine.OnDeviceLost(2, 90, 0);
+  ASSERT_EQ(lost.size(), 1u);
+  for (uint64_t s = 81; s <= 90; ++s) {
+    for (v1::Alert& a : engine.OnStep(job.Step(s), static_cast<int64_t>(s) * 100 * kMs)) {
+      alerts.push_back(std::move(a));
+    }
+  }
+  EXPECT_TRUE(Select(alerts, "lost_device", v1::ALERT_STATE_CLEARED).empty()) << Describe(alerts);
+  EXPECT_EQ(Select(engine.OpenAlerts(), "lost_device", v1::ALERT_STATE_RAISED).size(), 1u);
+  // A step past it with the rank complete: it does report steps again.
+  std::vector<v1::Alert> later = engine.OnStep(job.Step(91), 91 * 100 * kMs);
+  std::vector<v1::Alert> cleared = Select(later, "lost_device", v1::ALERT_STATE_CLEARED);
+  ASSERT_EQ(cleared.size(), 1u) << Describe(later);
+  EXPECT_EQ(cleared[0].alert_id(), lost[0].alert_id());
+  EXPECT_EQ(cleared[0].step(), 91u);
+}
+
 TEST(AlertEngineTest, StepTimeRegressionAgainstTheEarlyBaseline) {
   SyntheticJob job(4, 1, 17);
   job.stall_rank = -2;      // every rank: the job slows down as a whole

@@ -12,6 +12,8 @@ const char* JobStateName(JobStateKind state) {
       return "finished";
     case JobStateKind::kHalted:
       return "halted";
+    case JobStateKind::kLost:
+      return "lost";
     case JobStateKind::kUnknown:
       break;
   }

@@ -28,6 +28,8 @@ JobStateKind ConvertState(trainscope::v1::JobState state) {
       return JobStateKind::kFinished;
     case trainscope::v1::JOB_STATE_HALTED:
       return JobStateKind::kHalted;
+    case trainscope::v1::JOB_STATE_LOST:
+      return JobStateKind::kLost;
     default:
       return JobStateKind::kUnknown;
   }

@@ -111,7 +111,8 @@ struct RankRecord {
   uint64_t events_received = 0;
 };
 
-enum class JobStateKind : uint8_t { kUnknown, kRunning, kIdle, kFinished, kHalted };
+// kLost: no rank connected and one ended without goodbye (JOB_STATE_LOST).
+enum class JobStateKind : uint8_t { kUnknown, kRunning, kIdle, kFinished, kHalted, kLost };
 
 struct JobRecord {
   std::string job_id;

@@ -53,7 +53,10 @@ struct CollectorServerOptions {
   int max_message_bytes = kMaxMessageBytes;
   absl::Duration probe_interval = absl::Seconds(1);
   uint64_t halt_step_margin = 2;  // JobPipelineOptions::halt_step_margin
-  bool analysis = true;           // JobPipelineOptions::analysis
+  // JobPipelineOptions::lost_device_grace and lost_device_grace_steps.
+  absl::Duration lost_device_grace = absl::Seconds(10);
+  uint64_t lost_device_grace_steps = 3;
+  bool analysis = true;                    // JobPipelineOptions::analysis
   trainscope::v1::RulesConfig rules;       // JobPipelineOptions::rules
   trainscope::v1::HaltPolicy halt_policy;  // JobPipelineOptions::halt_policy
   uint64_t max_queued_bytes = 256ull << 20;

@@ -73,9 +73,12 @@ class AlertEngine {
   // changed state (RAISED or CLEARED), in rule order.
   std::vector<v1::Alert> OnStep(const v1::StepReport& step, int64_t now_unix_ns);
 
-  // A device's stream closed without goodbye or its connection was lost:
+  // A device's stream closed without goodbye or its connection was lost, and
+  // the caller judged it lost (JobPipeline waits for its grace first):
   // raises lost_device at once (no hysteresis). Empty if already raised.
   std::vector<v1::Alert> OnDeviceLost(uint32_t rank, uint64_t last_step, int64_t now_unix_ns);
+  // Closed steps up to `last_step` that still count the device complete do
+  // not clear it; a later one, or OnDeviceBack, does.
   // The device is back (a new stream): clears its lost_device alert.
   std::vector<v1::Alert> OnDeviceBack(uint32_t rank, uint64_t step, int64_t now_unix_ns);
 
@@ -224,4 +227,8 @@ class AlertEngine {
 
 }  // namespace trainscope::collector
 
+    // Raised by OnDeviceLost: the last step the stream reported. Steps up to
+    // it may still close with the rank complete (the assembler lags the
+    // streams); they do not mean the rank reports steps again.
+    std::optional<uint64_t> stream_lost_after;
 #endif  // TRAINSCOPE_COLLECTOR_ANALYSIS_ALERT_ENGINE_H_

@@ -25,6 +25,12 @@
 // was seen; a rank that connects after the halt gets the same HaltRequest
 // right after its HelloAck.
 //
+// A job's state (JobSummary.state): running while a rank is connected;
+// finished once every rank said goodbye; lost when none is connected and one
+// ended without goodbye (its stream closed, or the process vanished); idle
+// otherwise (no rank yet, or a recovered job whose streams were still open
+// when the collector stopped: its ranks may reconnect). Halted wins.
+//
 // The pipeline also sends clock probes to every connected stream each
 // probe_interval and publishes rank counters at most once per
 // rank_update_interval (coalesced) so the feed cannot flood.
@@ -98,6 +104,14 @@ struct JobPipelineOptions {
   // or a SetHaltPolicy command) replaces it.
   trainscope::v1::HaltPolicy halt_policy;
   uint64_t max_alerts_kept = 100'000;  // raise/clear rows kept in memory for queries
+  // A rank whose stream closed without goodbye is lost_device only once its
+  // peers went on without it: one of them reports lost_device_grace_steps
+  // steps past the rank's last, or is still connected lost_device_grace after
+  // the close. A peer's goodbye within the grace means the job is ending (no
+  // alert); when every rank vanished without goodbye, the first to go is named
+  // (the others followed it). See docs/alerts.md.
+  absl::Duration lost_device_grace = absl::Seconds(10);
+  uint64_t lost_device_grace_steps = 3;
   // One-line notices (recovery, generated tokens); default: stderr.
   std::function<void(absl::string_view)> notice;
 };
@@ -126,7 +140,7 @@ struct JobCommand {
   std::string token;
   std::string reason;
   std::string requested_by;
-  uint32_t sampling_period = 0;  // recording commands only
+  uint32_t sampling_period = 0;            // recording commands only
   trainscope::v1::HaltPolicy halt_policy;  // kSetHaltPolicy only
 };
 
@@ -237,7 +251,10 @@ class JobPipeline {
   absl::Status AppendRecord(trainscope::v1::LogRecord& record);
   void RecoverState();
   void DoAttach(AttachRequest& request, std::function<void(absl::StatusOr<AttachResult>)>& done);
-  void CloseConnection(uint64_t connection_id, bool goodbye, const std::string& reason);
+  // collector_stopping: the collector cuts the stream as it stops (the rank
+  // did not vanish).
+  void CloseConnection(uint64_t connection_id, bool goodbye, const std::string& reason,
+                       bool collector_stopping = false);
   // Remembers the highest STEP_MARK step of `batch` for `rank`.
   void NoteSteps(uint32_t rank, const trainscope::v1::EventBatch& batch);
   void DoRunCommand(JobCommand& command,
@@ -258,8 +275,13 @@ class JobPipeline {
   void OnLossAnalysed(LossOutput loss);
   void EvaluateLossEpoch(const LossTracker::ClosedEpoch& epoch);
   void PublishAlerts(std::vector<trainscope::v1::Alert> alerts);
+  // A rank's stream closed without goodbye: judged after its grace
+  // (JobPipelineOptions::lost_device_grace) by JudgePendingLosses.
   void OnRankLost(uint32_t rank);
   void OnRankBack(uint32_t rank);
+  // Raises lost_device for pending losses whose peers went on, forgets the
+  // ones of a job that is ending; called whenever what it reads changes.
+  void JudgePendingLosses(int64_t now_unix_ns);
   uint64_t LastStepOf(uint32_t rank) const;  // highest step mark seen, 0: none
   // Replaces the policy in force; `source` says where it came from.
   absl::Status ApplyHaltPolicy(const trainscope::v1::HaltPolicy& policy, absl::string_view source);
@@ -297,6 +319,16 @@ class JobPipeline {
   // Highest step number in the STEP_MARK events each rank sent (this run of
   // the collector only: not recovered from the log).
   std::map<uint32_t, uint64_t> max_step_by_rank_;
+  // Ranks whose stream closed without goodbye, not judged yet.
+  struct PendingLoss {
+    uint64_t last_step = 0;        // the highest step mark it sent
+    int64_t lost_unix_ns = 0;      // when its stream closed
+    bool peers_connected = false;  // another rank was connected then
+  };
+  std::map<uint32_t, PendingLoss> pending_losses_;
+  // Ranks whose latest stream ended without goodbye (recovered from the log
+  // too): the job is lost once no rank is connected.
+  std::set<uint32_t> vanished_ranks_;
   std::optional<absl::Status> ending_;  // set by EndStreams: no new streams
   std::optional<bool> recording_;       // set by commands; otherwise as agents report
   uint32_t sampling_period_ = 0;
@@ -311,7 +343,7 @@ class JobPipeline {
   std::vector<trainscope::v1::LogRecord> pending_analysis_;
   std::vector<trainscope::v1::StepReport> pending_index_steps_;
   std::vector<trainscope::v1::Alert> pending_index_alerts_;
-  std::unique_ptr<AlertEngine> alerts_;  // null when analysis is off
+  std::unique_ptr<AlertEngine> alerts_;          // null when analysis is off
   std::deque<trainscope::v1::Alert> alert_log_;  // raises and clears, oldest first
   trainscope::v1::HaltPolicy halt_policy_;       // in force; enabled false: none
   bool halt_policy_from_job_ = false;  // set by a command or a Hello: flags no longer apply
