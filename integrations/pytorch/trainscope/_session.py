@@ -3,9 +3,17 @@
 Threading: attach/detach/session/stats may be called from any thread (also
 from code injected into a running process by gdb, next to a training thread
 that keeps running): one lock serialises them. Step boundaries, phases and
-on_halt run on the training thread.
+on_halt run on the training thread. The exit hooks run on the thread that
+ends the process; the fork hook in the child, before anything else runs.
+
+Ending: a process that ends normally says goodbye to the collector without
+the script calling detach() (see _close_at_exit): the collector then knows
+the rank finished rather than vanished, and raises no lost_device for it.
 """
 
+import atexit
+import ctypes
+import multiprocessing.util
 import os
 import sys
 import threading
@@ -39,6 +47,7 @@ class Session:
         self.identity = identity
         self._on_halt = on_halt
         self._manual_steps = False
+        self._pid = os.getpid()  # a forked child inherits this object, not the agent's threads
         self._cuda_memory = identity.device.startswith("cuda")
 
     job = property(lambda self: self.identity.job)
@@ -214,6 +223,7 @@ def attach(collector: Optional[str] = None, job: Optional[str] = None,
             native.close(0.0)
             raise
         _state.session = session
+        _install_exit_hooks()
         return session
 
 
@@ -362,3 +372,113 @@ def _defer_attach() -> None:
                     _patches._patch(dist, "init_process_group", init_process_group)
         except Exception:
             pass
+
+
+# ---------------------------------------------------------------- ending
+
+# How long an exiting process waits, at most, for its last events to reach the
+# collector before saying goodbye (a dead collector costs the exit this much,
+# plus the agent's 0.5 s of slack to cancel a blocked write).
+DEFAULT_EXIT_TIMEOUT_S = 2.0
+# Multiprocessing finalizers run in descending priority; this runs before the
+# ones of priority 0 and below (e.g. a Manager's), while torch is still usable.
+_EXIT_PRIORITY = 100
+
+
+def _exit_timeout_s() -> float:
+    text = os.environ.get("TRAINSCOPE_EXIT_TIMEOUT_S", "").strip()
+    try:
+        return max(0.0, float(text)) if text else DEFAULT_EXIT_TIMEOUT_S
+    except ValueError:
+        return DEFAULT_EXIT_TIMEOUT_S
+
+
+def _leak(native) -> None:
+    """Keeps a native session alive until the process ends: its destructor
+    would say goodbye (an unclean end must not) or, in a forked child, join
+    threads that exist only in the parent and hang."""
+    try:
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(native))
+    except Exception:
+        _leaked.append(native)
+
+
+_leaked: list = []
+
+
+def _ending_cleanly() -> bool:
+    """Whether the process ends normally: no exception on its way out (a
+    multiprocessing child's finalizers run inside the `finally` its run()
+    unwinds through, so sys.exc_info() shows it), SystemExit with code 0 or
+    None included; and no uncaught exception reported by the interpreter
+    (sys.last_value, set before the atexit handlers run). HaltRequested is a
+    normal end. `sys.exit(1)` at the top level of a script is
+    indistinguishable from a clean exit here."""
+    def clean(exc) -> bool:
+        if exc is None or isinstance(exc, HaltRequested):  # a halt stops ranks on purpose
+            return True
+        return isinstance(exc, SystemExit) and exc.code in (None, 0)
+
+    return (clean(sys.exc_info()[1]) and clean(getattr(sys, "last_value", None))
+            and clean(getattr(sys, "last_exc", None)))
+
+
+def _close_at_exit() -> None:
+    """Says goodbye when the process ends normally: interpreter exit and
+    sys.exit (atexit), the end of a multiprocessing / torch.multiprocessing
+    worker, spawned or forked (they leave through os._exit after running
+    multiprocessing's finalizers, never through atexit). Bounded by
+    TRAINSCOPE_EXIT_TIMEOUT_S (default 2 s). An unclean end (an exception on
+    its way out) leaves without goodbye: to the collector the rank vanished,
+    which is what happened. Never raises: the process is ending anyway."""
+    try:
+        with _state.lock:
+            session = _state.session
+            if session is None or session._pid != os.getpid():
+                return
+            if not _ending_cleanly():
+                _state.session = None
+                _leak(session._native)
+                return
+        detach(_exit_timeout_s())
+    except Exception as e:
+        try:
+            print(f"trainscope: closing at exit failed: {e}", file=sys.stderr)
+        except Exception:
+            pass
+
+
+_exit_hooks_pid: Optional[int] = None
+
+
+def _install_exit_hooks() -> None:
+    """Once per process (a forked child installs its own: the parent's
+    multiprocessing finalizers are cleared in a multiprocessing child)."""
+    global _exit_hooks_pid
+    if _exit_hooks_pid == os.getpid():
+        return
+    _exit_hooks_pid = os.getpid()
+    atexit.register(_close_at_exit)
+    multiprocessing.util.Finalize(None, _close_at_exit, exitpriority=_EXIT_PRIORITY)
+
+
+def _after_fork_in_child() -> None:
+    """A forked child (a DataLoader worker, a fork-started worker) inherits the
+    parent's session but none of its agent's threads: it forgets the session
+    without closing it (closing would wait for threads that are not there)
+    and removes the Python patches, so the child runs at full speed and may
+    attach on its own (a fork-started rank attaches at init_process_group)."""
+    _state.lock = threading.RLock()  # a parent's thread may have held it at the fork
+    session = _state.session
+    if session is None:
+        return
+    _state.session = None
+    _leak(session._native)
+    try:
+        _patches.uninstall_all()
+    except Exception:
+        pass
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
