@@ -14,6 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "clock_domain_id.h"
 #include "grpc_transport.h"
 #include "ring_registry.h"
 #include "sender.h"
@@ -220,6 +221,7 @@ Agent::Agent(AgentOptions options, std::unique_ptr<Transport> transport)
   identity.clock_perturbation = ClockPerturbation(
       options_.test_clock_offset_ns, options_.test_clock_drift_ppm,
       options_.test_clock_origin_ns != 0 ? options_.test_clock_origin_ns : Agent::Now());
+  identity.clock_domain_id = ClockDomainId::Monotonic(identity.clock_perturbation);
   sender_ = std::make_unique<Sender>(this, options_, identity, strings_.get(), rings_.get(),
                                      std::move(transport));
   recording_.store(options_.start_recording, std::memory_order_relaxed);

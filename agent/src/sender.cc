@@ -501,6 +501,7 @@ v1::AgentMessage Sender::MakeHello() const {
   v1::ClockDomain* clock = hello->add_clock_domains();
   clock->set_name("monotonic");
   clock->set_realtime_minus_domain_ns(identity_.realtime_minus_monotonic_ns);
+  clock->set_domain_id(identity_.clock_domain_id);
   hello->set_agent_instance_id(identity_.instance_id);
   hello->set_job_token(job_token());
   hello->set_agent_version(kTrainscopeVersion);

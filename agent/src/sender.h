@@ -68,6 +68,7 @@ class Sender : public ControlListener {
     int64_t realtime_minus_monotonic_ns = 0;
     uint32_t pid = 0;
     ClockPerturbation clock_perturbation;  // TEST ONLY (AgentOptions::test_clock_*)
+    std::string clock_domain_id;           // ClockDomainId::Monotonic(); may be empty
   };
 
   Sender(Agent* agent, const AgentOptions& options, Identity identity, StringTable* strings,

@@ -242,8 +242,9 @@ int RunItemsCommand(const std::vector<std::string>& args, const CommandContext& 
 
 int RunClocksCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
   ArgParser parser("trainscope clocks",
-                   "The clock estimate of every device of a job: offset and drift against the "
-                   "job's reference clock, uncertainty, the signals used, jumps detected.");
+                   "The clock estimate of every device of a job: its clock domain, offset and "
+                   "drift against the reference device (0 for ranks sharing its clock), "
+                   "uncertainty, the signals used, jumps detected.");
   AddAnalysisFlags(&parser);
   ParsedArgs parsed;
   ConnectionOptions conn;
@@ -258,25 +259,7 @@ int RunClocksCommand(const std::vector<std::string>& args, const CommandContext&
     *ctx.out << ToJsonLine(reply->clocks()) << std::endl;
     return kExitOk;
   }
-  TablePrinter table({{"RANK", TablePrinter::kRight},
-                      {"OFFSET_MS", TablePrinter::kRight},
-                      {"DRIFT_PPM", TablePrinter::kRight},
-                      {"UNCERTAINTY_US", TablePrinter::kRight},
-                      {"SOURCE"},
-                      {"COLLECTIVES", TablePrinter::kRight},
-                      {"PROBES", TablePrinter::kRight},
-                      {"JUMPS", TablePrinter::kRight}});
-  for (const v1::ClockEstimate& c : reply->clocks().devices()) {
-    std::string source = v1::ClockSource_Name(c.source());
-    if (absl::StartsWith(source, "CLOCK_SOURCE_"))
-      source = absl::AsciiStrToLower(source.substr(13));
-    if (c.reference()) source += " (reference)";
-    table.AddRow({absl::StrCat(c.rank()), Ms(c.offset_ns()), absl::StrFormat("%.2f", c.drift_ppm()),
-                  absl::StrFormat("%.1f", c.uncertainty_ns() / 1e3), source,
-                  absl::StrCat(c.collective_samples()), absl::StrCat(c.probe_samples()),
-                  absl::StrCat(c.jumps())});
-  }
-  *ctx.out << table.Render() << std::flush;
+  *ctx.out << FormatClockTable(reply->clocks()) << std::flush;
   return kExitOk;
 }
 

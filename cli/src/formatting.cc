@@ -3,10 +3,13 @@
 #include <cmath>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "trainscope/cli/table_printer.h"
 
 namespace trainscope::cli {
 
@@ -103,5 +106,47 @@ std::string FormatDrops(const trainscope::v1::DropCounters& drops) {
 }
 
 std::string Quote(const std::string& text) { return absl::StrCat("\"", absl::CEscape(text), "\""); }
+
+std::string ShortClockDomain(const std::string& domain) {
+  if (domain.empty()) return "-";
+  // Boot ids are 36-character UUIDs: 8 characters tell a job's hosts apart.
+  const size_t boot = domain.find("boot:");
+  if (boot == std::string::npos) return domain;
+  const size_t id = boot + 5;
+  size_t end = domain.find('+', id);
+  if (end == std::string::npos) end = domain.size();
+  if (end - id <= 8) return domain;
+  return domain.substr(0, id + 8) + domain.substr(end);
+}
+
+std::string FormatClockTable(const trainscope::v1::ClockReport& report) {
+  TablePrinter table({{"RANK", TablePrinter::kRight},
+                      {"DOMAIN"},
+                      {"OFFSET_MS", TablePrinter::kRight},
+                      {"DRIFT_PPM", TablePrinter::kRight},
+                      {"UNCERTAINTY_US", TablePrinter::kRight},
+                      {"SOURCE"},
+                      {"COLLECTIVES", TablePrinter::kRight},
+                      {"PROBES", TablePrinter::kRight},
+                      {"JUMPS", TablePrinter::kRight}});
+  for (const trainscope::v1::ClockEstimate& c : report.devices()) {
+    std::string source;
+    if (c.reference()) {
+      source = "reference";
+    } else if (c.source() == trainscope::v1::CLOCK_SOURCE_CLOCK_DOMAIN) {
+      source = absl::StrCat("same clock as rank ", c.domain_leader());
+    } else {
+      source = trainscope::v1::ClockSource_Name(c.source());
+      if (absl::StartsWith(source, "CLOCK_SOURCE_")) source = absl::AsciiStrToLower(source.substr(13));
+    }
+    table.AddRow({absl::StrCat(c.rank()), ShortClockDomain(c.clock_domain()),
+                  absl::StrFormat("%.3f", static_cast<double>(c.offset_to_reference_device_ns()) / 1e6),
+                  absl::StrFormat("%.2f", c.drift_to_reference_device_ppm()),
+                  absl::StrFormat("%.1f", c.uncertainty_ns() / 1e3), source,
+                  absl::StrCat(c.collective_samples()), absl::StrCat(c.probe_samples()),
+                  absl::StrCat(c.jumps())});
+  }
+  return table.Render();
+}
 
 }  // namespace trainscope::cli

@@ -74,5 +74,51 @@ TEST(FormattingTest, QuoteEscapes) {
   EXPECT_EQ(Quote("a \"b\"\nc"), "\"a \\\"b\\\"\\nc\"");
 }
 
+TEST(FormattingTest, ShortClockDomainCutsTheBootId) {
+  EXPECT_EQ(ShortClockDomain(""), "-");
+  EXPECT_EQ(ShortClockDomain("monotonic@boot:3f1c0e7a-5d2b-4c8e-9a61-0b7d2e4f8c11"),
+            "monotonic@boot:3f1c0e7a");
+  EXPECT_EQ(ShortClockDomain("monotonic@boot:3f1c0e7a-5d2b-4c8e-9a61-0b7d2e4f8c11+test:5000:0"),
+            "monotonic@boot:3f1c0e7a+test:5000:0");
+  EXPECT_EQ(ShortClockDomain("host-1"), "host-1");
+}
+
+TEST(FormattingTest, ClockTableShowsOffsetsAgainstTheReferenceDeviceAndDomains) {
+  trainscope::v1::ClockReport report;
+  const std::string host_a = "monotonic@boot:3f1c0e7a-5d2b-4c8e-9a61-0b7d2e4f8c11";
+  auto add = [&](uint32_t rank, const std::string& domain, uint32_t leader, int64_t relative,
+                 trainscope::v1::ClockSource source) {
+    trainscope::v1::ClockEstimate* c = report.add_devices();
+    c->set_rank(rank);
+    c->set_clock_domain(domain);
+    c->set_domain_leader(leader);
+    // Onto Unix time: epoch-sized, what the table printed before.
+    c->set_offset_ns(1'700'000'000'000'000'000 + relative);
+    c->set_offset_to_reference_device_ns(relative);
+    c->set_drift_to_reference_device_ppm(relative == 0 ? 0 : 80);
+    c->set_reference(rank == 0);
+    c->set_source(source);
+    c->set_collective_samples(30);
+  };
+  add(0, host_a, 0, 0, trainscope::v1::CLOCK_SOURCE_PROBES);
+  add(1, host_a, 0, 0, trainscope::v1::CLOCK_SOURCE_CLOCK_DOMAIN);
+  add(2, host_a + "+test:37000000:80@5", 2, -37'000'123, trainscope::v1::CLOCK_SOURCE_COLLECTIVES);
+  add(3, "", 3, 12'500'000, trainscope::v1::CLOCK_SOURCE_COLLECTIVES);
+  const std::string table = FormatClockTable(report);
+  EXPECT_EQ(table,
+            "RANK  DOMAIN                                      OFFSET_MS  DRIFT_PPM  UNCERTAINTY_US  "
+            "SOURCE                COLLECTIVES  PROBES  JUMPS\n"
+            "   0  monotonic@boot:3f1c0e7a                         0.000       0.00             0.0  "
+            "reference                      30       0      0\n"
+            "   1  monotonic@boot:3f1c0e7a                         0.000       0.00             0.0  "
+            "same clock as rank 0           30       0      0\n"
+            "   2  monotonic@boot:3f1c0e7a+test:37000000:80@5    -37.000      80.00             0.0  "
+            "collectives                    30       0      0\n"
+            "   3  -                                              12.500      80.00             0.0  "
+            "collectives                    30       0      0\n")
+      << table;
+  EXPECT_EQ(table.find("1700000"), std::string::npos) << table;
+}
+
 }  // namespace
 }  // namespace trainscope::cli

@@ -48,6 +48,12 @@ void ClockAligner::Rebase(uint32_t rank) {
   // reference's alignment graph: start over (probes stay valid).
   reference_ = rank;
   if (rank >= devices_.size()) devices_.resize(rank + 1);
+  ResetSamples();
+  AssignLeaders();  // the reference leads its domain
+  for (uint32_t r = 0; r < devices_.size(); ++r) Refit(r);
+}
+
+void ClockAligner::ResetSamples() {
   for (Device& d : devices_) {
     d.level = kUnaligned;
     d.collective.clear();
@@ -56,8 +62,95 @@ void ClockAligner::Rebase(uint32_t rank) {
     d.internal = Line();
     d.source = v1::CLOCK_SOURCE_UNSPECIFIED;
   }
-  devices_[rank].level = 0;
-  for (uint32_t r = 0; r < devices_.size(); ++r) Refit(r);
+  if (reference_ < devices_.size()) devices_[reference_].level = 0;
+}
+
+void ClockAligner::SetClockDomain(uint32_t rank, const std::string& domain) {
+  if (rank >= kMaxRank) return;
+  Device& d = Touch(rank);
+  if (d.domain == domain) return;
+  const uint32_t old_leader = Leader(rank);
+  if (!d.domain.empty()) {
+    // Moved to another clock (restarted elsewhere): what it holds was read
+    // on the old one, or mixed with its old domain's.
+    d.probes.clear();
+    d.probe_suspects.clear();
+    d.best_rtt = -1;
+    d.probe_fit = Fit();
+  }
+  d.domain = domain;
+  if (AssignLeaders()) {
+    ResetSamples();
+    for (uint32_t r = 0; r < devices_.size(); ++r) Refit(r);
+    return;
+  }
+  Refit(old_leader);
+  Refit(rank);
+}
+
+bool ClockAligner::AssignLeaders() {
+  // Ascending ranks: the first member is the lowest; the reference wins.
+  absl::flat_hash_map<std::string, uint32_t> leaders;
+  for (uint32_t r = 0; r < devices_.size(); ++r) {
+    const Device& d = devices_[r];
+    if (!d.seen || d.domain.empty()) continue;
+    auto [it, inserted] = leaders.emplace(d.domain, r);
+    if (r == reference_) it->second = r;
+  }
+  bool reset = false;
+  for (Device& d : devices_) d.followers.clear();
+  for (uint32_t r = 0; r < devices_.size(); ++r) {
+    Device& d = devices_[r];
+    uint32_t leader = r;
+    if (d.seen && !d.domain.empty()) leader = leaders.at(d.domain);
+    const uint32_t before = Leader(r);
+    d.leader = leader == r ? kSelf : leader;
+    if (leader != r) devices_[leader].followers.push_back(r);
+    if (before == leader) continue;
+    // Samples of others may name this device (or its old leader) as anchor.
+    reset |= d.collective_samples > 0 || d.p2p_constraints > 0;
+    if (before == r) HandProbes(r, leader);
+  }
+  return reset;
+}
+
+void ClockAligner::HandProbes(uint32_t from, uint32_t to) {
+  Device& f = devices_[from];
+  Device& t = devices_[to];
+  if (!t.has_nominal && f.has_nominal) {
+    t.has_nominal = true;
+    t.nominal = f.nominal;
+  }
+  if (f.probes.empty()) return;
+  // One clock: the probes are the new leader's readings as much as the old one's.
+  t.probes.insert(t.probes.end(), f.probes.begin(), f.probes.end());
+  std::sort(t.probes.begin(), t.probes.end(),
+            [](const ProbeSample& a, const ProbeSample& b) { return a.local < b.local; });
+  const size_t window = static_cast<size_t>(options_.probe_window) * (1 + t.followers.size());
+  while (t.probes.size() > window) t.probes.pop_front();
+  t.best_rtt = -1;
+  for (const ProbeSample& p : t.probes) {
+    if (t.best_rtt < 0 || p.rtt < t.best_rtt) t.best_rtt = p.rtt;
+  }
+  FitProbes(t);
+  f.probes.clear();
+  f.probe_suspects.clear();
+  f.best_rtt = -1;
+  f.probe_fit = Fit();
+}
+
+void ClockAligner::SyncFollower(uint32_t follower) {
+  Device& f = devices_[follower];
+  const Device& l = devices_[Leader(follower)];
+  if (&f == &l) return;
+  f.level = l.level;
+  f.epoch = l.epoch;
+  f.source = l.source;
+  f.internal = l.internal;
+  f.out = l.out;
+  f.uncertainty = l.uncertainty;
+  f.spread = l.spread;
+  f.updated_local = l.updated_local;
 }
 
 void ClockAligner::SetNominalOffset(uint32_t rank, int64_t unix_minus_local_ns) {
@@ -65,7 +158,12 @@ void ClockAligner::SetNominalOffset(uint32_t rank, int64_t unix_minus_local_ns) 
   Device& d = Touch(rank);
   d.has_nominal = true;
   d.nominal = unix_minus_local_ns;
-  if (rank == reference_) {
+  Device& leader = devices_[Leader(rank)];
+  if (!leader.has_nominal) {
+    leader.has_nominal = true;
+    leader.nominal = unix_minus_local_ns;
+  }
+  if (Leader(rank) == reference_) {
     PublishAll();
   } else {
     Refit(rank);
@@ -85,8 +183,10 @@ void ClockAligner::AddCommunication(uint32_t rank, const DeviceEvent& e) {
 // Estimates.
 
 bool ClockAligner::Internal(uint32_t rank, uint32_t epoch, int64_t local, int64_t* out) const {
-  if (rank >= devices_.size() || devices_[rank].epoch != epoch) return false;
-  *out = devices_[rank].internal.At(local);
+  if (rank >= devices_.size()) return false;
+  const Device& d = devices_[Leader(rank)];
+  if (d.epoch != epoch) return false;
+  *out = d.internal.At(local);
   return true;
 }
 
@@ -145,6 +245,7 @@ bool ClockAligner::ProbeCandidate(const Device& d, Line* line, double* uncertain
 
 void ClockAligner::Refit(uint32_t rank) {
   if (rank >= devices_.size()) return;
+  rank = Leader(rank);  // a domain is fitted once, by its leader
   Device& d = devices_[rank];
   if (rank == reference_) {
     d.level = 0;
@@ -203,6 +304,15 @@ ClockAligner::Line ClockAligner::ReferenceLine() const {
 }
 
 void ClockAligner::Publish(uint32_t rank, Device& d) {
+  if (Leader(rank) != rank) {
+    SyncFollower(rank);
+    return;
+  }
+  PublishLine(rank, d);
+  for (uint32_t f : d.followers) SyncFollower(f);
+}
+
+void ClockAligner::PublishLine(uint32_t rank, Device& d) {
   if (d.source == v1::CLOCK_SOURCE_UNSPECIFIED && rank != reference_) {
     d.out = Line();  // no estimate: offset 0
     return;
@@ -239,13 +349,20 @@ ClockEstimate ClockAligner::Estimate(uint32_t rank) const {
   e.set_rank(rank);
   if (rank >= devices_.size() || !devices_[rank].seen) return e;
   const Device& d = devices_[rank];
+  const uint32_t leader_rank = Leader(rank);
+  const Device& leader = devices_[leader_rank];
   // Stated at the newest sample, so that estimates of different devices
   // compare directly (a line anchored far back carries its drift with it).
-  int64_t anchor = d.updated_local;
-  if (anchor == 0) anchor = d.probes.empty() ? d.out.anchor : d.probes.back().local;
+  // A domain's devices are stated at their leader's, so they read the same.
+  int64_t anchor = leader.updated_local;
+  if (anchor == 0) anchor = leader.probes.empty() ? leader.out.anchor : leader.probes.back().local;
   e.set_anchor_local_ns(anchor);
   e.set_offset_ns(d.out.At(anchor) - anchor);
   e.set_drift_ppm(d.out.slope * 1e6);
+  e.set_offset_to_reference_device_ns(leader.internal.At(anchor) - anchor);
+  e.set_drift_to_reference_device_ppm(leader.internal.slope * 1e6);
+  e.set_clock_domain(d.domain);
+  e.set_domain_leader(leader_rank);
   e.set_uncertainty_ns(d.uncertainty);
   e.set_probe_samples(d.probe_samples);
   e.set_collective_samples(d.collective_samples);
@@ -253,7 +370,7 @@ ClockEstimate ClockAligner::Estimate(uint32_t rank) const {
   e.set_jumps(d.jumps);
   e.set_reference(rank == reference_);
   e.set_updated_local_ns(d.updated_local);
-  e.set_source(d.source);
+  e.set_source(leader_rank != rank ? v1::CLOCK_SOURCE_CLOCK_DOMAIN : d.source);
   return e;
 }
 

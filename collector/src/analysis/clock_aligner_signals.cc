@@ -99,14 +99,38 @@ void ClockAligner::MaybeCloseInstances(uint32_t group, GroupState& state) {
 
 void ClockAligner::FinishInstance(const Instance& instance) {
   if (instance.ends.size() < 2) return;
+  // Ends read on one clock domain are one clock's readings of nearly one
+  // true time: the domain takes part as its leader with the members' median
+  // end (robust against one member's late wake-up).
+  std::vector<std::pair<uint32_t, int64_t>> ends;  // leader, local end
+  ends.reserve(instance.ends.size());
+  bool shared = false;
+  for (const auto& [r, end] : instance.ends) {
+    ++devices_[r].collective_samples;
+    const uint32_t leader = Leader(r);
+    shared |= leader != r;
+    ends.emplace_back(leader, end);
+  }
+  if (shared) {
+    std::sort(ends.begin(), ends.end());
+    size_t out = 0;
+    for (size_t i = 0; i < ends.size();) {
+      size_t j = i;
+      while (j < ends.size() && ends[j].first == ends[i].first) ++j;
+      ends[out++] = ends[i + (j - i - 1) / 2];
+      i = j;
+    }
+    ends.resize(out);
+  }
+  if (ends.size() < 2) return;  // one domain only: nothing to learn
   int min_level = kUnaligned;
-  for (const auto& [r, end] : instance.ends) min_level = std::min(min_level, devices_[r].level);
+  for (const auto& [r, end] : ends) min_level = std::min(min_level, devices_[r].level);
   if (min_level == kUnaligned) {
     // Nothing here is linked to the reference yet: align the group on one
     // stand-in (probed if possible) so the rest is at least mutually aligned.
     uint32_t stand_in = UINT32_MAX;
     bool probed = false;
-    for (const auto& [r, end] : instance.ends) {
+    for (const auto& [r, end] : ends) {
       const bool has = devices_[r].best_rtt >= 0 || devices_[r].has_nominal;
       if ((has && !probed) || (has == probed && r < stand_in)) {
         stand_in = r;
@@ -118,18 +142,17 @@ void ClockAligner::FinishInstance(const Instance& instance) {
   }
   // The anchors' median end: robust against one anchor's late wake-up.
   std::vector<std::pair<int64_t, uint32_t>> anchors;  // mapped end, index
-  for (uint32_t i = 0; i < instance.ends.size(); ++i) {
-    const auto& [r, end] = instance.ends[i];
+  for (uint32_t i = 0; i < ends.size(); ++i) {
+    const auto& [r, end] = ends[i];
     if (devices_[r].level != min_level) continue;
     int64_t mapped = 0;
     if (Internal(r, devices_[r].epoch, end, &mapped)) anchors.emplace_back(mapped, i);
   }
   if (anchors.empty()) return;
   std::sort(anchors.begin(), anchors.end());
-  const auto& [anchor_rank, anchor_end] = instance.ends[anchors[(anchors.size() - 1) / 2].second];
-  for (const auto& [r, end] : instance.ends) {
+  const auto& [anchor_rank, anchor_end] = ends[anchors[(anchors.size() - 1) / 2].second];
+  for (const auto& [r, end] : ends) {
     Device& d = devices_[r];
-    ++d.collective_samples;
     if (d.level <= min_level) continue;
     d.level = min_level + 1;
     CollectiveSample sample{end, anchor_end, anchor_rank, devices_[anchor_rank].epoch};
@@ -236,6 +259,12 @@ void ClockAligner::OnP2pMatch(uint32_t sender, int64_t send_start, uint32_t rece
                               int64_t recv_end) {
   Touch(sender);
   Touch(receiver);
+  ++devices_[sender].p2p_constraints;
+  ++devices_[receiver].p2p_constraints;
+  // One clock domain: the pair says nothing about its one clock.
+  sender = Leader(sender);
+  receiver = Leader(receiver);
+  if (sender == receiver) return;
   // reference(recv_end) >= reference(send_start): a lower bound on the
   // receiver's offset, an upper bound on the sender's.
   AddBound(receiver, P2pBound{recv_end, send_start, sender, devices_[sender].epoch, true});
@@ -245,7 +274,6 @@ void ClockAligner::OnP2pMatch(uint32_t sender, int64_t send_start, uint32_t rece
 void ClockAligner::AddBound(uint32_t rank, const P2pBound& bound) {
   Device& d = devices_[rank];
   d.p2p.push_back(bound);
-  ++d.p2p_constraints;
   while (static_cast<int>(d.p2p.size()) > options_.p2p_window) d.p2p.pop_front();
   if (rank == reference_) return;
   // Devices aligned by collectives are clipped at their next instance; the
@@ -367,14 +395,16 @@ void ClockAligner::AddProbe(uint32_t rank, int64_t collector_send_unix_ns, int64
   const int64_t rtt =
       (collector_receive_unix_ns - collector_send_unix_ns) - (agent_send_ns - agent_receive_ns);
   if (rtt < 0 || agent_send_ns < agent_receive_ns) return;
-  Device& d = Touch(rank);
+  ++Touch(rank).probe_samples;
+  // A domain's probes all read its one clock: they feed its leader's fit.
+  rank = Leader(rank);
+  Device& d = devices_[rank];
   ProbeSample s;
   s.local = agent_receive_ns + (agent_send_ns - agent_receive_ns) / 2;
   s.unix_offset =
       ((collector_send_unix_ns - agent_receive_ns) + (collector_receive_unix_ns - agent_send_ns)) /
       2;
   s.rtt = rtt;
-  ++d.probe_samples;
   if (d.probe_fit.ok && d.probes.size() >= 8 && s.rtt <= 2 * d.best_rtt + 20'000) {
     const double res =
         static_cast<double>(s.unix_offset - (d.probe_fit.line.At(s.local) - s.local));
@@ -411,7 +441,8 @@ void ClockAligner::AddProbe(uint32_t rank, int64_t collector_send_unix_ns, int64
   }
   d.probe_suspects.clear();
   d.probes.push_back(s);
-  while (static_cast<int>(d.probes.size()) > options_.probe_window) d.probes.pop_front();
+  const size_t window = static_cast<size_t>(options_.probe_window) * (1 + d.followers.size());
+  while (d.probes.size() > window) d.probes.pop_front();
   const bool better = d.best_rtt < 0 || s.rtt <= d.best_rtt;
   if (better) {
     d.best_rtt = s.rtt;
@@ -420,7 +451,9 @@ void ClockAligner::AddProbe(uint32_t rank, int64_t collector_send_unix_ns, int64
   if (rank == reference_) {
     // Every device is re-based when the reference's offset or line moves.
     for (uint32_t r = 0; r < devices_.size(); ++r) {
-      if (devices_[r].source == v1::CLOCK_SOURCE_PROBES && r != reference_) Refit(r);
+      if (devices_[r].source == v1::CLOCK_SOURCE_PROBES && r != reference_ && Leader(r) == r) {
+        Refit(r);
+      }
     }
     Refit(rank);
     PublishAll();

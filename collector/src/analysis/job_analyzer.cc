@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -76,7 +77,13 @@ void JobAnalyzer::Impl::OnStreamOpened(const v1::Hello& hello, int64_t now_unix_
   // The agent's own wall-clock reading is the prior until probes and
   // collectives say better.
   if (hello.clock_domains_size() > 0) {
-    aligner_.SetNominalOffset(hello.rank(), hello.clock_domains(0).realtime_minus_domain_ns());
+    const v1::ClockDomain& clock = hello.clock_domains(0);
+    // Ranks naming the same physical clock share one offset (older agents
+    // and imported traces name none: each is fitted on its own).
+    aligner_.SetClockDomain(hello.rank(), clock.domain_id().empty()
+                                              ? std::string()
+                                              : absl::StrCat(clock.name(), "@", clock.domain_id()));
+    aligner_.SetNominalOffset(hello.rank(), clock.realtime_minus_domain_ns());
   }
   assembler_.OnDeviceOpened(hello.rank());
   loss_.OnRankJoined(hello.rank());

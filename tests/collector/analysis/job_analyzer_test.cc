@@ -225,5 +225,108 @@ TEST(JobAnalyzerTest, AnalysesAStoredLog) {
   std::filesystem::remove_all(dir);
 }
 
+// Hello as an agent sends it: its monotonic clock, naming the physical clock
+// (empty `domain_id`: what agents before clock domains sent).
+v1::Hello HelloWithClock(uint32_t rank, const std::string& domain_id) {
+  v1::Hello hello = MakeHello(rank, 2);
+  v1::ClockDomain* clock = hello.add_clock_domains();
+  clock->set_name("monotonic");
+  clock->set_realtime_minus_domain_ns(1'700'000'000'000'000'000);
+  clock->set_domain_id(domain_id);
+  return hello;
+}
+
+std::map<uint32_t, v1::ClockEstimate> ClocksOf(const JobAnalyzer& analyzer) {
+  std::map<uint32_t, v1::ClockEstimate> by_rank;
+  const v1::ClockReport report = analyzer.Clocks();
+  for (const v1::ClockEstimate& c : report.devices()) by_rank[c.rank()] = c;
+  return by_rank;
+}
+
+TEST(JobAnalyzerTest, RanksDeclaringOneClockShareItExactly) {
+  // The Hellos say both ranks read one clock: the declaration wins over what
+  // the collectives would fit (rank 1's events are 5 ms ahead here).
+  JobAnalyzer analyzer({}, {});
+  analyzer.OnStreamOpened(HelloWithClock(0, "boot:a1b2"), 0);
+  analyzer.OnStreamOpened(HelloWithClock(1, "boot:a1b2"), 0);
+  for (int step = 0; step < kSteps; ++step) {
+    analyzer.OnBatch(1, StepBatch(1, step), 0);
+    analyzer.OnBatch(0, StepBatch(0, step), 0);
+  }
+  std::map<uint32_t, v1::ClockEstimate> clocks = ClocksOf(analyzer);
+  ASSERT_EQ(clocks.size(), 2u);
+  EXPECT_EQ(clocks[1].clock_domain(), "monotonic@boot:a1b2");
+  EXPECT_EQ(clocks[1].source(), v1::CLOCK_SOURCE_CLOCK_DOMAIN);
+  EXPECT_EQ(clocks[1].domain_leader(), 0u);
+  EXPECT_EQ(clocks[1].offset_to_reference_device_ns(), 0);
+  EXPECT_EQ(clocks[1].offset_ns(), clocks[0].offset_ns());
+}
+
+TEST(JobAnalyzerTest, RanksOnOtherClocksAreFitted) {
+  // Another boot, or a test's injected perturbation: another domain.
+  for (const char* other : {"boot:c3d4", "boot:a1b2+test:5000000:0", ""}) {
+    JobAnalyzer analyzer({}, {});
+    analyzer.OnStreamOpened(HelloWithClock(0, "boot:a1b2"), 0);
+    analyzer.OnStreamOpened(HelloWithClock(1, other), 0);
+    for (int step = 0; step < kSteps; ++step) {
+      analyzer.OnBatch(1, StepBatch(1, step), 0);
+      analyzer.OnBatch(0, StepBatch(0, step), 0);
+    }
+    std::map<uint32_t, v1::ClockEstimate> clocks = ClocksOf(analyzer);
+    ASSERT_EQ(clocks.size(), 2u) << other;
+    EXPECT_EQ(clocks[1].source(), v1::CLOCK_SOURCE_COLLECTIVES) << other;
+    EXPECT_EQ(clocks[1].domain_leader(), 1u) << other;
+    // Reference device's clock minus rank 1's: rank 1 runs 5 ms ahead.
+    EXPECT_NEAR(clocks[1].offset_to_reference_device_ns(), -kRank1Skew, 20'000) << other;
+  }
+}
+
+TEST(JobAnalyzerTest, StoredLogOfAgentsWithoutClockDomainsStillReads) {
+  // A log written before Hello named clock domains: the ClockDomain of old
+  // agents (name and offset only) is these exact bytes.
+  v1::ClockDomain old;
+  ASSERT_TRUE(old.ParseFromString(std::string("\x0a\x09monotonic\x10\x80\x80\xa8\xb1\xe3\x9f"
+                                               "\xe7\xcb\x17",
+                                               21)));
+  EXPECT_EQ(old.name(), "monotonic");
+  EXPECT_EQ(old.realtime_minus_domain_ns(), 1'700'000'000'000'000'000);
+  EXPECT_EQ(old.domain_id(), "");
+  const std::filesystem::path dir = std::filesystem::path(::testing::TempDir()) /
+                                    ("job-analyzer-old-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  {
+    JobLog::Options options;
+    options.dir = dir / "jobs" / "job";
+    options.fsync = false;
+    auto log = JobLog::Open(options, nullptr);
+    ASSERT_TRUE(log.ok()) << log.status();
+    for (uint32_t rank : {0u, 1u}) {
+      v1::LogRecord r;
+      v1::Hello* hello = r.mutable_stream_opened()->mutable_hello();
+      *hello = MakeHello(rank, 2);
+      *hello->add_clock_domains() = old;
+      ASSERT_TRUE((*log)->Append(r).ok());
+    }
+    for (int step = 0; step < kSteps; ++step) {
+      for (uint32_t rank : {0u, 1u}) {
+        v1::LogRecord r;
+        r.mutable_batch()->set_rank(rank);
+        *r.mutable_batch()->mutable_batch() = StepBatch(rank, step);
+        ASSERT_TRUE((*log)->Append(r).ok());
+      }
+    }
+    ASSERT_TRUE((*log)->Sync().ok());
+  }
+  absl::StatusOr<std::unique_ptr<JobAnalyzer>> analyzer = AnalyzeStoredJob(dir, "job");
+  ASSERT_TRUE(analyzer.ok()) << analyzer.status();
+  std::map<uint32_t, v1::ClockEstimate> clocks = ClocksOf(**analyzer);
+  ASSERT_EQ(clocks.size(), 2u);
+  // Each old rank is a clock of its own, fitted on the collectives.
+  EXPECT_EQ(clocks[1].clock_domain(), "");
+  EXPECT_EQ(clocks[1].source(), v1::CLOCK_SOURCE_COLLECTIVES);
+  EXPECT_NEAR(clocks[1].offset_to_reference_device_ns(), -kRank1Skew, 20'000);
+  std::filesystem::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace trainscope::collector

@@ -23,6 +23,17 @@ SyntheticClockJob::SyntheticClockJob(const Config& config, JobStrings* strings)
     offset_ns_.push_back(std::llround(offset(rng_)));
     drift_ppm_.push_back(drift(rng_));
   }
+  // Drawn for every rank first, so a job with hosts sees the same draws.
+  for (uint32_t r = 0; r < n && r < config_.host.size(); ++r) {
+    if (config_.host[r] < 0) continue;
+    for (uint32_t first = 0; first < r; ++first) {
+      if (config_.host[first] == config_.host[r]) {
+        offset_ns_[r] = offset_ns_[first];
+        drift_ppm_[r] = drift_ppm_[first];
+        break;
+      }
+    }
+  }
   streams_.resize(n);
   cursor_.assign(n, 0);
   eval_times_.resize(config_.iterations);
@@ -60,6 +71,15 @@ int64_t SyntheticClockJob::Local(uint32_t rank, int64_t true_ns) const {
     local += config_.jump_ns;
   }
   return local;
+}
+
+std::string SyntheticClockJob::Domain(uint32_t rank) const {
+  if (rank >= config_.host.size() || config_.host[rank] < 0) return "";
+  return "host-" + std::to_string(config_.host[rank]);
+}
+
+void SyntheticClockJob::DeclareDomains(ClockAligner* aligner) const {
+  for (uint32_t r = 0; r < config_.world_size; ++r) aligner->SetClockDomain(r, Domain(r));
 }
 
 bool SyntheticClockJob::Alive(uint32_t rank, int iteration) const {

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "trainscope/collector/analysis/clock_aligner.h"
@@ -62,6 +63,9 @@ class SyntheticClockJob {
     int jump_rank = -1;
     int jump_iteration = 0;
     int64_t jump_ns = 0;
+    // Clock domains: ranks with the same host index >= 0 read one clock (the
+    // first such rank's offset and drift); missing or -1: a clock of its own.
+    std::vector<int> host;
   };
   struct Item {
     int iteration = 0;
@@ -76,6 +80,11 @@ class SyntheticClockJob {
   // Device clock at true (Unix) time.
   int64_t Local(uint32_t rank, int64_t true_ns) const;
   int64_t injected_offset_ns(uint32_t rank) const { return offset_ns_[rank]; }
+  // The rank's clock domain for ClockAligner::SetClockDomain: "host-<h>",
+  // or empty for a clock of its own.
+  std::string Domain(uint32_t rank) const;
+  // Declares every rank's domain to the aligner (what the Hellos do).
+  void DeclareDomains(ClockAligner* aligner) const;
   // True times to evaluate the alignment at in iteration k: its start, its
   // middle and its collectives' completions.
   const std::vector<int64_t>& EvalTimes(int iteration) const { return eval_times_[iteration]; }

@@ -9,6 +9,7 @@
 #include "absl/time/time.h"
 #include "trainscope/v1/agent.pb.h"
 #include "trainscope/v1/alerts.pb.h"
+#include "trainscope/v1/analysis.pb.h"
 #include "trainscope/v1/status.pb.h"
 
 namespace trainscope::cli {
@@ -34,6 +35,13 @@ uint64_t TotalDrops(const trainscope::v1::DropCounters& drops);
 std::string FormatAlert(const trainscope::v1::Alert& alert);
 // Quotes text for a one-line display: "a \"b\"" with newlines escaped.
 std::string Quote(const std::string& text);
+// A clock domain as `trainscope clocks` shows it: the boot id cut to 8
+// characters ("monotonic@boot:3f1c0e7a+test:..."), "-" for none.
+std::string ShortClockDomain(const std::string& domain);
+// `trainscope clocks`' table: per device its domain, its offset and drift
+// relative to the reference device (0 within the reference's domain, never
+// the epoch-sized offset onto Unix time), uncertainty and signals.
+std::string FormatClockTable(const trainscope::v1::ClockReport& report);
 
 }  // namespace trainscope::cli
 

@@ -28,9 +28,20 @@
 // uncertainty is a clock jump: reported once (TakeJumps/Report) and the
 // device's window restarts after it.
 //
+// Clock domains: devices that declare the same domain (SetClockDomain; the
+// agents' Hello says which physical clock they read, e.g. one host's
+// CLOCK_MONOTONIC of one boot) share one line, fitted once on all their
+// samples by the domain's leader (the reference if it is a member, else the
+// lowest rank): relative to each other their offset is exactly 0, with no
+// fitting noise. A collective instance gives a domain one sample, the median
+// of its members' ends; probes of every member feed the leader's probe fit;
+// a send/recv inside a domain says nothing. Devices without a domain (old
+// agents, imported traces) are each a domain of their own.
+//
 // Usage:
 //   ClockAligner aligner(&groups);
 //   aligner.Add(rank, event);                    // every decoded event
+//   aligner.SetClockDomain(rank, "monotonic@boot:...");  // at the rank's Hello
 //   aligner.AddProbe(rank, send_unix, agent_recv, agent_send, recv_unix);
 //   int64_t t = aligner.ToReference(rank, event.end_ns);
 //   v1::ClockReport report = aligner.Report();   // every device's estimate
@@ -44,6 +55,7 @@
 #include <deque>
 #include <limits>
 #include <map>
+#include <string>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -103,6 +115,16 @@ class ClockAligner : public ReferenceClock {
   // A prior for `rank`: Unix time minus its clock, e.g. ClockDomain's
   // sampled offset; used until anything better is known.
   void SetNominalOffset(uint32_t rank, int64_t unix_minus_local_ns);
+  // Which clock `rank` reads (see the class comment); empty: its own. Best
+  // called at the rank's Hello, before its events: a change of a domain's
+  // leader after samples were taken drops the collective and send/recv
+  // samples taken so far (as SetReference does).
+  void SetClockDomain(uint32_t rank, const std::string& domain);
+  // The device that fits `rank`'s domain (rank itself when it leads or has
+  // no domain).
+  uint32_t Leader(uint32_t rank) const {
+    return rank < devices_.size() && devices_[rank].leader != kSelf ? devices_[rank].leader : rank;
+  }
   // The device's stream ended: its pending collective instances stop waiting
   // for it.
   void OnDeviceClosed(uint32_t rank);
@@ -123,6 +145,7 @@ class ClockAligner : public ReferenceClock {
   // Level of devices aligned only by probes, used as a stand-in anchor when a
   // group has no better-aligned participant.
   static constexpr int kProbeAnchorLevel = 1 << 16;
+  static constexpr uint32_t kSelf = std::numeric_limits<uint32_t>::max();
 
   // local -> other clock: offset + slope * (local - anchor).
   struct Line {
@@ -187,6 +210,11 @@ class ClockAligner : public ReferenceClock {
     uint32_t jumps = 0;
     std::vector<CollectiveSample> collective_suspects;
     std::vector<ProbeSample> probe_suspects;
+    // Clock domain: a follower's fields above are copies of its leader's
+    // (SyncFollower); its signals are fed to the leader.
+    std::string domain;
+    uint32_t leader = kSelf;
+    std::vector<uint32_t> followers;  // on a leader: the rest of its domain
   };
   struct Instance {
     std::vector<std::pair<uint32_t, int64_t>> ends;  // rank, local end
@@ -232,6 +260,15 @@ class ClockAligner : public ReferenceClock {
   void OnP2pMatch(uint32_t sender, int64_t send_start, uint32_t receiver, int64_t recv_end);
   void AddBound(uint32_t rank, const P2pBound& bound);
   void Rebase(uint32_t reference);
+  // Drops every collective and send/recv sample (the alignment graph changed).
+  void ResetSamples();
+  // Recomputes every domain's leader and followers; a device that stops
+  // leading itself hands its probes to its new leader. True when a device
+  // that already took part in collectives or send/recv changed leader: the
+  // samples must then be reset.
+  bool AssignLeaders();
+  void HandProbes(uint32_t from, uint32_t to);
+  void SyncFollower(uint32_t follower);
 
   // Maps `local` of `rank` onto the reference device's clock with the current
   // estimate, or false when the rank has none usable from a sample of epoch.
@@ -246,7 +283,9 @@ class ClockAligner : public ReferenceClock {
   void FitProbes(Device& d);
   void CheckCollectiveJump(uint32_t rank, Device& d, const CollectiveSample& s);
   void RecordJump(uint32_t rank, int64_t local, int64_t size, const char* by);
+  // A leader's out line, then its followers' copies; a follower: its copy.
   void Publish(uint32_t rank, Device& d);
+  void PublishLine(uint32_t rank, Device& d);
   void PublishAll();
   // The reference device's clock -> Unix time (its probe line).
   Line ReferenceLine() const;
