@@ -21,12 +21,13 @@ from __future__ import annotations
 
 import os
 import pathlib
+import statistics
 import subprocess
 import sys
 import uuid
 
 from jobs_util import PYTHON, trainscope_env
-from test_scenarios import (WORLD, cause, closed_steps, describe, raised, run_scenario,
+from test_scenarios import (cause, cli_json, closed_steps, describe, raised, run_scenario,
                             settled_alerts)
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -86,3 +87,56 @@ def test_unmarked_script_names_its_slow_rank(collector, trainscope_module, tmp_p
     # fault's secondary effects under its cause is another part of issue 17.
     others = [a for a in raised(alerts) if a["rule"] not in WAIT_RULES + ("low_flops",)]
     assert not others, describe(alerts)
+
+
+def test_low_flops_names_the_throttled_rank(collector, trainscope_module, tmp_path):
+    """--low-flops-rank 1: rank 1's forward and backward take 3x as long
+    inside a profiler range, so its operators' time grows and its FLOPs do
+    not (a throttled device). low_flops (a 20-step median >= 40 % below its
+    stage peers') must name rank 1 and no other rank; the time it loses may
+    also be named (straggler, collective_wait), on rank 1 only."""
+    steps, rank = 50, 1
+    job, res = run_scenario(collector, trainscope_module, tmp_path, "ddp_train.py",
+                            ["--low-flops-rank", str(rank), "--slow-factor", "3"], steps)
+    assert res.rc == 0, res.describe()
+    alerts = settled_alerts(collector, job, steps)
+    closed = closed_steps(collector, job)
+    low = [a for a in raised(alerts) if a["rule"] == "low_flops"]
+    assert low, f"no low_flops alert; alerts:\n{describe(alerts)}"
+    assert all(cause(a) == rank and [int(r) for r in a["ranks"]] == [rank] for a in low), \
+        describe(alerts)
+    assert min(int(a["step"]) for a in low) < closed - 1, describe(alerts)
+    blamed = {cause(a) for a in raised(alerts) if cause(a) >= 0}
+    assert blamed == {rank}, describe(alerts)
+
+
+def test_slow_transfer_slows_its_link_not_its_sender(collector, trainscope_module, tmp_path):
+    """--slow-transfer 0:2 (pipeline_train.py): every transfer from rank 0 to
+    rank 2 arrives --delay-ms late inside the receiver's timed recv, both ends
+    having started. What the collector measures for the link (bytes over the
+    time from the later endpoint's start to the receive's end) must drop far
+    below the pipeline's other send/recv links. (Unlike --slow-link, the
+    sender is on time; it may still reach its stage's all_reduce late, as
+    with any slow link: its sends complete only once the bytes are through.)
+
+    slow_link itself is not asserted here: see docs/alerts.md (the rule
+    cannot judge a 4-rank CPU pipeline's links)."""
+    steps = 40
+    job, res = run_scenario(collector, trainscope_module, tmp_path, "pipeline_train.py",
+                            ["--slow-transfer", "0:2", "--delay-ms", "10"], steps)
+    assert res.rc == 0, res.describe()
+    settled_alerts(collector, job, steps)
+    rates: dict = {}
+    for report in cli_json(collector, "steps", job):
+        if int(report["step"]) < 5:  # warm-up
+            continue
+        for link in report.get("links", []):
+            if link["link_type"] == "p2p" and float(link.get("bytes_per_second", 0)) > 0:
+                key = (int(link["src_rank"]), int(link["dst_rank"]))
+                rates.setdefault(key, []).append(float(link["bytes_per_second"]))
+    assert set(rates) == {(0, 2), (1, 3), (2, 0), (3, 1)}, rates.keys()
+    medians = {k: statistics.median(v) for k, v in rates.items()}
+    slow = medians.pop((0, 2))
+    # 4 transfers of 16 KB per step, each 10 ms late: about 1.5 MB/s; the
+    # others run at tens of MB/s (latency-bound on loopback).
+    assert slow < 0.5 * min(medians.values()), (slow, medians)

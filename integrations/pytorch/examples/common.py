@@ -89,8 +89,16 @@ def parse_args(description: str, argv: Optional[List[str]] = None,
     f.add_argument("--slow-rank", type=int, default=-1, help="rank whose compute is slowed")
     f.add_argument("--slow-factor", type=float, default=3.0,
                    help="that rank's forward/backward take this many times as long")
+    f.add_argument("--low-flops-rank", type=int, default=-1,
+                   help="rank whose operators run at a reduced rate: its forward/backward take "
+                        "--slow-factor times as long inside a profiler range (the extra time "
+                        "counts as its operators' time, its FLOPs do not grow)")
     f.add_argument("--slow-link", default="",
                    help="A:B: delay every transfer from rank A to rank B by --delay-ms")
+    f.add_argument("--slow-transfer", default="",
+                   help="A:B (pipeline send/recv): every transfer from rank A to rank B takes "
+                        "--delay-ms longer inside the timed send/recv: the bytes arrive late "
+                        "while the sender is on time (a slow link in user space)")
     f.add_argument("--delay-ms", type=float, default=50.0)
     f.add_argument("--loader-stall-ms", type=float, default=0.0,
                    help="every batch of the data loader waits this long")
@@ -114,6 +122,14 @@ def parse_args(description: str, argv: Optional[List[str]] = None,
         args.slow_link_pair = (a, b)
     else:
         args.slow_link_pair = None
+    args.slow_transfer_pair = None
+    if args.slow_transfer:
+        try:
+            a, b = (int(x) for x in args.slow_transfer.split(":"))
+        except ValueError:
+            p.error(f"--slow-transfer expects A:B with two rank numbers, got "
+                    f"{args.slow_transfer!r}")
+        args.slow_transfer_pair = (a, b)
     if args.fault_onset < 1:
         p.error(f"--fault-onset must be a step number >= 1, got {args.fault_onset}")
     if args.kill_rank >= 0 and args.at_step < 1:
@@ -287,7 +303,9 @@ class Faults:
     def __init__(self, args: argparse.Namespace, rank: int):
         self.rank = rank
         self.slow_factor = args.slow_factor if args.slow_rank == rank else 1.0
+        self.low_flops_factor = args.slow_factor if args.low_flops_rank == rank else 1.0
         self.link = args.slow_link_pair
+        self.transfer = args.slow_transfer_pair
         self.delay_s = args.delay_ms / 1000.0
         stalled = args.loader_stall_rank < 0 or args.loader_stall_rank == rank
         self.loader_stall_s = args.loader_stall_ms / 1000.0 if stalled else 0.0
@@ -316,7 +334,17 @@ class Faults:
         unchanged on a small machine, so only the slow rank looks slow.
         """
         t0 = time.perf_counter()
-        out = fn()
+        if self.low_flops_factor > 1.0 and self.active:
+            # --low-flops-rank: the stretch lies inside a profiler range
+            # (an operator to a profiler), so this rank's operators take
+            # longer for the same FLOPs: a throttled device.
+            with torch.autograd.profiler.record_function("example::reduced_rate"):
+                out = fn()
+                extra = (time.perf_counter() - t0) * (self.low_flops_factor - 1.0)
+                self.injected_s += extra
+                time.sleep(extra)
+        else:
+            out = fn()
         if self.slow_factor > 1.0 and self.active:
             extra = (time.perf_counter() - t0) * (self.slow_factor - 1.0)
             self.injected_s += extra
@@ -330,6 +358,19 @@ class Faults:
         if self.active and self.link and self.link[0] == self.rank and self.link[1] == dst:
             self.injected_s += self.delay_s
             time.sleep(self.delay_s)
+
+    def chunked(self, src: int, dst: int) -> bool:
+        """Whether transfers from src to dst go in two parts (--slow-transfer):
+        from the first step on, so that both ends always agree."""
+        return self.transfer == (src, dst)
+
+    def transfer_pause(self, src: int, dst: int) -> float:
+        """Seconds the second part of a src->dst transfer takes on the wire,
+        waited by the receiver inside its timed recv (--slow-transfer)."""
+        if self.active and self.transfer == (src, dst):
+            self.injected_s += self.delay_s
+            return self.delay_s
+        return 0.0
 
     def before_all_reduce(self, group_ranks: List[int]) -> None:
         """Delays this rank's all_reduce when the slow link starts here and

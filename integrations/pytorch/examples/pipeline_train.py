@@ -36,6 +36,11 @@ def add_pipeline_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--schedule", choices=["gpipe", "1f1b"], default="gpipe")
 
 
+def split_point(numel: int) -> int:
+    """Where --slow-transfer splits a transfer: an eighth of it goes first."""
+    return max(1, numel // 8)
+
+
 class PipelineRank:
     """One rank's half of the model and its side of the send/recv protocol."""
 
@@ -75,13 +80,36 @@ class PipelineRank:
     def send(self, t: torch.Tensor) -> None:
         self.faults.before_transfer(self.peer)
         self.stats.count("send")
-        self.pending_sends.append(dist.isend(t.contiguous(), self.peer))
+        t = t.contiguous()
+        if self.faults.chunked(self.rank, self.peer):
+            # --slow-transfer: a small head, then the rest; both posted now
+            # (the sender is on time), the receiver takes the rest slowly.
+            flat = t.view(-1)
+            head = split_point(flat.numel())
+            self.pending_sends.append(dist.isend(flat[:head], self.peer))
+            self.pending_sends.append(dist.isend(flat[head:], self.peer))
+        else:
+            self.pending_sends.append(dist.isend(t, self.peer))
 
     def recv(self, shape) -> torch.Tensor:
         buf = torch.empty(shape, device=self.device)
         self.stats.count("recv")
         t0 = time.perf_counter()
-        dist.irecv(buf, self.peer).wait()
+        if self.faults.chunked(self.peer, self.rank):
+            # --slow-transfer: the head's recv waits for the sender as any
+            # recv does; once it is in, both ends have started the rest, and
+            # the rest arrives --delay-ms later (inside its timed recv, so the
+            # link's bytes/s drop and nobody is waiting for a late peer).
+            flat = buf.view(-1)
+            head = split_point(flat.numel())
+            dist.irecv(flat[:head], self.peer).wait()
+            rest = dist.irecv(flat[head:], self.peer)
+            pause = self.faults.transfer_pause(self.peer, self.rank)
+            if pause > 0:
+                time.sleep(pause)
+            rest.wait()
+        else:
+            dist.irecv(buf, self.peer).wait()
         self.stats.add_time("recv_wait", time.perf_counter() - t0)
         return buf
 
