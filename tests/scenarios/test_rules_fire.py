@@ -4,11 +4,11 @@ test_scenarios.py does not provoke, each on a real collector with a real
 
 * the unmarked path: a plain DDP script with no trainscope call at all, run
   through `trainscope run`, one rank 3x slower from step 30;
-* `slow_link` on real send/recv: the pipeline example with one p2p link made
-  slow in user space (`--slow-transfer`);
 * `low_flops`: one rank's operators run at a reduced rate (`--low-flops-rank`);
-* `pipeline_bubble`'s balanced-stage branch: stages of equal compute, one of
-  them idling in bubbles.
+* a real slow send/recv link on the pipeline example (`--slow-transfer`):
+  its measured bytes/s drop. `slow_link` itself cannot judge a CPU
+  pipeline's p2p links yet, nor does a flag provoke `pipeline_bubble`'s
+  balanced-stage branch: docs/alerts.md says why.
 
 What must hold is asserted with a wide margin (which rank, link or stage is
 named, that the alert comes before the job ends, no false cause), never
