@@ -79,11 +79,11 @@ std::string JobStateName(trainscope::v1::JobState state) {
       return "finished";
     case trainscope::v1::JOB_STATE_HALTED:
       return "halted";
+    case trainscope::v1::JOB_STATE_LOST:
+      return "lost";
     default:
       return "unknown";
   }
-    case trainscope::v1::JOB_STATE_LOST:
-      return "lost";
 }
 
 uint64_t TotalDrops(const trainscope::v1::DropCounters& drops) {
