@@ -34,8 +34,9 @@ void StepAssembler::UpdateLatest(Instance& inst) {
     if (first || start > inst.latest_start_ns) {
       inst.latest_start_ns = start;
       inst.latest_rank = a.rank;
-      first = false;
     }
+    if (first || start < inst.earliest_start_ns) inst.earliest_start_ns = start;
+    first = false;
   }
   inst.cached_arrivals = static_cast<uint32_t>(inst.arrivals.size());
 }
@@ -79,7 +80,8 @@ void StepAssembler::ReportLinks(const InstanceKey& key, const Instance& inst,
 }
 
 int64_t StepAssembler::CommunicationWait(const OperatorRecord& op, uint32_t* waited_for,
-                                         std::map<LinkKey, LinkTotals>* links) {
+                                         int64_t* lateness, std::map<LinkKey, LinkTotals>* links) {
+  *lateness = 0;
   InstanceKey key{op.group, kNoRank, kNoRank, op.group_sequence};
   if (op.op_class != v1::OPERATOR_CLASS_COLLECTIVE) {
     if (op.peer < 0 || static_cast<uint32_t>(op.peer) == op.rank) return 0;
@@ -97,6 +99,8 @@ int64_t StepAssembler::CommunicationWait(const OperatorRecord& op, uint32_t* wai
   const int64_t wait =
       std::clamp<int64_t>(inst.latest_start_ns - op.start_ns, 0, op.end_ns - op.start_ns);
   *waited_for = inst.latest_rank;
+  if (complete && key.src == kNoRank)
+    *lateness = std::max<int64_t>(0, op.start_ns - inst.earliest_start_ns);
   if (complete && !inst.links_reported) {
     ReportLinks(key, inst, links);
     inst.links_reported = true;
@@ -119,6 +123,7 @@ void StepAssembler::Summarize(uint32_t rank, const Device& d, uint64_t step, con
   int64_t first_start = std::numeric_limits<int64_t>::max();
   int64_t last_end = std::numeric_limits<int64_t>::min();
   int64_t wait = 0;
+  int64_t lateness = 0;
   uint32_t operators = 0, collectives = 0;
   for (const DeviceEvent& e : b.events) {
     OperatorRecord& op = ops->emplace_back();
@@ -154,7 +159,9 @@ void StepAssembler::Summarize(uint32_t rank, const Device& d, uint64_t step, con
       ++collectives;
       s.communication.push_back(iv);
       uint32_t waited_for = kNoRank;
-      const int64_t w = CommunicationWait(op, &waited_for, links);
+      int64_t late = 0;
+      const int64_t w = CommunicationWait(op, &waited_for, &late, links);
+      lateness += late;
       if (w > 0) {
         wait += w;
         s.waited[waited_for] += w;
@@ -218,6 +225,7 @@ void StepAssembler::Summarize(uint32_t rank, const Device& d, uint64_t step, con
     }
   }
   out->set_waited_for_rank(waited_for);
+  out->set_lateness_ns(lateness);
   out->set_complete(b.ended);
 }
 

@@ -238,6 +238,10 @@ TEST_F(StepAssemblerTest, CollectiveWaitIsUntilTheLastArrival) {
   EXPECT_EQ(Device(*s, 2)->wait_ns(), 0);
   EXPECT_EQ(Device(*s, 2)->transfer_ns(), 200);
   EXPECT_EQ(Device(*s, 2)->waited_for_rank(), -1);
+  // Lateness: each arrival after the earliest (rank 0's).
+  EXPECT_EQ(Device(*s, 0)->lateness_ns(), 0);
+  EXPECT_EQ(Device(*s, 1)->lateness_ns(), 100);
+  EXPECT_EQ(Device(*s, 2)->lateness_ns(), 400);
   EXPECT_EQ(Device(*s, 0)->collectives(), 1u);
   // idle = step - (compute + communication) = 1000 - 80 - 600.
   EXPECT_EQ(Device(*s, 0)->idle_ns(), 320);

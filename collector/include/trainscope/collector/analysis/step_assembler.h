@@ -184,6 +184,7 @@ class StepAssembler {
     uint32_t cached_arrivals = 0;
     int64_t latest_start_ns = 0;
     uint32_t latest_rank = 0;
+    int64_t earliest_start_ns = 0;
   };
 
   // Per event: the common case stays inline.
@@ -209,7 +210,9 @@ class StepAssembler {
                  trainscope::v1::DeviceStep* out, std::vector<OperatorRecord>* ops,
                  std::map<LinkKey, LinkTotals>* links);
   // Wait of one communication operator; reports the instance's links once.
-  int64_t CommunicationWait(const OperatorRecord& op, uint32_t* waited_for,
+  // For a complete collective, `*lateness` is the operator's arrival minus
+  // the instance's earliest (0 otherwise: a receive is late by design).
+  int64_t CommunicationWait(const OperatorRecord& op, uint32_t* waited_for, int64_t* lateness,
                             std::map<LinkKey, LinkTotals>* links);
   void TryClose();
   void EnforceBounds();
