@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "alert_engine_internal.h"
 #include "trainscope/collector/analysis/rules_config.h"
 
@@ -18,8 +19,32 @@ using alert_internal::Last;
 using alert_internal::Median;
 using alert_internal::TrailingOnset;
 
+namespace {
+
+LateArrivalDetector::Options LateArrivalOptions(const v1::CollectiveWaitRule& rule) {
+  LateArrivalDetector::Options o;
+  o.reference = rule.late_arrival_reference();
+  o.threshold = rule.late_arrival_threshold();
+  o.cap = rule.late_arrival_cap();
+  o.clear_steps = rule.late_arrival_clear_steps();
+  o.frequency_ratio = rule.late_arrival_frequency_ratio();
+  o.frequency_threshold = rule.late_arrival_frequency_threshold();
+  o.min_margin = rule.late_arrival_min_margin();
+  return o;
+}
+
+// Rules whose alerts name a cause that others' alerts can be effects of.
+bool NamesACause(const std::string& rule) {
+  return rule == kRuleStraggler || rule == kRuleCollectiveWait || rule == kRuleLoaderStall ||
+         rule == kRuleSlowLink || rule == kRuleLostDevice;
+}
+
+}  // namespace
+
 AlertEngine::AlertEngine(std::string job_id, v1::RulesConfig rules)
-    : job_id_(std::move(job_id)), rules_(WithDefaults(std::move(rules))) {
+    : job_id_(std::move(job_id)),
+      rules_(WithDefaults(std::move(rules))),
+      late_arrivals_(LateArrivalOptions(rules_.collective_wait())) {
   history_size_ = std::max<size_t>(
       {rules_.window_steps(), rules_.straggler().window_steps(), rules_.low_flops().window_steps(),
        rules_.collective_wait().streak_steps(), rules_.collective_wait().sustained_steps()});
@@ -33,6 +58,7 @@ std::vector<v1::Alert> AlertEngine::OnStep(const v1::StepReport& step, int64_t n
     const uint64_t s = step.step();
     UpdateLostDevices(step, now_unix_ns, &out);
     UpdateHistory(step);
+    late_arrivals_.OnStep(step);
     const v1::RulesConfig& r = rules_;
     if (r.low_flops().enabled()) {
       Judge(std::string(kRuleLowFlops), r.low_flops().hysteresis(), LowFlops(step), s, now_unix_ns,
@@ -66,6 +92,7 @@ std::vector<v1::Alert> AlertEngine::OnStep(const v1::StepReport& step, int64_t n
       Judge(std::string(kRuleStepTimeRegression), r.step_time_regression().hysteresis(),
             StepTimeRegression(step), s, now_unix_ns, &out);
     }
+    GroupUnderCauses(&out);
   }
   for (const auto& [rank, lost] : lost_) {
     if (lost.open) NoteHolding(std::string(kRuleLostDevice));
@@ -173,7 +200,8 @@ const std::deque<AlertEngine::DeviceSample>* AlertEngine::DeviceWindow(uint32_t 
   return it == device_history_.end() ? nullptr : &it->second;
 }
 
-AlertEngine::HoldUp AlertEngine::HeldUp(const std::deque<DeviceSample>& history) const {
+AlertEngine::HoldUp AlertEngine::HeldUp(uint32_t rank,
+                                        const std::deque<DeviceSample>& history) const {
   const v1::CollectiveWaitRule& rule = rules_.collective_wait();
   auto held_up = [](const DeviceSample& s) { return s.held_up; };
   HoldUp out;
@@ -195,6 +223,19 @@ AlertEngine::HoldUp AlertEngine::HeldUp(const std::deque<DeviceSample>& history)
     if (median >= rule.sustained_wait_fraction()) {
       out = {true, true, sustained, median, rule.sustained_wait_fraction(), 0};
     }
+  }
+  // The late-arrival CUSUM: a small slowdown that holds nobody up for long
+  // in any one step but makes the device the last arriver again and again.
+  const LateArrivalDetector::State* late = late_arrivals_.Find(rank);
+  if (!out.holds && late != nullptr && late->alarmed) {
+    out.holds = true;
+    out.present = true;
+    out.window = late->steps;
+    out.fraction = Median(Last(history, std::max<size_t>(late->steps, 1), held_up));
+    out.threshold = rule.late_arrival_threshold();
+    out.onset = late->onset_step;
+    out.late_arrival_evidence = late->Evidence(late_arrivals_.devices());
+    return out;
   }
   if (!out.holds) {
     out.window = recent;
@@ -275,6 +316,8 @@ void AlertEngine::UpdateLostDevices(const v1::StepReport& step, int64_t now_unix
   for (const v1::DeviceStep* d : CompleteDevices(step)) {
     auto it = lost_.find(d->rank());
     if (it == lost_.end()) continue;
+    // A step its stream had already reported before it closed: old news.
+    if (it->second.stream_lost_after && step.step() <= *it->second.stream_lost_after) continue;
     if (it->second.open) {
       out->push_back(Clear(it->second.raised, nullptr, step.step(), now_unix_ns,
                            absl::StrFormat("rank %u reports steps again", d->rank())));
@@ -315,14 +358,13 @@ std::vector<v1::Alert> AlertEngine::OnDeviceLost(uint32_t rank, uint64_t last_st
   alert.set_metric("stream");
   alert.set_observed(1);
   alert.set_baseline(0);
-    // A step its stream had already reported before it closed: old news.
-    if (it->second.stream_lost_after && step.step() <= *it->second.stream_lost_after) continue;
   alert.set_threshold(1);
   lost.raised = Raise(alert, last_step, last_step, now_unix_ns,
                       absl::StrFormat("rank %u is lost: its stream closed without goodbye "
                                       "after step %u",
                                       rank, last_step));
   lost.open = true;
+  lost.stream_lost_after = last_step;
   out.push_back(lost.raised);
   return out;
 }
@@ -363,7 +405,6 @@ std::vector<v1::Alert> AlertEngine::OnLossEpoch(const LossTracker::ClosedEpoch& 
   for (const LossTracker::ClosedItem& item : epoch.items) {
     const v1::ItemScore& score = item.score;
     const std::string subject = absl::StrCat("item ", score.item());
-  lost.stream_lost_after = last_step;
     auto track = tracks_.find(TrackKey(name, subject));
     const bool open = track != tracks_.end() && track->second.open;
     if (item.epochs_in_top < rule.consecutive_epochs() && !open) continue;
@@ -379,9 +420,8 @@ std::vector<v1::Alert> AlertEngine::OnLossEpoch(const LossTracker::ClosedEpoch& 
     finding.holds = true;
     finding.message = absl::StrCat(
         "item ", score.item(), " (label ", score.label(), ", predicted ", score.prediction(),
-        ", rank ", score.rank(), ") has been in the top ", epoch.top_n,
-        " loss contribution for ", item.epochs_in_top,
-        " epochs running: a candidate mislabeled or ambiguous item");
+        ", rank ", score.rank(), ") has been in the top ", epoch.top_n, " loss contribution for ",
+        item.epochs_in_top, " epochs running: a candidate mislabeled or ambiguous item");
     holding.insert(finding.subject);
     append(Judge(finding, per_epoch, now_unix_ns));
   }
@@ -431,6 +471,49 @@ std::vector<v1::Alert> AlertEngine::Judge(const ExternalFinding& finding,
     if (!it->second.open && it->second.hold_run == 0) tracks_.erase(it);
   }
   return out;
+}
+
+void AlertEngine::GroupUnderCauses(std::vector<v1::Alert>* out) {
+  // The open cause alerts, oldest first: the first raised is the cause.
+  std::vector<const v1::Alert*> causes;
+  for (const auto& [key, track] : tracks_) {
+    if (track.open && NamesACause(track.raised.rule()) && track.raised.caused_by_alert_id() == 0) {
+      causes.push_back(&track.raised);
+    }
+  }
+  for (const auto& [rank, lost] : lost_) {
+    if (lost.open) causes.push_back(&lost.raised);
+  }
+  std::sort(causes.begin(), causes.end(),
+            [](const v1::Alert* a, const v1::Alert* b) { return a->alert_id() < b->alert_id(); });
+  for (v1::Alert& alert : *out) {
+    if (alert.state() != v1::ALERT_STATE_RAISED || alert.rule() == kRuleLostDevice) continue;
+    const v1::Alert* cause = nullptr;
+    for (const v1::Alert* c : causes) {
+      if (c->alert_id() >= alert.alert_id()) break;
+      const bool same_device = alert.cause_rank() >= 0 && c->cause_rank() == alert.cause_rank();
+      // A job-wide effect with no device of its own (or the same one).
+      const bool job_wide =
+          alert.rule() == kRuleStepTimeRegression && (alert.cause_rank() < 0 || same_device);
+      if (same_device || job_wide) {
+        cause = c;
+        break;
+      }
+    }
+    if (cause == nullptr) continue;
+    // The cause's sentence without its figures: "rank 2 is a straggler".
+    const std::string cause_message(absl::string_view(cause->message())
+                                        .substr(0, absl::string_view(cause->message()).find(": ")));
+    const uint64_t cause_id = cause->alert_id();
+    for (auto& [key, track] : tracks_) {
+      if (track.open && track.raised.alert_id() == alert.alert_id()) {
+        track.raised.set_caused_by_alert_id(cause_id);
+        track.raised.set_message(absl::StrCat(track.raised.message(), " (an effect of alert #",
+                                              cause_id, ": ", cause_message, ")"));
+        alert = track.raised;
+      }
+    }
+  }
 }
 
 std::vector<v1::Alert> AlertEngine::OpenAlerts() const {

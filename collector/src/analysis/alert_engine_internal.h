@@ -14,6 +14,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "trainscope/collector/analysis/statistics.h"
 #include "trainscope/v1/alerts.pb.h"
 #include "trainscope/v1/analysis.pb.h"
 
@@ -29,15 +30,7 @@ inline constexpr double kMadScale = 1.4826;
 // Links carrying byte counts within this factor of each other are compared.
 inline constexpr double kLinkBytesRatio = 2;
 
-inline double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + mid, v.end());
-  double upper = v[mid];
-  if (v.size() % 2 == 1) return upper;
-  double lower = *std::max_element(v.begin(), v.begin() + mid);
-  return (lower + upper) / 2;
-}
+using ::trainscope::collector::Median;
 
 inline double Mean(const std::vector<double>& v) {
   if (v.empty()) return 0;

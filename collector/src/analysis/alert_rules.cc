@@ -140,7 +140,7 @@ std::vector<AlertEngine::Verdict> AlertEngine::Straggler(const v1::StepReport& s
     for (const v1::DeviceStep* d : devices) {
       const uint32_t rank = d->rank();
       const std::deque<DeviceSample>& history = *DeviceWindow(rank);
-      const HoldUp held = HeldUp(history);
+      const HoldUp held = HeldUp(rank, history);
       // The streak test: clearly slower and holding the others up, step
       // after step (see StragglerRule).
       auto streaking = [&](const DeviceSample& s) {
@@ -197,10 +197,13 @@ std::vector<AlertEngine::Verdict> AlertEngine::Straggler(const v1::StepReport& s
       v.alert.set_baseline(median);
       v.alert.set_threshold(threshold);
       v.what = absl::StrFormat("rank %u is a straggler", rank);
-      v.values = absl::StrFormat(
-          "own time (step minus waits) %s vs peers' %s over %zu steps (z=%.1f); the others wait "
-          "%.0f%% of their step for it",
-          FormatNs(mine), FormatNs(median), window, z, 100.0 * held.fraction);
+      v.values =
+          absl::StrFormat("own time (step minus waits) %s vs peers' %s over %zu steps (z=%.1f); %s",
+                          FormatNs(mine), FormatNs(median), window, z,
+                          held.late_arrival_evidence.empty()
+                              ? absl::StrFormat("the others wait %.0f%% of their step for it",
+                                                100.0 * held.fraction)
+                              : held.late_arrival_evidence);
       out.push_back(std::move(v));
     }
   }
@@ -213,7 +216,7 @@ std::vector<AlertEngine::Verdict> AlertEngine::CollectiveWait(const v1::StepRepo
     const uint32_t cause = d->rank();
     const auto* history = DeviceWindow(cause);
     if (history == nullptr) continue;
-    const HoldUp held = HeldUp(*history);
+    const HoldUp held = HeldUp(cause, *history);
     if (!held.holds && !held.present) continue;
     std::vector<uint32_t> victims;
     for (const v1::DeviceStep& w : step.devices()) {
@@ -240,8 +243,11 @@ std::vector<AlertEngine::Verdict> AlertEngine::CollectiveWait(const v1::StepRepo
                              : absl::StrFormat("rank%s %s wait%s for rank %u in collectives",
                                                victims.size() == 1 ? "" : "s", RankList(victims),
                                                victims.size() == 1 ? "s" : "", cause);
-    v.values = absl::StrFormat("a median %.0f%% of their step over %zu steps (threshold %.0f%%)",
-                               100.0 * held.fraction, held.window, 100.0 * threshold);
+    v.values =
+        held.late_arrival_evidence.empty()
+            ? absl::StrFormat("a median %.0f%% of their step over %zu steps (threshold %.0f%%)",
+                              100.0 * held.fraction, held.window, 100.0 * threshold)
+            : held.late_arrival_evidence;
     out.push_back(std::move(v));
   }
   return out;
@@ -506,26 +512,16 @@ std::vector<AlertEngine::Verdict> AlertEngine::StepTimeRegression(const v1::Step
     v.onset_step = it->first;
   }
   v.alert = BaseAlert(kRuleStepTimeRegression);
-  // The likely cause: a rank most devices waited for in most of the recent
-  // steps (one slow step of another rank does not name it).
-  int32_t dominant = -1;
-  std::map<int32_t, size_t> waited_for;
+  // The likely cause: the one device the late-arrival test finds everyone
+  // waiting for (none when no device or several are).
+  int32_t cause = -1;
   for (const v1::DeviceStep* d : devices) {
     v.alert.add_ranks(d->rank());
-    if (d->waited_for_rank() >= 0 && d->wait_ns() > 0) ++waited_for[d->waited_for_rank()];
+    const LateArrivalDetector::State* late = late_arrivals_.Find(d->rank());
+    if (late == nullptr || !late->alarmed) continue;
+    cause = cause == -1 ? static_cast<int32_t>(d->rank()) : -2;
   }
-  for (const auto& [rank, votes] : waited_for) {
-    if (devices.size() > 1 && 2 * votes >= devices.size() - 1) dominant = rank;
-  }
-  recent_last_arrivers_.push_back(dominant);
-  while (recent_last_arrivers_.size() > 5) recent_last_arrivers_.pop_front();
-  for (int32_t candidate : recent_last_arrivers_) {
-    if (candidate >= 0 &&
-        2 * std::count(recent_last_arrivers_.begin(), recent_last_arrivers_.end(), candidate) >
-            static_cast<long>(recent_last_arrivers_.size())) {
-      v.alert.set_cause_rank(candidate);
-    }
-  }
+  if (cause >= 0) v.alert.set_cause_rank(cause);
   v.alert.set_metric("step_time_ns");
   v.alert.set_observed(step_time);
   v.alert.set_baseline(step_time_baseline_ns_);

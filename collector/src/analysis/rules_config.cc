@@ -109,6 +109,26 @@ std::vector<std::string> Validate(const v1::RulesConfig& c) {
                 InUnitInterval(r.sustained_wait_fraction()), "a fraction in (0, 1]", &e);
     CheckUnsigned(r.has_sustained_steps(), r.sustained_steps(), 1,
                   "collective_wait.sustained_steps", &e);
+    CheckDouble(r.has_late_arrival_reference(), r.late_arrival_reference(),
+                "collective_wait.late_arrival_reference", r.late_arrival_reference() >= 0,
+                "a fraction >= 0", &e);
+    CheckDouble(r.has_late_arrival_threshold(), r.late_arrival_threshold(),
+                "collective_wait.late_arrival_threshold", r.late_arrival_threshold() > 0,
+                "a number > 0", &e);
+    CheckDouble(r.has_late_arrival_cap(), r.late_arrival_cap(), "collective_wait.late_arrival_cap",
+                InUnitInterval(r.late_arrival_cap()), "a fraction in (0, 1]", &e);
+    CheckUnsigned(r.has_late_arrival_clear_steps(), r.late_arrival_clear_steps(), 1,
+                  "collective_wait.late_arrival_clear_steps", &e);
+    CheckDouble(r.has_late_arrival_frequency_ratio(), r.late_arrival_frequency_ratio(),
+                "collective_wait.late_arrival_frequency_ratio",
+                r.late_arrival_frequency_ratio() > 1, "a ratio > 1", &e);
+    CheckDouble(r.has_late_arrival_frequency_threshold(), r.late_arrival_frequency_threshold(),
+                "collective_wait.late_arrival_frequency_threshold",
+                r.late_arrival_frequency_threshold() > 0, "a number > 0", &e);
+    CheckDouble(r.has_late_arrival_min_margin(), r.late_arrival_min_margin(),
+                "collective_wait.late_arrival_min_margin",
+                r.late_arrival_min_margin() >= 0 && r.late_arrival_min_margin() < 1,
+                "a fraction in [0, 1)", &e);
     CheckHysteresis(r.hysteresis(), "collective_wait.", &e);
   }
   {
@@ -242,6 +262,15 @@ v1::RulesConfig WithDefaults(v1::RulesConfig c) {
   if (!wait->has_streak_steps()) wait->set_streak_steps(3);
   if (!wait->has_sustained_wait_fraction()) wait->set_sustained_wait_fraction(0.12);
   if (!wait->has_sustained_steps()) wait->set_sustained_steps(20);
+  if (!wait->has_late_arrival_reference()) wait->set_late_arrival_reference(0.08);
+  if (!wait->has_late_arrival_threshold()) wait->set_late_arrival_threshold(0.5);
+  if (!wait->has_late_arrival_cap()) wait->set_late_arrival_cap(0.3);
+  if (!wait->has_late_arrival_clear_steps()) wait->set_late_arrival_clear_steps(3);
+  if (!wait->has_late_arrival_frequency_ratio()) wait->set_late_arrival_frequency_ratio(3);
+  if (!wait->has_late_arrival_frequency_threshold()) {
+    wait->set_late_arrival_frequency_threshold(8);
+  }
+  if (!wait->has_late_arrival_min_margin()) wait->set_late_arrival_min_margin(0.02);
   raise_at_once(wait->mutable_hysteresis());
   FillHysteresis(*top, wait->mutable_hysteresis());
 

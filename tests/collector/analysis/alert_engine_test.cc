@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <random>
+#include <set>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -71,10 +72,14 @@ class SyntheticJob {
     // The all-reduce starts when the last present rank arrives.
     uint32_t last = 0;
     double last_arrival = -1;
+    double first_arrival = -1;
     for (uint32_t r = 0; r < ranks_; ++r) {
       if (present[r] && arrival[r] > last_arrival) {
         last_arrival = arrival[r];
         last = r;
+      }
+      if (present[r] && (first_arrival < 0 || arrival[r] < first_arrival)) {
+        first_arrival = arrival[r];
       }
     }
     const double link_ns = 0.5 * kMs;
@@ -106,6 +111,8 @@ class SyntheticJob {
       d->set_transfer_ns(static_cast<int64_t>(transfer));
       d->set_collective_ns(static_cast<int64_t>(wait + transfer));
       d->set_waited_for_rank(wait > 0 ? static_cast<int32_t>(last) : -1);
+      d->set_collectives(1);
+      d->set_lateness_ns(static_cast<int64_t>(arrival[r] - first_arrival));
       // FLOPs follow the work: an overloaded stage does more of it.
       double work = 1;
       if (imbalance.Active(step) && StageOf(r) == heavy_stage) work = heavy_factor;
@@ -192,9 +199,10 @@ std::vector<v1::Alert> Select(const std::vector<v1::Alert>& alerts, absl::string
 }
 
 // The fault's rule raised exactly once within `within` steps of the onset,
-// and cleared once (same id) after the fault ended.
+// and cleared once (same id) within `clear_within` steps after the fault ended.
 v1::Alert ExpectRaisedOnceAndCleared(const std::vector<v1::Alert>& alerts, absl::string_view rule,
-                                     uint64_t onset, uint64_t end, uint64_t within = 3) {
+                                     uint64_t onset, uint64_t end, uint64_t within = 3,
+                                     uint64_t clear_within = 6) {
   std::vector<v1::Alert> raised = Select(alerts, rule, v1::ALERT_STATE_RAISED);
   std::vector<v1::Alert> cleared = Select(alerts, rule, v1::ALERT_STATE_CLEARED);
   EXPECT_EQ(raised.size(), 1u) << rule << Describe(alerts);
@@ -210,7 +218,7 @@ v1::Alert ExpectRaisedOnceAndCleared(const std::vector<v1::Alert>& alerts, absl:
   if (!cleared.empty()) {
     EXPECT_EQ(cleared[0].alert_id(), r.alert_id());
     EXPECT_GE(cleared[0].step(), end);
-    EXPECT_LE(cleared[0].step(), end + 6);
+    EXPECT_LE(cleared[0].step(), end + clear_within);
   }
   return r;
 }
@@ -259,7 +267,11 @@ TEST_P(SlowRankTest, StragglerNamesTheSlowRankAndCollectiveWaitBlamesIt) {
   // 1.5x holds the others up ~30 % of their step, under the fast test's 35 %:
   // the sustained test (median over 20 steps) raises it, 11 steps in.
   const uint64_t within = GetParam() < 2 ? 12 : 3;
-  v1::Alert straggler = ExpectRaisedOnceAndCleared(alerts, "straggler", 100, 160, within);
+  // The late-arrival CUSUM unwinds its evidence (held at its threshold) in
+  // about 8 steps at 4 ranks, then 3 at 0, then the rule's 3 clear steps.
+  const uint64_t clear_within = 15;
+  v1::Alert straggler =
+      ExpectRaisedOnceAndCleared(alerts, "straggler", 100, 160, within, clear_within);
   EXPECT_THAT(straggler.ranks(), ElementsAre(2u));
   EXPECT_EQ(straggler.cause_rank(), 2);
   EXPECT_EQ(straggler.metric(), "own_ns");
@@ -272,7 +284,8 @@ TEST_P(SlowRankTest, StragglerNamesTheSlowRankAndCollectiveWaitBlamesIt) {
     EXPECT_GT(a.victim_ranks_size(), 0);
     EXPECT_THAT(a.victim_ranks(), ::testing::Each(::testing::AnyOf(0u, 1u, 3u)));
   }
-  v1::Alert wait = ExpectRaisedOnceAndCleared(alerts, "collective_wait", 100, 160, within);
+  v1::Alert wait =
+      ExpectRaisedOnceAndCleared(alerts, "collective_wait", 100, 160, within, clear_within);
   EXPECT_EQ(wait.cause_rank(), 2);
   EXPECT_TRUE(engine.OpenAlerts().empty()) << Describe(engine.OpenAlerts());
 }
@@ -291,6 +304,8 @@ TEST(AlertEngineTest, StragglerStreakTestRaisesOnItsOwn) {
     v1::RulesConfig rules;
     rules.mutable_collective_wait()->set_min_wait_fraction(1);
     rules.mutable_collective_wait()->set_sustained_wait_fraction(1);
+    rules.mutable_collective_wait()->set_late_arrival_threshold(1e9);
+    rules.mutable_collective_wait()->set_late_arrival_frequency_threshold(1e9);
     rules.mutable_straggler()->set_streak_excess(streak_excess);
     AlertEngine engine("job-a", rules);
     std::vector<v1::Alert> alerts = RunSteps(job, engine, 220);
@@ -304,6 +319,54 @@ TEST(AlertEngineTest, StragglerStreakTestRaisesOnItsOwn) {
       EXPECT_TRUE(raised.empty()) << Describe(alerts);
     }
   }
+}
+
+TEST(AlertEngineTest, ASlightlySlowRankIsNamedByItsLateArrivals) {
+  // 8 ranks; rank 5 computes 8 % slower from step 60: within the 3 % noise
+  // of its peers' arrivals, so it holds nobody up for long, but it arrives
+  // last step after step. The late-arrival CUSUM names it, no other rank.
+  SyntheticJob job(8, 1, 23);
+  job.slow_rank = 5;
+  job.slow_factor = 1.08;
+  job.slow = {60, 1000};
+  AlertEngine engine("job-a", v1::RulesConfig());
+  std::vector<v1::Alert> alerts = RunSteps(job, engine, 140);
+  std::vector<v1::Alert> raised = Select(alerts, "collective_wait", v1::ALERT_STATE_RAISED);
+  ASSERT_EQ(raised.size(), 1u) << Describe(alerts);
+  EXPECT_EQ(raised[0].cause_rank(), 5);
+  EXPECT_GE(raised[0].step(), 60u);
+  EXPECT_LE(raised[0].step(), 80u) << Describe(alerts);
+  EXPECT_THAT(raised[0].message(), ::testing::HasSubstr("(12% expected)"));
+  for (const v1::Alert& a : alerts) {
+    EXPECT_EQ(a.cause_rank(), 5) << Describe(alerts);
+  }
+}
+
+TEST(AlertEngineTest, EffectsAreGroupedUnderTheirCause) {
+  // A 3x slower rank: the straggler is the cause; the job's step-time
+  // regression and the second who-waits-for-whom rule are its effects.
+  SyntheticJob job(4, 1, 7);
+  job.slow_rank = 1;
+  job.slow_factor = 3;
+  job.slow = {100, 1000};
+  AlertEngine engine("job-a", v1::RulesConfig());
+  std::vector<v1::Alert> alerts = RunSteps(job, engine, 160);
+  std::vector<v1::Alert> raised;
+  for (const v1::Alert& a : alerts) {
+    if (a.state() == v1::ALERT_STATE_RAISED) raised.push_back(a);
+  }
+  ASSERT_GE(raised.size(), 2u) << Describe(alerts);
+  const v1::Alert& cause = raised[0];
+  EXPECT_EQ(cause.cause_rank(), 1);
+  EXPECT_EQ(cause.caused_by_alert_id(), 0u);
+  std::set<std::string> effects;
+  for (size_t i = 1; i < raised.size(); ++i) {
+    EXPECT_EQ(raised[i].caused_by_alert_id(), cause.alert_id()) << Describe(alerts);
+    EXPECT_THAT(raised[i].message(),
+                ::testing::HasSubstr(absl::StrCat("an effect of alert #", cause.alert_id())));
+    effects.insert(raised[i].rule());
+  }
+  EXPECT_TRUE(effects.count("step_time_regression")) << Describe(alerts);
 }
 
 class SlowLinkTest : public ::testing::TestWithParam<int64_t> {};

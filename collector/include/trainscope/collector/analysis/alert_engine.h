@@ -42,6 +42,7 @@
 #include <utility>
 #include <vector>
 
+#include "trainscope/collector/analysis/late_arrival_detector.h"
 #include "trainscope/collector/analysis/loss_tracker.h"
 #include "trainscope/v1/alerts.pb.h"
 #include "trainscope/v1/analysis.pb.h"
@@ -61,7 +62,7 @@ struct ExternalFinding {
   double threshold = 0;
   std::string message;  // used as the raise's message
   bool holds = false;
-  std::string subject;  // which cause within the rule, e.g. "sample 1234"
+  std::string subject;           // which cause within the rule, e.g. "sample 1234"
   std::optional<uint64_t> item;  // a training item the finding is about (Alert.item)
 };
 
@@ -76,9 +77,9 @@ class AlertEngine {
   // A device's stream closed without goodbye or its connection was lost, and
   // the caller judged it lost (JobPipeline waits for its grace first):
   // raises lost_device at once (no hysteresis). Empty if already raised.
-  std::vector<v1::Alert> OnDeviceLost(uint32_t rank, uint64_t last_step, int64_t now_unix_ns);
   // Closed steps up to `last_step` that still count the device complete do
   // not clear it; a later one, or OnDeviceBack, does.
+  std::vector<v1::Alert> OnDeviceLost(uint32_t rank, uint64_t last_step, int64_t now_unix_ns);
   // The device is back (a new stream): clears its lost_device alert.
   std::vector<v1::Alert> OnDeviceBack(uint32_t rank, uint64_t step, int64_t now_unix_ns);
 
@@ -120,7 +121,7 @@ class AlertEngine {
   };
   // Hysteresis state of one (rule, subject).
   struct Track {
-    uint32_t hold_run = 0;  // consecutive holding steps
+    uint32_t hold_run = 0;   // consecutive holding steps
     uint32_t clear_run = 0;  // consecutive steps without the cause present
     uint64_t onset_step = 0;
     uint64_t last_hold_step = 0;
@@ -196,29 +197,39 @@ class AlertEngine {
   const std::deque<DeviceSample>* DeviceWindow(uint32_t rank) const;
   // collective_wait's tests on one device's hold-up of the others.
   struct HoldUp {
-    bool holds = false;    // the fast or the sustained test holds
+    bool holds = false;    // the fast, the sustained or the late-arrival test holds
     bool present = false;  // half the margin remains (keeps an open alert)
     size_t window = 0;     // the window of the test that decided
     double fraction = 0;   // the median hold-up over that window
     double threshold = 0;  // that test's threshold
     uint64_t onset = 0;    // first step of the trailing run over the threshold
+    // Set when the late-arrival CUSUM decided: "last to arrive in ...".
+    std::string late_arrival_evidence;
   };
-  HoldUp HeldUp(const std::deque<DeviceSample>& history) const;
+  HoldUp HeldUp(uint32_t rank, const std::deque<DeviceSample>& history) const;
+  // Files the alerts raised in `out` whose cause is an open alert's under
+  // it (Alert.caused_by_alert_id): a straggler's lower FLOPS, the job's
+  // step-time regression, its second who-waits-for-whom rule.
+  void GroupUnderCauses(std::vector<v1::Alert>* out);
   size_t history_size_ = 0;  // samples kept: the longest window
   std::map<uint32_t, std::deque<DeviceSample>> device_history_;
   std::map<uint32_t, std::deque<StageSample>> stage_history_;
   // Per link (src, dst, type) key.
   std::map<std::string, std::deque<LinkSample>> link_history_;
+  LateArrivalDetector late_arrivals_;
   // Step-time regression: the job step times collected for the baseline.
   std::vector<int64_t> baseline_samples_;
   double step_time_baseline_ns_ = 0;
   std::deque<std::pair<uint64_t, double>> recent_step_times_;  // (step, ns)
-  std::deque<int32_t> recent_last_arrivers_;  // per step: who most waited for, or -1
   // Lost devices: consecutive steps missing, open alert.
   struct LostState {
     uint32_t missing_run = 0;
     bool open = false;
     v1::Alert raised;
+    // Raised by OnDeviceLost: the last step the stream reported. Steps up to
+    // it may still close with the rank complete (the assembler lags the
+    // streams); they do not mean the rank reports steps again.
+    std::optional<uint64_t> stream_lost_after;
   };
   std::map<uint32_t, LostState> lost_;
   std::set<TrackKey> external_holding_;
@@ -227,8 +238,4 @@ class AlertEngine {
 
 }  // namespace trainscope::collector
 
-    // Raised by OnDeviceLost: the last step the stream reported. Steps up to
-    // it may still close with the rank complete (the assembler lags the
-    // streams); they do not mean the rank reports steps again.
-    std::optional<uint64_t> stream_lost_after;
 #endif  // TRAINSCOPE_COLLECTOR_ANALYSIS_ALERT_ENGINE_H_
