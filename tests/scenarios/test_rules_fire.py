@@ -27,7 +27,8 @@ import sys
 import uuid
 
 from jobs_util import PYTHON, trainscope_env
-from test_scenarios import (cause, cli_json, closed_steps, describe, raised, run_scenario,
+from test_scenarios import (blamed_after, cause, cli_json, closed_steps, describe, raised,
+                            run_scenario,
                             settled_alerts)
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -77,8 +78,10 @@ def test_unmarked_script_names_its_slow_rank(collector, trainscope_module, tmp_p
     assert named, f"rank {slow_rank} not named; alerts:\n{describe(alerts)}"
     # Named while the job still ran: before its last closed step.
     assert min(int(a["step"]) for a in named) < closed - 1, describe(alerts)
-    # No false cause: the waiting ranks are victims, never the cause.
-    blamed = {cause(a) for a in raised(alerts) if a["rule"] in WAIT_RULES and cause(a) >= 0}
+    # No false cause: the waiting ranks are victims, never the cause (from a
+    # few steps before the onset: the unmarked path's step numbers may run a
+    # few behind the script's).
+    blamed = blamed_after([a for a in alerts if a["rule"] in WAIT_RULES], 25)
     assert blamed == {slow_rank}, describe(alerts)
     # Nothing else is raised. low_flops may name a waiting rank: on 2 shared
     # cores the slow rank runs its backward while the others wait (alone on
@@ -106,8 +109,7 @@ def test_low_flops_names_the_throttled_rank(collector, trainscope_module, tmp_pa
     assert all(cause(a) == rank and [int(r) for r in a["ranks"]] == [rank] for a in low), \
         describe(alerts)
     assert min(int(a["step"]) for a in low) < closed - 1, describe(alerts)
-    blamed = {cause(a) for a in raised(alerts) if cause(a) >= 0}
-    assert blamed == {rank}, describe(alerts)
+    assert blamed_after(alerts, 0) == {rank}, describe(alerts)
 
 
 def test_slow_transfer_slows_its_link_not_its_sender(collector, trainscope_module, tmp_path):
