@@ -39,6 +39,23 @@ bool NamesACause(const std::string& rule) {
          rule == kRuleSlowLink || rule == kRuleLostDevice;
 }
 
+// Whether `effect`, raised while `cause` is open, is filed under it:
+//  - an alert about the same device, except that a rule saying WHY the
+//    device is late (straggler, loader_stall, ...) is never filed under
+//    collective_wait, which only says THAT it is late;
+//  - the job's step-time regression (the cause's device or none named);
+//  - low FLOPS of another device while a device holds the others up: where
+//    devices share CPU cores (the examples, CI) they share the slowdown, and
+//    that device's FLOPS are not a cause of their own.
+bool IsEffectOf(const v1::Alert& effect, const v1::Alert& cause) {
+  const bool same_device = effect.cause_rank() >= 0 && cause.cause_rank() == effect.cause_rank();
+  if (effect.rule() == kRuleStepTimeRegression) return effect.cause_rank() < 0 || same_device;
+  if (same_device) return cause.rule() != kRuleCollectiveWait || !NamesACause(effect.rule());
+  return effect.rule() == kRuleLowFlops &&
+         (cause.rule() == kRuleStraggler || cause.rule() == kRuleCollectiveWait ||
+          cause.rule() == kRuleLoaderStall);
+}
+
 }  // namespace
 
 AlertEngine::AlertEngine(std::string job_id, v1::RulesConfig rules)
@@ -491,11 +508,7 @@ void AlertEngine::GroupUnderCauses(std::vector<v1::Alert>* out) {
     const v1::Alert* cause = nullptr;
     for (const v1::Alert* c : causes) {
       if (c->alert_id() >= alert.alert_id()) break;
-      const bool same_device = alert.cause_rank() >= 0 && c->cause_rank() == alert.cause_rank();
-      // A job-wide effect with no device of its own (or the same one).
-      const bool job_wide =
-          alert.rule() == kRuleStepTimeRegression && (alert.cause_rank() < 0 || same_device);
-      if (same_device || job_wide) {
+      if (IsEffectOf(alert, *c)) {
         cause = c;
         break;
       }

@@ -369,6 +369,52 @@ TEST(AlertEngineTest, EffectsAreGroupedUnderTheirCause) {
   EXPECT_TRUE(effects.count("step_time_regression")) << Describe(alerts);
 }
 
+TEST(AlertEngineTest, WhyADeviceIsLateIsNotFiledUnderThatItIsLate) {
+  // Rank 3's loader stalls: it arrives late (collective_wait may say so
+  // first), and loader_stall says why: a cause of its own, never an effect.
+  SyntheticJob job(4, 1, 5);
+  job.stall_rank = 3;
+  job.stall_ns = 30 * kMs;
+  job.stall = {100, 1000};
+  AlertEngine engine("job-a", v1::RulesConfig());
+  std::vector<v1::Alert> alerts = RunSteps(job, engine, 140);
+  std::vector<v1::Alert> stall = Select(alerts, "loader_stall", v1::ALERT_STATE_RAISED);
+  std::vector<v1::Alert> late = Select(alerts, "collective_wait", v1::ALERT_STATE_RAISED);
+  ASSERT_EQ(stall.size(), 1u) << Describe(alerts);
+  ASSERT_EQ(late.size(), 1u) << Describe(alerts);
+  ASSERT_LT(late[0].alert_id(), stall[0].alert_id()) << "the case under test" << Describe(alerts);
+  EXPECT_EQ(stall[0].caused_by_alert_id(), 0u) << Describe(alerts);
+  EXPECT_EQ(stall[0].cause_rank(), 3);
+}
+
+TEST(AlertEngineTest, LowFlopsOfAnotherDeviceIsFiledUnderTheOneEveryoneWaitsFor) {
+  // While rank 1 is a straggler, rank 2's FLOPS drop too (on shared cores
+  // the devices share the slowdown): an effect, not a second cause.
+  AlertEngine engine("job-a", v1::RulesConfig());
+  std::vector<v1::Alert> alerts;
+  SyntheticJob job(4, 1, 7);
+  job.slow_rank = 1;
+  job.slow_factor = 3;
+  job.slow = {100, 1000};
+  for (uint64_t s = 0; s < 160; ++s) {
+    v1::StepReport report = job.Step(s);
+    if (s >= 110) {
+      for (v1::DeviceStep& d : *report.mutable_devices()) {
+        if (d.rank() == 2) d.set_flops_per_second(d.flops_per_second() / 3);
+      }
+    }
+    for (v1::Alert& a : engine.OnStep(report, 0)) alerts.push_back(std::move(a));
+  }
+  std::vector<v1::Alert> straggler = Select(alerts, "straggler", v1::ALERT_STATE_RAISED);
+  ASSERT_EQ(straggler.size(), 1u) << Describe(alerts);
+  bool rank2_low = false;
+  for (const v1::Alert& a : Select(alerts, "low_flops", v1::ALERT_STATE_RAISED)) {
+    rank2_low |= a.cause_rank() == 2;
+    EXPECT_EQ(a.caused_by_alert_id(), straggler[0].alert_id()) << Describe(alerts);
+  }
+  EXPECT_TRUE(rank2_low) << Describe(alerts);
+}
+
 class SlowLinkTest : public ::testing::TestWithParam<int64_t> {};
 
 TEST_P(SlowLinkTest, NamesTheLink) {
