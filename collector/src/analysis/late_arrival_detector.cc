@@ -10,7 +10,9 @@ namespace trainscope::collector {
 
 namespace v1 = trainscope::v1;
 
-double LateArrivalDetector::State::MedianLastMargin() const { return Median(last_margins); }
+double LateArrivalDetector::State::MedianLastMargin() const {
+  return Median({last_margins.begin(), last_margins.end()});
+}
 
 std::string LateArrivalDetector::State::Evidence(size_t devices) const {
   return absl::StrFormat(
@@ -81,6 +83,7 @@ void LateArrivalDetector::OnStep(const v1::StepReport& step) {
     if (last) {
       ++s.last_steps;
       s.last_margins.push_back(margin);
+      if (s.last_margins.size() > State::kKeptMargins) s.last_margins.pop_front();
     }
     if (s.magnitude >= options_.threshold || s.frequency >= options_.frequency_threshold) {
       s.alarmed = true;

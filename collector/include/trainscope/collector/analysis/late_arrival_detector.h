@@ -43,6 +43,7 @@
 #define TRAINSCOPE_COLLECTOR_ANALYSIS_LATE_ARRIVAL_DETECTOR_H_
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <string>
 #include <vector>
@@ -74,7 +75,9 @@ class LateArrivalDetector {
     uint32_t steps = 0;                // judged steps since the onset
     uint32_t last_steps = 0;           // of them, steps where this device arrived last
     uint32_t zero_run = 0;             // consecutive steps with S == F == 0
-    std::vector<double> last_margins;  // its margins when last, since the onset
+    // Its margins in the last kKeptMargins steps it was last, since the onset.
+    std::deque<double> last_margins;
+    static constexpr size_t kKeptMargins = 128;
     double MedianLastMargin() const;
     // "last to arrive in 21 of 50 steps (12% expected) by a median margin
     // of 18% of the step" (the alert's message goes on: " since step 40").
