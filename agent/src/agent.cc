@@ -356,10 +356,10 @@ AgentStats Agent::stats() const {
   return stats;
 }
 
-void Agent::Shutdown(absl::Duration deadline) {
+void Agent::Shutdown(absl::Duration deadline, std::string error) {
   if (shutting_down_.exchange(true)) return;
   recording_.store(false);
-  sender_->Shutdown(deadline);
+  sender_->Shutdown(deadline, std::move(error));
 }
 
 std::string Agent::job_token() const { return sender_->job_token(); }

@@ -65,7 +65,7 @@ void Sender::Start() {
   thread_ = std::thread([this] { Run(); });
 }
 
-void Sender::Shutdown(absl::Duration deadline) {
+void Sender::Shutdown(absl::Duration deadline, std::string error) {
   if (!thread_.joinable()) return;
   deadline = std::max(deadline, absl::ZeroDuration());
   bool finished;
@@ -73,6 +73,7 @@ void Sender::Shutdown(absl::Duration deadline) {
     std::unique_lock<std::mutex> lock(mu_);
     shutdown_requested_ = true;
     shutdown_deadline_ = absl::Now() + deadline;
+    shutdown_error_ = std::move(error);
     wake_cv_.notify_all();
     finished_cv_.wait_for(lock, absl::ToChronoNanoseconds(deadline + kShutdownSlack),
                           [this] { return finished_; });
@@ -216,6 +217,7 @@ void Sender::ProcessInbox() {
       shutdown_seen_ = true;
       final_ = true;
       final_deadline_ = shutdown_deadline_;
+      final_error_ = shutdown_error_;
     }
   }
   for (Inbound& item : items) {
@@ -466,6 +468,7 @@ void Sender::FinishRun() {
     v1::Goodbye* goodbye = message.mutable_goodbye();
     *goodbye->mutable_drops() = CurrentDrops(unacked + totals.waiting);
     goodbye->set_events_recorded(totals.recorded);
+    goodbye->set_error(final_error_);
     transport_->Write(message);
   }
   if (state_ != State::kDisconnected) {

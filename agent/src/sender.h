@@ -78,7 +78,8 @@ class Sender : public ControlListener {
   void Start();
   // Flushes until `deadline` from now, then stops. Returns within about the
   // deadline (a blocked stream write is cancelled a little after it).
-  void Shutdown(absl::Duration deadline);
+  // `error` (Goodbye.error): why the process ends abnormally; empty if not.
+  void Shutdown(absl::Duration deadline, std::string error = {});
 
   Counters counters() const;
 
@@ -153,6 +154,7 @@ class Sender : public ControlListener {
   uint64_t rejects_logged_ = 0;
   bool final_ = false;
   absl::Time final_deadline_;
+  std::string final_error_;  // Goodbye.error, copied from shutdown_error_
   std::mt19937_64 jitter_rng_;
 
   std::atomic<uint64_t> dropped_buffer_full_{0};
@@ -171,6 +173,7 @@ class Sender : public ControlListener {
   bool shutdown_requested_ ABSL_GUARDED_BY(mu_) = false;
   bool shutdown_seen_ ABSL_GUARDED_BY(mu_) = false;  // by the sender thread
   absl::Time shutdown_deadline_ ABSL_GUARDED_BY(mu_);
+  std::string shutdown_error_ ABSL_GUARDED_BY(mu_);
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   std::string job_token_ ABSL_GUARDED_BY(mu_);
   std::vector<v1::LossReport> loss_reports_ ABSL_GUARDED_BY(mu_);

@@ -78,13 +78,22 @@ std::string RenderJobStatus(const trainscope::v1::JobStatus& status, absl::Time 
                         {"LAST-SEEN"}});
     for (const trainscope::v1::RankStatus& rank : status.ranks()) {
       std::string connected =
-          rank.connected() ? "yes" : (rank.said_goodbye() ? "no (goodbye)" : "no");
+          rank.connected()
+              ? "yes"
+              : (rank.said_goodbye() ? (rank.exit_error().empty() ? "no (goodbye)" : "no (failed)")
+                                     : "no");
       table.AddRow({absl::StrCat(rank.rank()), rank.host(), absl::StrCat(rank.pid()), connected,
                     FormatCount(rank.events_received()), FormatCount(rank.batches_received()),
                     FormatDrops(rank.agent_drops()), FormatCount(rank.batches_refused()),
                     FormatAgo(rank.last_seen_unix_ns(), now)});
     }
     absl::StrAppend(&out, table.Render());
+    for (const trainscope::v1::RankStatus& rank : status.ranks()) {
+      if (!rank.exit_error().empty()) {
+        absl::StrAppend(&out, "rank ", rank.rank(), " ended with an error: ", rank.exit_error(),
+                        "\n");
+      }
+    }
   }
   if (status.commands_size() > 0) {
     absl::StrAppend(&out, "commands:\n");

@@ -94,8 +94,19 @@ TEST(AgentTest, HelloDescribesTheAgent) {
   EXPECT_EQ(hello.clock_domains(0).name(), "monotonic");
   EXPECT_GT(hello.clock_domains(0).realtime_minus_domain_ns(), 0);
   EXPECT_TRUE(hello.recording());
-  // A clean shutdown ends with Goodbye.
+  // A clean shutdown ends with Goodbye, without an error.
   ASSERT_TRUE(messages.back().has_goodbye());
+  EXPECT_EQ(messages.back().goodbye().error(), "");
+}
+
+TEST(AgentTest, AnAbnormalEndSaysWhyInItsGoodbye) {
+  Started s = StartFake();
+  ASSERT_TRUE(WaitFor([&] { return s.agent->stats().connected; }));
+  s.agent->Shutdown(absl::Seconds(5), "RuntimeError: a peer closed the connection");
+  const auto messages = s.collector->Messages();
+  ASSERT_FALSE(messages.empty());
+  ASSERT_TRUE(messages.back().has_goodbye());
+  EXPECT_EQ(messages.back().goodbye().error(), "RuntimeError: a peer closed the connection");
 }
 
 TEST(AgentTest, ManyThreadsExactCountsAndPerThreadOrder) {

@@ -100,6 +100,19 @@ TEST(StatusPrinterTest, JobStatusWithRanksAndCommands) {
                               "ranks, reason \"stragglers\", at step 57\n"));
 }
 
+TEST(StatusPrinterTest, ARankThatFailedSaysWhy) {
+  trainscope::v1::JobStatus status;
+  *status.mutable_summary() = Summary("resnet");
+  trainscope::v1::RankStatus* rank = status.add_ranks();
+  rank->set_rank(2);
+  rank->set_said_goodbye(true);
+  rank->set_exit_error("RuntimeError: Connection closed by peer");
+  const std::string text = RenderJobStatus(status, kNow, absl::UTCTimeZone());
+  EXPECT_THAT(text, HasSubstr("no (failed)"));
+  EXPECT_THAT(text,
+              HasSubstr("rank 2 ended with an error: RuntimeError: Connection closed by peer\n"));
+}
+
 TEST(StatusPrinterTest, JobWithoutRanks) {
   trainscope::v1::JobStatus status;
   *status.mutable_summary() = Summary("j");

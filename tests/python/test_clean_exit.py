@@ -5,7 +5,8 @@ Real jobs through `trainscope run` against a real collector: an unmodified
 4-rank gloo script started by torch.multiprocessing.spawn (its workers leave
 through os._exit, where atexit never runs), the same started by fork, and a
 torchrun-style worker (RANK/WORLD_SIZE set) ending in sys.exit(0). An
-exception on the way out is not a normal end: no goodbye, the job is lost.
+exception on the way out is not a normal end: the rank says goodbye with the
+error (it failed, it did not vanish: no lost_device), the job is lost.
 
 Timing-based rules are off in this collector (--rules): on a loaded 2-core
 machine they judge noise; what is asserted here is how the job ends, and
@@ -161,8 +162,7 @@ def test_a_torchrun_worker_that_calls_sys_exit_says_goodbye(quiet_collector, pyt
     assert alerts == [], what
 
 
-def test_a_worker_that_dies_of_an_exception_leaves_without_goodbye(quiet_collector, python_dir,
-                                                                   tmp_path):
+def test_a_worker_that_dies_of_an_exception_says_why(quiet_collector, python_dir, tmp_path):
     collector = quiet_collector
     job = f"failed-{os.getpid()}"
     script = tmp_path / "worker.py"
@@ -172,5 +172,5 @@ def test_a_worker_that_dies_of_an_exception_leaves_without_goodbye(quiet_collect
     assert result.returncode != 0, result.stdout + result.stderr
     status = ended(collector, job, 1)
     what = describe(status, [], result)
-    assert not status["ranks"][0].get("said_goodbye"), what
+    assert status["ranks"][0].get("exit_error") == "RuntimeError: the training failed", what
     assert status["summary"]["state"] == "JOB_STATE_LOST", what

@@ -130,7 +130,8 @@ void JobPipeline::RecoverState() {
       r.set_framework(progress.hello.framework());
       r.set_framework_version(progress.hello.framework_version());
       r.set_said_goodbye(progress.goodbye);
-      if (progress.closed && !progress.goodbye) {
+      r.set_exit_error(progress.exit_error);
+      if (progress.closed && (!progress.goodbye || !progress.exit_error.empty())) {
         vanished_ranks_.insert(key.rank);
       } else {
         vanished_ranks_.erase(key.rank);
@@ -355,7 +356,7 @@ v1::JobSummary JobPipeline::BuildSummary() const {
     state = v1::JOB_STATE_HALTED;
   } else if (connected > 0) {
     state = v1::JOB_STATE_RUNNING;
-  } else if (!ranks_.empty() && goodbyes == ranks_.size()) {
+  } else if (!ranks_.empty() && goodbyes == ranks_.size() && vanished_ranks_.empty()) {
     state = v1::JOB_STATE_FINISHED;
   } else if (!vanished_ranks_.empty()) {
     state = v1::JOB_STATE_LOST;

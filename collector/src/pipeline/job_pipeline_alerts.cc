@@ -131,7 +131,7 @@ void JobPipeline::JudgePendingLosses(int64_t now_unix_ns) {
     bool overtaken = false;  // a peer reported steps well past the rank's last
     for (const auto& [peer, r] : ranks_) {
       if (peer == rank) continue;
-      if (r.said_goodbye() && !r.connected() &&
+      if (r.said_goodbye() && r.exit_error().empty() && !r.connected() &&
           std::abs(r.last_seen_unix_ns() - pending.lost_unix_ns) <= grace_ns) {
         ending = true;
       }

@@ -185,7 +185,7 @@ void JobPipeline::DoAttach(AttachRequest& request,
 }
 
 void JobPipeline::CloseConnection(uint64_t connection_id, bool goodbye, const std::string& reason,
-                                  bool collector_stopping) {
+                                  bool collector_stopping, const std::string& exit_error) {
   auto it = connections_.find(connection_id);
   if (it == connections_.end()) return;
   const StreamKey key = it->second.key;
@@ -196,6 +196,7 @@ void JobPipeline::CloseConnection(uint64_t connection_id, bool goodbye, const st
   closed->set_goodbye(goodbye);
   closed->set_reason(reason);
   closed->set_collector_stopping(collector_stopping);
+  closed->set_error(exit_error);
   if (AppendRecord(record).ok()) Analyse(std::move(record));  // a failure shows at the next Sync
   connections_.erase(it);
   if (auto rank_it = connection_by_rank_.find(key.rank);
@@ -204,7 +205,10 @@ void JobPipeline::CloseConnection(uint64_t connection_id, bool goodbye, const st
     v1::RankStatus& r = ranks_[key.rank];
     r.set_connected(false);
     if (goodbye) r.set_said_goodbye(true);
-    if (goodbye || collector_stopping) {
+    r.set_exit_error(exit_error);
+    // An abnormal end said is not a vanished rank, yet the job did not end
+    // cleanly: the job's state counts it with the vanished.
+    if ((goodbye && exit_error.empty()) || collector_stopping) {
       vanished_ranks_.erase(key.rank);
     } else {
       vanished_ranks_.insert(key.rank);
@@ -312,7 +316,8 @@ void JobPipeline::Detach(uint64_t connection_id, std::optional<v1::Goodbye> good
     const uint32_t rank = it->second.key.rank;
     const bool current =
         connection_by_rank_.count(rank) && connection_by_rank_[rank] == connection_id;
-    CloseConnection(connection_id, goodbye.has_value(), reason);
+    CloseConnection(connection_id, goodbye.has_value(), reason, /*collector_stopping=*/false,
+                    goodbye ? goodbye->error() : "");
     if (goodbye && current) *ranks_[rank].mutable_agent_drops() = goodbye->drops();
     if (!goodbye && current && !halted_) OnRankLost(rank);
     // A goodbye may end a pending loss's grace (the job is ending); the last

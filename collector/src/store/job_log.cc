@@ -97,6 +97,7 @@ void Fold(const LogRecord& record, std::optional<uint64_t> batch_bytes, JobLogSt
       progress.hello = hello;
       progress.hello.clear_job_token();
       progress.goodbye = false;
+      progress.exit_error.clear();
       progress.closed = false;
       break;
     }
@@ -121,6 +122,7 @@ void Fold(const LogRecord& record, std::optional<uint64_t> batch_bytes, JobLogSt
       const auto& closed = record.stream_closed();
       StreamProgress& progress = StreamFor(closed.rank(), closed.agent_instance_id(), state);
       if (closed.goodbye()) progress.goodbye = true;
+      progress.exit_error = closed.error();
       // Logs written before collector_stopping existed say so in the reason only.
       progress.closed =
           !closed.collector_stopping() && closed.reason() != "collector shutting down";

@@ -198,7 +198,7 @@ agent::AgentStats PluginSession::stats() const {
   return agent_->stats();
 }
 
-void PluginSession::Close(absl::Duration deadline) {
+void PluginSession::Close(absl::Duration deadline, std::string error) {
   if (closed_.exchange(true, std::memory_order_acq_rel)) return;
   {
     std::lock_guard<std::mutex> lock(hook_mu_);
@@ -211,7 +211,7 @@ void PluginSession::Close(absl::Duration deadline) {
   control_cv_.notify_all();
   if (control_thread_.joinable()) control_thread_.join();
   watchdog_.Disarm();
-  agent_->Shutdown(deadline);
+  agent_->Shutdown(deadline, std::move(error));
   std::lock_guard<std::mutex> lock(stats_mu_);
   final_stats_ = agent_->stats();
 }

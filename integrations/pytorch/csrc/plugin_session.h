@@ -107,8 +107,9 @@ class PluginSession {
   const TickClock& clock() const { return clock_; }
 
   // Removes the hook, stops the control thread and shuts the agent down
-  // (flushing until `deadline`). Idempotent.
-  void Close(absl::Duration deadline);
+  // (flushing until `deadline`; `error`: why the process ends abnormally,
+  // for Goodbye.error). Idempotent.
+  void Close(absl::Duration deadline, std::string error = {});
 
  private:
   explicit PluginSession(SessionOptions options);

@@ -229,9 +229,9 @@ PYBIND11_MODULE(_C, m) {
       .def_property_readonly("closed", &PluginSession::closed)
       .def(
           "close",
-          [](PluginSession& s, double timeout_s) {
+          [](PluginSession& s, double timeout_s, std::string error) {
             py::gil_scoped_release release;
-            s.Close(absl::Seconds(timeout_s));
+            s.Close(absl::Seconds(timeout_s), std::move(error));
           },
-          py::arg("timeout_s") = 5.0);
+          py::arg("timeout_s") = 5.0, py::arg("error") = "");
 }

@@ -230,13 +230,18 @@ def attach(collector: Optional[str] = None, job: Optional[str] = None,
 def detach(timeout_s: float = 5.0) -> None:
     """Removes every callback, hook and patch, flushes what was recorded (for
     at most ``timeout_s``) and disconnects. The job runs on at full speed."""
+    _detach(timeout_s)
+
+
+def _detach(timeout_s: float, error: str = "") -> None:
+    """detach(); `error` (the goodbye's): why the process ends abnormally."""
     with _state.lock:
         session = _state.session
         if session is None:
             return
         _state.session = None
         _patches.uninstall_all()
-        session._native.close(float(timeout_s))
+        session._native.close(float(timeout_s), error)
         _state.last_stats = session.stats()
         # An operator callback that read the session's pointers just before they
         # were unpublished may still be using them: free them one cycle later.
@@ -406,21 +411,26 @@ def _leak(native) -> None:
 _leaked: list = []
 
 
-def _ending_cleanly() -> bool:
-    """Whether the process ends normally: no exception on its way out (a
-    multiprocessing child's finalizers run inside the `finally` its run()
-    unwinds through, so sys.exc_info() shows it), SystemExit with code 0 or
-    None included; and no uncaught exception reported by the interpreter
-    (sys.last_value, set before the atexit handlers run). HaltRequested is a
-    normal end. `sys.exit(1)` at the top level of a script is
-    indistinguishable from a clean exit here."""
-    def clean(exc) -> bool:
+def _abnormal_end() -> str:
+    """Why the process ends abnormally, or "" when it ends normally: an
+    exception on its way out (a multiprocessing child's finalizers run inside
+    the `finally` its run() unwinds through, so sys.exc_info() shows it),
+    SystemExit with a code other than 0 or None, or an uncaught exception
+    reported by the interpreter (sys.last_value, set before the atexit
+    handlers run). HaltRequested is a normal end. `sys.exit(1)` at the top
+    level of a script is indistinguishable from a clean exit here."""
+    def why(exc) -> str:
         if exc is None or isinstance(exc, HaltRequested):  # a halt stops ranks on purpose
-            return True
-        return isinstance(exc, SystemExit) and exc.code in (None, 0)
+            return ""
+        if isinstance(exc, SystemExit) and exc.code in (None, 0):
+            return ""
+        return f"{type(exc).__name__}: {exc}"[:500]
 
-    return (clean(sys.exc_info()[1]) and clean(getattr(sys, "last_value", None))
-            and clean(getattr(sys, "last_exc", None)))
+    for exc in (sys.exc_info()[1], getattr(sys, "last_value", None),
+                getattr(sys, "last_exc", None)):
+        if why(exc):
+            return why(exc)
+    return ""
 
 
 def _close_at_exit() -> None:
@@ -428,19 +438,17 @@ def _close_at_exit() -> None:
     sys.exit (atexit), the end of a multiprocessing / torch.multiprocessing
     worker, spawned or forked (they leave through os._exit after running
     multiprocessing's finalizers, never through atexit). Bounded by
-    TRAINSCOPE_EXIT_TIMEOUT_S (default 2 s). An unclean end (an exception on
-    its way out) leaves without goodbye: to the collector the rank vanished,
-    which is what happened. Never raises: the process is ending anyway."""
+    TRAINSCOPE_EXIT_TIMEOUT_S (default 2 s). An abnormal end (an exception on
+    its way out, e.g. a collective broken by a peer that died) says goodbye
+    with the error: the rank did not vanish, it failed, and the collector
+    keeps the one that vanished first apart from the peers it took down.
+    Never raises: the process is ending anyway."""
     try:
         with _state.lock:
             session = _state.session
             if session is None or session._pid != os.getpid():
                 return
-            if not _ending_cleanly():
-                _state.session = None
-                _leak(session._native)
-                return
-        detach(_exit_timeout_s())
+        _detach(_exit_timeout_s(), _abnormal_end())
     except Exception as e:
         try:
             print(f"trainscope: closing at exit failed: {e}", file=sys.stderr)

@@ -63,9 +63,9 @@ class JobPipelineLostTest : public testing::JobPipelineTest {
         pipeline.AppendBatch(connection_[rank], std::move(batch), 100, [](absl::Status) {}).ok());
   }
 
-  void End(JobPipeline& pipeline, uint32_t rank, bool goodbye) {
+  void End(JobPipeline& pipeline, uint32_t rank, bool goodbye, std::string error = "") {
     std::optional<v1::Goodbye> bye;
-    if (goodbye) bye.emplace();
+    if (goodbye) bye.emplace().set_error(std::move(error));
     pipeline.Detach(connection_[rank], bye, goodbye ? "goodbye" : "stream reset");
   }
 
@@ -165,6 +165,27 @@ TEST_F(JobPipelineLostTest, WhenEveryRankVanishesTheFirstToGoIsNamed) {
   ASSERT_EQ(lost.size(), 1u);
   EXPECT_THAT(lost[0].ranks(), ElementsAre(1u));
   EXPECT_EQ(Snapshot(*pipeline).summary().state(), v1::JOB_STATE_LOST);
+  pipeline->Stop();
+}
+
+TEST_F(JobPipelineLostTest, PeersThatFailAfterTheVanishedRankAreNotMistakenForIt) {
+  // Rank 1 is killed; its peers' collectives break and they end with the
+  // error, saying so (Goodbye.error), before the collector has seen rank 1's
+  // stream close: whatever the order, rank 1 alone vanished and is named.
+  auto pipeline = OpenFake(LostOptions());
+  AttachAll(*pipeline);
+  for (uint32_t rank = 0; rank < kRanks; ++rank) Steps(*pipeline, rank, 1, 40);
+  for (uint32_t rank : {2u, 0u}) End(*pipeline, rank, /*goodbye=*/true, "RuntimeError: gloo");
+  End(*pipeline, 1, /*goodbye=*/false);
+  End(*pipeline, 3, /*goodbye=*/true, "RuntimeError: gloo");
+  std::vector<v1::Alert> lost = LostAlerts(*pipeline);
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_THAT(lost[0].ranks(), ElementsAre(1u));
+  const v1::JobStatus snapshot = Snapshot(*pipeline);
+  EXPECT_EQ(snapshot.summary().state(), v1::JOB_STATE_LOST);
+  for (const v1::RankStatus& r : snapshot.ranks()) {
+    EXPECT_EQ(r.exit_error(), r.rank() == 1 ? "" : "RuntimeError: gloo") << r.rank();
+  }
   pipeline->Stop();
 }
 

@@ -164,8 +164,9 @@ class Agent {
   // Stops recording, sends what is buffered and waits for acknowledgements
   // until `deadline` has passed, says Goodbye and closes the stream. What is
   // still unacknowledged then counts as dropped_shutdown. Idempotent; a second
-  // call returns at once.
-  void Shutdown(absl::Duration deadline);
+  // call returns at once. `error`: why the process ends abnormally (an
+  // uncaught exception), sent in Goodbye.error; empty for a normal end.
+  void Shutdown(absl::Duration deadline, std::string error = {});
   void Shutdown() { Shutdown(options_.shutdown_deadline); }
 
   const AgentOptions& options() const { return options_; }

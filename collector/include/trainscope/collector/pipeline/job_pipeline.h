@@ -252,9 +252,9 @@ class JobPipeline {
   void RecoverState();
   void DoAttach(AttachRequest& request, std::function<void(absl::StatusOr<AttachResult>)>& done);
   // collector_stopping: the collector cuts the stream as it stops (the rank
-  // did not vanish).
+  // did not vanish). exit_error: the goodbye's error (an abnormal end).
   void CloseConnection(uint64_t connection_id, bool goodbye, const std::string& reason,
-                       bool collector_stopping = false);
+                       bool collector_stopping = false, const std::string& exit_error = "");
   // Remembers the highest STEP_MARK step of `batch` for `rank`.
   void NoteSteps(uint32_t rank, const trainscope::v1::EventBatch& batch);
   void DoRunCommand(JobCommand& command,

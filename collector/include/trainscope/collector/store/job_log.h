@@ -71,6 +71,7 @@ struct StreamProgress {
   uint64_t batches_refused = 0;        // StreamBatch records with refused_reason set
   trainscope::v1::DropCounters drops;  // latest reported by the agent
   bool goodbye = false;
+  std::string exit_error;  // the goodbye's error: an abnormal end, said
   // Its last StreamOpened has a StreamClosed other than the collector's own
   // at shutdown: with goodbye false, the rank vanished. A stream open at the
   // log's end, or cut by a stopping collector, may come back.
