@@ -168,6 +168,20 @@ TEST_F(JobPipelineLostTest, WhenEveryRankVanishesTheFirstToGoIsNamed) {
   pipeline->Stop();
 }
 
+TEST_F(JobPipelineLostTest, WhenEveryRankVanishesTheOneThatStoppedFirstIsNamed) {
+  // Rank 1 dies before its step 40; rank 2, in step 40's collective with it,
+  // aborts a moment later, and its close reaches the collector first. Rank 1
+  // reported the earliest last step: it stopped first.
+  auto pipeline = OpenFake(LostOptions());
+  AttachAll(*pipeline);
+  for (uint32_t rank = 0; rank < kRanks; ++rank) Steps(*pipeline, rank, 1, rank == 1 ? 39 : 40);
+  for (uint32_t rank : {2u, 1u, 0u, 3u}) End(*pipeline, rank, /*goodbye=*/false);
+  std::vector<v1::Alert> lost = LostAlerts(*pipeline);
+  ASSERT_EQ(lost.size(), 1u);
+  EXPECT_THAT(lost[0].ranks(), ElementsAre(1u));
+  pipeline->Stop();
+}
+
 TEST_F(JobPipelineLostTest, PeersThatFailAfterTheVanishedRankAreNotMistakenForIt) {
   // Rank 1 is killed; its peers' collectives break and they end with the
   // error, saying so (Goodbye.error), before the collector has seen rank 1's
