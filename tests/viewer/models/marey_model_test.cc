@@ -343,6 +343,20 @@ TEST_F(MareyModelTest, AlertCrossMarksTheCauseNotItsVictims) {
   EXPECT_FLOAT_EQ(crossed_axes[0], model.Rows()[2].axis_y);
 }
 
+TEST_F(MareyModelTest, AJobWideAlertWithoutACauseCrossesNoAxis) {
+  // The job's step-time regression names every device and blames none.
+  MareyModel model(&names_);
+  model.AddOperators({Op(0, 0, 100, "a"), Op(1, 0, 100, "a"), Op(2, 0, 100, "a")});
+  Alert alert;
+  alert.step = 1;
+  alert.ranks = {0, 1, 2};
+  alert.rule = "step_time_regression";
+  model.SetAlerts({alert});
+  model.SetViewport(1000, 600);
+  const auto& list = model.Draw();
+  for (const Cross& c : list.crosses) EXPECT_GE(c.centre.x, model.plot_rect().x);
+}
+
 TEST_F(MareyModelTest, FocusOnAlertZoomsToItsOperator) {
   MareyModel model(&names_);
   std::vector<OperatorRecord> ops;

@@ -175,12 +175,14 @@ void MareyModel::SetAlerts(const std::vector<Alert>& alerts) {
   alerts_ = alerts;
   alerts_by_rank_.clear();
   for (const Alert& alert : alerts_) {
-    // The glyph marks the blamed device (victims are named in the text);
-    // a job-wide alert marks every device it names.
+    // The glyph marks the blamed device (victims are named in the text); an
+    // alert about one device without a cause marks it; a job-wide one (the
+    // job's step-time regression lists every device) marks none: a cross on
+    // every axis would blame them all.
     if (alert.cause >= 0) {
       alerts_by_rank_[static_cast<uint32_t>(alert.cause)].push_back(&alert);
-    } else {
-      for (uint32_t rank : alert.ranks) alerts_by_rank_[rank].push_back(&alert);
+    } else if (alert.ranks.size() == 1) {
+      alerts_by_rank_[alert.ranks[0]].push_back(&alert);
     }
   }
   rows_dirty_ = true;
