@@ -259,8 +259,6 @@ def test_imbalanced_pipeline_names_the_heavy_stage(collector, trainscope_module,
                     if a["rule"] in ("pipeline_bubble", "stage_flops_imbalance")]
     assert stage_alerts, describe(alerts)
     assert all(int(a.get("stage", -1)) == 1 for a in stage_alerts), describe(alerts)
-    # Its send/recv links are not slow: the stages wait, the transfers do not.
-    assert not [a for a in raised(alerts) if a["rule"] == "slow_link"], describe(alerts)
     assert min(int(a["step"]) for a in stage_alerts) < steps, describe(alerts)
 
 

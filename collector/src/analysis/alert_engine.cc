@@ -184,10 +184,9 @@ void AlertEngine::UpdateHistory(const v1::StepReport& step) {
     it = it->second.back().step == step.step() ? std::next(it) : stage_history_.erase(it);
   }
 
-  // A send/recv link's duration runs from the later endpoint's start: the
-  // wait for the peer is not in it. A modelled collective link's runs from
-  // the last arrival only when neither endpoint waited long: where one
-  // waited longer than it transferred, the duration measures the wait.
+  // A link's duration runs from the later endpoint's arrival only when
+  // neither waited long: where an endpoint waited longer than it
+  // transferred, the duration measures the wait.
   auto dominated_by_waiting = [&](uint32_t rank) {
     auto it = by_rank.find(rank);
     return it == by_rank.end() || it->second->wait_ns() > it->second->transfer_ns();
@@ -198,18 +197,15 @@ void AlertEngine::UpdateHistory(const v1::StepReport& step) {
     sample.type = l.link_type();
     sample.bytes = static_cast<double>(l.bytes());
     sample.bytes_per_second = l.bytes_per_second();
-    const bool measured = l.link_type() != "collective";
-    sample.usable =
-        l.bytes() >= rules_.slow_link().min_bytes() && l.bytes_per_second() > 0 &&
-        (measured || (!dominated_by_waiting(l.src_rank()) && !dominated_by_waiting(l.dst_rank())));
+    sample.usable = l.bytes() >= rules_.slow_link().min_bytes() && l.bytes_per_second() > 0 &&
+                    !dominated_by_waiting(l.src_rank()) && !dominated_by_waiting(l.dst_rank());
     std::deque<LinkSample>& window =
         link_history_[absl::StrFormat("%s %010u %010u", l.link_type(), l.src_rank(), l.dst_rank())];
     window.push_back(std::move(sample));
   }
   for (auto it = link_history_.begin(); it != link_history_.end();) {
     std::deque<LinkSample>& window = it->second;
-    while (!window.empty() &&
-           window.front().step + rules_.slow_link().window_steps() <= step.step()) {
+    while (!window.empty() && window.front().step + rules_.window_steps() <= step.step()) {
       window.pop_front();
     }
     it = window.empty() ? link_history_.erase(it) : std::next(it);

@@ -255,7 +255,7 @@ std::vector<AlertEngine::Verdict> AlertEngine::CollectiveWait(const v1::StepRepo
 
 std::vector<AlertEngine::Verdict> AlertEngine::SlowLink(const v1::StepReport& step) const {
   const v1::SlowLinkRule& rule = rules_.slow_link();
-  const size_t window = rule.window_steps();
+  const size_t window = rules_.window_steps();
   // A link is judged on its usable samples in the window: at least a
   // majority of the window.
   struct Judged {

@@ -135,7 +135,6 @@ std::vector<std::string> Validate(const v1::RulesConfig& c) {
     const auto& r = c.slow_link();
     CheckDouble(r.has_below_median(), r.below_median(), "slow_link.below_median",
                 InOpenUnitInterval(r.below_median()), "a fraction in (0, 1)", &e);
-    CheckUnsigned(r.has_window_steps(), r.window_steps(), 1, "slow_link.window_steps", &e);
     CheckHysteresis(r.hysteresis(), "slow_link.", &e);
   }
   {
@@ -277,8 +276,7 @@ v1::RulesConfig WithDefaults(v1::RulesConfig c) {
 
   auto* link = c.mutable_slow_link();
   if (!link->has_enabled()) link->set_enabled(true);
-  if (!link->has_below_median()) link->set_below_median(0.3);
-  if (!link->has_window_steps()) link->set_window_steps(20);
+  if (!link->has_below_median()) link->set_below_median(0.5);
   if (!link->has_min_bytes()) link->set_min_bytes(4096);
   if (!link->has_collective_links()) link->set_collective_links(false);
   FillHysteresis(*top, link->mutable_hysteresis());

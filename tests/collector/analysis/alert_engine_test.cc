@@ -427,10 +427,7 @@ TEST_P(SlowLinkTest, NamesTheLink) {
   rules.mutable_slow_link()->set_collective_links(true);
   AlertEngine engine("job-a", rules);
   std::vector<v1::Alert> alerts = RunSteps(job, engine, 200);
-  // The rule judges 20-step medians: raised once most of its window is
-  // slow, cleared once most of it is fast again.
-  v1::Alert link = ExpectRaisedOnceAndCleared(alerts, "slow_link", 80, 130, /*within=*/12,
-                                              /*clear_within=*/15);
+  v1::Alert link = ExpectRaisedOnceAndCleared(alerts, "slow_link", 80, 130);
   EXPECT_EQ(link.link_src_rank(), 1);
   EXPECT_EQ(link.link_dst_rank(), 2);
   EXPECT_EQ(link.metric(), "bytes_per_second");
@@ -454,8 +451,7 @@ TEST(SlowLinkDefaultsTest, CollectiveLinksAreNotJudgedByDefault) {
   EXPECT_TRUE(Select(RunSteps(job, engine, 200), "slow_link", v1::ALERT_STATE_RAISED).empty());
 }
 
-// 2 ms on a 0.5 ms link: the rate falls to a fifth, under the rule's 30 %.
-INSTANTIATE_TEST_SUITE_P(Delays, SlowLinkTest, ::testing::Values(2 * kMs, 5 * kMs, 50 * kMs));
+INSTANTIATE_TEST_SUITE_P(Delays, SlowLinkTest, ::testing::Values(1 * kMs, 5 * kMs, 50 * kMs));
 
 TEST(AlertEngineTest, LoaderStallNamesTheRank) {
   SyntheticJob job(4, 1, 3);
