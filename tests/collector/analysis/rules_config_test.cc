@@ -34,6 +34,10 @@ TEST(RulesConfigTest, DefaultsFillEveryRule) {
   EXPECT_DOUBLE_EQ(c.collective_wait().sustained_wait_fraction(), 0.12);
   EXPECT_EQ(c.collective_wait().sustained_steps(), 20u);
   EXPECT_EQ(c.collective_wait().hysteresis().raise_after_steps(), 1u);
+  EXPECT_DOUBLE_EQ(c.collective_wait().late_arrival_reference(), 0.08);
+  EXPECT_DOUBLE_EQ(c.collective_wait().late_arrival_threshold(), 0.5);
+  EXPECT_DOUBLE_EQ(c.collective_wait().late_arrival_frequency_threshold(), 8);
+  EXPECT_EQ(c.collective_wait().late_arrival_clear_steps(), 3u);
   EXPECT_DOUBLE_EQ(c.slow_link().below_median(), 0.5);
   EXPECT_EQ(c.slow_link().min_bytes(), 4096u);
   EXPECT_DOUBLE_EQ(c.pipeline_bubble().bubble_fraction(), 0.3);
