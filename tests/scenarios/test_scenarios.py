@@ -94,6 +94,9 @@ def cause(alert: dict) -> int:
 PINNED_STEPS = 25
 CLEAN_PINNED_STEPS = 50
 TIMING_RULES = ("straggler", "collective_wait", "loader_stall", "step_time_regression")
+# Rules that blame a pipeline stage (the device rules also fill in the stage
+# of the device they blame).
+STAGE_RULES = ("stage_flops_imbalance", "pipeline_bubble")
 
 
 def open_steps(alerts: list, alert: dict, from_step: int, last_step: int) -> int:
@@ -136,7 +139,7 @@ def blames_something(alerts: list, steps: int) -> list:
     devices = blamed(alerts, 0, steps, CLEAN_PINNED_STEPS)
     return [a for a in raised(alerts)
             if cause(a) in devices or int(a.get("link_src_rank", -1)) >= 0
-            or (int(a.get("stage", -1)) >= 0 and a["rule"] != "low_flops")]
+            or a["rule"] in STAGE_RULES]
 
 
 def run_scenario(collector, trainscope_module, tmp_path, script: str, args: list,
