@@ -274,12 +274,13 @@ def test_killed_rank_is_a_lost_device(collector, trainscope_module, tmp_path):
                             ["--kill-rank", "1", "--at-step", str(kill_at)], FAULT_STEPS)
     assert res.rc != 0, res.describe()
     alerts = settled_alerts(collector, job, kill_at)
-    lost = [a for a in raised(alerts) if a["rule"] == "lost_device"]
-    assert lost, describe(alerts)
-    first = min(lost, key=lambda a: int(a["alert_id"]))
-    assert [int(r) for r in first["ranks"]] == [1], describe(alerts)
+    lost = {int(a["ranks"][0]): a for a in raised(alerts) if a["rule"] == "lost_device"}
+    # Rank 1 is named; a peer that aborted in the collective it broke, a
+    # millisecond later, may be named with it (which went first cannot be
+    # told); the launcher kills the rest seconds later: they followed.
+    assert 1 in lost and len(lost) <= 2, describe(alerts)
     # Its step is the last one rank 1 reported, around the kill.
-    assert kill_at - 10 <= int(first["step"]) <= kill_at + 5, describe(alerts)
+    assert kill_at - 10 <= int(lost[1]["step"]) <= kill_at + 5, describe(alerts)
 
 
 def test_halt_by_policy_stops_every_rank(collector, trainscope_module, tmp_path):

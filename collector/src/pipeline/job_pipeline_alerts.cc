@@ -118,18 +118,17 @@ void JobPipeline::JudgePendingLosses(int64_t now_unix_ns) {
   }
   const int64_t grace_ns = absl::ToInt64Nanoseconds(options_.lost_device_grace);
   const bool anyone_connected = !connection_by_rank_.empty();
-  // When every rank is gone without a goodbye near it, the first to stop is
-  // the cause (its peers failed in a collective, some aborting within a
-  // millisecond, or were killed by the launcher): the one whose last step is
-  // the earliest (its peers went on into the step it never reached), then
-  // the first stream to close (the order the closes reach this thread in is
-  // only a hint).
-  std::pair<uint64_t, int64_t> first_lost{UINT64_MAX, INT64_MAX};
+  // When every rank is gone without a goodbye near it, the first to go is
+  // the cause (its peers failed in a collective or were killed by the
+  // launcher). Ranks that went within lost_device_together of the first
+  // are named with it: a peer that aborts in the broken collective goes a
+  // millisecond later, and neither the order the closes reach this thread
+  // in nor the last steps they had flushed can tell them apart.
+  int64_t first_lost = INT64_MAX;
   for (const auto& [rank, pending] : pending_losses_) {
-    if (pending.peers_connected) {
-      first_lost = std::min(first_lost, std::make_pair(pending.last_step, pending.lost_unix_ns));
-    }
+    if (pending.peers_connected) first_lost = std::min(first_lost, pending.lost_unix_ns);
   }
+  const int64_t together_ns = absl::ToInt64Nanoseconds(options_.lost_device_together);
   for (auto it = pending_losses_.begin(); it != pending_losses_.end();) {
     const uint32_t rank = it->first;
     const PendingLoss& pending = it->second;
@@ -153,8 +152,7 @@ void JobPipeline::JudgePendingLosses(int64_t now_unix_ns) {
       if (overtaken || (anyone_connected && now_unix_ns - pending.lost_unix_ns >= grace_ns)) {
         raise = true;
       } else if (!anyone_connected) {
-        raise = pending.peers_connected &&
-                std::make_pair(pending.last_step, pending.lost_unix_ns) == first_lost;
+        raise = pending.peers_connected && pending.lost_unix_ns - first_lost <= together_ns;
         forget = true;
       }
     }

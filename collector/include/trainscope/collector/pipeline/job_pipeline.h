@@ -109,9 +109,12 @@ struct JobPipelineOptions {
   // steps past the rank's last, or is still connected lost_device_grace after
   // the close. A peer's goodbye within the grace means the job is ending (no
   // alert); when every rank vanished without goodbye, the first to go is named
-  // (the others followed it). See docs/alerts.md.
+  // (the others followed it), with those that went within
+  // lost_device_together of it (which went first cannot be told). See
+  // docs/alerts.md.
   absl::Duration lost_device_grace = absl::Seconds(10);
   uint64_t lost_device_grace_steps = 3;
+  absl::Duration lost_device_together = absl::Seconds(1);
   // One-line notices (recovery, generated tokens); default: stderr.
   std::function<void(absl::string_view)> notice;
 };
