@@ -53,19 +53,23 @@ def test_step_metrics_match_the_jobs_own_timers(collector, trainscope_module, tm
     assert res.rc == 0, res.describe()
 
     # Steps 0..STEPS-1 close as each device marks the next one; the last step
-    # closes when the ranks disconnect.
+    # closes when the ranks disconnect. On a loaded machine a rank may attach
+    # a step or two after the first one marked its steps (those steps close
+    # without it); from then on every step has every rank.
     steps = {int(s["step"]): s for s in wait_for_steps(collector, job, STEPS)}
-    for step in range(STEPS):
+    ranks_of = {s: sorted(int(d["rank"]) for d in r["devices"]) for s, r in steps.items()}
+    first_full = min(s for s, ranks in ranks_of.items() if ranks == list(range(WORLD)))
+    assert first_full <= 3, ranks_of
+    for step in range(first_full, STEPS):
         assert step in steps, (step, sorted(steps))
-        ranks = sorted(int(d["rank"]) for d in steps[step]["devices"])
-        assert ranks == list(range(WORLD)), (step, ranks)
+        assert ranks_of[step] == list(range(WORLD)), (step, ranks_of[step])
 
     # The job times each step from the top of its loop to the end of the
     # optimizer; trainscope from one optimizer step's end to the next. The two
     # windows are shifted but, summed over the steady steps, measure the same
     # time. Phases are marked by the job with trainscope.phase, so they must
     # agree closely too.
-    steady = range(2, STEPS - 2)
+    steady = range(first_full + 2, STEPS - 2)
     for d in res.ranks:
         rank = d["rank"]
         timers = d["timers"]
