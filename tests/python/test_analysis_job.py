@@ -59,7 +59,9 @@ def test_step_metrics_match_the_jobs_own_timers(collector, trainscope_module, tm
     steps = {int(s["step"]): s for s in wait_for_steps(collector, job, STEPS)}
     ranks_of = {s: sorted(int(d["rank"]) for d in r["devices"]) for s, r in steps.items()}
     first_full = min(s for s, ranks in ranks_of.items() if ranks == list(range(WORLD)))
-    assert first_full <= 3, ranks_of
+    # How late depends on the machine's load (4 steps seen under a parallel
+    # build); what is checked below needs 10 steady steps after it.
+    assert first_full <= STEPS - 14, ranks_of
     for step in range(first_full, STEPS):
         assert step in steps, (step, sorted(steps))
         assert ranks_of[step] == list(range(WORLD)), (step, ranks_of[step])
