@@ -11,6 +11,7 @@
 #include "absl/strings/str_join.h"
 #include "google/protobuf/io/tokenizer.h"
 #include "google/protobuf/text_format.h"
+#include "trainscope/collector/analysis/late_arrival_detector.h"
 
 namespace trainscope::collector {
 namespace {
@@ -262,15 +263,21 @@ v1::RulesConfig WithDefaults(v1::RulesConfig c) {
   if (!wait->has_streak_steps()) wait->set_streak_steps(3);
   if (!wait->has_sustained_wait_fraction()) wait->set_sustained_wait_fraction(0.12);
   if (!wait->has_sustained_steps()) wait->set_sustained_steps(20);
-  if (!wait->has_late_arrival_reference()) wait->set_late_arrival_reference(0.08);
-  if (!wait->has_late_arrival_threshold()) wait->set_late_arrival_threshold(0.5);
-  if (!wait->has_late_arrival_cap()) wait->set_late_arrival_cap(0.3);
-  if (!wait->has_late_arrival_clear_steps()) wait->set_late_arrival_clear_steps(3);
-  if (!wait->has_late_arrival_frequency_ratio()) wait->set_late_arrival_frequency_ratio(3);
-  if (!wait->has_late_arrival_frequency_threshold()) {
-    wait->set_late_arrival_frequency_threshold(8);
+  // The detector's own defaults: one copy of each number.
+  const LateArrivalDetector::Options late;
+  if (!wait->has_late_arrival_reference()) wait->set_late_arrival_reference(late.reference);
+  if (!wait->has_late_arrival_threshold()) wait->set_late_arrival_threshold(late.threshold);
+  if (!wait->has_late_arrival_cap()) wait->set_late_arrival_cap(late.cap);
+  if (!wait->has_late_arrival_clear_steps()) {
+    wait->set_late_arrival_clear_steps(late.clear_steps);
   }
-  if (!wait->has_late_arrival_min_margin()) wait->set_late_arrival_min_margin(0.02);
+  if (!wait->has_late_arrival_frequency_ratio()) {
+    wait->set_late_arrival_frequency_ratio(late.frequency_ratio);
+  }
+  if (!wait->has_late_arrival_frequency_threshold()) {
+    wait->set_late_arrival_frequency_threshold(late.frequency_threshold);
+  }
+  if (!wait->has_late_arrival_min_margin()) wait->set_late_arrival_min_margin(late.min_margin);
   raise_at_once(wait->mutable_hysteresis());
   FillHysteresis(*top, wait->mutable_hysteresis());
 
