@@ -20,6 +20,7 @@
 #include "sender.h"
 #include "string_table.h"
 #include "thread_ring.h"
+#include "trainscope/proto/job_id.h"
 #include "trainscope/v1/agent.pb.h"
 
 namespace trainscope::agent {
@@ -68,14 +69,6 @@ thread_local ThreadRings tls_rings;
 
 uint32_t OsThreadId() { return static_cast<uint32_t>(::syscall(SYS_gettid)); }
 
-bool ValidJobId(const std::string& id) {
-  if (id.empty() || id.size() > 128) return false;
-  return std::all_of(id.begin(), id.end(), [](char c) {
-    return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '.' ||
-           c == '_' || c == '-';
-  });
-}
-
 absl::Status ValidateAddress(const std::string& address) {
   const auto bad = [&](absl::string_view expected) {
     return absl::InvalidArgumentError(
@@ -106,10 +99,7 @@ absl::Status ValidateAddress(const std::string& address) {
 
 absl::Status ValidateAndComplete(AgentOptions& options) {
   if (absl::Status s = ValidateAddress(options.collector_address); !s.ok()) return s;
-  if (!ValidJobId(options.job_id)) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "job_id \"", options.job_id, "\": expected 1 to 128 characters of [A-Za-z0-9._-]"));
-  }
+  if (absl::Status s = protocol::ValidateJobId(options.job_id, "job_id"); !s.ok()) return s;
   if (options.world_size == 0) {
     return absl::InvalidArgumentError("world_size 0: expected at least 1");
   }
@@ -222,8 +212,18 @@ Agent::Agent(AgentOptions options, std::unique_ptr<Transport> transport)
       options_.test_clock_offset_ns, options_.test_clock_drift_ppm,
       options_.test_clock_origin_ns != 0 ? options_.test_clock_origin_ns : Agent::Now());
   identity.clock_domain_id = ClockDomainId::Monotonic(identity.clock_perturbation);
-  sender_ = std::make_unique<Sender>(this, options_, identity, strings_.get(), rings_.get(),
-                                     std::move(transport));
+  Sender::AgentHooks hooks;
+  hooks.apply_recording = [this](bool enabled, uint32_t sampling_period) {
+    ApplyRecordingFromCollector(enabled, sampling_period);
+  };
+  hooks.apply_loss_contribution = [this](bool enabled, bool only_if_changed) {
+    ApplyLossContributionFromCollector(enabled, only_if_changed);
+  };
+  hooks.apply_halt = [this](HaltInfo info) { ApplyHalt(std::move(info)); };
+  hooks.recording = [this] { return recording(); };
+  hooks.orphan_drops = [this] { return orphan_drops_.load(std::memory_order_relaxed); };
+  sender_ = std::make_unique<Sender>(std::move(hooks), options_, identity, strings_.get(),
+                                     rings_.get(), std::move(transport));
   recording_.store(options_.start_recording, std::memory_order_relaxed);
 }
 

@@ -41,9 +41,9 @@ bool IsPermanentRefusal(absl::StatusCode code) {
 
 }  // namespace
 
-Sender::Sender(Agent* agent, const AgentOptions& options, Identity identity, StringTable* strings,
-               RingRegistry* rings, std::unique_ptr<Transport> transport)
-    : agent_(agent),
+Sender::Sender(AgentHooks agent, const AgentOptions& options, Identity identity,
+               StringTable* strings, RingRegistry* rings, std::unique_ptr<Transport> transport)
+    : agent_(std::move(agent)),
       options_(options),
       identity_(identity),
       strings_(strings),
@@ -124,12 +124,12 @@ void Sender::OnControl(v1::Control control, int64_t receive_ns) {
   // in stream order; the rest is the sender thread's business.
   switch (control.body_case()) {
     case v1::Control::kSetRecording:
-      agent_->ApplyRecordingFromCollector(control.set_recording().enabled(),
-                                          control.set_recording().sampling_period());
+      agent_.apply_recording(control.set_recording().enabled(),
+                             control.set_recording().sampling_period());
       return;
     case v1::Control::kSetLossContribution:
-      agent_->ApplyLossContributionFromCollector(control.set_loss_contribution().enabled(),
-                                                 /*only_if_changed=*/false);
+      agent_.apply_loss_contribution(control.set_loss_contribution().enabled(),
+                                     /*only_if_changed=*/false);
       return;
     case v1::Control::kHalt: {
       HaltInfo info;
@@ -138,15 +138,15 @@ void Sender::OnControl(v1::Control control, int64_t receive_ns) {
       info.requested_by = control.halt().requested_by();
       info.requested_unix_ns = control.halt().requested_unix_ns();
       info.halt_at_step = control.halt().halt_at_step();
-      agent_->ApplyHalt(std::move(info));
+      agent_.apply_halt(std::move(info));
       return;
     }
     case v1::Control::kHelloAck:
-      agent_->ApplyRecordingFromCollector(control.hello_ack().recording(),
-                                          control.hello_ack().sampling_period());
+      agent_.apply_recording(control.hello_ack().recording(),
+                             control.hello_ack().sampling_period());
       if (control.hello_ack().has_loss_contribution()) {
-        agent_->ApplyLossContributionFromCollector(control.hello_ack().loss_contribution(),
-                                                   /*only_if_changed=*/true);
+        agent_.apply_loss_contribution(control.hello_ack().loss_contribution(),
+                                       /*only_if_changed=*/true);
       }
       break;
     default:
@@ -508,7 +508,7 @@ v1::AgentMessage Sender::MakeHello() const {
   hello->set_agent_instance_id(identity_.instance_id);
   hello->set_job_token(job_token());
   hello->set_agent_version(kTrainscopeVersion);
-  hello->set_recording(agent_->recording());
+  hello->set_recording(agent_.recording());
   if (!options_.halt_when.empty() || options_.halt_below_efficiency > 0) {
     v1::HaltPolicy* policy = hello->mutable_halt_policy();
     for (const std::string& rule : options_.halt_when) policy->add_halt_when(rule);
@@ -521,8 +521,7 @@ v1::AgentMessage Sender::MakeHello() const {
 
 v1::DropCounters Sender::CurrentDrops(uint64_t shutdown) const {
   v1::DropCounters drops;
-  drops.set_ring_full(rings_->Sum().dropped_full +
-                      agent_->orphan_drops_.load(std::memory_order_relaxed));
+  drops.set_ring_full(rings_->Sum().dropped_full + agent_.orphan_drops());
   drops.set_buffer_full(dropped_buffer_full_.load(std::memory_order_relaxed));
   drops.set_shutdown(shutdown);
   return drops;

@@ -3,7 +3,7 @@
 // (Hello, HelloAck, resends after a reconnect, probes, Goodbye).
 //
 // Usage (by Agent):
-//   Sender sender(agent, options, config, &strings, &rings, std::move(transport));
+//   Sender sender(hooks, options, identity, &strings, &rings, std::move(transport));
 //   sender.Start();
 //   ... sender.counters(); ...
 //   sender.Shutdown(absl::Seconds(5));   // from any thread; bounded
@@ -16,7 +16,7 @@
 //
 // Threading: one sender thread owns the queue, the encoder and the transport's
 // write side. Control messages arrive on the transport's thread (OnControl):
-// recording and halt are applied to the Agent at once, the rest is posted to
+// recording and halt are applied at once through AgentHooks, the rest is posted to
 // an inbox (mu_, std::mutex so ThreadSanitizer sees it) for the sender thread. counters() and
 // job_token() are thread-safe.
 #ifndef TRAINSCOPE_AGENT_SRC_SENDER_H_
@@ -26,6 +26,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <random>
@@ -44,10 +45,20 @@
 
 namespace trainscope::agent {
 
-class Agent;
-
 class Sender : public ControlListener {
  public:
+  // What the sender needs of its Agent: the collector's controls applied, and
+  // two readings for Hello and the drop counters. Functions rather than a
+  // pointer to Agent (and a friend declaration) so that the sender sees none
+  // of Agent's private state. The apply_* ones run on the transport's thread.
+  struct AgentHooks {
+    std::function<void(bool enabled, uint32_t sampling_period)> apply_recording;
+    std::function<void(bool enabled, bool only_if_changed)> apply_loss_contribution;
+    std::function<void(HaltInfo info)> apply_halt;
+    std::function<bool()> recording;
+    std::function<uint64_t()> orphan_drops;  // records of threads past their TLS teardown
+  };
+
   struct Counters {
     uint64_t dropped_buffer_full = 0;
     uint64_t dropped_shutdown_unacked = 0;  // batches still queued at the end (events)
@@ -71,7 +82,7 @@ class Sender : public ControlListener {
     std::string clock_domain_id;           // ClockDomainId::Monotonic(); may be empty
   };
 
-  Sender(Agent* agent, const AgentOptions& options, Identity identity, StringTable* strings,
+  Sender(AgentHooks agent, const AgentOptions& options, Identity identity, StringTable* strings,
          RingRegistry* rings, std::unique_ptr<Transport> transport);
   ~Sender() override;  // Shutdown(0) if still running
 
@@ -126,7 +137,7 @@ class Sender : public ControlListener {
   v1::DropCounters CurrentDrops(uint64_t shutdown) const;
   void Log(const std::string& line) const;
 
-  Agent* const agent_;
+  const AgentHooks agent_;
   const AgentOptions& options_;
   const Identity identity_;
   StringTable* const strings_;

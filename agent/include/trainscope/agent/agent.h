@@ -176,8 +176,6 @@ class Agent {
   std::string job_token() const;
 
  private:
-  friend class Sender;  // applies Control messages (recording, halt)
-
   Agent(AgentOptions options, std::unique_ptr<Transport> transport);
 
   static EventRecord MakeRecord(EventKind kind, StringId name, int64_t start_ns, int64_t end_ns,
