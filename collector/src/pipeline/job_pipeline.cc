@@ -5,10 +5,16 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "pipeline_clock.h"
 #include "trainscope/collector/ingest/hello_validator.h"
 
 namespace trainscope::collector {
+namespace {
+
+int64_t NowUnixNs() { return absl::ToUnixNanos(absl::Now()); }
+
+}  // namespace
+
+// ---------------------------------------------------------------- lifetime
 
 absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::Open(std::string job_id,
                                                                JobPipelineOptions options,
@@ -52,7 +58,6 @@ absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::OpenWithLog(std::strin
       std::move(job_id), std::move(options), std::move(log), std::move(index), std::move(*token)));
   pipeline->RecoverState();
   pipeline->StartAnalysis();
-  pipeline->StartAlerts();
   JobPipeline* raw = pipeline.get();
   pipeline->thread_ = std::thread([raw] { raw->Run(); });
   return pipeline;
@@ -65,8 +70,20 @@ JobPipeline::JobPipeline(std::string job_id, JobPipelineOptions options,
       options_(std::move(options)),
       job_dir_(options_.data_dir / "jobs" / job_id_),
       log_(std::move(log)),
-      index_(std::move(index)),
-      token_(std::move(token)),
+      tokens_(job_id_, job_dir_, std::move(token)),
+      streams_(job_id_),
+      commands_(job_id_, options_.halt_step_margin, &tokens_),
+      alerts_(job_id_, AlertStage::Options{.enabled = options_.analysis,
+                                           .rules = options_.rules,
+                                           .max_alerts_kept = options_.max_alerts_kept,
+                                           .notice = [this](absl::string_view line) {
+                                             Notice(line);
+                                           }}),
+      loss_judge_(RankLossJudge::Options{.grace = options_.lost_device_grace,
+                                         .grace_steps = options_.lost_device_grace_steps,
+                                         .together = options_.lost_device_together}),
+      index_(job_id_, std::move(index), log_.get(),
+             [this](absl::string_view line) { Notice(line); }),
       created_unix_ns_(NowUnixNs()) {}
 
 JobPipeline::~JobPipeline() { Stop(); }
@@ -104,68 +121,11 @@ void JobPipeline::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
-// ---------------------------------------------------------------- recovery
-
 void JobPipeline::RecoverState() {
   const JobLogState& state = log_->state();
-  for (const auto& [key, progress] : state.streams) {
-    if (progress.hello.world_size() != 0) world_size_ = progress.hello.world_size();
-    v1::RankStatus& r = ranks_[key.rank];
-    // Counters are cumulative over a rank's incarnations; identity is the latest one.
-    const bool newer =
-        r.agent_instance_id() == 0 || progress.hello.restart_count() >= r.restart_count();
-    r.set_rank(key.rank);
-    r.set_events_received(r.events_received() + progress.events);
-    r.set_batches_received(r.batches_received() + progress.batches);
-    r.set_bytes_received(r.bytes_received() + progress.bytes);
-    r.set_batches_refused(r.batches_refused() + progress.batches_refused);
-    events_total_ += progress.events;
-    bytes_total_ += progress.bytes;
-    if (newer) {
-      r.set_restart_count(progress.hello.restart_count());
-      r.set_agent_instance_id(key.agent_instance_id);
-      r.set_host(progress.hello.host());
-      r.set_pid(progress.hello.pid());
-      r.set_device(progress.hello.device());
-      r.set_framework(progress.hello.framework());
-      r.set_framework_version(progress.hello.framework_version());
-      r.set_said_goodbye(progress.goodbye);
-      r.set_exit_error(progress.exit_error);
-      if (progress.closed && (!progress.goodbye || !progress.exit_error.empty())) {
-        vanished_ranks_.insert(key.rank);
-      } else {
-        vanished_ranks_.erase(key.rank);
-      }
-      r.set_last_sequence(progress.last_sequence);
-      *r.mutable_agent_drops() = progress.drops;
-      r.set_world_size(progress.hello.world_size());
-    }
-  }
-  commands_ = state.commands;
-  for (const v1::CommandRecord& c : commands_) {
-    if (c.command() == "halt") {
-      halted_ = true;
-      // Ranks that reconnect after a collector restart still stop where the
-      // others were told to.
-      v1::HaltRequest halt;
-      halt.set_halt_id(c.halt_id());
-      halt.set_reason(c.reason());
-      halt.set_requested_by(c.requested_by());
-      halt.set_requested_unix_ns(c.requested_unix_ns());
-      halt.set_halt_at_step(c.halt_at_step());
-      halt_ = std::move(halt);
-    }
-    if (c.command() == "enable") recording_ = true;
-    if (c.command() == "disable") recording_ = false;
-    if (c.command() == "enable-loss-contribution") loss_contribution_ = true;
-    if (c.command() == "disable-loss-contribution") loss_contribution_ = false;
-    if (c.command() == "policy") {
-      halt_policy_ = c.halt_policy();
-      halt_policy_from_job_ = true;
-    }
-    next_halt_id_ = std::max(next_halt_id_, c.halt_id() + 1);
-  }
-  if (!ranks_.empty()) IndexJob();
+  streams_.Recover(state);
+  alerts_.Start(commands_.Recover(state.commands), options_.halt_policy);
+  if (!streams_.ranks().empty()) index_.MarkJob();
   summary_changed_ = true;
   absl::MutexLock lock(&mu_);
   published_summary_ = BuildSummary();
@@ -175,16 +135,13 @@ void JobPipeline::RecoverState() {
 
 absl::Time JobPipeline::NextTimer() const {
   absl::Time next = absl::InfiniteFuture();
-  if (!dirty_ranks_.empty() || summary_changed_) next = std::min(next, next_rank_flush_);
+  if (streams_.HasChangedRanks() || summary_changed_) next = std::min(next, next_rank_flush_);
   if (counters_changed_) next = std::min(next, std::max(next_rank_flush_, next_summary_flush_));
-  if (options_.probe_interval > absl::ZeroDuration() && !connections_.empty()) {
+  if (options_.probe_interval > absl::ZeroDuration() && streams_.HasStreams()) {
     next = std::min(next, next_probe_);
   }
-  if (IndexDirty()) next = std::min(next, next_index_flush_);
-  for (const auto& [rank, pending] : pending_losses_) {
-    next = std::min(next, absl::FromUnixNanos(pending.lost_unix_ns) + options_.lost_device_grace);
-  }
-  return next;
+  next = std::min(next, index_.NextFlush());
+  return std::min(next, loss_judge_.NextDeadline());
 }
 
 void JobPipeline::Run() {
@@ -203,15 +160,13 @@ void JobPipeline::Run() {
     RunTimers(absl::Now(), /*force=*/false);
   }
   // Streams still open are cut by the shutdown; say so in the log.
-  std::vector<uint64_t> live;
-  for (const auto& [id, connection] : connections_) live.push_back(id);
-  for (uint64_t id : live) {
+  for (uint64_t id : streams_.ConnectionIds()) {
     CloseConnection(id, false, "collector shutting down", /*collector_stopping=*/true);
   }
   CommitAndComplete();
   RunTimers(absl::Now(), /*force=*/true);
-  IndexSegments();
-  FlushIndex(absl::Now(), /*force=*/true);
+  index_.MarkSegments();
+  index_.Flush(absl::Now(), /*force=*/true, created_unix_ns_, streams_.world_size());
 }
 
 absl::Status JobPipeline::AppendRecord(v1::LogRecord& record) {
@@ -264,26 +219,25 @@ void JobPipeline::PublishPending() {
 }
 
 void JobPipeline::RunTimers(absl::Time now, bool force) {
-  if (!pending_losses_.empty()) JudgePendingLosses(absl::ToUnixNanos(now));
+  JudgeLosses(absl::ToUnixNanos(now));
   const bool summary_due =
       summary_changed_ || (counters_changed_ && (force || now >= next_summary_flush_));
-  if ((force || now >= next_rank_flush_) && (!dirty_ranks_.empty() || summary_due)) {
-    for (const auto& [rank, unused] : dirty_ranks_) {
+  if ((force || now >= next_rank_flush_) && (streams_.HasChangedRanks() || summary_due)) {
+    for (v1::RankStatus& rank : streams_.TakeChangedRanks()) {
       v1::FeedUpdate update;
-      *update.mutable_rank() = ranks_[rank];
+      *update.mutable_rank() = std::move(rank);
       QueueFeed(std::move(update));
     }
-    dirty_ranks_.clear();
     next_rank_flush_ = now + options_.rank_update_interval;
     if (summary_due) {
-      rate_samples_.emplace_back(now, events_total_);
+      const uint64_t events = streams_.events_received();
+      rate_samples_.emplace_back(now, events);
       while (rate_samples_.size() > 1 && now - rate_samples_.front().first > absl::Seconds(5)) {
         rate_samples_.pop_front();
       }
       const double seconds = absl::ToDoubleSeconds(now - rate_samples_.front().first);
       events_per_second_ =
-          seconds > 0 ? static_cast<double>(events_total_ - rate_samples_.front().second) / seconds
-                      : 0;
+          seconds > 0 ? static_cast<double>(events - rate_samples_.front().second) / seconds : 0;
       v1::FeedUpdate update;
       *update.mutable_job() = BuildSummary();
       {
@@ -297,25 +251,403 @@ void JobPipeline::RunTimers(absl::Time now, bool force) {
     }
   }
   PublishPending();
-  FlushIndex(now, /*force=*/false);
+  index_.Flush(now, /*force=*/false, created_unix_ns_, streams_.world_size());
 
   if (options_.probe_interval > absl::ZeroDuration() && now >= next_probe_ && !force) {
     next_probe_ = now + options_.probe_interval;
-    for (auto& [id, connection] : connections_) {
-      if (!connection.hello_acked) continue;
-      const uint64_t probe_id = next_probe_id_++;
-      const int64_t send_ns = NowUnixNs();
-      connection.probes_in_flight[probe_id] = send_ns;
-      // Unanswered probes are forgotten after a few intervals.
-      while (connection.probes_in_flight.size() > 8) {
-        connection.probes_in_flight.erase(connection.probes_in_flight.begin());
-      }
-      v1::Control control;
-      control.mutable_probe()->set_probe_id(probe_id);
-      control.mutable_probe()->set_collector_send_unix_ns(send_ns);
-      connection.stream->Send(std::move(control));
-    }
+    streams_.SendProbes(NowUnixNs());
   }
+}
+
+// ---------------------------------------------------------------- streams
+
+absl::Status JobPipeline::Attach(AttachRequest request,
+                                 std::function<void(absl::StatusOr<AttachResult>)> done) {
+  Task task = [this, request = std::move(request), done = std::move(done)](bool) mutable {
+    DoAttach(request, done);
+  };
+  return TryPost(task) ? absl::OkStatus() : Stopped();
+}
+
+void JobPipeline::DoAttach(AttachRequest& request,
+                           std::function<void(absl::StatusOr<AttachResult>)>& done) {
+  const v1::Hello& hello = request.hello;
+  const uint32_t rank = hello.rank();
+  if (ending_) return done(*ending_);
+  if (absl::Status s = streams_.CheckWorldSize(hello); !s.ok()) return done(s);
+  absl::StatusOr<std::string> generated = tokens_.AdmitRank(hello.job_token());
+  if (!generated.ok()) return done(generated.status());
+  if (!generated->empty()) {
+    Notice(absl::StrCat("trainscope-collector: job ", job_id_,
+                        " attached without a token; generated one in ",
+                        tokens_.token_path().string(), " (mode 0600), also sent to rank ", rank));
+  }
+
+  // One live stream per rank: a reconnect or a newer incarnation replaces it.
+  absl::StatusOr<std::optional<AgentStreamTable::Replacement>> replaced =
+      streams_.FindReplaced(hello);
+  if (!replaced.ok()) return done(replaced.status());
+  if (replaced->has_value()) {
+    const AgentStreamTable::Replacement& old = **replaced;
+    streams_.Find(old.connection_id)
+        ->stream->Finish(absl::AbortedError(absl::StrCat(
+            "job ", job_id_, ": rank ", rank, ": this stream was replaced: ", old.why)));
+    CloseConnection(old.connection_id, false, absl::StrCat("replaced: ", old.why));
+  }
+
+  const bool first_rank = streams_.world_size() == 0;
+  v1::LogRecord record;
+  v1::Hello* logged = record.mutable_stream_opened()->mutable_hello();
+  *logged = hello;
+  logged->clear_job_token();  // the log is not a place for secrets
+  const absl::Status appended = AppendRecord(record);
+  if (appended.ok()) Analyse(record);
+
+  const StreamKey key{rank, hello.agent_instance_id()};
+  uint64_t resume = 0;
+  if (auto it = log_->state().streams.find(key); it != log_->state().streams.end()) {
+    resume = it->second.last_sequence;
+  }
+  const uint64_t id =
+      streams_.Open(hello, std::move(request.stream), std::move(request.peer), resume, NowUnixNs())
+          .id;
+  summary_changed_ = true;
+  if (first_rank) index_.MarkJob();
+  index_.MarkStream(key);
+  loss_judge_.Forget(rank);
+  PublishAlerts(alerts_.OnDeviceBack(rank, step_progress_.LastStepOf(rank), NowUnixNs()));
+  if (hello.halt_policy().enabled() && !alerts_.policy_from_job()) {
+    // The job asked for its own policy (`trainscope run --halt-when ...`).
+    JobCommand command;
+    command.kind = JobCommand::Kind::kSetHaltPolicy;
+    command.halt_policy = hello.halt_policy();
+    command.requested_by = absl::StrCat("rank ", rank, "'s hello");
+    ExecuteCommand(command, [this](absl::StatusOr<v1::CommandReply> reply) {
+      if (!reply.ok()) {
+        Notice(absl::StrCat("trainscope-collector: job ", job_id_,
+                            ": the job's halt policy was refused: ", reply.status().message()));
+      }
+    });
+  }
+
+  after_sync_.push_back([this, id, resume, appended, generated = std::move(*generated),
+                         recording = hello.recording(),
+                         done = std::move(done)](const absl::Status& sync_status) mutable {
+    absl::Status status = appended.ok() ? sync_status : appended;
+    AgentStreamTable::Connection* connection = streams_.Find(id);
+    if (connection == nullptr) {
+      return done(absl::AbortedError(
+          absl::StrCat("job ", job_id_, ": the stream was replaced before it was acknowledged")));
+    }
+    if (!status.ok()) {
+      CloseConnection(id, false, std::string(status.message()));
+      return done(status);
+    }
+    connection->hello_acked = true;
+    v1::Control control;
+    v1::HelloAck* ack = control.mutable_hello_ack();
+    ack->set_resume_after_sequence(resume);
+    ack->set_job_token(generated);
+    ack->set_recording(commands_.recording().value_or(recording));
+    ack->set_sampling_period(commands_.sampling_period());
+    ack->set_max_message_bytes(options_.max_message_bytes);
+    if (commands_.loss_contribution().has_value()) {
+      ack->set_loss_contribution(*commands_.loss_contribution());
+    }
+    connection->stream->Send(std::move(control));
+    if (const auto& halt = commands_.halt_for_late_joiners(); halt.has_value()) {
+      // A job that was halted stays halted for ranks that join late.
+      v1::Control late_halt;
+      *late_halt.mutable_halt() = *halt;
+      connection->stream->Send(std::move(late_halt));
+    }
+    done(AttachResult{id, resume});
+  });
+}
+
+void JobPipeline::CloseConnection(uint64_t connection_id, bool goodbye, const std::string& reason,
+                                  bool collector_stopping, const std::string& exit_error) {
+  AgentStreamTable::Connection* connection = streams_.Find(connection_id);
+  if (connection == nullptr) return;
+  const StreamKey key = connection->key;
+  v1::LogRecord record;
+  v1::StreamClosed* closed = record.mutable_stream_closed();
+  closed->set_rank(key.rank);
+  closed->set_agent_instance_id(key.agent_instance_id);
+  closed->set_goodbye(goodbye);
+  closed->set_reason(reason);
+  closed->set_collector_stopping(collector_stopping);
+  closed->set_error(exit_error);
+  if (AppendRecord(record).ok()) Analyse(std::move(record));  // a failure shows at the next Sync
+  if (streams_.Close(connection_id, goodbye, exit_error, collector_stopping, NowUnixNs())
+          ->current) {
+    summary_changed_ = true;
+  }
+  index_.MarkStream(key);
+  index_.MarkSegments();
+}
+
+absl::Status JobPipeline::AppendBatch(uint64_t connection_id, v1::StreamBatch batch, uint64_t bytes,
+                                      std::function<void(absl::Status)> durable) {
+  Task task = [this, connection_id, batch = std::move(batch), bytes,
+               durable = std::move(durable)](bool) mutable {
+    DoAppendBatch(connection_id, batch, bytes, durable);
+  };
+  return TryPost(task) ? absl::OkStatus() : Stopped();
+}
+
+void JobPipeline::DoAppendBatch(uint64_t connection_id, v1::StreamBatch& batch, uint64_t bytes,
+                                std::function<void(absl::Status)>& durable) {
+  const AgentStreamTable::Connection* connection = streams_.Find(connection_id);
+  if (connection == nullptr) {
+    after_sync_.push_back([this, durable = std::move(durable)](const absl::Status&) {
+      durable(absl::AbortedError(absl::StrCat(
+          "job ", job_id_, ": the stream is no longer attached (replaced or closed)")));
+    });
+    return;
+  }
+  const uint32_t rank = connection->key.rank;
+  const bool refused = !batch.refused_reason().empty();
+  v1::LogRecord record;
+  record.mutable_batch()->Swap(&batch);
+  const absl::Status appended = AppendRecord(record);
+  if (appended.ok()) {
+    const v1::EventBatch& events = record.batch().batch();
+    streams_.OnBatch(rank, events, refused, bytes, record.logged_unix_ns());
+    counters_changed_ = true;
+    // A peer going on past a rank whose stream closed may decide its loss.
+    if (!refused && step_progress_.Note(rank, events)) JudgeLosses(NowUnixNs());
+    if (!refused) Analyse(std::move(record));
+  }
+  after_sync_.push_back([appended, durable = std::move(durable)](const absl::Status& sync_status) {
+    durable(appended.ok() ? sync_status : appended);
+  });
+}
+
+void JobPipeline::RecordProbeReply(uint64_t connection_id, v1::ProbeReply reply,
+                                   int64_t receive_unix_ns) {
+  Post([this, connection_id, reply = std::move(reply), receive_unix_ns](bool run) mutable {
+    if (!run) return;
+    std::optional<v1::ProbeSample> sample =
+        streams_.TakeProbeReply(connection_id, std::move(reply), receive_unix_ns);
+    if (!sample) return;  // unknown stream, or an unknown or expired probe
+    v1::LogRecord record;
+    *record.mutable_probe() = std::move(*sample);
+    if (AppendRecord(record).ok()) Analyse(std::move(record));
+  });
+}
+
+void JobPipeline::Detach(uint64_t connection_id, std::optional<v1::Goodbye> goodbye,
+                         std::string reason) {
+  Post([this, connection_id, goodbye = std::move(goodbye), reason = std::move(reason)](bool run) {
+    if (!run) return;
+    const AgentStreamTable::Connection* connection = streams_.Find(connection_id);
+    if (connection == nullptr) return;
+    const uint32_t rank = connection->key.rank;
+    const bool current = streams_.IsCurrent(connection_id);
+    CloseConnection(connection_id, goodbye.has_value(), reason, /*collector_stopping=*/false,
+                    goodbye ? goodbye->error() : "");
+    if (goodbye && current) streams_.SetDrops(rank, goodbye->drops());
+    if (!goodbye && current && !commands_.halted() && alerts_.enabled()) {
+      // Judged after a grace: at the end of a job every stream closes within
+      // a moment, and one that could not say goodbye has not failed its peers.
+      loss_judge_.OnLost(rank, step_progress_.LastStepOf(rank), NowUnixNs(),
+                         /*peers_connected=*/streams_.AnyConnected());
+    }
+    // A goodbye may end a pending loss's grace (the job is ending); the last
+    // rank gone decides the ones left.
+    JudgeLosses(NowUnixNs());
+  });
+}
+
+void JobPipeline::EndStreams(absl::Status status) {
+  Post([this, status = std::move(status)](bool run) {
+    if (!run) return;
+    ending_ = status;
+    // After this round's completions, so the acks already due go out first.
+    after_sync_.push_back([this, status](const absl::Status&) { streams_.FinishAll(status); });
+  });
+}
+
+// ---------------------------------------------------------------- commands
+
+void JobPipeline::RunCommand(JobCommand command, CommandDone done) {
+  Post([this, command = std::move(command), done = std::move(done)](bool run) mutable {
+    if (!run) return done(Stopped());
+    if (absl::Status refused = commands_.Authorize(command); !refused.ok()) {
+      if (options_.counters != nullptr) {
+        const char* name = CommandName(command.kind);
+        options_.counters->Count(
+            refused, command.requested_by.empty()
+                         ? absl::StrCat("command ", name, " for job ", job_id_)
+                         : absl::StrCat(command.requested_by, " (", name, " job ", job_id_, ")"));
+      }
+      return done(refused);
+    }
+    ExecuteCommand(command, std::move(done));
+  });
+}
+
+void JobPipeline::ExecuteCommand(const JobCommand& command, CommandDone done) {
+  if (command.kind == JobCommand::Kind::kSetHaltPolicy) {
+    if (absl::Status applied = alerts_.ApplyHaltPolicy(command.halt_policy, command.requested_by);
+        !applied.ok()) {
+      return done(applied);
+    }
+    alerts_.MarkPolicyFromJob();
+  }
+  CommandRunner::Prepared prepared =
+      commands_.Prepare(command, {.any_step = !step_progress_.empty(),
+                                  .highest_step = step_progress_.Highest(),
+                                  .reachable_ranks = streams_.AckedCount(),
+                                  .now_unix_ns = NowUnixNs()});
+  v1::LogRecord record;
+  *record.mutable_command() = prepared.record;
+  const absl::Status appended = AppendRecord(record);
+  v1::FeedUpdate update;
+  *update.mutable_command() = prepared.record;
+  QueueFeed(std::move(update));
+  summary_changed_ = true;
+
+  after_sync_.push_back([this, appended, prepared = std::move(prepared),
+                         done = std::move(done)](const absl::Status& sync_status) mutable {
+    absl::Status status = appended.ok() ? sync_status : appended;
+    if (!status.ok()) return done(status);
+    // Here, once durable and in completion order, so that a rank acked in
+    // this round gets a halt exactly once: from here or after its HelloAck.
+    commands_.Commit(prepared);
+    const uint32_t reached = streams_.SendToAcked(prepared.control);
+    done(commands_.Reply(prepared, reached, streams_.world_size()));
+  });
+}
+
+// ---------------------------------------------------------------- analysis
+
+// Records go to the analysis only after the group commit made them durable.
+void JobPipeline::Analyse(v1::LogRecord record) {
+  if (analysis_) pending_analysis_.push_back(std::move(record));
+}
+
+void JobPipeline::StartAnalysis() {
+  if (!options_.analysis) return;
+  AnalysisWorkerOptions worker_options;
+  worker_options.max_queued_events = options_.max_analysis_queue_events;
+  worker_options.notice = [this](absl::string_view line) { Notice(line); };
+  JobAnalyzerOutputs outputs;
+  // Outputs arrive on the analysis thread; the pipeline thread owns the feed
+  // sequence, the alerts and the index, so they are posted there.
+  outputs.on_step = [this](v1::StepReport step, v1::OperatorBatch operators) {
+    Post([this, step = std::move(step), operators = std::move(operators)](bool run) mutable {
+      if (run) OnStepAnalysed(std::move(step), std::move(operators));
+    });
+  };
+  if (options_.feed != nullptr) {
+    // Asked on the analysis thread; FeedSink::Wants is thread-safe.
+    outputs.operators_wanted = [feed = options_.feed, topic = FeedTopicOf(job_id_, "ops")] {
+      return feed->Wants(topic);
+    };
+  }
+  outputs.on_loss = [this](LossOutput loss) {
+    Post([this, loss = std::move(loss)](bool run) mutable {
+      if (run) OnLossAnalysed(std::move(loss));
+    });
+  };
+  outputs.on_clocks = [this](v1::ClockReport clocks) {
+    v1::FeedUpdate update;
+    *update.mutable_clocks() = std::move(clocks);
+    Post([this, update = std::move(update)](bool run) mutable {
+      if (run) QueueFeed(std::move(update));
+    });
+  };
+  analysis_ = std::make_unique<AnalysisWorker>(std::move(worker_options), options_.analyzer,
+                                               std::move(outputs));
+}
+
+void JobPipeline::OnStepAnalysed(v1::StepReport step, v1::OperatorBatch operators) {
+  if (!operators.operators().empty()) {
+    v1::FeedUpdate update;
+    *update.mutable_operators() = std::move(operators);
+    QueueFeed(std::move(update));
+  }
+  index_.AddStep(step);
+  AlertStage::StepOutcome outcome = alerts_.OnStep(step, NowUnixNs(), commands_.halted());
+  PublishAlerts(outcome.alerts);
+  if (outcome.halt) HaltByPolicy(*outcome.halt);
+  v1::FeedUpdate update;
+  *update.mutable_step() = std::move(step);
+  QueueFeed(std::move(update));
+}
+
+void JobPipeline::OnLossAnalysed(LossOutput loss) {
+  if (loss.state.has_value()) {
+    v1::FeedUpdate update;
+    *update.mutable_loss() = std::move(*loss.state);
+    QueueFeed(std::move(update));
+  }
+  for (v1::ItemSnapshot& snapshot : loss.snapshots) {
+    v1::FeedUpdate update;
+    *update.mutable_item_snapshot() = std::move(snapshot);
+    QueueFeed(std::move(update));
+  }
+  for (const LossTracker::ClosedEpoch& epoch : loss.closed) {
+    PublishAlerts(alerts_.OnLossEpoch(epoch, step_progress_.Highest(), NowUnixNs()));
+  }
+}
+
+void JobPipeline::Query(v1::SnapshotRequest request, std::function<void(v1::FeedSnapshot)> done) {
+  if (!analysis_) {
+    v1::FeedSnapshot reply;
+    reply.set_error(
+        absl::StrCat("job ", job_id_, ": the collector runs without analysis (--analysis=false)"));
+    return done(std::move(reply));
+  }
+  analysis_->Query(std::move(request), std::move(done));
+}
+
+// ---------------------------------------------------------------- alerts
+
+void JobPipeline::PublishAlerts(const std::vector<v1::Alert>& alerts) {
+  for (const v1::Alert& alert : alerts) {
+    index_.AddAlert(alert);
+    v1::FeedUpdate update;
+    *update.mutable_alert() = alert;
+    QueueFeed(std::move(update));
+  }
+  if (!alerts.empty()) summary_changed_ = true;
+}
+
+void JobPipeline::JudgeLosses(int64_t now_unix_ns) {
+  if (loss_judge_.empty()) return;
+  if (commands_.halted()) {
+    loss_judge_.Clear();  // a halt's ranks stop on purpose
+    return;
+  }
+  for (const RankLossJudge::Verdict& lost : loss_judge_.Judge(
+           now_unix_ns, streams_.ranks(), step_progress_, streams_.AnyConnected())) {
+    PublishAlerts(alerts_.OnDeviceLost(lost.rank, lost.last_step, now_unix_ns));
+  }
+}
+
+void JobPipeline::HaltByPolicy(const HaltDecision& decision) {
+  JobCommand command;
+  command.kind = JobCommand::Kind::kHalt;
+  command.reason = decision.reason;
+  command.requested_by = "halt policy";
+  Notice(absl::StrCat("trainscope-collector: job ", job_id_,
+                      ": halting by policy: ", decision.reason));
+  ExecuteCommand(command, [this](absl::StatusOr<v1::CommandReply> reply) {
+    if (!reply.ok()) {
+      Notice(absl::StrCat("trainscope-collector: job ", job_id_,
+                          ": the policy's halt failed: ", reply.status().message()));
+    }
+  });
+}
+
+void JobPipeline::Alerts(v1::AlertQuery query, std::function<void(std::vector<v1::Alert>)> done) {
+  Post([this, query = std::move(query), done = std::move(done)](bool run) mutable {
+    if (!run) return done({});
+    done(alerts_.Select(query));
+  });
 }
 
 // ---------------------------------------------------------------- status
@@ -345,46 +677,25 @@ v1::JobSummary JobPipeline::summary() const {
 v1::JobSummary JobPipeline::BuildSummary() const {
   v1::JobSummary summary;
   summary.set_job_id(job_id_);
-  uint32_t connected = 0;
-  uint32_t goodbyes = 0;
-  for (const auto& [rank, r] : ranks_) {
-    connected += r.connected() ? 1 : 0;
-    goodbyes += r.said_goodbye() ? 1 : 0;
-  }
-  v1::JobState state = v1::JOB_STATE_IDLE;
-  if (halted_) {
-    state = v1::JOB_STATE_HALTED;
-  } else if (connected > 0) {
-    state = v1::JOB_STATE_RUNNING;
-  } else if (!ranks_.empty() && goodbyes == ranks_.size() && vanished_ranks_.empty()) {
-    state = v1::JOB_STATE_FINISHED;
-  } else if (!vanished_ranks_.empty()) {
-    state = v1::JOB_STATE_LOST;
-  }
-  summary.set_state(state);
-  summary.set_world_size(world_size_);
-  summary.set_ranks_connected(connected);
-  summary.set_ranks_seen(static_cast<uint32_t>(ranks_.size()));
-  summary.set_events_received(events_total_);
-  summary.set_bytes_received(bytes_total_);
+  summary.set_state(streams_.State(commands_.halted()));
+  streams_.FillSummary(&summary);
   summary.set_created_unix_ns(created_unix_ns_);
-  summary.set_last_event_unix_ns(last_event_unix_ns_);
-  bool any_recording = false;
-  for (const auto& [id, connection] : connections_) any_recording |= connection.recording;
-  summary.set_recording(recording_.value_or(any_recording));
-  if (loss_contribution_.has_value()) summary.set_loss_contribution(*loss_contribution_);
+  summary.set_recording(commands_.recording().value_or(streams_.AnyRecording()));
+  if (commands_.loss_contribution().has_value()) {
+    summary.set_loss_contribution(*commands_.loss_contribution());
+  }
   summary.set_events_per_second(events_per_second_);
-  if (alerts_) summary.set_open_alerts(static_cast<uint32_t>(alerts_->OpenAlerts().size()));
+  if (alerts_.enabled()) summary.set_open_alerts(alerts_.open_alerts());
   return summary;
 }
 
 v1::JobStatus JobPipeline::BuildStatus() const {
   v1::JobStatus status;
   *status.mutable_summary() = BuildSummary();
-  for (const auto& [rank, r] : ranks_) *status.add_ranks() = r;
-  for (const v1::CommandRecord& c : commands_) *status.add_commands() = c;
+  for (const auto& [rank, r] : streams_.ranks()) *status.add_ranks() = r;
+  for (const v1::CommandRecord& c : commands_.commands()) *status.add_commands() = c;
   status.set_feed_sequence(feed_sequence_);
-  *status.mutable_halt_policy() = halt_policy_;
+  *status.mutable_halt_policy() = alerts_.halt_policy();
   return status;
 }
 

@@ -20,7 +20,7 @@
 #include <cstdint>
 
 #include "trainscope/collector/bad_input_counters.h"
-#include "trainscope/collector/ingest/agent_session.h"
+#include "trainscope/collector/pipeline/agent_session.h"
 #include "trainscope/collector/ingest/ingest_budget.h"
 #include "trainscope/collector/pipeline/job_registry.h"
 #include "trainscope/v1/agent.grpc.pb.h"

@@ -35,6 +35,13 @@
 // probe_interval and publishes rank counters at most once per
 // rank_update_interval (coalesced) so the feed cannot flood.
 //
+// What the pipeline thread owns is held by collaborators with one job each:
+// the agent streams and ranks (AgentStreamTable), the job's token
+// (JobTokenKeeper), commands and the state they set (CommandRunner), alerts
+// and the halt policy (AlertStage), judging lost ranks (RankLossJudge, over
+// RankStepProgress) and the index rows (JobIndexWriter). The pipeline itself
+// keeps the task queue, the group commit and the order of the feed.
+//
 // Threading: all public methods are thread-safe. Completions run on the
 // pipeline thread and must not block. After Stop, calls complete at once
 // with UNAVAILABLE.
@@ -45,28 +52,31 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
-#include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/container/flat_hash_map.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
-#include "trainscope/collector/analysis/alert_engine.h"
 #include "trainscope/collector/analysis/halt_policy_tracker.h"
 #include "trainscope/collector/analysis/job_analyzer.h"
 #include "trainscope/collector/bad_input_counters.h"
 #include "trainscope/collector/ingest/agent_stream.h"
+#include "trainscope/collector/pipeline/agent_stream_table.h"
+#include "trainscope/collector/pipeline/alert_stage.h"
 #include "trainscope/collector/pipeline/analysis_worker.h"
+#include "trainscope/collector/pipeline/command_runner.h"
+#include "trainscope/collector/pipeline/job_index_writer.h"
 #include "trainscope/collector/pipeline/job_token.h"
+#include "trainscope/collector/pipeline/job_token_keeper.h"
+#include "trainscope/collector/pipeline/rank_loss_judge.h"
+#include "trainscope/collector/pipeline/rank_step_progress.h"
 #include "trainscope/collector/publish/feed_sink.h"
 #include "trainscope/collector/store/job_log.h"
 #include "trainscope/collector/store/log_index.h"
@@ -128,23 +138,6 @@ struct AttachRequest {
 struct AttachResult {
   uint64_t connection_id = 0;          // names this stream in later calls
   uint64_t resume_after_sequence = 0;  // last durable batch of this agent instance
-};
-
-struct JobCommand {
-  enum class Kind {
-    kHalt,
-    kEnableRecording,
-    kDisableRecording,
-    kSetHaltPolicy,
-    kEnableLossContribution,
-    kDisableLossContribution,
-  };
-  Kind kind = Kind::kHalt;
-  std::string token;
-  std::string reason;
-  std::string requested_by;
-  uint32_t sampling_period = 0;            // recording commands only
-  trainscope::v1::HaltPolicy halt_policy;  // kSetHaltPolicy only
 };
 
 class JobPipeline {
@@ -218,21 +211,11 @@ class JobPipeline {
   void Stop();
 
  private:
-  struct Connection {
-    uint64_t id = 0;
-    StreamKey key;
-    std::shared_ptr<AgentStream> stream;
-    std::string peer;
-    uint32_t pid = 0;
-    std::string host;
-    bool hello_acked = false;  // Controls go only to streams that got their HelloAck
-    bool recording = false;    // as the agent last reported
-    std::map<uint64_t, int64_t> probes_in_flight;  // probe id -> send time
-  };
   // Runs on the pipeline thread with `run` true, or at once on the caller's
   // thread with `run` false when the pipeline has stopped (to fail its caller).
   using Task = std::function<void(bool run)>;
   using Completion = std::function<void(const absl::Status& sync_status)>;
+  using CommandDone = std::function<void(absl::StatusOr<trainscope::v1::CommandReply>)>;
 
   JobPipeline(std::string job_id, JobPipelineOptions options, std::unique_ptr<JobLog> log,
               std::unique_ptr<LogIndex> index, JobToken token);
@@ -254,17 +237,16 @@ class JobPipeline {
   absl::Status AppendRecord(trainscope::v1::LogRecord& record);
   void RecoverState();
   void DoAttach(AttachRequest& request, std::function<void(absl::StatusOr<AttachResult>)>& done);
-  // collector_stopping: the collector cuts the stream as it stops (the rank
-  // did not vanish). exit_error: the goodbye's error (an abnormal end).
+  void DoAppendBatch(uint64_t connection_id, trainscope::v1::StreamBatch& batch, uint64_t bytes,
+                     std::function<void(absl::Status)>& durable);
+  // Logs the close and updates the table. collector_stopping: the collector
+  // cuts the stream as it stops (the rank did not vanish). exit_error: the
+  // goodbye's error (an abnormal end).
   void CloseConnection(uint64_t connection_id, bool goodbye, const std::string& reason,
                        bool collector_stopping = false, const std::string& exit_error = "");
-  // Remembers the highest STEP_MARK step of `batch` for `rank`.
-  void NoteSteps(uint32_t rank, const trainscope::v1::EventBatch& batch);
-  void DoRunCommand(JobCommand& command,
-                    std::function<void(absl::StatusOr<trainscope::v1::CommandReply>)>& done);
-  // Runs an authorised command: logs it, then sends it to every rank.
-  void ExecuteCommand(JobCommand& command,
-                      std::function<void(absl::StatusOr<trainscope::v1::CommandReply>)>& done);
+  // Runs a command (authorised or the collector's own): logs it, then sends
+  // it to every rank once durable.
+  void ExecuteCommand(const JobCommand& command, CommandDone done);
   trainscope::v1::JobStatus BuildStatus() const;
   trainscope::v1::JobSummary BuildSummary() const;
   void QueueFeed(trainscope::v1::FeedUpdate update);
@@ -272,31 +254,12 @@ class JobPipeline {
   void Analyse(trainscope::v1::LogRecord record);
   void StartAnalysis();
   void OnStepAnalysed(trainscope::v1::StepReport step, trainscope::v1::OperatorBatch operators);
-  // Alerts and the halt policy (job_pipeline_alerts.cc).
-  void StartAlerts();
-  void EvaluateAlerts(const trainscope::v1::StepReport& step);
   void OnLossAnalysed(LossOutput loss);
-  void EvaluateLossEpoch(const LossTracker::ClosedEpoch& epoch);
-  void PublishAlerts(std::vector<trainscope::v1::Alert> alerts);
-  // A rank's stream closed without goodbye: judged after its grace
-  // (JobPipelineOptions::lost_device_grace) by JudgePendingLosses.
-  void OnRankLost(uint32_t rank);
-  void OnRankBack(uint32_t rank);
-  // Raises lost_device for pending losses whose peers went on, forgets the
-  // ones of a job that is ending; called whenever what it reads changes.
-  void JudgePendingLosses(int64_t now_unix_ns);
-  uint64_t LastStepOf(uint32_t rank) const;  // highest step mark seen, 0: none
-  // Replaces the policy in force; `source` says where it came from.
-  absl::Status ApplyHaltPolicy(const trainscope::v1::HaltPolicy& policy, absl::string_view source);
+  // Alerts to the feed and the index.
+  void PublishAlerts(const std::vector<trainscope::v1::Alert>& alerts);
+  // Raises lost_device for the losses the judge decides on now.
+  void JudgeLosses(int64_t now_unix_ns);
   void HaltByPolicy(const HaltDecision& decision);
-  void QueueRankUpdate(uint32_t rank);
-  void QueueSummaryUpdate();
-  void CountBadCommand(const absl::Status& status, absl::string_view who);
-  void IndexStream(const StreamKey& key);
-  void IndexJob();
-  void IndexSegments();
-  bool IndexDirty() const;
-  void FlushIndex(absl::Time now, bool force);
   void Notice(absl::string_view line) const;
 
   const std::string job_id_;
@@ -305,63 +268,26 @@ class JobPipeline {
 
   // Owned by the pipeline thread.
   std::unique_ptr<JobLog> log_;
-  std::unique_ptr<LogIndex> index_;
-  JobToken token_;
-  uint32_t world_size_ = 0;  // 0 until the first hello (or recovered)
+  JobTokenKeeper tokens_;
+  AgentStreamTable streams_;
+  CommandRunner commands_;
+  AlertStage alerts_;
+  RankStepProgress step_progress_;
+  RankLossJudge loss_judge_;
+  JobIndexWriter index_;
   int64_t created_unix_ns_ = 0;
-  uint64_t next_connection_id_ = 1;
-  uint64_t next_probe_id_ = 1;
-  uint64_t next_halt_id_ = 1;
-  std::map<uint64_t, Connection> connections_;
-  std::map<uint32_t, uint64_t> connection_by_rank_;
-  std::map<uint32_t, trainscope::v1::RankStatus> ranks_;
-  std::vector<trainscope::v1::CommandRecord> commands_;
-  bool halted_ = false;
-  // The halt every rank gets, including ranks that connect after it.
-  std::optional<trainscope::v1::HaltRequest> halt_;
-  // Highest step number in the STEP_MARK events each rank sent (this run of
-  // the collector only: not recovered from the log).
-  std::map<uint32_t, uint64_t> max_step_by_rank_;
-  // Ranks whose stream closed without goodbye, not judged yet.
-  struct PendingLoss {
-    uint64_t last_step = 0;        // the highest step mark it sent
-    int64_t lost_unix_ns = 0;      // when its stream closed
-    bool peers_connected = false;  // another rank was connected then
-  };
-  std::map<uint32_t, PendingLoss> pending_losses_;
-  // Ranks whose latest stream ended without goodbye (recovered from the log
-  // too): the job is lost once no rank is connected.
-  std::set<uint32_t> vanished_ranks_;
   std::optional<absl::Status> ending_;  // set by EndStreams: no new streams
-  std::optional<bool> recording_;       // set by commands; otherwise as agents report
-  uint32_t sampling_period_ = 0;
-  std::optional<bool> loss_contribution_;  // set by commands only
-  uint64_t events_total_ = 0;
-  uint64_t bytes_total_ = 0;
-  int64_t last_event_unix_ns_ = 0;
   uint64_t feed_sequence_ = 0;
   bool needs_sync_ = false;
   std::vector<Completion> after_sync_;
   std::vector<trainscope::v1::FeedUpdate> pending_feed_;
   std::vector<trainscope::v1::LogRecord> pending_analysis_;
-  std::vector<trainscope::v1::StepReport> pending_index_steps_;
-  std::vector<trainscope::v1::Alert> pending_index_alerts_;
-  std::unique_ptr<AlertEngine> alerts_;          // null when analysis is off
-  std::deque<trainscope::v1::Alert> alert_log_;  // raises and clears, oldest first
-  trainscope::v1::HaltPolicy halt_policy_;       // in force; enabled false: none
-  bool halt_policy_from_job_ = false;  // set by a command or a Hello: flags no longer apply
-  std::optional<HaltPolicyTracker> halt_tracker_;
-  std::map<uint32_t, bool> dirty_ranks_;
   bool summary_changed_ = false;  // state changed: publish at the next flush
   bool counters_changed_ = false;
   absl::Time next_rank_flush_ = absl::InfinitePast();
   absl::Time next_summary_flush_ = absl::InfinitePast();
   absl::Time next_probe_ = absl::InfinitePast();
   std::deque<std::pair<absl::Time, uint64_t>> rate_samples_;
-  bool index_job_dirty_ = false;
-  bool index_segments_dirty_ = false;
-  std::set<StreamKey> index_dirty_streams_;
-  absl::Time next_index_flush_ = absl::InfinitePast();
   double events_per_second_ = 0;
 
   mutable absl::Mutex mu_;

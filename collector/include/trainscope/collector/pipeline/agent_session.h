@@ -26,8 +26,8 @@
 // Threading: thread-safe. The adapter's reads and the pipeline's completions
 // arrive on different threads; one mutex per session serialises them
 // (uncontended in practice: a stream has one reader).
-#ifndef TRAINSCOPE_COLLECTOR_INGEST_AGENT_SESSION_H_
-#define TRAINSCOPE_COLLECTOR_INGEST_AGENT_SESSION_H_
+#ifndef TRAINSCOPE_COLLECTOR_PIPELINE_AGENT_SESSION_H_
+#define TRAINSCOPE_COLLECTOR_PIPELINE_AGENT_SESSION_H_
 
 #include <cstdint>
 #include <memory>
@@ -122,4 +122,4 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
 
 }  // namespace trainscope::collector
 
-#endif  // TRAINSCOPE_COLLECTOR_INGEST_AGENT_SESSION_H_
+#endif  // TRAINSCOPE_COLLECTOR_PIPELINE_AGENT_SESSION_H_

@@ -1,4 +1,4 @@
-#include "trainscope/collector/ingest/agent_session.h"
+#include "trainscope/collector/pipeline/agent_session.h"
 
 #include <utility>
 

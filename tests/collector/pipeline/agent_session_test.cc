@@ -1,6 +1,6 @@
 // AgentSession over the real JobRegistry/JobPipeline/JobLog in a temporary
 // directory; only the transport is faked.
-#include "trainscope/collector/ingest/agent_session.h"
+#include "trainscope/collector/pipeline/agent_session.h"
 
 #include <sys/stat.h>
 

@@ -1,0 +1,107 @@
+#include "trainscope/collector/pipeline/command_runner.h"
+
+#include "gmock/gmock.h"
+#include "gtest/gtest.h"
+#include "testing/collector_test_util.h"
+
+namespace trainscope::collector {
+namespace {
+
+using ::testing::HasSubstr;
+using testing::ScopedTempDir;
+
+class CommandRunnerTest : public ::testing::Test {
+ protected:
+  CommandRunnerTest() : tokens_("j", dir_.path(), JobToken{"secret", false}),
+                        runner_("j", /*halt_step_margin=*/2, &tokens_) {}
+  ScopedTempDir dir_;
+  JobTokenKeeper tokens_;
+  CommandRunner runner_;
+};
+
+TEST_F(CommandRunnerTest, AuthorizesWithTheJobsToken) {
+  JobCommand command;
+  command.token = "secret";
+  EXPECT_TRUE(runner_.Authorize(command).ok());
+  command.token = "guess";
+  EXPECT_EQ(runner_.Authorize(command).code(), absl::StatusCode::kPermissionDenied);
+}
+
+TEST_F(CommandRunnerTest, AHaltStopsEveryRankAMarginPastTheFurthest) {
+  JobCommand halt;
+  halt.kind = JobCommand::Kind::kHalt;
+  halt.reason = "too slow";
+  CommandRunner::Prepared p = runner_.Prepare(
+      halt, {.any_step = true, .highest_step = 40, .reachable_ranks = 3, .now_unix_ns = 7});
+  EXPECT_EQ(p.record.command(), "halt");
+  EXPECT_EQ(p.record.halt_id(), 1u);
+  EXPECT_EQ(p.record.halt_at_step(), 42u);
+  EXPECT_EQ(p.record.ranks_reached(), 3u);
+  EXPECT_EQ(p.control.halt().halt_at_step(), 42u);
+  EXPECT_TRUE(runner_.halted());
+  // Ranks that connect later get it only once it is durable.
+  EXPECT_FALSE(runner_.halt_for_late_joiners().has_value());
+  runner_.Commit(p);
+  ASSERT_TRUE(runner_.halt_for_late_joiners().has_value());
+  EXPECT_EQ(runner_.halt_for_late_joiners()->halt_id(), 1u);
+  EXPECT_THAT(runner_.Reply(p, 3, 4).message(),
+              "halt sent to 3 connected ranks of job j (world size 4); halting at step 42");
+
+  CommandRunner::Prepared early = runner_.Prepare(halt, {.any_step = false});
+  EXPECT_EQ(early.record.halt_id(), 2u);
+  EXPECT_THAT(runner_.Reply(early, 1, 1).message(),
+              HasSubstr("1 connected rank of job j (world size 1); halting at the next step "
+                        "boundary (no step reported yet)"));
+}
+
+TEST_F(CommandRunnerTest, RecordingAndLossContributionCommandsSetTheJobsState) {
+  EXPECT_FALSE(runner_.recording().has_value());
+  JobCommand disable;
+  disable.kind = JobCommand::Kind::kDisableRecording;
+  disable.sampling_period = 5;
+  CommandRunner::Prepared p = runner_.Prepare(disable, {});
+  EXPECT_FALSE(p.control.set_recording().enabled());
+  EXPECT_EQ(runner_.recording(), false);
+  EXPECT_EQ(runner_.sampling_period(), 5u);
+  JobCommand loss;
+  loss.kind = JobCommand::Kind::kEnableLossContribution;
+  runner_.Prepare(loss, {});
+  EXPECT_EQ(runner_.loss_contribution(), true);
+  EXPECT_EQ(runner_.commands().size(), 2u);
+}
+
+TEST_F(CommandRunnerTest, APolicySendsNothingAndIsDescribed) {
+  JobCommand policy;
+  policy.kind = JobCommand::Kind::kSetHaltPolicy;
+  policy.halt_policy.add_halt_when("straggler");
+  policy.halt_policy.set_for_steps(5);
+  policy.halt_policy.set_enabled(true);
+  CommandRunner::Prepared p = runner_.Prepare(policy, {});
+  EXPECT_EQ(p.control.body_case(), v1::Control::BODY_NOT_SET);
+  EXPECT_THAT(p.record.reason(), HasSubstr("straggler"));
+  EXPECT_THAT(runner_.Reply(p, 2, 2).message(), HasSubstr("job j: "));
+}
+
+TEST_F(CommandRunnerTest, RecoversTheStateItsCommandsSet) {
+  v1::CommandRecord halt;
+  halt.set_command("halt");
+  halt.set_halt_id(4);
+  halt.set_halt_at_step(12);
+  v1::CommandRecord disable;
+  disable.set_command("disable");
+  v1::CommandRecord policy;
+  policy.set_command("policy");
+  policy.mutable_halt_policy()->set_enabled(true);
+  std::optional<v1::HaltPolicy> recovered = runner_.Recover({halt, disable, policy});
+  ASSERT_TRUE(recovered.has_value());
+  EXPECT_TRUE(recovered->enabled());
+  EXPECT_TRUE(runner_.halted());
+  EXPECT_EQ(runner_.halt_for_late_joiners()->halt_at_step(), 12u);
+  EXPECT_EQ(runner_.recording(), false);
+  JobCommand again;
+  again.kind = JobCommand::Kind::kHalt;
+  EXPECT_EQ(runner_.Prepare(again, {}).record.halt_id(), 5u);  // ids go on
+}
+
+}  // namespace
+}  // namespace trainscope::collector
