@@ -89,7 +89,7 @@ def test_faults_start_at_the_onset_step():
     common = import_common()
     args = common.parse_args("t", ["--slow-rank", "0", "--slow-factor", "2",
                                    "--loader-stall-ms", "25", "--fault-onset", "3"])
-    faults = common.Faults(args, rank=0)
+    faults = common.fault_injection.Faults(args, rank=0)
     stalls = []
     for step in range(1, 6):
         faults.begin_step(step)

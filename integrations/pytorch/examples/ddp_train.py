@@ -26,9 +26,11 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
+import fault_injection  # noqa: E402
 
 
-def counting_allreduce_hook(stats: common.RankStats, faults: common.Faults, group_ranks):
+def counting_allreduce_hook(stats: common.RankStats, faults: fault_injection.Faults,
+                            group_ranks):
     """DDP comm hook: the default bucket all_reduce, counted (and delayed by
     --slow-link on its source rank). Runs on the autograd thread."""
 
@@ -63,7 +65,7 @@ def worker(args: argparse.Namespace) -> None:
         x_train, y_train = x_train[:args.train_limit], y_train[:args.train_limit]
     flipped = flip_labels(y_train, args.label_noise, args.seed) if args.label_noise else None
     hw = x_train.shape[-1]
-    faults = common.Faults(args, rank)
+    faults = fault_injection.Faults(args, rank)
     stats = common.RankStats("ddp", rank, world, args)
     batch = args.batch_size * (4 if args.imbalance and rank == world - 1 else 1)
     stats.d["batch_size"] = batch

@@ -28,6 +28,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import common  # noqa: E402
+import fault_injection  # noqa: E402
 
 
 def add_pipeline_args(p: argparse.ArgumentParser) -> None:
@@ -45,7 +46,8 @@ class PipelineRank:
     """One rank's half of the model and its side of the send/recv protocol."""
 
     def __init__(self, args: argparse.Namespace, rank: int, world: int, device: torch.device,
-                 stats: common.RankStats, faults: common.Faults, hw: int, classes: int):
+                 stats: common.RankStats, faults: fault_injection.Faults, hw: int,
+                 classes: int):
         if world < 2 or world % 2:
             raise ValueError(f"pipeline needs an even world size >= 2, got {world}")
         if args.batch_size % args.micro_batches:
@@ -217,7 +219,7 @@ def worker(args: argparse.Namespace) -> None:
     x_train, y_train = data["x_train"], data["y_train"]
     if args.train_limit:
         x_train, y_train = x_train[:args.train_limit], y_train[:args.train_limit]
-    faults = common.Faults(args, rank)
+    faults = fault_injection.Faults(args, rank)
     stats = common.RankStats("pipeline", rank, world, args)
     pr = PipelineRank(args, rank, world, device, stats, faults, x_train.shape[-1], data["classes"])
     stats.d.update(stage=pr.stage, replica=pr.replica, peer=pr.peer, schedule=args.schedule,

@@ -61,9 +61,10 @@ def _script_name() -> str:
 
 
 def sanitize_job(job: str) -> str:
-    """Maps any text onto the collector's job alphabet [A-Za-z0-9._-]{1,128}."""
-    cleaned = _JOB_CHARS.sub("-", job).strip("-") or "job"
-    return cleaned[:128]
+    """Maps any text onto the protocol's job ids: [A-Za-z0-9._-]{1,128}, not "." or ".."
+    (trainscope/proto/job_id.h; a job id names a directory)."""
+    cleaned = _JOB_CHARS.sub("-", job).strip("-")[:128]
+    return "job" if cleaned in ("", ".", "..") else cleaned
 
 
 def default_job() -> str:
