@@ -1,17 +1,48 @@
 #include "trainscope/collector/analysis/step_assembler.h"
 
 #include <algorithm>
-#include <cmath>
+#include <limits>
 #include <utility>
 
-#include "step_assembler_internal.h"
+#include "trainscope/collector/analysis/step_report_builder.h"
 
 namespace trainscope::collector {
 
 namespace v1 = ::trainscope::v1;
-using step_internal::kFlopsLookback;
-using step_internal::kMaxOpenOperators;
-using step_internal::kNoRank;
+
+namespace {
+
+// OPERATOR_BEGIN events held per device waiting for their END.
+constexpr size_t kMaxOpenOperators = 256;
+// Buffers of closed steps kept for reuse (a few steps' worth of devices).
+constexpr size_t kMaxSpareBuffers = 4096;
+// How far back a "flops" counter looks for the operator it belongs to
+// (other threads' events may sit in between).
+constexpr int kFlopsLookback = 16;
+
+}  // namespace
+
+struct StepAssembler::Device {
+  bool live = true;
+  bool silent = false;
+  bool active = false;  // an event since the last Tick
+  bool ticked = false;  // last_seen_ns is set
+  int64_t last_seen_ns = 0;
+  bool has_mark = false;
+  // Sent something after its latest mark other than what belongs to the
+  // step that mark ended (its memory peak, its phases).
+  bool past_mark = true;
+  bool mark_in_batch = false;            // the latest mark came in the batch now arriving
+  uint64_t step = 0;                     // the current step, once has_mark
+  DeviceStepBuffer* current = nullptr;   // null: dropping until the next mark
+  DeviceStepBuffer* previous = nullptr;  // the step the last mark ended, while open
+  uint64_t previous_step = 0;
+  int64_t last_mark_raw_ns = std::numeric_limits<int64_t>::min();
+  std::unique_ptr<DeviceStepBuffer> prelude;  // events before the first mark
+  uint32_t stage = 0;
+  size_t last_step_events = 0;              // to reserve the next step's buffer
+  std::vector<DeviceEvent> open_operators;  // OPERATOR_BEGIN awaiting END
+};
 
 StepAssembler::StepAssembler(const JobStrings* strings, GroupDirectory* groups,
                              const ReferenceClock* clock, StepAssemblerOptions options,
@@ -21,7 +52,8 @@ StepAssembler::StepAssembler(const JobStrings* strings, GroupDirectory* groups,
       clock_(clock),
       options_(options),
       sink_(std::move(sink)),
-      scratch_(std::make_unique<Scratch>()) {}
+      matcher_(groups, clock, [this] { return KnownDevices(); }),
+      summarizer_(clock, &matcher_) {}
 
 StepAssembler::~StepAssembler() = default;
 
@@ -29,7 +61,7 @@ StepAssembler::Device& StepAssembler::NewDevice(uint32_t rank) {
   if (rank >= devices_.size()) devices_.resize(rank + 1);
   devices_[rank] = std::make_unique<Device>();
   Device& d = *devices_[rank];
-  d.prelude = std::make_unique<Bucket>();
+  d.prelude = std::make_unique<DeviceStepBuffer>();
   d.current = d.prelude.get();
   return d;
 }
@@ -116,7 +148,8 @@ void StepAssembler::OnBatchEnd(uint32_t rank) {
 void StepAssembler::Push(Device& d, const DeviceEvent& e) {
   // Threads' rings drain separately: an operator of another thread (gloo's
   // worker, say) may arrive after a mark it precedes; it goes by its time.
-  Bucket* b = d.previous != nullptr && e.start_ns < d.last_mark_raw_ns ? d.previous : d.current;
+  DeviceStepBuffer* b =
+      d.previous != nullptr && e.start_ns < d.last_mark_raw_ns ? d.previous : d.current;
   if (b == nullptr) {
     ++stats_.events_late;
     return;
@@ -158,7 +191,7 @@ void StepAssembler::OnCounter(Device& d, const DeviceEvent& e) {
   if (strings_->size() != strings_seen_) RefreshCounterNames();
   if (e.name == 0) return;
   if (e.name == flops_name_) {
-    Bucket* b = d.current;
+    DeviceStepBuffer* b = d.current;
     if (b == nullptr) return;
     b->flops += e.value;
     // The plugin records the counter right after its operator, at its end.
@@ -172,7 +205,7 @@ void StepAssembler::OnCounter(Device& d, const DeviceEvent& e) {
     }
   } else if (e.name == peak_memory_name_) {
     // Stamped at a step mark: the peak of the step that ended there.
-    Bucket* b =
+    DeviceStepBuffer* b =
         (d.previous != nullptr && e.start_ns == d.last_mark_raw_ns) ? d.previous : d.current;
     if (b != nullptr) b->peak_memory = std::max(b->peak_memory, e.value);
   } else if (e.name == stage_name_) {
@@ -181,7 +214,7 @@ void StepAssembler::OnCounter(Device& d, const DeviceEvent& e) {
 }
 
 void StepAssembler::OnPhase(Device& d, const DeviceEvent& e) {
-  Bucket* b = d.current;
+  DeviceStepBuffer* b = d.current;
   if (d.has_mark && e.value != d.step) {
     // The plugin records a step's derived phases just before its end mark;
     // explicit phases may end after it.
@@ -196,21 +229,21 @@ void StepAssembler::OnPhase(Device& d, const DeviceEvent& e) {
   b->phase_seen[e.detail] = true;
 }
 
-StepAssembler::Bucket* StepAssembler::BucketFor(uint64_t step, uint32_t rank) {
+DeviceStepBuffer* StepAssembler::BufferFor(uint64_t step, uint32_t rank) {
   OpenStep& open = open_[step];
-  if (open.buckets.size() <= rank) open.buckets.resize(rank + 1);
-  if (open.buckets[rank] == nullptr) {
-    // A bucket of a closed step, with its events' storage: one step's
-    // buckets are as many allocations as devices otherwise.
-    if (spare_buckets_.empty()) {
-      open.buckets[rank] = std::make_unique<Bucket>();
+  if (open.buffers.size() <= rank) open.buffers.resize(rank + 1);
+  if (open.buffers[rank] == nullptr) {
+    // A buffer of a closed step, with its events' storage: one step's
+    // buffers are as many allocations as devices otherwise.
+    if (spare_buffers_.empty()) {
+      open.buffers[rank] = std::make_unique<DeviceStepBuffer>();
     } else {
-      open.buckets[rank] = std::move(spare_buckets_.back());
-      spare_buckets_.pop_back();
+      open.buffers[rank] = std::move(spare_buffers_.back());
+      spare_buffers_.pop_back();
     }
-    open.buckets[rank]->events.reserve(devices_[rank]->last_step_events);
+    open.buffers[rank]->events.reserve(devices_[rank]->last_step_events);
   }
-  return open.buckets[rank].get();
+  return open.buffers[rank].get();
 }
 
 void StepAssembler::OnStepMark(uint32_t rank, Device& d, const DeviceEvent& e) {
@@ -221,19 +254,19 @@ void StepAssembler::OnStepMark(uint32_t rank, Device& d, const DeviceEvent& e) {
     ++stats_.marks_out_of_order;
     return;
   }
-  Bucket* ended = nullptr;
+  DeviceStepBuffer* ended = nullptr;
   uint64_t ended_step = 0;
   if (!d.has_mark) {
-    std::unique_ptr<Bucket> prelude = std::move(d.prelude);
+    std::unique_ptr<DeviceStepBuffer> prelude = std::move(d.prelude);
     const bool empty = prelude->events.empty() && prelude->flops == 0 &&
                        std::none_of(prelude->phase_seen.begin(), prelude->phase_seen.end(),
                                     [](bool seen) { return seen; });
     if (!empty && next >= 1 && static_cast<int64_t>(next - 1) > closed_through_) {
       ended_step = next - 1;
       OpenStep& open = open_[ended_step];
-      if (open.buckets.size() <= rank) open.buckets.resize(rank + 1);
-      open.buckets[rank] = std::move(prelude);
-      ended = open.buckets[rank].get();
+      if (open.buffers.size() <= rank) open.buffers.resize(rank + 1);
+      open.buffers[rank] = std::move(prelude);
+      ended = open.buffers[rank].get();
     } else {
       stats_.events_late += prelude->events.size();
       buffered_events_ -= prelude->events.size();
@@ -254,7 +287,7 @@ void StepAssembler::OnStepMark(uint32_t rank, Device& d, const DeviceEvent& e) {
   d.step = next;
   d.last_mark_raw_ns = at;
   if (static_cast<int64_t>(next) > closed_through_) {
-    Bucket* b = BucketFor(next, rank);
+    DeviceStepBuffer* b = BufferFor(next, rank);
     b->has_start = true;
     b->start_raw_ns = at;
     d.current = b;
@@ -265,22 +298,9 @@ void StepAssembler::OnStepMark(uint32_t rank, Device& d, const DeviceEvent& e) {
 }
 
 void StepAssembler::NoteArrival(uint32_t rank, Device& d, const DeviceEvent& e) {
-  InstanceKey key{e.group, kNoRank, kNoRank, e.group_sequence};
-  if (e.detail == v1::COLLECTIVE_KIND_SEND || e.detail == v1::COLLECTIVE_KIND_RECV) {
-    if (e.peer < 0 || static_cast<uint32_t>(e.peer) == rank) return;
-    const bool send = e.detail == v1::COLLECTIVE_KIND_SEND;
-    key.src = send ? rank : static_cast<uint32_t>(e.peer);
-    key.dst = send ? static_cast<uint32_t>(e.peer) : rank;
-  }
-  groups_->NoteUse(e.group, rank);
-  auto [it, inserted] = instances_.try_emplace(key);
-  if (inserted) {
-    it->second.kind = static_cast<v1::CollectiveKind>(e.detail);
-    const uint64_t first_step =
-        std::max<uint64_t>(d.step, static_cast<uint64_t>(closed_through_ + 1));
-    instance_order_.emplace_back(first_step, key);
-  }
-  it->second.arrivals.push_back(Arrival{rank, e.start_ns, e.end_ns, e.value});
+  // The first step whose close may need the instance.
+  const uint64_t step = std::max<uint64_t>(d.step, static_cast<uint64_t>(closed_through_ + 1));
+  matcher_.NoteArrival(rank, e, step);
 }
 
 bool StepAssembler::Blocks(const Device& d, uint64_t step) const {
@@ -331,6 +351,73 @@ void StepAssembler::EnforceBounds() {
 
 void StepAssembler::Flush() {
   while (!open_.empty()) CloseOldest(/*forced=*/false);
+}
+
+uint32_t StepAssembler::KnownDevices() const {
+  uint32_t known = 0;
+  for (const auto& d : devices_) known += d != nullptr;
+  return known;
+}
+
+void StepAssembler::CloseOldest(bool forced) {
+  auto it = open_.begin();
+  const uint64_t step = it->first;
+  OpenStep& open = it->second;
+
+  ClosedStep closed;
+  closed.forced = forced;
+  StepReportBuilder report(step);
+  size_t events = 0;
+  for (const auto& b : open.buffers) events += b != nullptr ? b->events.size() : 0;
+  closed.operators = std::move(spare_operators_);
+  closed.operators.clear();
+  closed.operators.reserve(events);
+
+  for (uint32_t rank = 0; rank < open.buffers.size(); ++rank) {
+    const DeviceStepBuffer* b = open.buffers[rank].get();
+    if (b == nullptr) continue;
+    Device& d = *devices_[rank];
+    v1::DeviceStep device;
+    summarizer_.Summarize(rank, d.stage, step, *b, &device, &closed.operators, report.links());
+    report.AddDevice(std::move(device));
+    buffered_events_ -= b->events.size();
+    d.last_step_events = b->events.size();
+    // The device may still be inside this step: it drops until its next mark.
+    if (d.current == b) d.current = nullptr;
+    if (d.previous == b) d.previous = nullptr;
+  }
+  for (uint32_t rank = 0; rank < devices_.size(); ++rank) {
+    const Device* d = devices_[rank].get();
+    if (d == nullptr || !d->live) continue;
+    if (rank < open.buffers.size() && open.buffers[rank] != nullptr) continue;
+    if (d->has_mark && d->step > step) continue;  // it skipped this step number
+    report.AddMissingRank(rank);
+  }
+  closed.report = std::move(report).Build();
+
+  for (std::unique_ptr<DeviceStepBuffer>& b : open.buffers) {
+    if (b == nullptr || spare_buffers_.size() >= kMaxSpareBuffers) continue;
+    b->Reset();
+    spare_buffers_.push_back(std::move(b));
+  }
+  open_.erase(it);
+  closed_through_ = static_cast<int64_t>(step);
+  ++stats_.steps_closed;
+  if (forced) ++stats_.steps_forced;
+  matcher_.ForgetOlderThan(step, options_.instance_retention_steps);
+  sink_(std::move(closed));
+}
+
+void StepAssembler::Recycle(std::vector<OperatorRecord>&& storage) {
+  if (storage.capacity() > spare_operators_.capacity()) spare_operators_ = std::move(storage);
+}
+
+StepAssemblerStats StepAssembler::stats() const {
+  StepAssemblerStats s = stats_;
+  s.collectives_incomplete = matcher_.incomplete();
+  s.buffered_events = buffered_events_;
+  s.open_steps = open_.size();
+  return s;
 }
 
 }  // namespace trainscope::collector

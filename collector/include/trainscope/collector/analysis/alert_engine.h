@@ -1,18 +1,16 @@
-// Evaluates the alert rules of one job on each closed step and turns their
-// verdicts into alerts: one alert per (rule, subject) raised after the rule
-// has held for `raise_after_steps` consecutive steps and cleared after it has
-// not held for `clear_after_steps` (the clear repeats the raise's alert_id).
+// Turns the verdicts of one job's alert rules into alerts: one alert per
+// (rule, subject) raised after the rule has held for `raise_after_steps`
+// consecutive steps and cleared after it has not held for
+// `clear_after_steps` (the clear repeats the raise's alert_id); an alert
+// raised while an alert naming its cause is open is filed under it
+// (Alert.caused_by_alert_id, see IsEffectOf in alert_engine.cc).
 //
-// Noise: on a shared host single steps jitter by 2x, and the late arriver of
-// a collective moves from rank to rank and stays a few steps. So rules judge
-// per-device WINDOWED statistics (medians over the last `window_steps`,
-// default 5, of own time = step time - collective wait - data wait, waits,
-// FLOPS on a longer window) against the other devices' window medians; the
-// who-waits-for-whom rules (collective_wait, straggler) judge a device's
-// hold-up of the others over a streak of steps and over a long window (see
-// CollectiveWaitRule). A test is then counted plainly: raised after
-// raise_after_steps consecutive holding steps, cleared after
-// clear_after_steps steps in which the cause is no longer present.
+// The rules are units of their own: the step rules (alert_rule_registry.h)
+// read the job's shared history windows (RuleHistory), which the engine
+// updates once per closed step; lost_device (LostDeviceRule) is raised at
+// once; difficult_item is judged on the loss epochs; external rules (the
+// loss-contribution ones) hand in their findings. What stays here is what
+// every rule shares: the hysteresis, alert ids and the grouping.
 //
 // Usage:
 //   AlertEngine engine(job_id, rules);          // rules from LoadRulesFile()
@@ -23,8 +21,8 @@
 //   on a stream closed without goodbye:
 //     Publish(engine.OnDeviceLost(rank, last_step, NowUnixNs()));
 //
-// What it reads from a StepReport: devices (complete ones only) with rank,
-// stage, step_time_ns, data_wait_ns, wait_ns, waited_for_rank,
+// What the rules read from a StepReport: devices (complete ones only) with
+// rank, stage, step_time_ns, data_wait_ns, wait_ns, waited_for_rank,
 // flops, flops_per_second; links (link_type, bytes, bytes_per_second);
 // stages (stage, ranks, flops, compute_ns, bubble_ns); missing_ranks.
 //
@@ -34,16 +32,18 @@
 #define TRAINSCOPE_COLLECTOR_ANALYSIS_ALERT_ENGINE_H_
 
 #include <cstdint>
-#include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "trainscope/collector/analysis/late_arrival_detector.h"
+#include "trainscope/collector/analysis/alert_rule.h"
 #include "trainscope/collector/analysis/loss_tracker.h"
+#include "trainscope/collector/analysis/lost_device_rule.h"
+#include "trainscope/collector/analysis/rule_history.h"
 #include "trainscope/v1/alerts.pb.h"
 #include "trainscope/v1/analysis.pb.h"
 
@@ -104,21 +104,6 @@ class AlertEngine {
   const v1::RulesConfig& rules() const { return rules_; }
 
  private:
-  std::vector<v1::Alert> Judge(const ExternalFinding& finding, const v1::Hysteresis& hysteresis,
-                               int64_t now_unix_ns);
-
-  // One rule's (windowed) test on one subject.
-  struct Verdict {
-    std::string subject;  // unique within the rule, orders the output
-    bool holds = false;   // evidence for raising
-    // Without the vote: whether the cause is still present (for clearing);
-    // may be true while `holds` is not.
-    bool present = false;
-    std::optional<uint64_t> onset_step;  // the rule's own change point, if any
-    v1::Alert alert;                     // rule-specific fields filled
-    std::string what;                    // "rank 2 is a straggler"
-    std::string values;                  // "compute 41.0 ms vs median 13.2 ms (z=9.1)"
-  };
   // Hysteresis state of one (rule, subject).
   struct Track {
     uint32_t hold_run = 0;   // consecutive holding steps
@@ -126,112 +111,42 @@ class AlertEngine {
     uint64_t onset_step = 0;
     uint64_t last_hold_step = 0;
     bool open = false;
-    Verdict last_holding;  // details for a raise on a voted step
+    RuleVerdict last_holding;  // details for a raise on a voted step
     v1::Alert raised;
   };
   using TrackKey = std::pair<std::string, std::string>;  // (rule, subject)
 
-  // Per-rule evaluations on one step (complete devices only).
-  std::vector<Verdict> LowFlops(const v1::StepReport& step) const;
-  std::vector<Verdict> StageFlops(const v1::StepReport& step) const;
-  std::vector<Verdict> Straggler(const v1::StepReport& step) const;
-  std::vector<Verdict> CollectiveWait(const v1::StepReport& step) const;
-  std::vector<Verdict> SlowLink(const v1::StepReport& step) const;
-  std::vector<Verdict> PipelineBubble(const v1::StepReport& step) const;
-  std::vector<Verdict> LoaderStall(const v1::StepReport& step) const;
-  std::vector<Verdict> StepTimeRegression(const v1::StepReport& step);
-
   // Applies hysteresis to one rule's verdicts (subjects of the rule without
   // a verdict count as not holding); appends state changes.
   void Judge(const std::string& rule, const v1::Hysteresis& hysteresis,
-             std::vector<Verdict> verdicts, uint64_t step, int64_t now_unix_ns,
+             std::vector<RuleVerdict> verdicts, uint64_t step, int64_t now_unix_ns,
              std::vector<v1::Alert>* out);
+  // The same for one external finding.
+  std::vector<v1::Alert> Judge(const ExternalFinding& finding, const v1::Hysteresis& hysteresis,
+                               int64_t now_unix_ns);
   // Advances one track by one evaluation; returns whether its condition held.
-  bool Advance(Track* track, const Verdict* verdict, const v1::Hysteresis& hysteresis,
+  bool Advance(Track* track, const RuleVerdict* verdict, const v1::Hysteresis& hysteresis,
                uint64_t step, int64_t now_unix_ns, std::vector<v1::Alert>* out);
-  void UpdateLostDevices(const v1::StepReport& step, int64_t now_unix_ns,
-                         std::vector<v1::Alert>* out);
-  // Appends the step's complete devices, stages and links to the windows.
-  void UpdateHistory(const v1::StepReport& step);
+  // Files a lost_device raise or clear.
+  void File(const LostDeviceRule::Change& change, int64_t now_unix_ns, std::vector<v1::Alert>* out);
   v1::Alert Raise(v1::Alert alert, uint64_t step, uint64_t onset_step, int64_t now_unix_ns,
                   const std::string& message);
   v1::Alert Clear(const v1::Alert& raised, const v1::Alert* now_values, uint64_t step,
                   int64_t now_unix_ns, const std::string& message);
   void NoteHolding(const std::string& rule);
-
-  const std::string job_id_;
-  const v1::RulesConfig rules_;
-  uint64_t steps_seen_ = 0;
-  uint64_t next_alert_id_ = 1;
-  std::map<TrackKey, Track> tracks_;
-  // One complete device step, as the windowed rules read it.
-  struct DeviceSample {
-    uint64_t step = 0;
-    uint32_t stage = 0;
-    double step_time = 0;
-    double own = 0;  // step_time - wait - data_wait
-    double wait = 0;
-    double data_wait = 0;
-    double flops_per_second = 0;  // 0: no FLOPs counted
-    int32_t waited_for = -1;
-    // The others' median fraction of their step spent waiting for this device.
-    double held_up = 0;
-    // Own time over the median of its stage peers' in this step (0: no peers).
-    double own_ratio = 0;
-  };
-  struct StageSample {
-    uint64_t step = 0;
-    std::vector<uint32_t> ranks;
-    double flops = 0;
-    double compute = 0;
-    double bubble = 0;
-  };
-  struct LinkSample {
-    uint64_t step = 0;
-    std::string type;
-    double bytes = 0;
-    double bytes_per_second = 0;
-    bool usable = false;  // enough bytes and not dominated by waiting
-  };
-  // The last samples of one device (complete steps only).
-  const std::deque<DeviceSample>* DeviceWindow(uint32_t rank) const;
-  // collective_wait's tests on one device's hold-up of the others.
-  struct HoldUp {
-    bool holds = false;    // the fast, the sustained or the late-arrival test holds
-    bool present = false;  // half the margin remains (keeps an open alert)
-    size_t window = 0;     // the window of the test that decided
-    double fraction = 0;   // the median hold-up over that window
-    double threshold = 0;  // that test's threshold
-    uint64_t onset = 0;    // first step of the trailing run over the threshold
-    // Set when the late-arrival CUSUM decided: "last to arrive in ...".
-    std::string late_arrival_evidence;
-  };
-  HoldUp HeldUp(uint32_t rank, const std::deque<DeviceSample>& history) const;
   // Files the alerts raised in `out` whose cause is an open alert's under
   // it (Alert.caused_by_alert_id): a straggler's lower FLOPS, the job's
   // step-time regression, its second who-waits-for-whom rule.
   void GroupUnderCauses(std::vector<v1::Alert>* out);
-  size_t history_size_ = 0;  // samples kept: the longest window
-  std::map<uint32_t, std::deque<DeviceSample>> device_history_;
-  std::map<uint32_t, std::deque<StageSample>> stage_history_;
-  // Per link (src, dst, type) key.
-  std::map<std::string, std::deque<LinkSample>> link_history_;
-  LateArrivalDetector late_arrivals_;
-  // Step-time regression: the job step times collected for the baseline.
-  std::vector<int64_t> baseline_samples_;
-  double step_time_baseline_ns_ = 0;
-  std::deque<std::pair<uint64_t, double>> recent_step_times_;  // (step, ns)
-  // Lost devices: consecutive steps missing, open alert.
-  struct LostState {
-    uint32_t missing_run = 0;
-    bool open = false;
-    v1::Alert raised;
-    // Raised by OnDeviceLost: the last step the stream reported. Steps up to
-    // it may still close with the rank complete (the assembler lags the
-    // streams); they do not mean the rank reports steps again.
-    std::optional<uint64_t> stream_lost_after;
-  };
-  std::map<uint32_t, LostState> lost_;
+
+  const std::string job_id_;
+  const v1::RulesConfig rules_;
+  RuleHistory history_;
+  std::vector<std::unique_ptr<AlertRule>> step_rules_;  // enabled, in evaluation order
+  LostDeviceRule lost_devices_;
+  uint64_t next_alert_id_ = 1;
+  std::map<TrackKey, Track> tracks_;
+  std::map<uint32_t, v1::Alert> lost_alerts_;  // open lost_device alerts by rank
   std::set<TrackKey> external_holding_;
   std::vector<std::string> holding_rules_;
 };

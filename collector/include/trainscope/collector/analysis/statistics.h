@@ -19,6 +19,14 @@ inline double Median(std::vector<double> v) {
   return (lower + upper) / 2;
 }
 
+// The arithmetic mean; 0 when empty.
+inline double Mean(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
+}
+
 }  // namespace trainscope::collector
 
 #endif  // TRAINSCOPE_COLLECTOR_ANALYSIS_STATISTICS_H_

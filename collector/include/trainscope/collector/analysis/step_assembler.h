@@ -23,18 +23,11 @@
 // max_buffered_events the oldest step is force-closed (counted); a device
 // still inside it drops its events until its next mark.
 //
-// Communication: a collective instance is (group, group_sequence); its
-// participants are GroupDirectory's members of the group. A device's wait is
-// from its aligned start until the latest aligned start of the instance's
-// participants known when its step closes; the rest is transfer. A send/recv
-// pair (group, sender, receiver, sequence) is an instance of two. Links:
-// every matched send/recv pair gives a "p2p" link sender->receiver with the
-// receiver's transfer time (recv end - max(send start, recv start)); ring
-// collectives (all-reduce, all-gather, reduce-scatter) give "collective"
-// links member i -> member i+1 (ascending ranks, NCCL's ring model) carrying
-// 2(P-1)/P (all-reduce) or (P-1)/P of the bytes, with the receiving member's
-// transfer time; other collectives are not attributed to links. A link is
-// reported in the first step close at which its instance is complete.
+// Closing a step is three collaborators' work: CollectiveMatcher matches
+// each communication operator with its instance's other arrivals (waits,
+// lateness, links), DeviceStepSummarizer derives each device's metrics and
+// aligned operators, StepReportBuilder puts the report together. This class
+// buffers the events and decides when a step closes.
 //
 // Usage:
 //   StepAssembler assembler(&strings, &groups, &aligner, {},
@@ -49,19 +42,17 @@
 #ifndef TRAINSCOPE_COLLECTOR_ANALYSIS_STEP_ASSEMBLER_H_
 #define TRAINSCOPE_COLLECTOR_ANALYSIS_STEP_ASSEMBLER_H_
 
-#include <array>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
 #include <memory>
-#include <tuple>
 #include <vector>
 
-#include "absl/container/flat_hash_map.h"
-#include "absl/container/inlined_vector.h"
 #include "absl/types/span.h"
+#include "trainscope/collector/analysis/collective_matcher.h"
 #include "trainscope/collector/analysis/device_event.h"
+#include "trainscope/collector/analysis/device_step_buffer.h"
+#include "trainscope/collector/analysis/device_step_summarizer.h"
 #include "trainscope/collector/analysis/group_directory.h"
 #include "trainscope/collector/analysis/job_strings.h"
 #include "trainscope/collector/analysis/operator_record.h"
@@ -139,52 +130,11 @@ class StepAssembler {
   int64_t last_closed_step() const { return closed_through_; }
 
  private:
-  struct Bucket;
-  struct OpenStep;
+  // Assembly state of one device (step_assembler.cc).
   struct Device;
-  struct Scratch;
-  struct LinkKey {
-    uint32_t src;
-    uint32_t dst;
-    bool collective;
-    bool operator<(const LinkKey& o) const {
-      return std::tie(src, dst, collective) < std::tie(o.src, o.dst, o.collective);
-    }
-  };
-  struct LinkTotals {
-    uint64_t bytes = 0;
-    int64_t duration_ns = 0;
-    uint32_t transfers = 0;
-  };
-  struct InstanceKey {
-    uint32_t group;
-    uint32_t src;  // p2p: the sender; collectives: kNoRank
-    uint32_t dst;  // p2p: the receiver
-    uint64_t sequence;
-    bool operator==(const InstanceKey& o) const {
-      return group == o.group && src == o.src && dst == o.dst && sequence == o.sequence;
-    }
-    template <typename H>
-    friend H AbslHashValue(H h, const InstanceKey& k) {
-      return H::combine(std::move(h), k.group, k.src, k.dst, k.sequence);
-    }
-  };
-  struct Arrival {
-    uint32_t rank;
-    int64_t raw_start_ns;
-    int64_t raw_end_ns;
-    uint64_t bytes;
-  };
-  struct Instance {
-    absl::InlinedVector<Arrival, 2> arrivals;
-    trainscope::v1::CollectiveKind kind = trainscope::v1::COLLECTIVE_KIND_UNSPECIFIED;
-    uint32_t consumed = 0;  // arrivals whose step has closed
-    bool links_reported = false;
-    // Latest aligned arrival, cached for `cached_arrivals` arrivals.
-    uint32_t cached_arrivals = 0;
-    int64_t latest_start_ns = 0;
-    uint32_t latest_rank = 0;
-    int64_t earliest_start_ns = 0;
+  // The devices' buffers of one open step, by rank.
+  struct OpenStep {
+    std::vector<std::unique_ptr<DeviceStepBuffer>> buffers;
   };
 
   // Per event: the common case stays inline.
@@ -203,25 +153,12 @@ class StepAssembler {
   void OnOperatorEnd(Device& d, const DeviceEvent& e);
   void Push(Device& d, const DeviceEvent& e);
   void NoteArrival(uint32_t rank, Device& d, const DeviceEvent& e);
-  Bucket* BucketFor(uint64_t step, uint32_t rank);
+  DeviceStepBuffer* BufferFor(uint64_t step, uint32_t rank);
   bool Blocks(const Device& d, uint64_t step) const;
-  // Aligns one device's bucket into `ops` and fills `out`.
-  void Summarize(uint32_t rank, const Device& d, uint64_t step, const Bucket& b,
-                 trainscope::v1::DeviceStep* out, std::vector<OperatorRecord>* ops,
-                 std::map<LinkKey, LinkTotals>* links);
-  // Wait of one communication operator; reports the instance's links once.
-  // For a complete collective, `*lateness` is the operator's arrival minus
-  // the instance's earliest (0 otherwise: a receive is late by design).
-  int64_t CommunicationWait(const OperatorRecord& op, uint32_t* waited_for, int64_t* lateness,
-                            std::map<LinkKey, LinkTotals>* links);
   void TryClose();
   void EnforceBounds();
   void CloseOldest(bool forced);
-  uint32_t ExpectedParticipants(const InstanceKey& key);
-  void UpdateLatest(Instance& inst);
-  void ReportLinks(const InstanceKey& key, const Instance& inst,
-                   std::map<LinkKey, LinkTotals>* links);
-  void ForgetOldInstances(uint64_t step);
+  uint32_t KnownDevices() const;
 
   const JobStrings* const strings_;
   GroupDirectory* const groups_;
@@ -232,12 +169,11 @@ class StepAssembler {
   std::vector<std::unique_ptr<Device>> devices_;  // by rank
   std::map<uint64_t, OpenStep> open_;
   int64_t closed_through_ = -1;
-  absl::flat_hash_map<InstanceKey, Instance> instances_;
-  std::deque<std::pair<uint64_t, InstanceKey>> instance_order_;  // (first step, key)
+  CollectiveMatcher matcher_;
+  DeviceStepSummarizer summarizer_;
 
-  std::unique_ptr<Scratch> scratch_;
-  std::vector<std::unique_ptr<Bucket>> spare_buckets_;  // of closed steps, reset
-  std::vector<OperatorRecord> spare_operators_;         // see Recycle
+  std::vector<std::unique_ptr<DeviceStepBuffer>> spare_buffers_;  // of closed steps, reset
+  std::vector<OperatorRecord> spare_operators_;                   // see Recycle
   uint64_t buffered_events_ = 0;
 
   size_t strings_seen_ = 0;

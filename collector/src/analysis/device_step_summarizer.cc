@@ -1,0 +1,176 @@
+#include "trainscope/collector/analysis/device_step_summarizer.h"
+
+#include <algorithm>
+#include <limits>
+
+namespace trainscope::collector {
+namespace {
+
+namespace v1 = ::trainscope::v1;
+
+v1::OperatorClass ClassOf(uint32_t collective_kind) {
+  switch (collective_kind) {
+    case v1::COLLECTIVE_KIND_SEND:
+      return v1::OPERATOR_CLASS_SEND;
+    case v1::COLLECTIVE_KIND_RECV:
+      return v1::OPERATOR_CLASS_RECV;
+    default:
+      return v1::OPERATOR_CLASS_COLLECTIVE;
+  }
+}
+
+}  // namespace
+
+int64_t DeviceStepSummarizer::Covered(std::vector<Interval>& v) {
+  if (v.empty()) return 0;
+  int64_t total = 0;
+  // One thread's operators arrive in end order (recorded when they end):
+  // sweep from the latest end without sorting.
+  if (std::is_sorted(v.begin(), v.end(),
+                     [](const Interval& a, const Interval& b) { return a.end < b.end; })) {
+    int64_t lo = v.back().start, hi = v.back().end;
+    for (size_t i = v.size() - 1; i-- > 0;) {
+      if (v[i].end >= lo) {
+        lo = std::min(lo, v[i].start);
+      } else {
+        total += hi - lo;
+        lo = v[i].start;
+        hi = v[i].end;
+      }
+    }
+    return total + (hi - lo);
+  }
+  std::sort(v.begin(), v.end(),
+            [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  int64_t lo = v.front().start, hi = v.front().end;
+  for (size_t i = 1; i < v.size(); ++i) {
+    if (v[i].start <= hi) {
+      hi = std::max(hi, v[i].end);
+    } else {
+      total += hi - lo;
+      lo = v[i].start;
+      hi = v[i].end;
+    }
+  }
+  return total + (hi - lo);
+}
+
+void DeviceStepSummarizer::Summarize(uint32_t rank, uint32_t stage, uint64_t step,
+                                     const DeviceStepBuffer& b, v1::DeviceStep* out,
+                                     std::vector<OperatorRecord>* ops,
+                                     CollectiveMatcher::Links* links) {
+  compute_.clear();
+  communication_.clear();
+  all_.clear();
+  forward_.clear();
+  backward_.clear();
+  waited_.clear();
+
+  int64_t first_start = std::numeric_limits<int64_t>::max();
+  int64_t last_end = std::numeric_limits<int64_t>::min();
+  int64_t wait = 0;
+  int64_t lateness = 0;
+  uint32_t operators = 0, collectives = 0;
+  for (const DeviceEvent& e : b.events) {
+    OperatorRecord& op = ops->emplace_back();
+    op.raw_start_ns = e.start_ns;
+    op.raw_end_ns = e.end_ns;
+    op.start_ns = clock_->ToReference(rank, e.start_ns);
+    op.end_ns = clock_->ToReference(rank, e.end_ns);
+    op.step = step;
+    op.rank = rank;
+    op.name = e.name;
+    op.thread = e.thread;
+    op.stage = stage;
+    first_start = std::min(first_start, op.start_ns);
+    last_end = std::max(last_end, op.end_ns);
+    const Interval iv{op.start_ns, op.end_ns};
+    all_.push_back(iv);
+    if (e.kind == v1::EVENT_KIND_OPERATOR) {
+      op.op_class = v1::OPERATOR_CLASS_COMPUTE;
+      op.op_sequence = e.value;
+      op.flops = e.group_sequence;  // see DeviceStepBuffer::events
+      op.scope = static_cast<v1::OperatorScope>(e.detail);
+      ++operators;
+      compute_.push_back(iv);
+      if (e.detail == v1::OPERATOR_SCOPE_FORWARD) forward_.push_back(iv);
+      if (e.detail == v1::OPERATOR_SCOPE_BACKWARD) backward_.push_back(iv);
+    } else {
+      op.op_class = ClassOf(e.detail);
+      op.collective_kind = static_cast<v1::CollectiveKind>(e.detail);
+      op.bytes = e.value;
+      op.group = e.group;
+      op.group_sequence = e.group_sequence;
+      op.peer = e.peer;
+      ++collectives;
+      communication_.push_back(iv);
+      const CollectiveMatcher::Wait w = matcher_->Match(op, links);
+      lateness += w.lateness_ns;
+      if (w.wait_ns > 0) {
+        wait += w.wait_ns;
+        waited_[w.waited_for] += w.wait_ns;
+      }
+    }
+  }
+
+  const bool any = !b.events.empty();
+  const int64_t start =
+      b.has_start ? clock_->ToReference(rank, b.start_raw_ns) : (any ? first_start : 0);
+  const int64_t end =
+      b.ended ? clock_->ToReference(rank, b.end_raw_ns) : std::max(start, any ? last_end : start);
+  const int64_t step_time = std::max<int64_t>(0, end - start);
+  // Clip to the step: an operator may straddle a mark.
+  for (std::vector<Interval>* v : {&compute_, &communication_, &all_, &forward_, &backward_}) {
+    for (Interval& iv : *v) {
+      iv.start = std::clamp(iv.start, start, end);
+      iv.end = std::clamp(iv.end, start, end);
+    }
+  }
+  const int64_t compute = Covered(compute_);
+  const int64_t communication = Covered(communication_);
+  const int64_t busy = Covered(all_);
+
+  out->set_step(step);
+  out->set_rank(rank);
+  out->set_stage(stage);
+  out->set_start_ns(start);
+  out->set_end_ns(end);
+  out->set_step_time_ns(step_time);
+  int64_t data_wait = 0;
+  if (b.phase_seen[v1::PHASE_DATA_WAIT]) {
+    data_wait = b.phase_ns[v1::PHASE_DATA_WAIT];
+  } else if (any && b.has_start) {
+    data_wait = std::clamp<int64_t>(first_start - start, 0, step_time);
+  }
+  out->set_data_wait_ns(data_wait);
+  out->set_forward_ns(b.phase_seen[v1::PHASE_FORWARD] ? b.phase_ns[v1::PHASE_FORWARD]
+                                                      : Covered(forward_));
+  out->set_backward_ns(b.phase_seen[v1::PHASE_BACKWARD] ? b.phase_ns[v1::PHASE_BACKWARD]
+                                                        : Covered(backward_));
+  out->set_optimizer_ns(b.phase_ns[v1::PHASE_OPTIMIZER]);
+  out->set_compute_ns(compute);
+  out->set_collective_ns(communication);
+  wait = std::min(wait, communication);
+  out->set_wait_ns(wait);
+  out->set_transfer_ns(communication - wait);
+  out->set_idle_ns(std::max<int64_t>(0, step_time - busy));
+  out->set_flops(b.flops);
+  out->set_flops_per_second(
+      compute > 0 ? static_cast<double>(b.flops) * 1e9 / static_cast<double>(compute) : 0.0);
+  out->set_peak_memory_bytes(b.peak_memory);
+  out->set_operators(operators);
+  out->set_collectives(collectives);
+  int32_t waited_for = -1;
+  int64_t most = 0;
+  for (const auto& [r, w] : waited_) {
+    if (w > most || (w == most && waited_for >= 0 && static_cast<int32_t>(r) < waited_for)) {
+      most = w;
+      waited_for = static_cast<int32_t>(r);
+    }
+  }
+  out->set_waited_for_rank(waited_for);
+  out->set_lateness_ns(lateness);
+  out->set_complete(b.ended);
+}
+
+}  // namespace trainscope::collector
