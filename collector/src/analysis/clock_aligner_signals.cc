@@ -181,8 +181,7 @@ void ClockAligner::CheckCollectiveJump(uint32_t rank, Device& d, const Collectiv
         double r = 0;
         if (residual(x, &r)) shifts.push_back(r);
       }
-      std::vector<double> sorted = shifts;
-      const double shift = Median(sorted);
+      const double shift = Median(shifts);
       bool agree = shifts.size() == d.collective_suspects.size();
       for (double r : shifts) agree &= std::fabs(r - shift) <= threshold / 2;
       if (!agree) {

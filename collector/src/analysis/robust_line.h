@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "trainscope/collector/analysis/statistics.h"
+
 namespace trainscope::collector::clock_internal {
 
 // Ranks above this are taken for garbage, not devices.
@@ -37,13 +39,8 @@ struct LineFit {
 bool FitRobustLine(const std::vector<Point>& pts, double fallback_slope, int64_t min_span,
                    double max_slope, double outlier_sigmas, LineFit* out);
 
-// The median (reorders v).
-inline double Median(std::vector<double>& v) {
-  if (v.empty()) return 0;
-  const size_t mid = v.size() / 2;
-  std::nth_element(v.begin(), v.begin() + mid, v.end());
-  return v[mid];
-}
+// The analysis' one Median (trainscope/collector/analysis/statistics.h).
+using ::trainscope::collector::Median;
 
 inline double RootSumSquare(double a, double b) { return std::sqrt(a * a + b * b); }
 
