@@ -42,7 +42,10 @@ std::vector<RankLossJudge::Verdict> RankLossJudge::Judge(
       if (overtaken || (anyone_connected && now_unix_ns - pending.lost_unix_ns >= grace_ns)) {
         raise = true;
       } else if (!anyone_connected) {
-        raise = pending.peers_connected && pending.lost_unix_ns - first_lost <= together_ns;
+        // Within the window, whether peers were still connected when its
+        // close reached this thread says nothing: the killed rank's close
+        // may be read after those of the peers the launcher took down.
+        raise = first_lost != INT64_MAX && pending.lost_unix_ns - first_lost <= together_ns;
         forget = true;
       }
     }

@@ -85,6 +85,30 @@ TEST(RankLossJudgeTest, WhenEveryRankVanishedTheFirstAndThoseWithItAreNamed) {
   EXPECT_TRUE(judge.empty());
 }
 
+TEST(RankLossJudgeTest, AKilledRankWhoseCloseIsReadLastIsNamedWithinTheWindow) {
+  // The launcher terminated the peers as soon as rank 1 died; their closes
+  // were read first, so rank 1's close found no peer connected.
+  RankLossJudge judge(TestOptions());
+  RankStepProgress progress;
+  judge.OnLost(0, 40, kT0, true);
+  judge.OnLost(2, 40, kT0 + 2'000'000, true);
+  judge.OnLost(3, 40, kT0 + 3'000'000, true);
+  judge.OnLost(1, 40, kT0 + 4'000'000, /*peers_connected=*/false);
+  const std::map<uint32_t, v1::RankStatus> ranks = {
+      {0, Rank(0, false)}, {1, Rank(1, false)}, {2, Rank(2, false)}, {3, Rank(3, false)}};
+  const auto lost = judge.Judge(kT0 + 4'000'000, ranks, progress, /*anyone_connected=*/false);
+  ASSERT_EQ(lost.size(), 4u);
+  EXPECT_EQ(lost[1].rank, 1u);
+}
+
+TEST(RankLossJudgeTest, TheOnlyRankOfAJobIsNeverALostDevice) {
+  RankLossJudge judge(TestOptions());
+  RankStepProgress progress;
+  judge.OnLost(0, 40, kT0, /*peers_connected=*/false);
+  EXPECT_THAT(judge.Judge(kT0, {{0, Rank(0, false)}}, progress, false), IsEmpty());
+  EXPECT_TRUE(judge.empty());
+}
+
 TEST(RankLossJudgeTest, ARankThatCameBackIsForgotten) {
   RankLossJudge judge(TestOptions());
   RankStepProgress progress;

@@ -8,12 +8,14 @@
 //  - a peer reported `grace_steps` steps past the rank's last, or a peer is
 //    still connected `grace` after the loss: the peers went on without it;
 //    it is lost;
-//  - no rank is connected any more: every rank vanished. The first to go is
-//    the cause (its peers failed in a collective or were killed by the
-//    launcher), named with those that went within `together` of it: a peer
-//    that aborts in the broken collective goes a millisecond later, and
-//    neither the order the closes arrive in nor the steps they flushed tell
-//    them apart. The rest are forgotten.
+//  - no rank is connected any more: every rank vanished. The first to go
+//    (the first close read while peers were still connected) is the cause
+//    (its peers failed in a collective or were killed by the launcher),
+//    named with every rank that went within `together` of it: a peer that
+//    aborts in the broken collective, or that the launcher terminates, goes
+//    milliseconds later, and neither the order the closes are read in nor
+//    the steps they flushed tell them apart. The rest are forgotten; a job
+//    of one rank names nobody.
 // See docs/alerts.md (lost_device).
 //
 // Usage:
