@@ -1,12 +1,9 @@
 #include "trainscope/collector/analysis/alert_engine.h"
 
 #include <algorithm>
-#include <cmath>
 #include <set>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_format.h"
-#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "trainscope/collector/analysis/alert_rule_registry.h"
 #include "trainscope/collector/analysis/rules_config.h"
@@ -44,7 +41,8 @@ AlertEngine::AlertEngine(std::string job_id, v1::RulesConfig rules)
       rules_(WithDefaults(std::move(rules))),
       history_(rules_),
       step_rules_(MakeStepRules(rules_)),
-      lost_devices_(rules_.lost_device()) {}
+      lost_devices_(rules_.lost_device()),
+      difficult_items_(rules_.difficult_item()) {}
 
 std::vector<v1::Alert> AlertEngine::OnStep(const v1::StepReport& step, int64_t now_unix_ns) {
   std::vector<v1::Alert> out;
@@ -175,52 +173,20 @@ std::vector<v1::Alert> AlertEngine::OnExternalFinding(const ExternalFinding& fin
 std::vector<v1::Alert> AlertEngine::OnLossEpoch(const LossTracker::ClosedEpoch& epoch,
                                                 uint64_t step, int64_t now_unix_ns) {
   std::vector<v1::Alert> out;
-  const v1::DifficultItemRule& rule = rules_.difficult_item();
-  if (!rule.enabled()) return out;
-  // The epochs are the persistence test: raise at once; clear once the item
-  // stayed out of the top-N as many epochs in a row (no churn at its edge).
-  v1::Hysteresis per_epoch;
-  per_epoch.set_raise_after_steps(1);
-  per_epoch.set_clear_after_steps(rule.consecutive_epochs());
+  if (!difficult_items_.enabled()) return out;
   const std::string name(kRuleDifficultItem);
-  std::set<std::string> holding;
-  auto append = [&out](std::vector<v1::Alert> alerts) {
-    for (v1::Alert& alert : alerts) out.push_back(std::move(alert));
-  };
-  for (const LossTracker::ClosedItem& item : epoch.items) {
-    const v1::ItemScore& score = item.score;
-    const std::string subject = absl::StrCat("item ", score.item());
+  auto is_open = [&](const std::string& subject) {
     auto track = tracks_.find(TrackKey(name, subject));
-    const bool open = track != tracks_.end() && track->second.open;
-    if (item.epochs_in_top < rule.consecutive_epochs() && !open) continue;
-    ExternalFinding finding;
-    finding.rule = name;
-    finding.subject = subject;
-    finding.item = score.item();
-    finding.step = step;
-    finding.metric = "epochs_in_top";
-    finding.observed = item.epochs_in_top;
-    finding.threshold = rule.consecutive_epochs();
-    finding.baseline = score.contribution();
-    finding.holds = true;
-    finding.message = absl::StrCat(
-        "item ", score.item(), " (label ", score.label(), ", predicted ", score.prediction(),
-        ", rank ", score.rank(), ") has been in the top ", epoch.top_n, " loss contribution for ",
-        item.epochs_in_top, " epochs running: a candidate mislabeled or ambiguous item");
-    holding.insert(finding.subject);
-    append(Judge(finding, per_epoch, now_unix_ns));
-  }
-  std::vector<std::string> left;
+    return track != tracks_.end() && track->second.open;
+  };
+  std::vector<std::string> tracked;
   for (const auto& [key, track] : tracks_) {
-    if (key.first == name && !holding.count(key.second)) left.push_back(key.second);
+    if (key.first == name) tracked.push_back(key.second);
   }
-  for (const std::string& subject : left) {
-    ExternalFinding finding;
-    finding.rule = name;
-    finding.subject = subject;
-    finding.step = step;
-    finding.message = absl::StrCat(subject, " left the loss-contribution top ", epoch.top_n);
-    append(Judge(finding, per_epoch, now_unix_ns));
+  for (const ExternalFinding& finding : difficult_items_.Findings(epoch, step, is_open, tracked)) {
+    for (v1::Alert& alert : Judge(finding, difficult_items_.hysteresis(), now_unix_ns)) {
+      out.push_back(std::move(alert));
+    }
   }
   return out;
 }

@@ -8,9 +8,10 @@
 // The rules are units of their own: the step rules (alert_rule_registry.h)
 // read the job's shared history windows (RuleHistory), which the engine
 // updates once per closed step; lost_device (LostDeviceRule) is raised at
-// once; difficult_item is judged on the loss epochs; external rules (the
-// loss-contribution ones) hand in their findings. What stays here is what
-// every rule shares: the hysteresis, alert ids and the grouping.
+// once; difficult_item (DifficultItemRule) is judged on the loss epochs;
+// external rules (the loss-contribution ones) hand in their findings
+// (ExternalFinding). What stays here is what every rule shares: the
+// hysteresis, alert ids and the grouping of effects under causes.
 //
 // Usage:
 //   AlertEngine engine(job_id, rules);          // rules from LoadRulesFile()
@@ -34,13 +35,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <optional>
 #include <set>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "trainscope/collector/analysis/alert_rule.h"
+#include "trainscope/collector/analysis/difficult_item_rule.h"
+#include "trainscope/collector/analysis/external_finding.h"
 #include "trainscope/collector/analysis/loss_tracker.h"
 #include "trainscope/collector/analysis/lost_device_rule.h"
 #include "trainscope/collector/analysis/rule_history.h"
@@ -48,23 +50,6 @@
 #include "trainscope/v1/analysis.pb.h"
 
 namespace trainscope::collector {
-
-// A verdict from a rule evaluated outside the engine (the loss-contribution
-// rules); goes through the same hysteresis (the top-level one) as the
-// built-in rules, one finding per evaluation.
-struct ExternalFinding {
-  std::string rule;  // e.g. "loss_contribution"
-  uint64_t step = 0;
-  std::vector<uint32_t> ranks;
-  std::string metric;
-  double observed = 0;
-  double baseline = 0;
-  double threshold = 0;
-  std::string message;  // used as the raise's message
-  bool holds = false;
-  std::string subject;           // which cause within the rule, e.g. "sample 1234"
-  std::optional<uint64_t> item;  // a training item the finding is about (Alert.item)
-};
 
 class AlertEngine {
  public:
@@ -144,6 +129,7 @@ class AlertEngine {
   RuleHistory history_;
   std::vector<std::unique_ptr<AlertRule>> step_rules_;  // enabled, in evaluation order
   LostDeviceRule lost_devices_;
+  DifficultItemRule difficult_items_;
   uint64_t next_alert_id_ = 1;
   std::map<TrackKey, Track> tracks_;
   std::map<uint32_t, v1::Alert> lost_alerts_;  // open lost_device alerts by rank
