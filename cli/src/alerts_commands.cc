@@ -10,15 +10,15 @@
 #include "absl/strings/str_join.h"
 #include "job_queries.h"
 #include "subcommand_support.h"
-#include "trainscope/cli/commands_client.h"
-#include "trainscope/cli/connection_options.h"
-#include "trainscope/cli/feed_follower.h"
 #include "trainscope/cli/formatting.h"
 #include "trainscope/cli/status_printer.h"
 #include "trainscope/cli/subcommands.h"
 #include "trainscope/cli/table_printer.h"
-#include "trainscope/cli/token_resolver.h"
-#include "trainscope/cli/zmq_feed_source.h"
+#include "trainscope/client/commands_client.h"
+#include "trainscope/client/connection_options.h"
+#include "trainscope/client/feed_follower.h"
+#include "trainscope/client/token_resolver.h"
+#include "trainscope/client/zmq_feed_source.h"
 #include "trainscope/collector/analysis/alert_engine.h"
 #include "trainscope/collector/analysis/halt_policy_spec.h"
 #include "trainscope/collector/analysis/job_analyzer.h"
@@ -75,10 +75,10 @@ void PrintLines(const std::vector<v1::Alert>& alerts, bool json, const CommandCo
 
 // Prints alerts as they are raised and cleared until Ctrl-C, --for, or a
 // little after the job finished, was halted or was lost.
-int Follow(const std::string& job, v1::AlertQuery query, const ConnectionOptions& conn,
+int Follow(const std::string& job, v1::AlertQuery query, const client::ConnectionOptions& conn,
            absl::Time end, const CommandContext& ctx) {
-  ZmqFeedSource source(conn.feed, conn.snapshot, ctx.stop);
-  FeedFollower follower(&source, job, conn.timeout);
+  client::ZmqFeedSource source(conn.feed, conn.snapshot, ctx.stop);
+  client::FeedFollower follower(&source, job, conn.timeout);
   uint64_t last_id = query.after_alert_id();
   std::set<std::pair<uint64_t, int>> printed;  // (id, state): a resnapshot repeats nothing
   auto print = [&](const v1::Alert& alert) {
@@ -88,10 +88,10 @@ int Follow(const std::string& job, v1::AlertQuery query, const ConnectionOptions
     *ctx.out << (conn.json ? ToJsonLine(alert) : FormatAlert(alert)) << std::endl;
   };
   absl::Time finish_at = absl::InfiniteFuture();
-  auto handle = [&](std::vector<FeedFollower::Event>& events) -> absl::Status {
-    for (FeedFollower::Event& event : events) {
+  auto handle = [&](std::vector<client::FeedFollower::Event>& events) -> absl::Status {
+    for (client::FeedFollower::Event& event : events) {
       switch (event.type) {
-        case FeedFollower::Event::kSnapshot: {
+        case client::FeedFollower::Event::kSnapshot: {
           // Everything raised before this snapshot (or while updates were lost).
           v1::AlertQuery missed = query;
           missed.set_after_alert_id(0);
@@ -107,7 +107,7 @@ int Follow(const std::string& job, v1::AlertQuery query, const ConnectionOptions
           }
           break;
         }
-        case FeedFollower::Event::kUpdate:
+        case client::FeedFollower::Event::kUpdate:
           if (event.update.has_alert()) print(event.update.alert());
           if (event.update.has_job()) {
             const v1::JobState state = event.update.job().state();
@@ -117,10 +117,10 @@ int Follow(const std::string& job, v1::AlertQuery query, const ConnectionOptions
             }
           }
           break;
-        case FeedFollower::Event::kGap:
+        case client::FeedFollower::Event::kGap:
           *ctx.err << "warning: missed feed updates; asking for the alerts again" << std::endl;
           break;
-        case FeedFollower::Event::kNotice:
+        case client::FeedFollower::Event::kNotice:
           *ctx.err << "note: " << event.text << std::endl;
           break;
       }
@@ -128,7 +128,7 @@ int Follow(const std::string& job, v1::AlertQuery query, const ConnectionOptions
     events.clear();
     return absl::OkStatus();
   };
-  std::vector<FeedFollower::Event> events;
+  std::vector<client::FeedFollower::Event> events;
   if (absl::Status status = follower.Start(&events); !status.ok()) {
     if (absl::IsCancelled(status)) return kExitOk;
     return Fail(ctx, "alerts", status);
@@ -153,10 +153,11 @@ int Follow(const std::string& job, v1::AlertQuery query, const ConnectionOptions
 }  // namespace
 
 int RunAlertsCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser("trainscope alerts",
-                   "The alerts the collector's rules raised and cleared for a job: stragglers, "
-                   "long collective waits (who waits for whom), slow links, loader stalls, "
-                   "pipeline imbalance, step-time regressions, lost devices.");
+  client::ArgParser parser(
+      "trainscope alerts",
+      "The alerts the collector's rules raised and cleared for a job: stragglers, "
+      "long collective waits (who waits for whom), slow links, loader stalls, "
+      "pipeline imbalance, step-time regressions, lost devices.");
   parser.AddPositional("JOB", "the job's id");
   parser.AddBoolFlag("follow",
                      "keep printing alerts as they are raised and cleared, until "
@@ -173,15 +174,16 @@ int RunAlertsCommand(const std::vector<std::string>& args, const CommandContext&
                      "reading what the collector raised (try thresholds on past runs)");
   parser.AddFlag("rules", "FILE",
                  "with --evaluate: the rules file to try (default: the built-in rules)");
-  ConnectionOptions::AddFlags(&parser, /*with_feed=*/true);
+  client::ConnectionOptions::AddFlags(&parser, /*with_feed=*/true);
   parser.AddEpilog(
       "Each alert is raised once per cause and cleared once when the cause goes away; a clear\n"
       "repeats its raise's ID. SUBJECT names the cause: the late rank of a collective wait,\n"
       "the slow link, the imbalanced stage. Rules and thresholds: trainscope-collector\n"
       "--print-default-rules.");
-  ParsedArgs parsed;
+  client::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "alerts", args, ctx, &parsed)) return *code;
-  absl::StatusOr<ConnectionOptions> conn = ConnectionOptions::Resolve(parsed, ctx.env);
+  absl::StatusOr<client::ConnectionOptions> conn =
+      client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, "alerts", conn.status().message());
   const std::string job = *parsed.Positional("JOB");
   if (!IsValidJobId(job)) {
@@ -218,7 +220,7 @@ int RunAlertsCommand(const std::vector<std::string>& args, const CommandContext&
   } else if (data_dir) {
     alerts = AskAlertIndex(*data_dir, job, query);
   } else {
-    ZmqFeedSource source(conn->feed, conn->snapshot, nullptr);
+    client::ZmqFeedSource source(conn->feed, conn->snapshot, nullptr);
     alerts = AskLiveAlerts(source, job, query, conn->timeout);
   }
   if (!alerts.ok()) return Fail(ctx, "alerts", alerts.status());
@@ -233,24 +235,26 @@ int RunAlertsCommand(const std::vector<std::string>& args, const CommandContext&
 }
 
 int RunPolicyCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser("trainscope policy",
-                   "Show a job's halt policy, or change it: the collector halts the job by itself "
-                   "when an alert rule holds (or its efficiency stays low) for K consecutive "
-                   "steps. Changing it needs the job's token.");
+  client::ArgParser parser(
+      "trainscope policy",
+      "Show a job's halt policy, or change it: the collector halts the job by itself "
+      "when an alert rule holds (or its efficiency stays low) for K consecutive "
+      "steps. Changing it needs the job's token.");
   parser.AddPositional("JOB", "the job's id");
   AddHaltPolicyFlags(&parser);
   parser.AddBoolFlag("off", "switch the job's halt policy off");
   AddTokenFlags(&parser);
-  ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
+  client::ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
   parser.AddEpilog(
       "Examples:\n"
       "  trainscope policy resnet                                  (show it)\n"
       "  trainscope policy resnet --halt-when straggler,slow_link --for 5\n"
       "  trainscope policy resnet --halt-below-efficiency 0.5 --for 20\n"
       "  trainscope policy resnet --off");
-  ParsedArgs parsed;
+  client::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "policy", args, ctx, &parsed)) return *code;
-  absl::StatusOr<ConnectionOptions> conn = ConnectionOptions::Resolve(parsed, ctx.env);
+  absl::StatusOr<client::ConnectionOptions> conn =
+      client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, "policy", conn.status().message());
   const std::string job = *parsed.Positional("JOB");
   if (!IsValidJobId(job)) {
@@ -262,7 +266,7 @@ int RunPolicyCommand(const std::vector<std::string>& args, const CommandContext&
   if (off && policy->enabled()) {
     return UsageError(ctx, "policy", "--off and a new policy do not mix");
   }
-  CommandsClient client(conn->collector, conn->timeout);
+  client::CommandsClient client(conn->collector, conn->timeout);
   if (!off && !policy->enabled()) {
     absl::StatusOr<v1::JobStatus> status = client.GetJobStatus(job);
     if (!status.ok()) return Fail(ctx, "policy", status.status());
@@ -274,7 +278,8 @@ int RunPolicyCommand(const std::vector<std::string>& args, const CommandContext&
     }
     return kExitOk;
   }
-  absl::StatusOr<ResolvedToken> token = TokenResolver::Resolve(job, TokenSources(parsed, ctx));
+  absl::StatusOr<client::ResolvedToken> token =
+      client::TokenResolver::Resolve(job, TokenSources(parsed, ctx));
   if (!token.ok()) return Fail(ctx, "policy", token.status(), kExitUsage);
   v1::SetHaltPolicyRequest request;
   request.set_job_id(job);

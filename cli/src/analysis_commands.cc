@@ -16,12 +16,12 @@
 #include "absl/strings/str_format.h"
 #include "job_queries.h"
 #include "subcommand_support.h"
-#include "trainscope/cli/connection_options.h"
 #include "trainscope/cli/formatting.h"
 #include "trainscope/cli/status_printer.h"
 #include "trainscope/cli/subcommands.h"
 #include "trainscope/cli/table_printer.h"
-#include "trainscope/cli/zmq_feed_source.h"
+#include "trainscope/client/connection_options.h"
+#include "trainscope/client/zmq_feed_source.h"
 #include "trainscope/collector/analysis/job_analyzer.h"
 #include "trainscope/collector/export/chrome_trace_writer.h"
 #include "trainscope/collector/export/perfetto_trace_writer.h"
@@ -33,26 +33,29 @@ namespace v1 = trainscope::v1;
 
 std::string Ms(int64_t ns) { return absl::StrFormat("%.2f", static_cast<double>(ns) / 1e6); }
 
-void AddAnalysisFlags(ArgParser* parser) {
+void AddAnalysisFlags(client::ArgParser* parser) {
   parser->AddPositional("JOB", "the job's id");
-  ConnectionOptions::AddFlags(parser, /*with_feed=*/true);
+  client::ConnectionOptions::AddFlags(parser, /*with_feed=*/true);
   parser->AddFlag("data-dir", "DIR",
                   "analyse the job's stored log in DIR (the collector's --data-dir) instead of "
                   "asking the live collector");
 }
 
 // The analysis's answer to `request` (job set by the caller), live or offline.
-absl::StatusOr<v1::FeedSnapshot> Ask(const ParsedArgs& parsed, const ConnectionOptions& conn,
+absl::StatusOr<v1::FeedSnapshot> Ask(const client::ParsedArgs& parsed,
+                                     const client::ConnectionOptions& conn,
                                      v1::SnapshotRequest request) {
   return AskAnalysis(parsed.Value("data-dir"), conn, std::move(request));
 }
 
 // Parses the common part; returns an exit code to stop with, or nullopt.
-std::optional<int> Prepare(const ArgParser& parser, std::string_view command,
+std::optional<int> Prepare(const client::ArgParser& parser, std::string_view command,
                            const std::vector<std::string>& args, const CommandContext& ctx,
-                           ParsedArgs* parsed, ConnectionOptions* conn, std::string* job) {
+                           client::ParsedArgs* parsed, client::ConnectionOptions* conn,
+                           std::string* job) {
   if (std::optional<int> code = ParseOrExit(parser, command, args, ctx, parsed)) return code;
-  absl::StatusOr<ConnectionOptions> resolved = ConnectionOptions::Resolve(*parsed, ctx.env);
+  absl::StatusOr<client::ConnectionOptions> resolved =
+      client::ConnectionOptions::Resolve(*parsed, ctx.env);
   if (!resolved.ok()) return UsageError(ctx, command, resolved.status().message());
   *conn = *resolved;
   *job = *parsed->Positional("JOB");
@@ -67,9 +70,9 @@ std::optional<int> Prepare(const ArgParser& parser, std::string_view command,
 }  // namespace
 
 int RunStepsCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser("trainscope steps",
-                   "Per-step metrics of a job across its devices: step time, data wait, "
-                   "compute, collective wait and transfer, idle, FLOPS, peak memory.");
+  client::ArgParser parser("trainscope steps",
+                           "Per-step metrics of a job across its devices: step time, data wait, "
+                           "compute, collective wait and transfer, idle, FLOPS, peak memory.");
   AddAnalysisFlags(&parser);
   parser.AddFlag("first", "N", "first step to show", "0");
   parser.AddFlag("last", "N", "last step to show (0: the newest)", "0");
@@ -77,8 +80,8 @@ int RunStepsCommand(const std::vector<std::string>& args, const CommandContext& 
   parser.AddEpilog(
       "Times are milliseconds. WAIT is time inside collectives spent waiting for the last "
       "participant to arrive (WAITED_FOR names it); XFER is the rest of the collective time.");
-  ParsedArgs parsed;
-  ConnectionOptions conn;
+  client::ParsedArgs parsed;
+  client::ConnectionOptions conn;
   std::string job;
   if (auto code = Prepare(parser, "steps", args, ctx, &parsed, &conn, &job)) return *code;
   v1::SnapshotRequest request;
@@ -173,19 +176,20 @@ void PrintSnapshots(const v1::LossAnswer& answer, uint64_t item, std::ostream& o
 }  // namespace
 
 int RunItemsCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser("trainscope items",
-                   "The job-wide top-N training items by loss contribution (the sum of forward "
-                   "value x backward derivative over the item's elements at the selection layer), "
-                   "as merged from every rank's trainscope.LossContribution reports: candidates "
-                   "for mislabeled or ambiguous items.");
+  client::ArgParser parser(
+      "trainscope items",
+      "The job-wide top-N training items by loss contribution (the sum of forward "
+      "value x backward derivative over the item's elements at the selection layer), "
+      "as merged from every rank's trainscope.LossContribution reports: candidates "
+      "for mislabeled or ambiguous items.");
   AddAnalysisFlags(&parser);
   parser.AddFlag("item", "INDEX", "also list this item's contribution-map snapshots");
   parser.AddEpilog(
       "HISTORY lists epoch:#place in that epoch's job-wide top-N. IN_TOP counts the completed "
       "epochs in a row the item stayed in it; the difficult_item rule raises an alert at 3 "
       "(rules file: difficult_item { consecutive_epochs: N }).");
-  ParsedArgs parsed;
-  ConnectionOptions conn;
+  client::ParsedArgs parsed;
+  client::ConnectionOptions conn;
   std::string job;
   if (auto code = Prepare(parser, "items", args, ctx, &parsed, &conn, &job)) return *code;
   v1::SnapshotRequest request;
@@ -241,13 +245,14 @@ int RunItemsCommand(const std::vector<std::string>& args, const CommandContext& 
 }
 
 int RunClocksCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser("trainscope clocks",
-                   "The clock estimate of every device of a job: its clock domain, offset and "
-                   "drift against the reference device (0 for ranks sharing its clock), "
-                   "uncertainty, the signals used, jumps detected.");
+  client::ArgParser parser(
+      "trainscope clocks",
+      "The clock estimate of every device of a job: its clock domain, offset and "
+      "drift against the reference device (0 for ranks sharing its clock), "
+      "uncertainty, the signals used, jumps detected.");
   AddAnalysisFlags(&parser);
-  ParsedArgs parsed;
-  ConnectionOptions conn;
+  client::ParsedArgs parsed;
+  client::ConnectionOptions conn;
   std::string job;
   if (auto code = Prepare(parser, "clocks", args, ctx, &parsed, &conn, &job)) return *code;
   v1::SnapshotRequest request;
@@ -264,9 +269,10 @@ int RunClocksCommand(const std::vector<std::string>& args, const CommandContext&
 }
 
 int RunOpsCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser("trainscope ops",
-                   "Operators of a job on the aligned time axis (the Marey graph's data), as "
-                   "JSON lines: one MareyView with the operators in the range.");
+  client::ArgParser parser(
+      "trainscope ops",
+      "Operators of a job on the aligned time axis (the Marey graph's data), as "
+      "JSON lines: one MareyView with the operators in the range.");
   AddAnalysisFlags(&parser);
   parser.AddFlag("start-ns", "NS", "range start on the job's reference clock (0: the beginning)",
                  "0");
@@ -275,8 +281,8 @@ int RunOpsCommand(const std::vector<std::string>& args, const CommandContext& ct
   parser.AddFlag("bins", "N", "horizontal aggregation into about N bins (0: every operator)", "0");
   parser.AddFlag("max-operators", "N", "at most N operators (0: the collector's cap)", "0");
   parser.AddBoolFlag("raw", "place operators by their devices' own clocks");
-  ParsedArgs parsed;
-  ConnectionOptions conn;
+  client::ParsedArgs parsed;
+  client::ConnectionOptions conn;
   std::string job;
   if (auto code = Prepare(parser, "ops", args, ctx, &parsed, &conn, &job)) return *code;
   v1::SnapshotRequest request;
@@ -309,10 +315,11 @@ int RunOpsCommand(const std::vector<std::string>& args, const CommandContext& ct
 }
 
 int RunExportCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser("trainscope export",
-                   "Write a job's operators (aligned clocks) as a trace that other tools open: "
-                   "Chrome trace JSON (chrome://tracing, ui.perfetto.dev) or Perfetto's "
-                   "protobuf trace (ui.perfetto.dev, trace_processor).");
+  client::ArgParser parser(
+      "trainscope export",
+      "Write a job's operators (aligned clocks) as a trace that other tools open: "
+      "Chrome trace JSON (chrome://tracing, ui.perfetto.dev) or Perfetto's "
+      "protobuf trace (ui.perfetto.dev, trace_processor).");
   AddAnalysisFlags(&parser);
   parser.AddFlag("format", "chrome|perfetto", "the trace format (required)");
   parser.AddFlag("out", "FILE", "where to write the trace (required)");
@@ -321,8 +328,8 @@ int RunExportCommand(const std::vector<std::string>& args, const CommandContext&
       "origin is in otherData.origin_unix_ns), collectives and send/recv pairs linked by flow "
       "events. Live, the export holds what the collector's analysis keeps (its newest "
       "operators); from --data-dir, the whole stored log as analysed now.");
-  ParsedArgs parsed;
-  ConnectionOptions conn;
+  client::ParsedArgs parsed;
+  client::ConnectionOptions conn;
   std::string job;
   if (auto code = Prepare(parser, "export", args, ctx, &parsed, &conn, &job)) return *code;
   const std::string format = parsed.Value("format").value_or("");

@@ -3,13 +3,13 @@
 #include "absl/strings/str_cat.h"
 #include "subcommand_support.h"
 #include "target_selection.h"
-#include "trainscope/cli/connection_options.h"
 #include "trainscope/cli/subcommands.h"
+#include "trainscope/client/connection_options.h"
 
 namespace trainscope::cli {
 
 int RunAttachCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser(
+  client::ArgParser parser(
       "trainscope attach",
       "Attach trainscope to running PyTorch processes that were started without it, without "
       "restarting them: each process loads the plugin, hooks its operators and optimizers and "
@@ -17,7 +17,7 @@ int RunAttachCommand(const std::vector<std::string>& args, const CommandContext&
   AddTargetFlags(&parser);
   parser.AddFlag("collector", "HOST:PORT",
                  "the collector the processes stream to (env TRAINSCOPE_COLLECTOR)",
-                 kDefaultCollector);
+                 client::kDefaultCollector);
   parser.AddFlag("job", "JOB",
                  "the job id (env TRAINSCOPE_JOB; default: what the process's own environment "
                  "gives, see trainscope.attach)");
@@ -30,10 +30,10 @@ int RunAttachCommand(const std::vector<std::string>& args, const CommandContext&
       "Ranks are read inside each process from torch.distributed (once initialised) or from\n"
       "RANK/WORLD_SIZE. The processes stop for about a second while gdb enters them; the\n"
       "plugin starts on each main thread at its next Python statement.");
-  ParsedArgs parsed;
+  client::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "attach", args, ctx, &parsed)) return *code;
 
-  std::string collector = kDefaultCollector;
+  std::string collector = client::kDefaultCollector;
   if (parsed.Has("collector")) {
     collector = *parsed.Value("collector");
   } else if (std::optional<std::string> env = ctx.env("TRAINSCOPE_COLLECTOR"); env.has_value()) {

@@ -2,11 +2,11 @@
 // therefore carry the job's token.
 #include "absl/strings/str_cat.h"
 #include "subcommand_support.h"
-#include "trainscope/cli/commands_client.h"
-#include "trainscope/cli/connection_options.h"
 #include "trainscope/cli/status_printer.h"
 #include "trainscope/cli/subcommands.h"
-#include "trainscope/cli/token_resolver.h"
+#include "trainscope/client/commands_client.h"
+#include "trainscope/client/connection_options.h"
+#include "trainscope/client/token_resolver.h"
 
 namespace trainscope::cli {
 namespace {
@@ -32,17 +32,19 @@ std::string RanksReached(const trainscope::v1::CommandReply& reply) {
 }  // namespace
 
 int RunHaltCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser("trainscope halt",
-                   "Halt every rank of a job at its next step boundary (each rank's on_halt "
-                   "callback runs first). Needs the job's token.");
+  client::ArgParser parser(
+      "trainscope halt",
+      "Halt every rank of a job at its next step boundary (each rank's on_halt "
+      "callback runs first). Needs the job's token.");
   parser.AddPositional("JOB", "the job to halt");
   parser.AddFlag("reason", "TEXT", "why the job is halted (required; recorded in the job's log)");
   AddTokenFlags(&parser);
-  ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
+  client::ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
   parser.AddEpilog(kTokenEpilog);
-  ParsedArgs parsed;
+  client::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "halt", args, ctx, &parsed)) return *code;
-  absl::StatusOr<ConnectionOptions> conn = ConnectionOptions::Resolve(parsed, ctx.env);
+  absl::StatusOr<client::ConnectionOptions> conn =
+      client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, "halt", conn.status().message());
   const std::string job = *parsed.Positional("JOB");
   if (!IsValidJobId(job)) {
@@ -54,7 +56,8 @@ int RunHaltCommand(const std::vector<std::string>& args, const CommandContext& c
                       "--reason TEXT is required (why the job is halted; it is recorded in the "
                       "job's log and shown to its ranks)");
   }
-  absl::StatusOr<ResolvedToken> token = TokenResolver::Resolve(job, TokenSources(parsed, ctx));
+  absl::StatusOr<client::ResolvedToken> token =
+      client::TokenResolver::Resolve(job, TokenSources(parsed, ctx));
   if (!token.ok()) return Fail(ctx, "halt", token.status(), kExitUsage);
 
   trainscope::v1::HaltJobRequest request;
@@ -62,7 +65,7 @@ int RunHaltCommand(const std::vector<std::string>& args, const CommandContext& c
   request.set_token(token->token);
   request.set_reason(*reason);
   request.set_requested_by(ctx.requested_by);
-  CommandsClient client(conn->collector, conn->timeout);
+  client::CommandsClient client(conn->collector, conn->timeout);
   absl::StatusOr<trainscope::v1::CommandReply> reply = client.Halt(request);
   if (!reply.ok()) return Fail(ctx, "halt", reply.status());
   if (conn->json) {
@@ -76,21 +79,23 @@ int RunHaltCommand(const std::vector<std::string>& args, const CommandContext& c
 int RunRecordingCommand(bool enabled, const std::vector<std::string>& args,
                         const CommandContext& ctx) {
   const std::string name = enabled ? "enable" : "disable";
-  ArgParser parser(absl::StrCat("trainscope ", name),
-                   enabled ? "Switch recording on for every rank of a job. Needs the job's token."
-                           : "Switch recording off for every rank of a job (the agents stay "
-                             "loaded, near zero cost). Needs the job's token.");
+  client::ArgParser parser(
+      absl::StrCat("trainscope ", name),
+      enabled ? "Switch recording on for every rank of a job. Needs the job's token."
+              : "Switch recording off for every rank of a job (the agents stay "
+                "loaded, near zero cost). Needs the job's token.");
   parser.AddPositional("JOB", "the job's id");
   parser.AddFlag("sampling", "N", "record one in N operators (0 or 1: all)");
   parser.AddBoolFlag("loss-contribution",
                      "switch the loss-contribution hooks (trainscope.LossContribution) instead "
                      "of operator recording; ranks apply it at their next batch");
   AddTokenFlags(&parser);
-  ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
+  client::ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
   parser.AddEpilog(kTokenEpilog);
-  ParsedArgs parsed;
+  client::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, name, args, ctx, &parsed)) return *code;
-  absl::StatusOr<ConnectionOptions> conn = ConnectionOptions::Resolve(parsed, ctx.env);
+  absl::StatusOr<client::ConnectionOptions> conn =
+      client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, name, conn.status().message());
   const std::string job = *parsed.Positional("JOB");
   if (!IsValidJobId(job)) {
@@ -103,7 +108,8 @@ int RunRecordingCommand(bool enabled, const std::vector<std::string>& args,
     return UsageError(ctx, name,
                       "--sampling applies to operator recording, not with --loss-contribution");
   }
-  absl::StatusOr<ResolvedToken> token = TokenResolver::Resolve(job, TokenSources(parsed, ctx));
+  absl::StatusOr<client::ResolvedToken> token =
+      client::TokenResolver::Resolve(job, TokenSources(parsed, ctx));
   if (!token.ok()) return Fail(ctx, name, token.status(), kExitUsage);
 
   trainscope::v1::SetRecordingRequest request;
@@ -112,7 +118,7 @@ int RunRecordingCommand(bool enabled, const std::vector<std::string>& args,
   request.set_enabled(enabled);
   request.set_sampling_period(static_cast<uint32_t>(sampling->value_or(0)));
   request.set_loss_contribution(loss_contribution);
-  CommandsClient client(conn->collector, conn->timeout);
+  client::CommandsClient client(conn->collector, conn->timeout);
   absl::StatusOr<trainscope::v1::CommandReply> reply = client.SetRecording(request);
   if (!reply.ok()) return Fail(ctx, name, reply.status());
   if (conn->json) {

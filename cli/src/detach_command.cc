@@ -7,16 +7,17 @@
 namespace trainscope::cli {
 
 int RunDetachCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser("trainscope detach",
-                   "Detach trainscope from running PyTorch processes: every hook, callback and "
-                   "patch is removed and what was recorded is flushed; training goes on at full "
-                   "speed. Needs gdb and permission to ptrace the processes.");
+  client::ArgParser parser(
+      "trainscope detach",
+      "Detach trainscope from running PyTorch processes: every hook, callback and "
+      "patch is removed and what was recorded is flushed; training goes on at full "
+      "speed. Needs gdb and permission to ptrace the processes.");
   AddTargetFlags(&parser);
   parser.AddEpilog(
       "Examples:\n"
       "  trainscope detach --pid 4101 4102\n"
       "  trainscope detach --match train.py");
-  ParsedArgs parsed;
+  client::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "detach", args, ctx, &parsed)) return *code;
   InjectionPlan plan;
   if (std::optional<int> code = PlanInjection(parsed, ctx, "detach", &plan)) return *code;

@@ -40,12 +40,13 @@ std::optional<uint32_t> RankFromName(const std::string& path) {
 }  // namespace
 
 int RunImportCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser("trainscope import",
-                   "Import PyTorch profiler traces (Chrome trace JSON as torch.profiler's "
-                   "export_chrome_trace and Kineto write them, plain or gzipped; one file per "
-                   "rank) as a stored job: `trainscope steps/alerts/export/report JOB --data-dir "
-                   "DIR` and `trainscope-viewer --data-dir DIR --job JOB` then open it, its "
-                   "ranks aligned on their collectives.");
+  client::ArgParser parser(
+      "trainscope import",
+      "Import PyTorch profiler traces (Chrome trace JSON as torch.profiler's "
+      "export_chrome_trace and Kineto write them, plain or gzipped; one file per "
+      "rank) as a stored job: `trainscope steps/alerts/export/report JOB --data-dir "
+      "DIR` and `trainscope-viewer --data-dir DIR --job JOB` then open it, its "
+      "ranks aligned on their collectives.");
   parser.AddRestPositionals("FILES", "the trace files");
   parser.AddFlag("job", "NAME", "the new job's id (required)");
   parser.AddFlag("data-dir", "DIR", "where the job is stored (the collector's --data-dir)",
@@ -59,7 +60,7 @@ int RunImportCommand(const std::vector<std::string>& args, const CommandContext&
       "the number after 'rank' in the file's name (or its last number), else --rank. A "
       "malformed or truncated file is reported with its byte offset; what was read before it "
       "is kept.");
-  ParsedArgs parsed;
+  client::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "import", args, ctx, &parsed)) return *code;
   const std::string job = parsed.Value("job").value_or("");
   if (!IsValidJobId(job)) {

@@ -14,7 +14,7 @@ namespace trainscope::cli {
 namespace v1 = trainscope::v1;
 
 absl::StatusOr<v1::FeedSnapshot> AskAnalysis(const std::optional<std::string>& data_dir,
-                                             const ConnectionOptions& conn,
+                                             const client::ConnectionOptions& conn,
                                              v1::SnapshotRequest request) {
   if (data_dir) {
     absl::StatusOr<std::unique_ptr<collector::JobAnalyzer>> analyzer =
@@ -22,7 +22,7 @@ absl::StatusOr<v1::FeedSnapshot> AskAnalysis(const std::optional<std::string>& d
     if (!analyzer.ok()) return analyzer.status();
     return (*analyzer)->Answer(request);
   }
-  ZmqFeedSource source(conn.feed, conn.snapshot, nullptr);
+  client::ZmqFeedSource source(conn.feed, conn.snapshot, nullptr);
   absl::StatusOr<v1::FeedSnapshot> reply = source.Request(request, conn.timeout);
   if (reply.ok() && !reply->error().empty()) {
     return absl::FailedPreconditionError(reply->error());
@@ -30,7 +30,8 @@ absl::StatusOr<v1::FeedSnapshot> AskAnalysis(const std::optional<std::string>& d
   return reply;
 }
 
-absl::StatusOr<std::vector<v1::Alert>> AskLiveAlerts(ZmqFeedSource& source, const std::string& job,
+absl::StatusOr<std::vector<v1::Alert>> AskLiveAlerts(client::ZmqFeedSource& source,
+                                                     const std::string& job,
                                                      const v1::AlertQuery& query,
                                                      absl::Duration timeout) {
   v1::SnapshotRequest request;

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
-#include "trainscope/cli/connection_options.h"
-#include "trainscope/cli/zmq_feed_source.h"
+#include "trainscope/client/connection_options.h"
+#include "trainscope/client/zmq_feed_source.h"
 #include "trainscope/v1/alerts.pb.h"
 #include "trainscope/v1/feed.pb.h"
 
@@ -19,14 +19,14 @@ namespace trainscope::cli {
 // The analysis's answer to `request` (its job_id set): from the job's
 // stored log under `data_dir` when given, else from the live collector.
 absl::StatusOr<trainscope::v1::FeedSnapshot> AskAnalysis(const std::optional<std::string>& data_dir,
-                                                         const ConnectionOptions& conn,
+                                                         const client::ConnectionOptions& conn,
                                                          trainscope::v1::SnapshotRequest request);
 
 // The job's alerts: from the index under `data_dir`, or live.
 absl::StatusOr<std::vector<trainscope::v1::Alert>> AskAlertIndex(
     const std::string& data_dir, const std::string& job, const trainscope::v1::AlertQuery& query);
 absl::StatusOr<std::vector<trainscope::v1::Alert>> AskLiveAlerts(
-    ZmqFeedSource& source, const std::string& job, const trainscope::v1::AlertQuery& query,
+    client::ZmqFeedSource& source, const std::string& job, const trainscope::v1::AlertQuery& query,
     absl::Duration timeout);
 
 // Runs the rules (the defaults, or the rules file at `rules_path`) over the

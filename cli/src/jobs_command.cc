@@ -1,24 +1,26 @@
 // `trainscope jobs` and `trainscope status JOB`: read-only queries.
 #include "absl/strings/str_cat.h"
 #include "subcommand_support.h"
-#include "trainscope/cli/commands_client.h"
-#include "trainscope/cli/connection_options.h"
 #include "trainscope/cli/status_printer.h"
 #include "trainscope/cli/subcommands.h"
+#include "trainscope/client/commands_client.h"
+#include "trainscope/client/connection_options.h"
 
 namespace trainscope::cli {
 
 int RunJobsCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser("trainscope jobs",
-                   "List the jobs the collector knows: state, ranks connected/world, events, "
-                   "events per second, recording.");
-  ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
-  ParsedArgs parsed;
+  client::ArgParser parser(
+      "trainscope jobs",
+      "List the jobs the collector knows: state, ranks connected/world, events, "
+      "events per second, recording.");
+  client::ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
+  client::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "jobs", args, ctx, &parsed)) return *code;
-  absl::StatusOr<ConnectionOptions> conn = ConnectionOptions::Resolve(parsed, ctx.env);
+  absl::StatusOr<client::ConnectionOptions> conn =
+      client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, "jobs", conn.status().message());
 
-  CommandsClient client(conn->collector, conn->timeout);
+  client::CommandsClient client(conn->collector, conn->timeout);
   absl::StatusOr<trainscope::v1::ListJobsResponse> jobs = client.ListJobs();
   if (!jobs.ok()) return Fail(ctx, "jobs", jobs.status());
   if (conn->json) {
@@ -30,13 +32,15 @@ int RunJobsCommand(const std::vector<std::string>& args, const CommandContext& c
 }
 
 int RunStatusCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser("trainscope status",
-                   "Show one job: its summary, a table of its ranks and the commands issued.");
+  client::ArgParser parser(
+      "trainscope status",
+      "Show one job: its summary, a table of its ranks and the commands issued.");
   parser.AddPositional("JOB", "the job's id");
-  ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
-  ParsedArgs parsed;
+  client::ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
+  client::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "status", args, ctx, &parsed)) return *code;
-  absl::StatusOr<ConnectionOptions> conn = ConnectionOptions::Resolve(parsed, ctx.env);
+  absl::StatusOr<client::ConnectionOptions> conn =
+      client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, "status", conn.status().message());
   const std::string job = *parsed.Positional("JOB");
   if (!IsValidJobId(job)) {
@@ -46,7 +50,7 @@ int RunStatusCommand(const std::vector<std::string>& args, const CommandContext&
                                    "A-Z a-z 0-9 . _ -)"));
   }
 
-  CommandsClient client(conn->collector, conn->timeout);
+  client::CommandsClient client(conn->collector, conn->timeout);
   absl::StatusOr<trainscope::v1::JobStatus> status = client.GetJobStatus(job);
   if (!status.ok()) return Fail(ctx, "status", status.status());
   if (conn->json) {

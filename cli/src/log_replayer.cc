@@ -12,9 +12,9 @@
 #include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
-#include "trainscope/cli/commands_client.h"
 #include "trainscope/cli/formatting.h"
 #include "trainscope/cli/replay_stream.h"
+#include "trainscope/client/commands_client.h"
 #include "trainscope/collector/export/json_string.h"
 #include "trainscope/collector/store/log_reader.h"
 #include "trainscope/proto/protocol.h"
@@ -63,7 +63,6 @@ absl::Status CheckLogDir(const std::filesystem::path& dir) {
   }
   return absl::OkStatus();
 }
-
 
 // What Run shares with its progress thread: the streams (added by the
 // sending thread) and the totals it prints.
@@ -264,7 +263,7 @@ absl::StatusOr<LogReplayer::Summary> LogReplayer::Run(const Options& options) {
       if (absl::IsCancelled(status)) return false;
       const bool connected = channel->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY;
       if (!connected && (absl::IsUnavailable(status) || absl::IsDeadlineExceeded(status))) {
-        fatal = absl::UnavailableError(CannotReachCollectorMessage(options.collector));
+        fatal = absl::UnavailableError(client::CannotReachCollectorMessage(options.collector));
         return false;
       }
       summary.errors.push_back(std::string(status.message()));

@@ -44,7 +44,7 @@ int main(int argc, char** argv) {
   trainscope::cli::CommandContext ctx;
   ctx.out = &std::cout;
   ctx.err = &std::cerr;
-  ctx.env = trainscope::cli::ProcessEnv();
+  ctx.env = trainscope::client::ProcessEnv();
   ctx.stop = &g_stop;
   ctx.time_zone = absl::LocalTimeZone();
   ctx.requested_by = RequestedBy();

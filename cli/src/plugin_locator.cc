@@ -14,7 +14,7 @@ std::filesystem::path SelfExecutable() {
 }
 
 absl::StatusOr<PluginPaths> PluginLocator::Locate(const std::optional<std::string>& flag,
-                                                  const EnvLookup& env,
+                                                  const client::EnvLookup& env,
                                                   const std::filesystem::path& self_executable,
                                                   bool need_sitecustomize) {
   std::vector<std::pair<std::filesystem::path, std::string>> candidates;  // dir, from where

@@ -1,16 +1,17 @@
 // `trainscope replay LOGDIR`: publish a stored job again.
 #include "absl/strings/str_cat.h"
 #include "subcommand_support.h"
-#include "trainscope/cli/connection_options.h"
 #include "trainscope/cli/log_replayer.h"
 #include "trainscope/cli/subcommands.h"
+#include "trainscope/client/connection_options.h"
 
 namespace trainscope::cli {
 
 int RunReplayCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser("trainscope replay",
-                   "Stream a stored job log to the collector again, one agent stream per stored "
-                   "stream, so it is logged and published like a live job.");
+  client::ArgParser parser(
+      "trainscope replay",
+      "Stream a stored job log to the collector again, one agent stream per stored "
+      "stream, so it is logged and published like a live job.");
   parser.AddPositional("LOGDIR",
                        "one job's log directory, e.g. ./trainscope-data/jobs/JOB (segment-*.tslog "
                        "files)");
@@ -23,13 +24,14 @@ int RunReplayCommand(const std::vector<std::string>& args, const CommandContext&
                  "the replayed job's token (default: the collector generates one and it is "
                  "printed)");
   parser.AddFlag("window", "N", "batches in flight per stream before waiting for acks", "64");
-  ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
+  client::ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
   parser.AddEpilog(
       "Progress goes to stderr once a second; the last line on stdout is the summary.\n"
       "Exit 1 when any batch was rejected or not acknowledged.");
-  ParsedArgs parsed;
+  client::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "replay", args, ctx, &parsed)) return *code;
-  absl::StatusOr<ConnectionOptions> conn = ConnectionOptions::Resolve(parsed, ctx.env);
+  absl::StatusOr<client::ConnectionOptions> conn =
+      client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, "replay", conn.status().message());
   absl::StatusOr<std::optional<double>> speed = parsed.Double("speed", 0, 1e6);
   if (!speed.ok()) return UsageError(ctx, "replay", speed.status().message());

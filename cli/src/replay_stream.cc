@@ -4,7 +4,7 @@
 #include <iterator>
 
 #include "absl/strings/str_cat.h"
-#include "trainscope/cli/commands_client.h"
+#include "trainscope/client/commands_client.h"
 
 namespace trainscope::cli {
 namespace {
@@ -63,7 +63,7 @@ absl::Status ReplayStream::EndedError() {
   if (final_status_.ok()) {
     return absl::AbortedError(absl::StrCat(label_, ": the collector ended the stream early"));
   }
-  absl::Status status = FromGrpcStatus(final_status_);
+  absl::Status status = client::FromGrpcStatus(final_status_);
   return absl::Status(status.code(), absl::StrCat(label_, ": ", status.message()));
 }
 

@@ -18,8 +18,8 @@
 #include "job_queries.h"
 #include "subcommand_support.h"
 #include "trainscope/cli/child_process.h"
-#include "trainscope/cli/connection_options.h"
 #include "trainscope/cli/subcommands.h"
+#include "trainscope/client/connection_options.h"
 
 namespace trainscope::cli {
 namespace {
@@ -77,12 +77,9 @@ std::string ViewerPath() {
 
 // Renders every view into DIR/view-<name>.png; returns the names written, or
 // why none could be.
-absl::StatusOr<std::vector<std::string>> RenderViews(const std::string& viewer,
-                                                     const std::string& job,
-                                                     const std::optional<std::string>& data_dir,
-                                                     const ConnectionOptions& conn,
-                                                     const std::filesystem::path& dir,
-                                                     bool with_loss) {
+absl::StatusOr<std::vector<std::string>> RenderViews(
+    const std::string& viewer, const std::string& job, const std::optional<std::string>& data_dir,
+    const client::ConnectionOptions& conn, const std::filesystem::path& dir, bool with_loss) {
   if (!ProgramOnPath(viewer)) {
     return absl::NotFoundError(
         absl::StrCat(viewer, " not found (built without Qt?); the report has no views"));
@@ -227,12 +224,13 @@ std::string StepsTable(const std::vector<v1::StepReport>& steps) {
 }  // namespace
 
 int RunReportCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser("trainscope report",
-                   "Write a report of a job without a display: DIR/index.html with the viewer's "
-                   "views rendered offscreen, the alerts, a per-rank summary and the per-step "
-                   "table (open it in any browser).");
+  client::ArgParser parser(
+      "trainscope report",
+      "Write a report of a job without a display: DIR/index.html with the viewer's "
+      "views rendered offscreen, the alerts, a per-rank summary and the per-step "
+      "table (open it in any browser).");
   parser.AddPositional("JOB", "the job's id");
-  ConnectionOptions::AddFlags(&parser, /*with_feed=*/true);
+  client::ConnectionOptions::AddFlags(&parser, /*with_feed=*/true);
   parser.AddFlag("data-dir", "DIR",
                  "report on the job's stored log in DIR (the collector's --data-dir) instead of "
                  "asking the live collector");
@@ -240,9 +238,10 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandContext&
   parser.AddFlag("viewer", "PATH",
                  "the trainscope-viewer that renders the views (default: the one beside this "
                  "trainscope, else on PATH)");
-  ParsedArgs parsed;
+  client::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "report", args, ctx, &parsed)) return *code;
-  absl::StatusOr<ConnectionOptions> conn = ConnectionOptions::Resolve(parsed, ctx.env);
+  absl::StatusOr<client::ConnectionOptions> conn =
+      client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, "report", conn.status().message());
   const std::string job = *parsed.Positional("JOB");
   if (!IsValidJobId(job)) {
@@ -265,7 +264,7 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandContext&
   if (data_dir) {
     alerts = AskAlertIndex(*data_dir, job, v1::AlertQuery());
   } else {
-    ZmqFeedSource source(conn->feed, conn->snapshot, nullptr);
+    client::ZmqFeedSource source(conn->feed, conn->snapshot, nullptr);
     alerts = AskLiveAlerts(source, job, v1::AlertQuery(), conn->timeout);
   }
   if (!alerts.ok()) return Fail(ctx, "report", alerts.status());

@@ -14,9 +14,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "subcommand_support.h"
-#include "trainscope/cli/connection_options.h"
 #include "trainscope/cli/plugin_locator.h"
 #include "trainscope/cli/subcommands.h"
+#include "trainscope/client/connection_options.h"
 
 namespace trainscope::cli {
 namespace {
@@ -34,14 +34,14 @@ int RealExec(const std::vector<std::string>& argv,
 }  // namespace
 
 int RunRunCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser(
+  client::ArgParser parser(
       "trainscope run",
       "Run a PyTorch training program with trainscope attached, without changing its code: "
       "each Python process it starts attaches when it becomes a training rank "
       "(torch.distributed.init_process_group) or at its first optimizer step.");
   parser.SetUsageTail("-- PROGRAM [ARGS...]");
   parser.AddFlag("collector", "HOST:PORT", "the collector to stream to (env TRAINSCOPE_COLLECTOR)",
-                 kDefaultCollector);
+                 client::kDefaultCollector);
   parser.AddFlag("job", "JOB",
                  "the job id (env TRAINSCOPE_JOB; default: TORCHELASTIC_RUN_ID or "
                  "<script>-<MASTER_PORT>)");
@@ -70,7 +70,7 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandContext& ct
   // The parser takes no positionals: a word before "--" is a program given
   // without it, which deserves more than "unexpected argument".
   parser.AddRestPositionals("PROGRAM", "");
-  ParsedArgs parsed;
+  client::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "run", own, ctx, &parsed)) return *code;
   if (!parsed.Rest().empty()) {
     return UsageError(ctx, "run",
@@ -85,7 +85,7 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandContext& ct
                           : "missing PROGRAM after '--'");
   }
 
-  std::string collector = kDefaultCollector;
+  std::string collector = client::kDefaultCollector;
   if (parsed.Has("collector")) {
     collector = *parsed.Value("collector");
   } else if (std::optional<std::string> env = ctx.env("TRAINSCOPE_COLLECTOR"); env.has_value()) {

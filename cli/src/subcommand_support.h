@@ -10,9 +10,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "trainscope/cli/arg_parser.h"
 #include "trainscope/cli/command_context.h"
-#include "trainscope/cli/token_resolver.h"
+#include "trainscope/client/arg_parser.h"
+#include "trainscope/client/token_resolver.h"
 #include "trainscope/v1/alerts.pb.h"
 
 namespace trainscope::cli {
@@ -20,9 +20,9 @@ namespace trainscope::cli {
 // Parses `args`. Returns an exit code when the subcommand must stop here
 // (usage printed for --help: kExitOk; an error printed: kExitUsage), or
 // nullopt with `*parsed` filled to go on.
-std::optional<int> ParseOrExit(const ArgParser& parser, std::string_view command,
+std::optional<int> ParseOrExit(const client::ArgParser& parser, std::string_view command,
                                const std::vector<std::string>& args, const CommandContext& ctx,
-                               ParsedArgs* parsed);
+                               client::ParsedArgs* parsed);
 
 // Prints "trainscope COMMAND: MESSAGE" on ctx.err and returns `code`.
 int Fail(const CommandContext& ctx, std::string_view command, const absl::Status& status,
@@ -30,13 +30,14 @@ int Fail(const CommandContext& ctx, std::string_view command, const absl::Status
 int UsageError(const CommandContext& ctx, std::string_view command, absl::string_view message);
 
 // Adds --token, --token-file and --data-dir.
-void AddTokenFlags(ArgParser* parser);
-TokenResolver::Sources TokenSources(const ParsedArgs& args, const CommandContext& ctx);
+void AddTokenFlags(client::ArgParser* parser);
+client::TokenResolver::Sources TokenSources(const client::ParsedArgs& args,
+                                            const CommandContext& ctx);
 
 // Adds --halt-when, --for and --halt-below-efficiency; ParseHaltPolicyFlags
 // reads them (a disabled policy when none is given).
-void AddHaltPolicyFlags(ArgParser* parser);
-absl::StatusOr<trainscope::v1::HaltPolicy> ParseHaltPolicyFlags(const ParsedArgs& args);
+void AddHaltPolicyFlags(client::ArgParser* parser);
+absl::StatusOr<trainscope::v1::HaltPolicy> ParseHaltPolicyFlags(const client::ParsedArgs& args);
 
 // Whether `job_id` matches the agent protocol's [A-Za-z0-9._-]{1,128}.
 bool IsValidJobId(std::string_view job_id);

@@ -7,13 +7,13 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "subcommand_support.h"
-#include "trainscope/cli/connection_options.h"
-#include "trainscope/cli/feed_follower.h"
 #include "trainscope/cli/formatting.h"
 #include "trainscope/cli/status_printer.h"
 #include "trainscope/cli/subcommands.h"
 #include "trainscope/cli/update_formatter.h"
-#include "trainscope/cli/zmq_feed_source.h"
+#include "trainscope/client/connection_options.h"
+#include "trainscope/client/feed_follower.h"
+#include "trainscope/client/zmq_feed_source.h"
 
 namespace trainscope::cli {
 namespace {
@@ -23,10 +23,11 @@ constexpr absl::Duration kPollSlice = absl::Milliseconds(200);
 }  // namespace
 
 int RunTailCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  ArgParser parser("trainscope tail",
-                   "Follow a job's live feed: a snapshot of the job, then one line per update "
-                   "(job, rank and command updates). Stops on Ctrl-C, after --count updates or "
-                   "after --for seconds.");
+  client::ArgParser parser(
+      "trainscope tail",
+      "Follow a job's live feed: a snapshot of the job, then one line per update "
+      "(job, rank and command updates). Stops on Ctrl-C, after --count updates or "
+      "after --for seconds.");
   parser.AddPositional("JOB", "the job to follow (it may start later)");
   parser.AddRepeatedFlag(
       "kinds", "LIST",
@@ -36,16 +37,17 @@ int RunTailCommand(const std::vector<std::string>& args, const CommandContext& c
   parser.AddFlag("for", "SECONDS", "stop after this long");
   parser.AddFlag("quiet-after", "SECONDS",
                  "say so on stderr when the feed has been quiet this long", "5");
-  ConnectionOptions::AddFlags(&parser, /*with_feed=*/true);
+  client::ConnectionOptions::AddFlags(&parser, /*with_feed=*/true);
   parser.AddEpilog(
       "Output: the snapshot (as `trainscope status` prints it), then per update\n"
       "  TIME  #SEQ  KIND     DETAILS\n"
       "With --json: one JSON object per line, {\"snapshot\":JobStatus} or "
       "{\"update\":FeedUpdate}.\n"
       "Warnings (missed updates, a quiet feed) go to stderr.");
-  ParsedArgs parsed;
+  client::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "tail", args, ctx, &parsed)) return *code;
-  absl::StatusOr<ConnectionOptions> conn = ConnectionOptions::Resolve(parsed, ctx.env);
+  absl::StatusOr<client::ConnectionOptions> conn =
+      client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, "tail", conn.status().message());
   const std::string job = *parsed.Positional("JOB");
   if (!IsValidJobId(job)) {
@@ -76,15 +78,15 @@ int RunTailCommand(const std::vector<std::string>& args, const CommandContext& c
       duration->has_value() ? start + absl::Seconds(**duration) : absl::InfiniteFuture();
   const absl::Duration quiet_limit = absl::Seconds(quiet_after->value_or(5));
 
-  ZmqFeedSource source(conn->feed, conn->snapshot, ctx.stop);
-  FeedFollower follower(&source, job, conn->timeout);
+  client::ZmqFeedSource source(conn->feed, conn->snapshot, ctx.stop);
+  client::FeedFollower follower(&source, job, conn->timeout);
   UpdateFormatter formatter(ctx.time_zone);
   int64_t printed = 0;
 
-  auto handle = [&](std::vector<FeedFollower::Event>& events) {
-    for (FeedFollower::Event& event : events) {
+  auto handle = [&](std::vector<client::FeedFollower::Event>& events) {
+    for (client::FeedFollower::Event& event : events) {
       switch (event.type) {
-        case FeedFollower::Event::kSnapshot:
+        case client::FeedFollower::Event::kSnapshot:
           formatter.Seed(event.snapshot);
           if (conn->json) {
             *ctx.out << "{\"snapshot\":" << ToJsonLine(event.snapshot) << "}" << std::endl;
@@ -94,7 +96,7 @@ int RunTailCommand(const std::vector<std::string>& args, const CommandContext& c
                      << RenderJobStatus(event.snapshot, absl::Now(), ctx.time_zone) << std::flush;
           }
           break;
-        case FeedFollower::Event::kUpdate: {
+        case client::FeedFollower::Event::kUpdate: {
           if (!kinds.empty() && kinds.count(UpdateFormatter::KindOf(event.update)) == 0) break;
           if (conn->json) {
             *ctx.out << "{\"update\":" << ToJsonLine(event.update) << "}" << std::endl;
@@ -104,11 +106,11 @@ int RunTailCommand(const std::vector<std::string>& args, const CommandContext& c
           ++printed;
           break;
         }
-        case FeedFollower::Event::kGap:
+        case client::FeedFollower::Event::kGap:
           *ctx.err << "warning: missed updates #" << event.expected << ".." << event.received - 1
                    << " (the feed dropped them); re-snapshotting" << std::endl;
           break;
-        case FeedFollower::Event::kNotice:
+        case client::FeedFollower::Event::kNotice:
           *ctx.err << "note: " << event.text << std::endl;
           break;
       }
@@ -117,7 +119,7 @@ int RunTailCommand(const std::vector<std::string>& args, const CommandContext& c
     events.clear();
   };
 
-  std::vector<FeedFollower::Event> events;
+  std::vector<client::FeedFollower::Event> events;
   if (absl::Status status = follower.Start(&events); !status.ok()) {
     if (absl::IsCancelled(status)) return kExitOk;  // Ctrl-C while waiting for the snapshot
     return Fail(ctx, "tail", status);

@@ -4,8 +4,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "trainscope/cli/feed_follower.h"
-#include "trainscope/cli/zmq_feed_source.h"
+#include "trainscope/client/feed_follower.h"
+#include "trainscope/client/zmq_feed_source.h"
 #include "trainscope/viewer/proto_convert.h"
 
 namespace trainscope::viewer {
@@ -69,10 +69,10 @@ void LiveFeedClient::PostHistory(SnapshotQueryClient* query) {
 }
 
 void LiveFeedClient::Run() {
-  cli::ZmqFeedSource source(options_.feed, options_.snapshot, &stop_);
+  client::ZmqFeedSource source(options_.feed, options_.snapshot, &stop_);
   SnapshotQueryClient query(options_.snapshot, &stop_);
-  cli::FeedFollower follower(&source, options_.job_id, options_.history.timeout);
-  std::vector<cli::FeedFollower::Event> events;
+  client::FeedFollower follower(&source, options_.job_id, options_.history.timeout);
+  std::vector<client::FeedFollower::Event> events;
   JobRecord job;
   job.job_id = options_.job_id;
   std::map<uint32_t, RankRecord> ranks;
@@ -91,25 +91,25 @@ void LiveFeedClient::Run() {
   bool need_history = true;
   while (!stop_.load()) {
     FeedCoalescer::Delta delta;
-    for (cli::FeedFollower::Event& event : events) {
+    for (client::FeedFollower::Event& event : events) {
       switch (event.type) {
-        case cli::FeedFollower::Event::kSnapshot: {
+        case client::FeedFollower::Event::kSnapshot: {
           job = ConvertJob(event.snapshot);
           ranks.clear();
           for (const RankRecord& rank : job.ranks) ranks[rank.rank] = rank;
           post_job(&delta);
           break;
         }
-        case cli::FeedFollower::Event::kGap:
+        case client::FeedFollower::Event::kGap:
           gaps_.fetch_add(1);
           need_history = true;  // steps and operators in the gap are lost
           delta.notices.push_back(absl::StrCat("feed gap: updates ", event.expected, "..",
                                                event.received - 1, " lost; refetching"));
           break;
-        case cli::FeedFollower::Event::kNotice:
+        case client::FeedFollower::Event::kNotice:
           delta.notices.push_back(event.text);
           break;
-        case cli::FeedFollower::Event::kUpdate: {
+        case client::FeedFollower::Event::kUpdate: {
           updates_.fetch_add(1);
           const trainscope::v1::FeedUpdate& update = event.update;
           switch (update.body_case()) {

@@ -11,11 +11,11 @@
 namespace trainscope::viewer {
 
 SnapshotQueryClient::SnapshotQueryClient(std::string endpoint, const std::atomic<bool>* stop)
-    : endpoint_(endpoint), source_(/*feed_endpoint=*/"", std::move(endpoint), stop) {}
+    : snapshots_(std::move(endpoint), stop) {}
 
 absl::StatusOr<trainscope::v1::FeedSnapshot> SnapshotQueryClient::Request(
     const trainscope::v1::SnapshotRequest& request, absl::Duration timeout) {
-  return source_.Request(request, timeout);
+  return snapshots_.Request(request, timeout);
 }
 
 absl::StatusOr<JobData> SnapshotQueryClient::FetchHistory(const std::string& job_id,
@@ -34,7 +34,7 @@ absl::StatusOr<JobData> SnapshotQueryClient::FetchHistory(const std::string& job
     absl::StatusOr<trainscope::v1::FeedSnapshot> steps = Request(steps_request, options.timeout);
     if (!steps.ok()) return steps.status();
     if (!steps->error().empty()) {
-      return absl::NotFoundError(absl::StrCat("the collector at ", endpoint_,
+      return absl::NotFoundError(absl::StrCat("the collector at ", snapshots_.endpoint(),
                                               " says: ", steps->error(), " (job '", job_id, "')"));
     }
     if (page == 0) {
@@ -91,7 +91,7 @@ absl::StatusOr<LossData> SnapshotQueryClient::FetchLoss(const std::string& job_i
     absl::StatusOr<trainscope::v1::FeedSnapshot> reply = Request(request, timeout);
     if (!reply.ok()) return reply.status();
     if (!reply->error().empty()) {
-      return absl::NotFoundError(absl::StrCat("the collector at ", endpoint_,
+      return absl::NotFoundError(absl::StrCat("the collector at ", snapshots_.endpoint(),
                                               " says: ", reply->error(), " (job '", job_id, "')"));
     }
     return ConvertLossAnswer(reply->loss(), wanted);

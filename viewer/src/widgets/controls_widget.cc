@@ -8,15 +8,11 @@
 #include <QMessageBox>
 #include <QPointer>
 #include <QPushButton>
-#include <cstdlib>
-
-#include "absl/strings/match.h"
-#include "trainscope/cli/commands_client.h"
 
 namespace trainscope::viewer {
 
 ControlsWidget::ControlsWidget(Config config, QWidget* parent)
-    : QWidget(parent), config_(std::move(config)) {
+    : QWidget(parent), config_(std::move(config)), sender_(config_.collector, config_.job_id) {
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(6, 4, 6, 4);
   follow_ = new QCheckBox("Follow newest step", this);
@@ -87,9 +83,7 @@ ControlsWidget::ControlsWidget(Config config, QWidget* parent)
   });
 }
 
-ControlsWidget::~ControlsWidget() {
-  if (worker_.joinable()) worker_.join();
-}
+ControlsWidget::~ControlsWidget() = default;
 
 void ControlsWidget::ShowSelection(const SelectionState& selection) {
   follow_->blockSignals(true);
@@ -117,8 +111,8 @@ void ControlsWidget::ShowLossContribution(std::optional<bool> enabled) {
 }
 
 std::optional<std::string> ControlsWidget::Token() {
-  absl::StatusOr<cli::ResolvedToken> token =
-      cli::TokenResolver::Resolve(config_.job_id, config_.token_sources);
+  absl::StatusOr<client::ResolvedToken> token =
+      client::TokenResolver::Resolve(config_.job_id, config_.token_sources);
   if (token.ok()) return token->token;
   bool ok = false;
   const QString typed =
@@ -142,43 +136,14 @@ void ControlsWidget::RunCommand(const std::string& command) {
     Report("no token: " + QString::fromStdString(command) + " not sent", true);
     return;
   }
-  if (worker_.joinable()) worker_.join();
   Report("sending " + QString::fromStdString(command) + "\xE2\x80\xA6", false);
   QPointer<ControlsWidget> self(this);
-  const std::string collector = config_.collector;
-  const std::string job = config_.job_id;
-  worker_ = std::thread([self, collector, job, command, token = *token] {
-    cli::CommandsClient client(collector, absl::Seconds(10));
-    absl::StatusOr<trainscope::v1::CommandReply> reply;
-    if (command == "halt") {
-      trainscope::v1::HaltJobRequest request;
-      request.set_job_id(job);
-      request.set_token(token);
-      request.set_reason("halted from trainscope-viewer");
-      const char* user = std::getenv("USER");
-      request.set_requested_by(std::string("trainscope-viewer (") + (user ? user : "?") + ")");
-      reply = client.Halt(request);
-    } else {
-      trainscope::v1::SetRecordingRequest request;
-      request.set_job_id(job);
-      request.set_token(token);
-      request.set_enabled(absl::StartsWith(command, "enable"));
-      request.set_loss_contribution(absl::EndsWith(command, "-loss-contribution"));
-      reply = client.SetRecording(request);
-    }
-    const bool ok = reply.ok();
-    const QString text =
-        ok ? QString("%1: %2 ranks reached %3")
-                 .arg(QString::fromStdString(command))
-                 .arg(reply->ranks_reached())
-                 .arg(QString::fromStdString(reply->message()))
-           : QString("%1 failed: %2")
-                 .arg(QString::fromStdString(command),
-                      QString::fromStdString(std::string(reply.status().message())));
+  sender_.Send(command, *token, [self](JobCommandSender::Outcome outcome) {
+    // On the sender's worker: the label belongs to the UI thread.
     QMetaObject::invokeMethod(
         QCoreApplication::instance(),
-        [self, text, ok] {
-          if (self) self->Report(text, !ok);
+        [self, outcome] {
+          if (self) self->Report(QString::fromStdString(outcome.text), !outcome.ok);
         },
         Qt::QueuedConnection);
   });

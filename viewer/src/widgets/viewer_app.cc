@@ -11,7 +11,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "trainscope/cli/arg_parser.h"
+#include "trainscope/client/arg_parser.h"
+#include "trainscope/client/connection_options.h"
 #include "trainscope/viewer/live_feed_client.h"
 #include "trainscope/viewer/snapshot_query_client.h"
 #include "trainscope/viewer/synthetic_job.h"
@@ -25,8 +26,8 @@
 namespace trainscope::viewer {
 namespace {
 
-cli::ArgParser MakeParser() {
-  cli::ArgParser parser(
+client::ArgParser MakeParser() {
+  client::ArgParser parser(
       "trainscope-viewer",
       "Watch a training job: overview, Marey graph, alerts, halt, and the training "
       "items with the largest loss contribution (Selection and Monitoring views).");
@@ -100,12 +101,6 @@ absl::StatusOr<std::vector<uint32_t>> ParseRanks(const std::string& text) {
   return ranks;
 }
 
-std::string DefaultSnapshot(const std::string& feed) {
-  const size_t colon = feed.rfind(':');
-  if (colon == std::string::npos) return feed;
-  return feed.substr(0, colon) + ":7072";
-}
-
 absl::Status Fail(std::string message) { return absl::InvalidArgumentError(std::move(message)); }
 
 struct Loaded {
@@ -114,7 +109,7 @@ struct Loaded {
   bool live = false;
 };
 
-absl::StatusOr<Loaded> LoadSource(const cli::ParsedArgs& args) {
+absl::StatusOr<Loaded> LoadSource(const client::ParsedArgs& args) {
   Loaded loaded;
   const bool synthetic = args.Bool("synthetic");
   const bool stored = args.Has("data-dir");
@@ -177,7 +172,8 @@ absl::StatusOr<Loaded> LoadSource(const cli::ParsedArgs& args) {
 #endif
   }
   const std::string feed = args.Value("feed").value_or("");
-  const std::string snapshot = args.Value("snapshot").value_or(DefaultSnapshot(feed));
+  const std::string snapshot =
+      args.Value("snapshot").value_or(client::ConnectionOptions::SnapshotNextToFeed(feed));
   auto history_steps = args.Int("history-steps", 1, 100'000);
   if (!history_steps.ok()) return history_steps.status();
   SnapshotQueryClient::HistoryOptions history;
@@ -218,7 +214,7 @@ std::string Listed(const std::vector<T>& values, size_t max = 40) {
 
 // --item and --iteration. `loaded` is false for a live window, whose loss
 // data arrives later: the item is then only chosen (and fetched when known).
-absl::Status ApplyLossFlags(const cli::ParsedArgs& args, bool loaded, LossModel* loss) {
+absl::Status ApplyLossFlags(const client::ParsedArgs& args, bool loaded, LossModel* loss) {
   if (args.Has("item")) {
     absl::StatusOr<std::optional<int64_t>> parsed = args.Int("item", 0, INT64_MAX);
     if (!parsed.ok()) return parsed.status();
@@ -268,7 +264,7 @@ absl::Status ApplyLossFlags(const cli::ParsedArgs& args, bool loaded, LossModel*
 }
 
 // Applies the view flags (--step, --ranks, --alert, ...) to the loaded state.
-absl::Status ApplyViewFlags(const cli::ParsedArgs& args, bool loss_loaded, ViewerState* state) {
+absl::Status ApplyViewFlags(const client::ParsedArgs& args, bool loss_loaded, ViewerState* state) {
   if (absl::Status status = ApplyLossFlags(args, loss_loaded, &state->loss); !status.ok()) {
     return status;
   }
@@ -333,7 +329,7 @@ absl::Status ApplyViewFlags(const cli::ParsedArgs& args, bool loss_loaded, Viewe
   return absl::OkStatus();
 }
 
-int Render(const cli::ParsedArgs& args, ViewerState* state, const MainWindow::Config& config) {
+int Render(const client::ParsedArgs& args, ViewerState* state, const MainWindow::Config& config) {
   const std::string view = *args.Value("render");
   if (!args.Has("out")) {
     std::fprintf(stderr, "trainscope-viewer: --render needs --out FILE.png\n");
@@ -381,9 +377,9 @@ int Render(const cli::ParsedArgs& args, ViewerState* state, const MainWindow::Co
 }  // namespace
 
 int ViewerApp::Main(int argc, char** argv) {
-  cli::ArgParser parser = MakeParser();
+  client::ArgParser parser = MakeParser();
   std::vector<std::string> arguments(argv + 1, argv + argc);
-  absl::StatusOr<cli::ParsedArgs> args = parser.Parse(arguments);
+  absl::StatusOr<client::ParsedArgs> args = parser.Parse(arguments);
   if (!args.ok()) {
     std::fprintf(stderr, "trainscope-viewer: %s\n(see trainscope-viewer --help)\n",
                  std::string(args.status().message()).c_str());
@@ -415,13 +411,9 @@ int ViewerApp::Main(int argc, char** argv) {
                                           : args->Has("item") || args->Has("iteration");
   config.controls.collector = args->Value("collector").value_or("");
   if (config.controls.collector.empty() && loaded->live) {
-    // The Commands service sits next to the feed by default (port 7070).
-    const std::string feed = args->Value("feed").value_or("");
-    const size_t scheme = feed.find("://");
-    const size_t colon = feed.rfind(':');
-    if (scheme != std::string::npos && colon != std::string::npos && colon > scheme + 3) {
-      config.controls.collector = feed.substr(scheme + 3, colon - scheme - 3) + ":7070";
-    }
+    // The Commands service sits next to the feed by default.
+    config.controls.collector =
+        client::ConnectionOptions::CollectorNextToFeed(args->Value("feed").value_or(""));
   }
   config.controls.token_sources.flag = args->Value("token");
   if (args->Has("token-file")) config.controls.token_sources.file = *args->Value("token-file");
@@ -435,10 +427,11 @@ int ViewerApp::Main(int argc, char** argv) {
     coalescer = std::make_unique<FeedCoalescer>();
     const std::string feed = args->Value("feed").value_or("");
     client = std::make_unique<LiveFeedClient>(
-        LiveFeedClient::Options{feed,
-                                args->Value("snapshot").value_or(DefaultSnapshot(feed)),
-                                loaded->data.job.job_id,
-                                {}},
+        LiveFeedClient::Options{
+            feed,
+            args->Value("snapshot").value_or(client::ConnectionOptions::SnapshotNextToFeed(feed)),
+            loaded->data.job.job_id,
+            {}},
         coalescer.get());
     client->Start();
     LiveFeedClient* feed_client = client.get();

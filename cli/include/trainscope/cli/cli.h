@@ -1,7 +1,7 @@
 // The `trainscope` command line: picks the subcommand and runs it.
 //
 // Usage (main.cc):
-//   CommandContext ctx{.out = &std::cout, .err = &std::cerr, .env = ProcessEnv(), ...};
+//   CommandContext ctx{.out = &std::cout, .err = &std::cerr, .env = client::ProcessEnv(), ...};
 //   return RunCli({argv + 1, argv + argc}, ctx);
 //
 // `trainscope`, `trainscope help` and `trainscope --help` print the usage

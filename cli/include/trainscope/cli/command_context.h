@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "trainscope/client/environment.h"
 
 namespace trainscope::cli {
 
@@ -25,8 +26,6 @@ namespace trainscope::cli {
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailed = 1;  // the operation failed: collector said no, unreachable
 inline constexpr int kExitUsage = 2;   // bad command line
-
-using EnvLookup = std::function<std::optional<std::string>(std::string_view)>;
 
 // Replaces the process with `argv` (searched on PATH) after setting the
 // variables in `set_env`; returns an errno value only when that failed.
@@ -38,7 +37,7 @@ struct CommandContext {
   std::ostream* out = nullptr;
   std::ostream* err = nullptr;
   // Returns the variable's value, or nullopt when unset or empty.
-  EnvLookup env = [](std::string_view) { return std::optional<std::string>(); };
+  client::EnvLookup env = [](std::string_view) { return std::optional<std::string>(); };
   const std::atomic<bool>* stop = nullptr;  // may be null: never stopped from outside
   absl::TimeZone time_zone = absl::UTCTimeZone();
   // "user@host", recorded as requested_by on commands that change a job.
@@ -49,9 +48,6 @@ struct CommandContext {
 
   bool stopped() const { return stop != nullptr && stop->load(std::memory_order_relaxed); }
 };
-
-// The process's real environment (getenv), for main().
-EnvLookup ProcessEnv();
 
 }  // namespace trainscope::cli
 

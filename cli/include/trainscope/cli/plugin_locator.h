@@ -34,7 +34,7 @@ class PluginLocator {
   // NOT_FOUND naming every place looked at when no candidate holds the
   // package (and, with `need_sitecustomize`, its sitecustomize.py).
   static absl::StatusOr<PluginPaths> Locate(const std::optional<std::string>& flag,
-                                            const EnvLookup& env,
+                                            const client::EnvLookup& env,
                                             const std::filesystem::path& self_executable,
                                             bool need_sitecustomize);
 };

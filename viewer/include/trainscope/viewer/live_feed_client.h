@@ -1,12 +1,13 @@
 // Follows one job on the collector's live feed on a thread of its own and
 // posts what arrives, already converted, into a FeedCoalescer for the UI
-// thread. It uses the CLI's FeedFollower over a ZmqFeedSource (subscribe,
-// snapshot, sequence numbers, gaps) and, at start and after every gap,
-// fetches the job's recent steps and operators (SnapshotQueryClient) so the
-// views are whole again. Its subscription ("<job>/") also brings the loss
-// contribution: "<job>/loss" (the difficult items) and "<job>/maps" (item
-// snapshots); the snapshots of an item the user picks are fetched on the
-// client's thread (RequestItem), as is the shown item's at every history.
+// thread. It uses the client library's FeedFollower over a ZmqFeedSource
+// (subscribe, snapshot, sequence numbers, gaps) and, at start and after
+// every gap, fetches the job's recent steps and operators
+// (SnapshotQueryClient) so the views are whole again. Its subscription
+// ("<job>/") also brings the loss contribution: "<job>/loss" (the difficult
+// items) and "<job>/maps" (item snapshots); the snapshots of an item the
+// user picks are fetched on the client's thread (RequestItem), as is the
+// shown item's at every history.
 //
 // Usage:
 //   FeedCoalescer coalescer;

@@ -1,6 +1,6 @@
 // Asks the collector's snapshot server (ZeroMQ REP) for one job's recent
 // history: its state, its newest steps and the aligned operators of those
-// steps, converted into a JobData, through the CLI's ZmqFeedSource; and for
+// steps, converted into a JobData, through a client::SnapshotClient; and for
 // its loss contribution (the difficult items, one item's map snapshots).
 //
 // Usage:
@@ -19,7 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "trainscope/cli/zmq_feed_source.h"
+#include "trainscope/client/snapshot_client.h"
 #include "trainscope/v1/feed.pb.h"
 #include "trainscope/viewer/records.h"
 
@@ -45,8 +45,7 @@ class SnapshotQueryClient {
                                      absl::Duration timeout);
 
  private:
-  std::string endpoint_;
-  cli::ZmqFeedSource source_;
+  client::SnapshotClient snapshots_;
 };
 
 }  // namespace trainscope::viewer

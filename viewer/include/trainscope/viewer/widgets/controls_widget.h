@@ -1,9 +1,9 @@
 // The Controls panel: recording on/off, the loss-contribution hooks on/off
-// and halt for the shown job through the collector's Commands service (the CLI's CommandsClient),
-// with the job's token found like the CLI finds it (TokenResolver: --token,
-// --token-file, TRAINSCOPE_TOKEN, DATA_DIR/jobs/JOB/token) or asked for;
-// a halt asks for confirmation first. Also the follow-newest / pinned
-// switch for the shared selected step.
+// and halt for the shown job, sent to the collector's Commands service by a
+// JobCommandSender, with the job's token found like the CLI finds it
+// (client::TokenResolver: --token, --token-file, TRAINSCOPE_TOKEN,
+// DATA_DIR/jobs/JOB/token) or asked for; a halt asks for confirmation first.
+// Also the follow-newest / pinned switch for the shared selected step.
 //
 // Usage:
 //   ControlsWidget* controls = new ControlsWidget({.collector = "127.0.0.1:7070",
@@ -11,8 +11,8 @@
 //   connect(controls, &ControlsWidget::followToggled, ...);
 //   controls->ShowSelection(state.selection);
 //
-// Threading: the UI thread; commands run on a worker thread and report back
-// through the event loop.
+// Threading: the UI thread; commands run on the sender's worker thread and
+// their outcome comes back through the event loop (a queued call).
 #ifndef TRAINSCOPE_VIEWER_WIDGETS_CONTROLS_WIDGET_H_
 #define TRAINSCOPE_VIEWER_WIDGETS_CONTROLS_WIDGET_H_
 
@@ -20,9 +20,9 @@
 #include <filesystem>
 #include <optional>
 #include <string>
-#include <thread>
 
-#include "trainscope/cli/token_resolver.h"
+#include "trainscope/client/token_resolver.h"
+#include "trainscope/viewer/job_command_sender.h"
 #include "trainscope/viewer/selection_state.h"
 
 class QCheckBox;
@@ -38,7 +38,7 @@ class ControlsWidget : public QWidget {
   struct Config {
     std::string collector;  // empty: offline, commands disabled
     std::string job_id;
-    cli::TokenResolver::Sources token_sources;
+    client::TokenResolver::Sources token_sources;
     bool ask_before_halt = true;
   };
 
@@ -70,7 +70,7 @@ class ControlsWidget : public QWidget {
   QCheckBox* follow_;
   QLabel* selection_;
   QLabel* status_;
-  std::thread worker_;
+  JobCommandSender sender_;
 };
 
 }  // namespace trainscope::viewer

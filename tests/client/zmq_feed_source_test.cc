@@ -1,4 +1,4 @@
-#include "trainscope/cli/zmq_feed_source.h"
+#include "trainscope/client/zmq_feed_source.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -7,7 +7,7 @@
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
-namespace trainscope::cli {
+namespace trainscope::client {
 namespace {
 
 using ::testing::HasSubstr;
@@ -140,4 +140,4 @@ TEST_F(ZmqFeedSourceTest, BadEndpointIsAClearError) {
 }
 
 }  // namespace
-}  // namespace trainscope::cli
+}  // namespace trainscope::client

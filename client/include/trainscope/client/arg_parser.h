@@ -1,6 +1,9 @@
 // A small command-line parser: each subcommand declares its own positionals
 // and flags, so `trainscope SUB --help` lists exactly what SUB accepts and an
-// unknown flag is reported against that list (no process-global flags).
+// unknown flag is reported against that list (no process-global flags). It
+// lives in the client library because the connection flags
+// (ConnectionOptions::AddFlags) are declared with it and both front ends, the
+// CLI and trainscope-viewer, parse their command line with it.
 //
 // Usage:
 //   ArgParser parser("trainscope halt", "Halt every rank of a job.");
@@ -18,8 +21,8 @@
 //
 // Threading: immutable after the Add* calls; Parse is const and may be called
 // from any thread.
-#ifndef TRAINSCOPE_CLI_ARG_PARSER_H_
-#define TRAINSCOPE_CLI_ARG_PARSER_H_
+#ifndef TRAINSCOPE_CLIENT_ARG_PARSER_H_
+#define TRAINSCOPE_CLIENT_ARG_PARSER_H_
 
 #include <cstdint>
 #include <map>
@@ -31,7 +34,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace trainscope::cli {
+namespace trainscope::client {
 
 // The result of a successful parse.
 class ParsedArgs {
@@ -118,6 +121,6 @@ class ArgParser {
   std::string usage_tail_;
 };
 
-}  // namespace trainscope::cli
+}  // namespace trainscope::client
 
-#endif  // TRAINSCOPE_CLI_ARG_PARSER_H_
+#endif  // TRAINSCOPE_CLIENT_ARG_PARSER_H_

@@ -1,4 +1,4 @@
-#include "trainscope/cli/token_resolver.h"
+#include "trainscope/client/token_resolver.h"
 
 #include <fstream>
 #include <sstream>
@@ -8,7 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 
-namespace trainscope::cli {
+namespace trainscope::client {
 
 absl::StatusOr<std::string> TokenResolver::ReadTokenFile(const std::filesystem::path& path) {
   std::error_code error;
@@ -62,4 +62,4 @@ absl::StatusOr<ResolvedToken> TokenResolver::Resolve(const std::string& job_id,
       job_id, "/token, written by the collector when it generated the token)"));
 }
 
-}  // namespace trainscope::cli
+}  // namespace trainscope::client

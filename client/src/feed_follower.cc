@@ -1,11 +1,11 @@
-#include "trainscope/cli/feed_follower.h"
+#include "trainscope/client/feed_follower.h"
 
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace trainscope::cli {
+namespace trainscope::client {
 namespace {
 
 FeedFollower::Event Notice(std::string text) {
@@ -115,4 +115,4 @@ absl::StatusOr<bool> FeedFollower::Poll(absl::Duration timeout, std::vector<Even
   return true;
 }
 
-}  // namespace trainscope::cli
+}  // namespace trainscope::client

@@ -2,8 +2,8 @@
 // implementation is ZmqFeedSource; FeedFollower's tests drive a scripted one.
 //
 // Threading: implementations belong to one thread.
-#ifndef TRAINSCOPE_CLI_FEED_SOURCE_H_
-#define TRAINSCOPE_CLI_FEED_SOURCE_H_
+#ifndef TRAINSCOPE_CLIENT_FEED_SOURCE_H_
+#define TRAINSCOPE_CLIENT_FEED_SOURCE_H_
 
 #include <optional>
 #include <string>
@@ -13,7 +13,7 @@
 #include "absl/time/time.h"
 #include "trainscope/v1/feed.pb.h"
 
-namespace trainscope::cli {
+namespace trainscope::client {
 
 class FeedSource {
  public:
@@ -34,6 +34,6 @@ class FeedSource {
   virtual std::string Describe() const = 0;
 };
 
-}  // namespace trainscope::cli
+}  // namespace trainscope::client
 
-#endif  // TRAINSCOPE_CLI_FEED_SOURCE_H_
+#endif  // TRAINSCOPE_CLIENT_FEED_SOURCE_H_

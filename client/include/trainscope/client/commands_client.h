@@ -1,5 +1,6 @@
-// The CLI's side of the collector's Commands service: one blocking call per
-// method, each with the configured deadline, errors as absl::Status.
+// A front end's side of the collector's Commands service (the CLI's and the
+// viewer's): one blocking call per method, each with the configured
+// deadline, errors as absl::Status.
 //
 // Usage:
 //   CommandsClient client("127.0.0.1:7070", absl::Seconds(10));
@@ -12,8 +13,8 @@
 //
 // Threading: the methods may be called from several threads (gRPC stubs are
 // thread-safe); the client owns its channel.
-#ifndef TRAINSCOPE_CLI_COMMANDS_CLIENT_H_
-#define TRAINSCOPE_CLI_COMMANDS_CLIENT_H_
+#ifndef TRAINSCOPE_CLIENT_COMMANDS_CLIENT_H_
+#define TRAINSCOPE_CLIENT_COMMANDS_CLIENT_H_
 
 #include <grpcpp/grpcpp.h>
 
@@ -24,7 +25,7 @@
 #include "absl/time/time.h"
 #include "trainscope/v1/commands.grpc.pb.h"
 
-namespace trainscope::cli {
+namespace trainscope::client {
 
 class CommandsClient {
  public:
@@ -56,6 +57,6 @@ std::string CannotReachCollectorMessage(const std::string& target);
 // gRPC's status as an absl::Status with the same code and message.
 absl::Status FromGrpcStatus(const grpc::Status& status);
 
-}  // namespace trainscope::cli
+}  // namespace trainscope::client
 
-#endif  // TRAINSCOPE_CLI_COMMANDS_CLIENT_H_
+#endif  // TRAINSCOPE_CLIENT_COMMANDS_CLIENT_H_

@@ -1,8 +1,8 @@
-#include "trainscope/cli/command_context.h"
+#include "trainscope/client/environment.h"
 
 #include <cstdlib>
 
-namespace trainscope::cli {
+namespace trainscope::client {
 
 EnvLookup ProcessEnv() {
   return [](std::string_view name) -> std::optional<std::string> {
@@ -12,4 +12,4 @@ EnvLookup ProcessEnv() {
   };
 }
 
-}  // namespace trainscope::cli
+}  // namespace trainscope::client

@@ -1,9 +1,9 @@
-#include "trainscope/cli/connection_options.h"
+#include "trainscope/client/connection_options.h"
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 
-namespace trainscope::cli {
+namespace trainscope::client {
 namespace {
 
 // "host:port" -> "host"; "[::1]:7070" -> "[::1]"; "host" -> "host".
@@ -60,4 +60,17 @@ absl::StatusOr<ConnectionOptions> ConnectionOptions::Resolve(const ParsedArgs& a
   return options;
 }
 
-}  // namespace trainscope::cli
+std::string ConnectionOptions::SnapshotNextToFeed(const std::string& feed) {
+  const size_t colon = feed.rfind(':');
+  if (colon == std::string::npos) return feed;
+  return absl::StrCat(feed.substr(0, colon), ":", kDefaultSnapshotPort);
+}
+
+std::string ConnectionOptions::CollectorNextToFeed(const std::string& feed) {
+  const size_t scheme = feed.find("://");
+  const size_t colon = feed.rfind(':');
+  if (scheme == std::string::npos || colon == std::string::npos || colon <= scheme + 3) return "";
+  return absl::StrCat(feed.substr(scheme + 3, colon - scheme - 3), ":", kDefaultCollectorPort);
+}
+
+}  // namespace trainscope::client

@@ -15,8 +15,8 @@
 //   }
 //
 // Threading: one thread, the same that owns `source`.
-#ifndef TRAINSCOPE_CLI_FEED_FOLLOWER_H_
-#define TRAINSCOPE_CLI_FEED_FOLLOWER_H_
+#ifndef TRAINSCOPE_CLIENT_FEED_FOLLOWER_H_
+#define TRAINSCOPE_CLIENT_FEED_FOLLOWER_H_
 
 #include <cstdint>
 #include <string>
@@ -24,11 +24,11 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "trainscope/cli/feed_source.h"
+#include "trainscope/client/feed_source.h"
 #include "trainscope/v1/feed.pb.h"
 #include "trainscope/v1/status.pb.h"
 
-namespace trainscope::cli {
+namespace trainscope::client {
 
 class FeedFollower {
  public:
@@ -79,6 +79,6 @@ class FeedFollower {
   uint64_t accepted_since_snapshot_ = 0;
 };
 
-}  // namespace trainscope::cli
+}  // namespace trainscope::client
 
-#endif  // TRAINSCOPE_CLI_FEED_FOLLOWER_H_
+#endif  // TRAINSCOPE_CLIENT_FEED_FOLLOWER_H_

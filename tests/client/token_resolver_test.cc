@@ -1,11 +1,11 @@
-#include "trainscope/cli/token_resolver.h"
+#include "trainscope/client/token_resolver.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <fstream>
 
-namespace trainscope::cli {
+namespace trainscope::client {
 namespace {
 
 using ::testing::HasSubstr;
@@ -109,4 +109,4 @@ TEST_F(TokenResolverTest, EmptyFlagIsAnError) {
 }
 
 }  // namespace
-}  // namespace trainscope::cli
+}  // namespace trainscope::client

@@ -1,9 +1,9 @@
-#include "trainscope/cli/arg_parser.h"
+#include "trainscope/client/arg_parser.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace trainscope::cli {
+namespace trainscope::client {
 namespace {
 
 using ::testing::ElementsAre;
@@ -192,9 +192,9 @@ TEST(ArgParserTest, UsageListsEverything) {
 }
 
 }  // namespace
-}  // namespace trainscope::cli
+}  // namespace trainscope::client
 
-namespace trainscope::cli {
+namespace trainscope::client {
 namespace {
 
 TEST(ArgParserRestTest, RestPositionalsAndTheUsageTail) {
@@ -216,4 +216,4 @@ TEST(ArgParserRestTest, RestPositionalsAndTheUsageTail) {
 }
 
 }  // namespace
-}  // namespace trainscope::cli
+}  // namespace trainscope::client

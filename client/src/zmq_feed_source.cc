@@ -1,51 +1,20 @@
-#include "trainscope/cli/zmq_feed_source.h"
+#include "trainscope/client/zmq_feed_source.h"
 
-#include <algorithm>
 #include <cerrno>
 #include <vector>
 #include <zmq_addon.hpp>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
-#include "trainscope/proto/protocol.h"
+#include "zmq_sockets.h"
 
-namespace trainscope::cli {
-namespace {
-
-constexpr absl::Duration kStopCheckInterval = absl::Milliseconds(100);
-
-void ConfigureSocket(zmq::socket_t* socket, const std::string& endpoint) {
-  socket->set(zmq::sockopt::linger, 0);
-  socket->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxMessageBytes));
-  if (endpoint.find('[') != std::string::npos) socket->set(zmq::sockopt::ipv6, 1);
-}
-
-// Waits until `socket` is readable, `timeout` passes or `stop` is raised.
-// Returns whether it is readable. EINTR (a signal) counts as "not yet".
-bool WaitReadable(zmq::socket_t* socket, absl::Duration timeout, const std::atomic<bool>* stop) {
-  const absl::Time deadline = absl::Now() + timeout;
-  while (true) {
-    if (stop != nullptr && stop->load(std::memory_order_relaxed)) return false;
-    const absl::Duration left = deadline - absl::Now();
-    if (left <= absl::ZeroDuration()) return false;
-    const auto slice = std::chrono::milliseconds(
-        std::max<int64_t>(1, absl::ToInt64Milliseconds(std::min(left, kStopCheckInterval))));
-    std::vector<zmq::pollitem_t> items = {{socket->handle(), 0, ZMQ_POLLIN, 0}};
-    try {
-      if (zmq::poll(items, slice) > 0 && (items[0].revents & ZMQ_POLLIN)) return true;
-    } catch (const zmq::error_t& error) {
-      if (error.num() != EINTR) throw;
-    }
-  }
-}
-
-}  // namespace
+namespace trainscope::client {
 
 ZmqFeedSource::ZmqFeedSource(std::string feed_endpoint, std::string snapshot_endpoint,
                              const std::atomic<bool>* stop)
     : feed_endpoint_(std::move(feed_endpoint)),
-      snapshot_endpoint_(std::move(snapshot_endpoint)),
       stop_(stop),
+      snapshots_(std::move(snapshot_endpoint), stop),
       context_(1) {}
 
 ZmqFeedSource::~ZmqFeedSource() {
@@ -109,34 +78,7 @@ absl::StatusOr<trainscope::v1::FeedSnapshot> ZmqFeedSource::RequestSnapshot(
 
 absl::StatusOr<trainscope::v1::FeedSnapshot> ZmqFeedSource::Request(
     const trainscope::v1::SnapshotRequest& message, absl::Duration timeout) {
-  try {
-    zmq::socket_t request(context_, zmq::socket_type::req);
-    ConfigureSocket(&request, snapshot_endpoint_);
-    request.connect(snapshot_endpoint_);
-    const std::string bytes = message.SerializeAsString();
-    // A REQ socket queues the request until connected; send never blocks here.
-    request.send(zmq::buffer(bytes), zmq::send_flags::dontwait);
-    if (!WaitReadable(&request, timeout, stop_)) {
-      if (stopped()) return absl::CancelledError("interrupted");
-      return absl::UnavailableError(absl::StrCat(
-          "no snapshot from ", snapshot_endpoint_, " within ", absl::FormatDuration(timeout),
-          " (is trainscope-collector running? set --snapshot or TRAINSCOPE_SNAPSHOT)"));
-    }
-    zmq::message_t reply;
-    if (!request.recv(reply, zmq::recv_flags::dontwait)) {
-      return absl::UnavailableError(absl::StrCat("no snapshot from ", snapshot_endpoint_));
-    }
-    trainscope::v1::FeedSnapshot snapshot;
-    if (!snapshot.ParseFromArray(reply.data(), static_cast<int>(reply.size()))) {
-      return absl::DataLossError(
-          absl::StrCat("the reply from ", snapshot_endpoint_, " is not a valid FeedSnapshot"));
-    }
-    return snapshot;
-  } catch (const zmq::error_t& error) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("cannot ask '", snapshot_endpoint_, "' for a snapshot: ", error.what(),
-                     " (expected a ZeroMQ endpoint such as tcp://127.0.0.1:7072)"));
-  }
+  return snapshots_.Request(message, timeout);
 }
 
-}  // namespace trainscope::cli
+}  // namespace trainscope::client

@@ -1,6 +1,6 @@
 // FeedSource over the collector's ZeroMQ endpoints: a SUB socket on the live
-// feed (two-frame messages [topic, FeedUpdate]) and a fresh REQ socket per
-// snapshot request (a REQ that timed out cannot be reused, so it is dropped).
+// feed (two-frame messages [topic, FeedUpdate]) and, for snapshots, a
+// SnapshotClient on the snapshot server.
 //
 // Usage:
 //   ZmqFeedSource source("tcp://127.0.0.1:7071", "tcp://127.0.0.1:7072", &stop);
@@ -9,17 +9,18 @@
 // Every wait is bounded by its timeout and by `stop` (checked every 100 ms);
 // sockets are closed with linger 0 so destruction never blocks.
 // Threading: one thread (ZeroMQ sockets are not thread-safe).
-#ifndef TRAINSCOPE_CLI_ZMQ_FEED_SOURCE_H_
-#define TRAINSCOPE_CLI_ZMQ_FEED_SOURCE_H_
+#ifndef TRAINSCOPE_CLIENT_ZMQ_FEED_SOURCE_H_
+#define TRAINSCOPE_CLIENT_ZMQ_FEED_SOURCE_H_
 
 #include <atomic>
 #include <memory>
 #include <string>
 #include <zmq.hpp>
 
-#include "trainscope/cli/feed_source.h"
+#include "trainscope/client/feed_source.h"
+#include "trainscope/client/snapshot_client.h"
 
-namespace trainscope::cli {
+namespace trainscope::client {
 
 class ZmqFeedSource : public FeedSource {
  public:
@@ -38,15 +39,13 @@ class ZmqFeedSource : public FeedSource {
   std::string Describe() const override { return feed_endpoint_; }
 
  private:
-  bool stopped() const { return stop_ != nullptr && stop_->load(std::memory_order_relaxed); }
-
   std::string feed_endpoint_;
-  std::string snapshot_endpoint_;
   const std::atomic<bool>* stop_;
+  SnapshotClient snapshots_;
   zmq::context_t context_;
   std::unique_ptr<zmq::socket_t> subscriber_;
 };
 
-}  // namespace trainscope::cli
+}  // namespace trainscope::client
 
-#endif  // TRAINSCOPE_CLI_ZMQ_FEED_SOURCE_H_
+#endif  // TRAINSCOPE_CLIENT_ZMQ_FEED_SOURCE_H_

@@ -1,4 +1,4 @@
-#include "trainscope/cli/arg_parser.h"
+#include "trainscope/client/arg_parser.h"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace trainscope::cli {
+namespace trainscope::client {
 
 std::optional<std::string> ParsedArgs::Positional(std::string_view name) const {
   for (size_t i = 0; i < positional_names_.size() && i < positionals_.size(); ++i) {
@@ -264,4 +264,4 @@ std::string ArgParser::Usage() const {
   return out;
 }
 
-}  // namespace trainscope::cli
+}  // namespace trainscope::client

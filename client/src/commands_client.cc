@@ -1,4 +1,4 @@
-#include "trainscope/cli/commands_client.h"
+#include "trainscope/client/commands_client.h"
 
 #include <chrono>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "trainscope/proto/protocol.h"
 
-namespace trainscope::cli {
+namespace trainscope::client {
 
 std::string CannotReachCollectorMessage(const std::string& target) {
   return absl::StrCat("cannot reach the collector at ", target,
@@ -101,4 +101,4 @@ absl::StatusOr<trainscope::v1::CommandReply> CommandsClient::SetHaltPolicy(
   return response;
 }
 
-}  // namespace trainscope::cli
+}  // namespace trainscope::client

@@ -1,11 +1,11 @@
-#include "trainscope/cli/feed_follower.h"
+#include "trainscope/client/feed_follower.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <deque>
 
-namespace trainscope::cli {
+namespace trainscope::client {
 namespace {
 
 using ::testing::ElementsAre;
@@ -262,4 +262,4 @@ TEST(FeedFollowerTest, StartFailsWhenSubscribeFails) {
 }
 
 }  // namespace
-}  // namespace trainscope::cli
+}  // namespace trainscope::client

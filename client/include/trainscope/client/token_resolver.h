@@ -8,8 +8,8 @@
 //   absl::StatusOr<ResolvedToken> token = TokenResolver::Resolve(job, sources);
 //
 // Threading: stateless; reads files on the calling thread.
-#ifndef TRAINSCOPE_CLI_TOKEN_RESOLVER_H_
-#define TRAINSCOPE_CLI_TOKEN_RESOLVER_H_
+#ifndef TRAINSCOPE_CLIENT_TOKEN_RESOLVER_H_
+#define TRAINSCOPE_CLIENT_TOKEN_RESOLVER_H_
 
 #include <filesystem>
 #include <optional>
@@ -17,7 +17,7 @@
 
 #include "absl/status/statusor.h"
 
-namespace trainscope::cli {
+namespace trainscope::client {
 
 struct ResolvedToken {
   std::string token;
@@ -41,6 +41,6 @@ class TokenResolver {
   static absl::StatusOr<std::string> ReadTokenFile(const std::filesystem::path& path);
 };
 
-}  // namespace trainscope::cli
+}  // namespace trainscope::client
 
-#endif  // TRAINSCOPE_CLI_TOKEN_RESOLVER_H_
+#endif  // TRAINSCOPE_CLIENT_TOKEN_RESOLVER_H_

@@ -1,0 +1,50 @@
+#include "trainscope/viewer/job_command_sender.h"
+
+#include <cstdlib>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "trainscope/client/commands_client.h"
+
+namespace trainscope::viewer {
+
+JobCommandSender::JobCommandSender(std::string collector, std::string job_id)
+    : collector_(std::move(collector)), job_id_(std::move(job_id)) {}
+
+JobCommandSender::~JobCommandSender() {
+  if (worker_.joinable()) worker_.join();
+}
+
+void JobCommandSender::Send(const std::string& command, const std::string& token,
+                            std::function<void(Outcome)> done) {
+  if (worker_.joinable()) worker_.join();
+  worker_ =
+      std::thread([this, command, token, done = std::move(done)] { done(Run(command, token)); });
+}
+
+JobCommandSender::Outcome JobCommandSender::Run(const std::string& command,
+                                                const std::string& token) const {
+  client::CommandsClient client(collector_, absl::Seconds(10));
+  absl::StatusOr<trainscope::v1::CommandReply> reply;
+  if (command == "halt") {
+    trainscope::v1::HaltJobRequest request;
+    request.set_job_id(job_id_);
+    request.set_token(token);
+    request.set_reason("halted from trainscope-viewer");
+    const char* user = std::getenv("USER");
+    request.set_requested_by(std::string("trainscope-viewer (") + (user ? user : "?") + ")");
+    reply = client.Halt(request);
+  } else {
+    trainscope::v1::SetRecordingRequest request;
+    request.set_job_id(job_id_);
+    request.set_token(token);
+    request.set_enabled(absl::StartsWith(command, "enable"));
+    request.set_loss_contribution(absl::EndsWith(command, "-loss-contribution"));
+    reply = client.SetRecording(request);
+  }
+  if (!reply.ok()) return {false, absl::StrCat(command, " failed: ", reply.status().message())};
+  return {true,
+          absl::StrCat(command, ": ", reply->ranks_reached(), " ranks reached ", reply->message())};
+}
+
+}  // namespace trainscope::viewer
