@@ -215,6 +215,44 @@ float LossModel::ScaleMax() const {
   return max;
 }
 
+void LossModel::SetSelectionViewport(int width, int height) {
+  if (width == selection_width_ && height == selection_height_) return;
+  selection_width_ = width;
+  selection_height_ = height;
+  selection_version_ = UINT64_MAX;
+}
+
+const DrawList& LossModel::DrawSelection() {
+  if (selection_version_ != version_) {
+    selection_.Lay({.width = selection_width_,
+                    .height = selection_height_,
+                    .state = has_data() ? &*state_ : nullptr,
+                    .cells = has_data() ? Cells() : std::vector<Cell>(),
+                    .candidate_epochs = options_.candidate_epochs});
+    selection_version_ = version_;
+  }
+  return selection_.list();
+}
+
+void LossModel::SetMonitoringViewport(int width, int height) {
+  if (width == monitoring_width_ && height == monitoring_height_) return;
+  monitoring_width_ = width;
+  monitoring_height_ = height;
+  monitoring_version_ = UINT64_MAX;
+}
+
+const DrawList& LossModel::DrawMonitoring() {
+  if (monitoring_version_ != version_) {
+    monitoring_.Lay({.width = monitoring_width_,
+                     .height = monitoring_height_,
+                     .frame = has_data() ? CurrentFrame() : std::nullopt,
+                     .state = state_.has_value() ? &*state_ : nullptr,
+                     .fetching = NeedsSnapshots()});
+    monitoring_version_ = version_;
+  }
+  return monitoring_.list();
+}
+
 std::optional<uint64_t> LossModel::ItemOfAlert(const Alert& alert) {
   if (alert.rule != "difficult_item") return std::nullopt;
   return alert.item;

@@ -1,18 +1,22 @@
-// LossModel's Monitoring View layout: a title with the iteration, the input
-// image with its label and output at the left, one column per monitored
-// layer (C_h on top, R_h below, nearest-neighbour whole multiples), and at
-// the right the shared colour bar (both ramps on one scale) with its ticks.
+#include "trainscope/viewer/loss_monitoring_layout.h"
+
 #include <algorithm>
 #include <cmath>
+#include <string>
 
-#include "loss_layout_internal.h"
-#include "trainscope/viewer/loss_model.h"
+#include "trainscope/viewer/loss_drawing.h"
 #include "trainscope/viewer/units.h"
 
 namespace trainscope::viewer {
 namespace {
 
-using loss_layout::kLine;
+using loss_drawing::ContributionColor;
+using loss_drawing::kBorderColor;
+using loss_drawing::kCandidateColor;
+using loss_drawing::kLine;
+using loss_drawing::kMissingFill;
+using loss_drawing::kMutedText;
+using loss_drawing::ReductionColor;
 
 constexpr float kMargin = 10;
 constexpr float kTop = 50;  // below the two title lines
@@ -20,18 +24,6 @@ constexpr float kColorbarWidth = 172;
 constexpr float kRowLabelWidth = 34;  // vertical "C_h" / "R_h" labels
 constexpr float kHeader = 20;         // the layer name above each column
 constexpr float kMapLabel = 18;       // "C_h  max ..." above each map
-
-Color Ramp(const Color* stops, int count, float t) {
-  t = std::clamp(std::isnan(t) ? 0.0f : t, 0.0f, 1.0f) * static_cast<float>(count - 1);
-  const int i = std::min(count - 2, static_cast<int>(t));
-  const float f = t - static_cast<float>(i);
-  auto mix = [&](int shift) {
-    const float a = static_cast<float>((stops[i] >> shift) & 0xFF);
-    const float b = static_cast<float>((stops[i + 1] >> shift) & 0xFF);
-    return static_cast<uint32_t>(std::lround(a + (b - a) * f));
-  };
-  return Rgba(mix(16), mix(8), mix(0));
-}
 
 // A vertical strip, 1 x 256 pixels, the top at the scale's maximum.
 PixelImage Strip(Color (*ramp)(float), RectF dest) {
@@ -43,9 +35,9 @@ PixelImage Strip(Color (*ramp)(float), RectF dest) {
   return image;
 }
 
-std::string Title(const LossModel::Frame& frame, const std::optional<LossStateRecord>& state) {
+std::string Title(const LossFrame& frame, const LossStateRecord* state) {
   std::string title = "Monitoring view \xE2\x80\x94 item " + std::to_string(frame.item);
-  const size_t listed = state.has_value() ? state->items.size() : 0;
+  const size_t listed = state != nullptr ? state->items.size() : 0;
   if (frame.place.has_value()) {
     title += " (#" + std::to_string(*frame.place) + " of the top " + std::to_string(listed) + ")";
   } else {
@@ -56,48 +48,21 @@ std::string Title(const LossModel::Frame& frame, const std::optional<LossStateRe
 
 }  // namespace
 
-Color LossModel::ContributionColor(float t) {
-  static constexpr Color kReds[] = {Rgba(255, 255, 255), Rgba(254, 224, 210), Rgba(252, 146, 114),
-                                    Rgba(222, 45, 38), Rgba(103, 0, 13)};
-  return Ramp(kReds, 5, t);
-}
-
-Color LossModel::ReductionColor(float t) {
-  static constexpr Color kBlues[] = {Rgba(255, 255, 255), Rgba(198, 219, 239), Rgba(107, 174, 214),
-                                     Rgba(33, 113, 181), Rgba(8, 48, 107)};
-  return Ramp(kBlues, 5, t);
-}
-
-void LossModel::SetMonitoringViewport(int width, int height) {
-  if (width == monitoring_width_ && height == monitoring_height_) return;
-  monitoring_width_ = width;
-  monitoring_height_ = height;
-  monitoring_version_ = UINT64_MAX;
-}
-
-const DrawList& LossModel::DrawMonitoring() {
-  if (monitoring_version_ != version_) {
-    BuildMonitoring();
-    monitoring_version_ = version_;
-  }
-  return monitoring_list_;
-}
-
-void LossModel::BuildMonitoring() {
-  DrawList& list = monitoring_list_;
+void LossMonitoringLayout::Lay(const Input& input) {
+  DrawList& list = list_;
   list.Clear();
-  monitoring_ = {};
-  const float width = static_cast<float>(monitoring_width_);
-  const float height = static_cast<float>(monitoring_height_);
+  geometry_ = {};
+  const float width = static_cast<float>(input.width);
+  const float height = static_cast<float>(input.height);
   list.backgrounds.push_back({{0, 0, width, height}, kBackgroundColor});
-  const std::optional<Frame> maybe_frame = CurrentFrame();
-  if (!has_data() || !maybe_frame.has_value()) {
-    loss_layout::AddPlaceholder(&list, width, height, "Monitoring view", kNoDataText);
+  if (!input.frame.has_value()) {
+    loss_drawing::AddPlaceholder(&list, width, height, "Monitoring view",
+                                 loss_drawing::kNoDataText);
     return;
   }
-  const Frame& frame = *maybe_frame;
+  const LossFrame& frame = *input.frame;
   list.texts.push_back(
-      {kMargin, 14, Title(frame, state_), kTextColor, Text::Align::kLeft, true, 10});
+      {kMargin, 14, Title(frame, input.state), kTextColor, Text::Align::kLeft, true, 10});
   std::string subtitle;
   if (frame.count > 0) {
     subtitle = "iteration " + std::to_string(frame.iteration) + " \xC2\xB7 epoch " +
@@ -105,13 +70,13 @@ void LossModel::BuildMonitoring() {
                std::to_string(frame.rank) + " \xC2\xB7 snapshot " +
                std::to_string(frame.index + 1) + " of " + std::to_string(frame.count) +
                " (the slider below picks the iteration)";
-  } else if (NeedsSnapshots()) {
+  } else if (input.fetching) {
     subtitle = "fetching item " + std::to_string(frame.item) + "'s map snapshots\xE2\x80\xA6";
   } else {
     subtitle = "no map snapshots kept for item " + std::to_string(frame.item) +
                " (maps are taken when a selected item is in a batch)";
   }
-  list.texts.push_back({kMargin, 33, subtitle, loss_layout::kMutedText});
+  list.texts.push_back({kMargin, 33, subtitle, kMutedText});
   if (width >= 1100) {
     // What the two rows mean, for a first-time reader.
     list.texts.push_back({width - kMargin, 14,
@@ -130,34 +95,34 @@ void LossModel::BuildMonitoring() {
   const float input_side = std::max(0.0f, std::min(left_w - 10, (height - kTop) * 0.45f));
   const float input_top = kTop + 20;
   if (frame.input.valid()) {
-    monitoring_.input_rect = loss_layout::FitImage(frame.input.width, frame.input.height,
-                                                   input_side, kMargin + input_side / 2, input_top);
-    list.images.push_back(loss_layout::ThumbnailImage(frame.input, monitoring_.input_rect));
+    geometry_.input_rect = loss_drawing::FitImage(frame.input.width, frame.input.height, input_side,
+                                                  kMargin + input_side / 2, input_top);
+    list.images.push_back(loss_drawing::ThumbnailImage(frame.input, geometry_.input_rect));
   } else {
-    monitoring_.input_rect = {kMargin, input_top, input_side, input_side};
-    list.rects.push_back({monitoring_.input_rect, loss_layout::kMissingFill});
+    geometry_.input_rect = {kMargin, input_top, input_side, input_side};
+    list.rects.push_back({geometry_.input_rect, kMissingFill});
     list.texts.push_back({kMargin + input_side / 2, input_top + input_side / 2, "no image",
-                          loss_layout::kMutedText, Text::Align::kCenter});
+                          kMutedText, Text::Align::kCenter});
   }
-  list.rects.push_back({monitoring_.input_rect, 0, loss_layout::kBorderColor});
+  list.rects.push_back({geometry_.input_rect, 0, kBorderColor});
   const bool wrong = frame.label >= 0 && frame.prediction >= 0 && frame.label != frame.prediction;
-  float ty = monitoring_.input_rect.y + monitoring_.input_rect.h + 6 + kLine / 2;
-  list.texts.push_back({kMargin, ty, "label " + loss_layout::ClassText(frame.label)});
+  float ty = geometry_.input_rect.y + geometry_.input_rect.h + 6 + kLine / 2;
+  list.texts.push_back({kMargin, ty, "label " + loss_drawing::ClassText(frame.label)});
   ty += kLine;
   list.texts.push_back({kMargin, ty,
-                        "output (prediction) " + loss_layout::ClassText(frame.prediction) +
+                        "output (prediction) " + loss_drawing::ClassText(frame.prediction) +
                             (wrong ? "  \xE2\x89\xA0 label" : ""),
                         wrong ? kCandidateColor : kTextColor, Text::Align::kLeft, wrong});
   ty += kLine;
   list.texts.push_back(
-      {kMargin, ty, "contribution " + loss_layout::FormatValue(frame.contribution)});
-  if (state_.has_value() && !state_->selection_layer.empty()) {
+      {kMargin, ty, "contribution " + loss_drawing::FormatValue(frame.contribution)});
+  if (input.state != nullptr && !input.state->selection_layer.empty()) {
     ty += kLine;
     list.texts.push_back({kMargin, ty,
                           "(\xCE\xA3 f\xC2\xB7"
                           "b at layer " +
-                              state_->selection_layer + ")",
-                          loss_layout::kMutedText});
+                              input.state->selection_layer + ")",
+                          kMutedText});
   }
 
   // Middle: one column per monitored layer.
@@ -166,8 +131,7 @@ void LossModel::BuildMonitoring() {
   const size_t columns = frame.columns.size();
   if (columns == 0) {
     list.texts.push_back({(maps_x0 + maps_x1) / 2, (kTop + height) / 2,
-                          "no monitored layers reported", loss_layout::kMutedText,
-                          Text::Align::kCenter});
+                          "no monitored layers reported", kMutedText, Text::Align::kCenter});
     return;
   }
   const float column_w = (maps_x1 - maps_x0) / static_cast<float>(columns);
@@ -177,7 +141,7 @@ void LossModel::BuildMonitoring() {
   const float r_top = c_top + map_side + 8 + kMapLabel;
   const float scale = frame.scale_max;
   for (size_t i = 0; i < columns; ++i) {
-    Column column = frame.columns[i];
+    LossColumn column = frame.columns[i];
     const float x0 = maps_x0 + static_cast<float>(i) * column_w;
     const float cx = x0 + column_w / 2;
     std::string header = "layer " + column.layer;
@@ -188,37 +152,37 @@ void LossModel::BuildMonitoring() {
     list.texts.push_back({cx, kTop + 8, header, kTextColor, Text::Align::kCenter, true});
     if (column.present) {
       column.contribution_rect =
-          loss_layout::FitImage(column.width, column.height, map_side, cx, c_top);
+          loss_drawing::FitImage(column.width, column.height, map_side, cx, c_top);
       column.reduction_rect =
-          loss_layout::FitImage(column.width, column.height, map_side, cx, r_top);
-      list.images.push_back(loss_layout::MapImage(column.contribution, column.width, column.height,
-                                                  scale, &ContributionColor,
-                                                  column.contribution_rect));
-      list.images.push_back(loss_layout::MapImage(column.reduction, column.width, column.height,
-                                                  scale, &ReductionColor, column.reduction_rect));
+          loss_drawing::FitImage(column.width, column.height, map_side, cx, r_top);
+      list.images.push_back(loss_drawing::MapImage(column.contribution, column.width, column.height,
+                                                   scale, &ContributionColor,
+                                                   column.contribution_rect));
+      list.images.push_back(loss_drawing::MapImage(column.reduction, column.width, column.height,
+                                                   scale, &ReductionColor, column.reduction_rect));
     } else {
       column.contribution_rect = {std::round(cx - map_side / 2), c_top, map_side, map_side};
       column.reduction_rect = {std::round(cx - map_side / 2), r_top, map_side, map_side};
       for (const RectF& r : {column.contribution_rect, column.reduction_rect}) {
-        list.rects.push_back({r, loss_layout::kMissingFill});
+        list.rects.push_back({r, kMissingFill});
         list.texts.push_back({cx, r.y + r.h / 2, frame.count > 0 ? "no map" : "no snapshot",
-                              loss_layout::kMutedText, Text::Align::kCenter});
+                              kMutedText, Text::Align::kCenter});
       }
     }
-    list.rects.push_back({column.contribution_rect, 0, loss_layout::kBorderColor});
-    list.rects.push_back({column.reduction_rect, 0, loss_layout::kBorderColor});
+    list.rects.push_back({column.contribution_rect, 0, kBorderColor});
+    list.rects.push_back({column.reduction_rect, 0, kBorderColor});
     if (column.present) {
       list.texts.push_back({cx, c_top - kMapLabel / 2,
-                            "C_h  max " + loss_layout::FormatValue(column.contribution_max),
-                            loss_layout::kMutedText, Text::Align::kCenter});
+                            "C_h  max " + loss_drawing::FormatValue(column.contribution_max),
+                            kMutedText, Text::Align::kCenter});
       list.texts.push_back({cx, r_top - kMapLabel / 2,
-                            "R_h  max " + loss_layout::FormatValue(column.reduction_max),
-                            loss_layout::kMutedText, Text::Align::kCenter});
+                            "R_h  max " + loss_drawing::FormatValue(column.reduction_max),
+                            kMutedText, Text::Align::kCenter});
     }
-    monitoring_.columns.push_back(std::move(column));
+    geometry_.columns.push_back(std::move(column));
   }
   // Row titles, vertical, just left of the first column's maps.
-  const float row_x = monitoring_.columns.front().contribution_rect.x - 14;
+  const float row_x = geometry_.columns.front().contribution_rect.x - 14;
   list.texts.push_back({row_x, c_top + map_side / 2, "C_h: contribution \xE2\x89\xA5 0",
                         Rgba(165, 15, 21), Text::Align::kCenter, true, 0, true});
   list.texts.push_back({row_x, r_top + map_side / 2, "R_h: reduction \xE2\x89\xA5 0",
@@ -230,12 +194,12 @@ void LossModel::BuildMonitoring() {
   // Three lines of notes fit below the bar.
   const float bar_bottom =
       std::max(bar_top + 40, std::min(r_top + map_side, height - 3 * kLine - kMargin - 6));
-  monitoring_.colorbar_contribution = {bar_x, bar_top, 16, bar_bottom - bar_top};
-  monitoring_.colorbar_reduction = {bar_x + 20, bar_top, 16, bar_bottom - bar_top};
-  list.images.push_back(Strip(&ContributionColor, monitoring_.colorbar_contribution));
-  list.images.push_back(Strip(&ReductionColor, monitoring_.colorbar_reduction));
-  list.rects.push_back({monitoring_.colorbar_contribution, 0, loss_layout::kBorderColor});
-  list.rects.push_back({monitoring_.colorbar_reduction, 0, loss_layout::kBorderColor});
+  geometry_.colorbar_contribution = {bar_x, bar_top, 16, bar_bottom - bar_top};
+  geometry_.colorbar_reduction = {bar_x + 20, bar_top, 16, bar_bottom - bar_top};
+  list.images.push_back(Strip(&ContributionColor, geometry_.colorbar_contribution));
+  list.images.push_back(Strip(&ReductionColor, geometry_.colorbar_reduction));
+  list.rects.push_back({geometry_.colorbar_contribution, 0, kBorderColor});
+  list.rects.push_back({geometry_.colorbar_reduction, 0, kBorderColor});
   list.texts.push_back({bar_x + 8, bar_top - 9, "C", kTextColor, Text::Align::kCenter, true});
   list.texts.push_back({bar_x + 28, bar_top - 9, "R", kTextColor, Text::Align::kCenter, true});
   const float tick_x = bar_x + 38;
@@ -245,19 +209,18 @@ void LossModel::BuildMonitoring() {
     const float y = scale > 0 ? bar_bottom - static_cast<float>(t / scale) * (bar_bottom - bar_top)
                               : bar_bottom;
     list.lines.push_back({{tick_x, y}, {tick_x + 4, y}, kAxisColor});
-    list.texts.push_back({tick_x + 7, y, loss_layout::FormatValue(t), kTextColor});
+    list.texts.push_back({tick_x + 7, y, loss_drawing::FormatValue(t), kTextColor});
   }
   list.texts.push_back({width - 14, (bar_top + bar_bottom) / 2,
                         "loss contribution, f\xC2\xB7"
                         "b",
                         kTextColor, Text::Align::kCenter, true, 0, true});
-  list.texts.push_back({bar_x, bar_bottom + 12, "one scale: every map", loss_layout::kMutedText});
+  list.texts.push_back({bar_x, bar_bottom + 12, "one scale: every map", kMutedText});
   list.texts.push_back({bar_x, bar_bottom + 12 + kLine,
-                        "of all " + std::to_string(frame.count) + " snapshots",
-                        loss_layout::kMutedText});
+                        "of all " + std::to_string(frame.count) + " snapshots", kMutedText});
   list.texts.push_back({bar_x, bar_bottom + 12 + 2 * kLine,
-                        "this iteration: max " + loss_layout::FormatValue(frame.frame_max),
-                        loss_layout::kMutedText});
+                        "this iteration: max " + loss_drawing::FormatValue(frame.frame_max),
+                        kMutedText});
 }
 
 }  // namespace trainscope::viewer

@@ -1,18 +1,19 @@
-// LossModel's Selection View layout: a title and legend, then a grid of
-// cells, highest contribution first, each with the item's input thumbnail
-// (nearest neighbour, whole multiples), its place and index, label and
-// prediction, contribution, rank and epochs in the top. A candidate
-// mislabeled item gets a thick red frame; the monitored item a blue fill.
+#include "trainscope/viewer/loss_selection_layout.h"
+
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
-#include "loss_layout_internal.h"
-#include "trainscope/viewer/loss_model.h"
+#include "trainscope/viewer/loss_drawing.h"
 
 namespace trainscope::viewer {
 namespace {
 
-using loss_layout::kLine;
+using loss_drawing::kBorderColor;
+using loss_drawing::kCandidateColor;
+using loss_drawing::kChosenColor;
+using loss_drawing::kChosenFill;
+using loss_drawing::kLine;
 
 constexpr float kMargin = 10;
 constexpr float kTextBlock = 4 * kLine + 6;  // four lines under the thumbnail
@@ -23,35 +24,20 @@ constexpr float kMaxThumb = 192;  // a few items in a large view stay thumbnails
 
 }  // namespace
 
-void LossModel::SetSelectionViewport(int width, int height) {
-  if (width == selection_width_ && height == selection_height_) return;
-  selection_width_ = width;
-  selection_height_ = height;
-  selection_version_ = UINT64_MAX;
-}
-
-const DrawList& LossModel::DrawSelection() {
-  if (selection_version_ != version_) {
-    BuildSelection();
-    selection_version_ = version_;
-  }
-  return selection_list_;
-}
-
-void LossModel::BuildSelection() {
-  DrawList& list = selection_list_;
+void LossSelectionLayout::Lay(Input input) {
+  DrawList& list = list_;
   list.Clear();
   cells_.clear();
-  selection_content_height_ = static_cast<float>(selection_height_);
-  const float width = static_cast<float>(selection_width_);
-  const float height = static_cast<float>(selection_height_);
+  content_height_ = static_cast<float>(input.height);
+  const float width = static_cast<float>(input.width);
+  const float height = static_cast<float>(input.height);
   list.backgrounds.push_back({{0, 0, width, height}, kBackgroundColor});
-  if (!has_data()) {
-    loss_layout::AddPlaceholder(&list, width, height, "Selection view", kNoDataText);
+  if (input.state == nullptr || input.state->items.empty()) {
+    loss_drawing::AddPlaceholder(&list, width, height, "Selection view", loss_drawing::kNoDataText);
     return;
   }
-  cells_ = Cells();
-  const LossStateRecord& state = *state_;
+  cells_ = std::move(input.cells);
+  const LossStateRecord& state = *input.state;
   const uint32_t top_n = std::max<uint32_t>(state.top_n, static_cast<uint32_t>(cells_.size()));
   std::string title = "Selection view \xE2\x80\x94 the top " + std::to_string(top_n) +
                       " training items of epoch " + std::to_string(state.epoch) +
@@ -64,7 +50,7 @@ void LossModel::BuildSelection() {
   const std::string candidate_text =
       "red: candidate mislabeled item (label \xE2\x89\xA0 prediction, or in the top for "
       "\xE2\x89\xA5 " +
-      std::to_string(options_.candidate_epochs) + " epochs in a row)";
+      std::to_string(input.candidate_epochs) + " epochs in a row)";
   const std::string chosen_text = "blue: shown in the Monitoring view (click a cell to choose)";
   const bool one_line = width >= 1150;
   const float legend_y = 34;
@@ -101,10 +87,10 @@ void LossModel::BuildSelection() {
   const float thumb = std::max(best_thumb, std::min(kMinThumb, cell_w - 16));
   const float cell_h = thumb + kTextBlock + 16;
   const size_t rows = (n + best_columns - 1) / best_columns;
-  selection_content_height_ = area.y + static_cast<float>(rows) * cell_h + kMargin;
+  content_height_ = area.y + static_cast<float>(rows) * cell_h + kMargin;
 
   for (size_t i = 0; i < n; ++i) {
-    Cell& cell = cells_[i];
+    LossCell& cell = cells_[i];
     const float x = area.x + static_cast<float>(i % best_columns) * cell_w;
     const float y = area.y + static_cast<float>(i / best_columns) * cell_h;
     cell.rect = {x + 3, y + 3, cell_w - 6, cell_h - 6};
@@ -117,21 +103,21 @@ void LossModel::BuildSelection() {
     };
     if (cell.candidate) frame(kCandidateColor, kCandidateFrame);
     if (cell.chosen) frame(kChosenColor, 2);
-    if (!cell.candidate && !cell.chosen) frame(loss_layout::kBorderColor, 1);
+    if (!cell.candidate && !cell.chosen) frame(kBorderColor, 1);
     list.backgrounds.push_back({inner, cell.chosen ? kChosenFill : Rgba(250, 250, 250)});
     const float cx = cell.rect.x + cell.rect.w / 2;
     const float thumb_top = cell.rect.y + 7;
     if (cell.input.valid()) {
       cell.thumb_rect =
-          loss_layout::FitImage(cell.input.width, cell.input.height, thumb, cx, thumb_top);
-      list.images.push_back(loss_layout::ThumbnailImage(cell.input, cell.thumb_rect));
+          loss_drawing::FitImage(cell.input.width, cell.input.height, thumb, cx, thumb_top);
+      list.images.push_back(loss_drawing::ThumbnailImage(cell.input, cell.thumb_rect));
     } else {
       cell.thumb_rect = {std::round(cx - thumb / 2), thumb_top, thumb, thumb};
-      list.rects.push_back({cell.thumb_rect, loss_layout::kMissingFill});
+      list.rects.push_back({cell.thumb_rect, loss_drawing::kMissingFill});
       list.texts.push_back(
-          {cx, thumb_top + thumb / 2, "no image", loss_layout::kMutedText, Text::Align::kCenter});
+          {cx, thumb_top + thumb / 2, "no image", loss_drawing::kMutedText, Text::Align::kCenter});
     }
-    list.rects.push_back({cell.thumb_rect, 0, loss_layout::kBorderColor});
+    list.rects.push_back({cell.thumb_rect, 0, kBorderColor});
 
     float ty = thumb_top + thumb + 4 + kLine / 2;
     list.texts.push_back(
@@ -139,37 +125,37 @@ void LossModel::BuildSelection() {
          kTextColor, Text::Align::kCenter, true});
     ty += kLine;
     list.texts.push_back({cx, ty,
-                          "label " + loss_layout::ClassText(cell.label) + " \xC2\xB7 pred " +
-                              loss_layout::ClassText(cell.prediction),
+                          "label " + loss_drawing::ClassText(cell.label) + " \xC2\xB7 pred " +
+                              loss_drawing::ClassText(cell.prediction),
                           cell.misclassified ? kCandidateColor : kTextColor, Text::Align::kCenter,
                           cell.misclassified});
     ty += kLine;
-    list.texts.push_back({cx, ty, "contrib " + loss_layout::FormatValue(cell.contribution),
+    list.texts.push_back({cx, ty, "contrib " + loss_drawing::FormatValue(cell.contribution),
                           kTextColor, Text::Align::kCenter});
     ty += kLine;
-    const bool long_streak = cell.epochs_in_top >= options_.candidate_epochs;
+    const bool long_streak = cell.epochs_in_top >= input.candidate_epochs;
     list.texts.push_back({cx, ty,
                           "rank " + std::to_string(cell.rank) + " \xC2\xB7 " +
                               std::to_string(cell.epochs_in_top) + " ep. in top",
-                          long_streak ? kCandidateColor : loss_layout::kMutedText,
+                          long_streak ? kCandidateColor : loss_drawing::kMutedText,
                           Text::Align::kCenter, long_streak});
   }
 }
 
-std::optional<uint64_t> LossModel::ItemAt(float x, float y) const {
-  for (const Cell& cell : cells_) {
+std::optional<uint64_t> LossSelectionLayout::ItemAt(float x, float y) const {
+  for (const LossCell& cell : cells_) {
     if (cell.rect.Contains(x, y)) return cell.item;
   }
   return std::nullopt;
 }
 
-std::string LossModel::TooltipAt(float x, float y) const {
-  for (const Cell& cell : cells_) {
+std::string LossSelectionLayout::TooltipAt(float x, float y) const {
+  for (const LossCell& cell : cells_) {
     if (!cell.rect.Contains(x, y)) continue;
     std::string text = "item " + std::to_string(cell.item) + " (#" + std::to_string(cell.place) +
-                       "): loss contribution " + loss_layout::FormatValue(cell.contribution);
-    text += "\nlabel " + loss_layout::ClassText(cell.label) + ", prediction " +
-            loss_layout::ClassText(cell.prediction) + ", measured on rank " +
+                       "): loss contribution " + loss_drawing::FormatValue(cell.contribution);
+    text += "\nlabel " + loss_drawing::ClassText(cell.label) + ", prediction " +
+            loss_drawing::ClassText(cell.prediction) + ", measured on rank " +
             std::to_string(cell.rank);
     text += "\nin the top for " + std::to_string(cell.epochs_in_top) +
             " completed epochs in a row; " + std::to_string(cell.snapshots) + " map snapshots kept";

@@ -1,82 +1,126 @@
-// MareyModel: laying out one frame (see marey_model.h): axes, each row's
-// bands or pixels, the joins between rows, line charts and the pixel map.
+#include "trainscope/viewer/marey_layout.h"
+
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <numeric>
 #include <thread>
-#include <vector>
+#include <unordered_map>
+#include <utility>
 
-#include "marey_model_internal.h"
-#include "trainscope/viewer/marey_model.h"
 #include "trainscope/viewer/units.h"
 
 namespace trainscope::viewer {
+namespace {
 
-using marey_internal::ClassColor;
-using marey_internal::kFlopsLineColor;
-using marey_internal::kFocusRowColor;
-using marey_internal::kMaxLayoutThreads;
-using marey_internal::kMemoryLineColor;
-using marey_internal::kPixelMapColumn;
-using marey_internal::kPixelMapGap;
-using marey_internal::kPixelMapHigh;
-using marey_internal::kSelectedStepColor;
-using marey_internal::Lerp;
+constexpr Color kFlopsLineColor = Rgba(27, 94, 32);
+constexpr Color kMemoryLineColor = Rgba(141, 110, 99);
+constexpr Color kSelectedStepColor = Rgba(232, 240, 252);
+constexpr Color kFocusRowColor = Rgba(253, 232, 232);
+constexpr Color kPixelMapHigh = Rgba(21, 67, 150);
 
-void MareyModel::Layout() {
-  layout_dirty_ = false;
-  PrepareTracks();
-  BuildGroups();
-  BuildRows();
+Color ClassColor(OpClass c) {
+  switch (c) {
+    case OpClass::kCompute:
+      return kComputeColor;
+    case OpClass::kCollective:
+      return kCollectiveColor;
+    case OpClass::kSend:
+      return kSendColor;
+    case OpClass::kRecv:
+      return kRecvColor;
+  }
+  return kComputeColor;
+}
+
+Color Lerp(Color a, Color b, double f) {
+  f = std::clamp(f, 0.0, 1.0);
+  auto channel = [&](int shift) {
+    const double x = ((a >> shift) & 0xFF) * (1 - f) + ((b >> shift) & 0xFF) * f;
+    return static_cast<uint32_t>(std::lround(x)) << shift;
+  };
+  return channel(24) | channel(16) | channel(8) | channel(0);
+}
+
+}  // namespace
+
+// What a row put on screen, for joining it with the next row.
+struct MareyLayout::RowLayout {
+  struct Item {
+    uint64_t key;
+    float x0;
+    float x1;
+    OpClass cls;
+  };
+  std::vector<Item> items;
+  std::vector<std::pair<float, float>> merged;  // per bin; x1 < 0: not merged
+};
+
+void MareyLayout::View::Resize(int new_width, int new_height) {
+  width = std::max(new_width, 320);
+  height = std::max(new_height, 200);
+  plot = {kLeftMargin, kTopMargin, static_cast<float>(width) - kLeftMargin - kRightMargin,
+          static_cast<float>(height) - kTopMargin - kBottomMargin};
+}
+
+float MareyLayout::View::TimeToX(int64_t t) const {
+  const double span = static_cast<double>(end - start);
+  return plot.x + static_cast<float>((static_cast<double>(t - start) / span) * plot.w);
+}
+
+int64_t MareyLayout::View::XToTime(float x) const {
+  const double span = static_cast<double>(end - start);
+  return start + static_cast<int64_t>((x - plot.x) / std::max(1.0f, plot.w) * span);
+}
+
+MareyLayout::MareyLayout(Options options) : options_(options) {
+  options_.bins = std::max<uint32_t>(1, options_.bins);
+}
+
+void MareyLayout::Lay(const Frame& frame) {
+  frame_ = &frame;
+  view_ = frame.view;
   list_.Clear();
   stats_ = {};
-  if (auto_range_) {
-    const int64_t low = raw_ ? raw_min_ : aligned_min_;
-    const int64_t high = raw_ ? raw_max_ : aligned_max_;
-    if (low <= high) {
-      const int64_t pad = std::max<int64_t>((high - low) / 100, 1);
-      view_start_ = low - pad;
-      view_end_ = high + pad;
-    } else {
-      view_start_ = 0;
-      view_end_ = 1'000'000;
-    }
-  }
   list_.backgrounds.push_back(
-      {{0, 0, static_cast<float>(width_), static_cast<float>(height_)}, kBackgroundColor});
+      {{0, 0, static_cast<float>(view_.width), static_cast<float>(view_.height)},
+       kBackgroundColor});
   list_.texts.push_back({12, 14, "Marey graph", kTextColor, Text::Align::kLeft, true, 11});
-  const size_t n = rows_.size();
+  const size_t n = rows().size();
   stats_.rows = n;
   if (n == 0) {
-    list_.texts.push_back({plot_.x + plot_.w / 2, plot_.y + plot_.h / 2, "No operators yet",
-                           kAxisColor, Text::Align::kCenter});
+    list_.texts.push_back({view_.plot.x + view_.plot.w / 2, view_.plot.y + view_.plot.h / 2,
+                           "No operators yet", kAxisColor, Text::Align::kCenter});
     AddAxes();
+    frame_ = nullptr;
     return;
   }
-  pitch_ = plot_.h / static_cast<float>(n);
+  pitch_ = view_.plot.h / static_cast<float>(n);
   band_half_ = std::clamp(pitch_ * 0.16f, 1.0f, 5.0f);
   const bool dense = pitch_ < options_.dense_row_px;
   stats_.dense = dense;
   for (size_t i = 0; i < n; ++i)
-    rows_[i].axis_y = plot_.y + pitch_ * (static_cast<float>(i) + 0.5f);
+    rows()[i].axis_y = view_.plot.y + pitch_ * (static_cast<float>(i) + 0.5f);
 
   // Behind everything: the selected step and the rows of a focused alert.
-  list_.backgrounds.push_back({plot_, Rgba(252, 252, 253), WithAlpha(kAxisColor, 110)});
-  if (selected_step_.has_value()) {
-    auto step = steps_.find(*selected_step_);
-    if (step != steps_.end() && !raw_) {
-      const float x0 = std::max(plot_.x, TimeToX(step->second.start_ns));
-      const float x1 = std::min(plot_.x + plot_.w, TimeToX(step->second.end_ns));
+  list_.backgrounds.push_back({view_.plot, Rgba(252, 252, 253), WithAlpha(kAxisColor, 110)});
+  if (frame_->selected_step.has_value()) {
+    auto step = frame_->steps->find(*frame_->selected_step);
+    if (step != frame_->steps->end() && !view_.raw) {
+      const float x0 = std::max(view_.plot.x, view_.TimeToX(step->second.start_ns));
+      const float x1 = std::min(view_.plot.x + view_.plot.w, view_.TimeToX(step->second.end_ns));
       if (x1 > x0)
-        list_.backgrounds.push_back({{x0, plot_.y, x1 - x0, plot_.h}, kSelectedStepColor});
+        list_.backgrounds.push_back(
+            {{x0, view_.plot.y, x1 - x0, view_.plot.h}, kSelectedStepColor});
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    if (rows_[i].kind == RowKind::kDevice &&
-        std::binary_search(focus_ranks_.begin(), focus_ranks_.end(), rows_[i].rank)) {
+    if (rows()[i].kind == MareyRowKind::kDevice &&
+        std::binary_search(frame_->focus_ranks.begin(), frame_->focus_ranks.end(),
+                           rows()[i].rank)) {
       list_.backgrounds.push_back(
-          {{plot_.x, rows_[i].axis_y - pitch_ / 2, plot_.w, pitch_}, kFocusRowColor});
+          {{view_.plot.x, rows()[i].axis_y - pitch_ / 2, view_.plot.w, pitch_}, kFocusRowColor});
     }
   }
   AddAxes();
@@ -91,17 +135,17 @@ void MareyModel::Layout() {
       current.merged.clear();
       // The axis goes under the bands.
       list_.backgrounds.push_back(
-          {{plot_.x, rows_[i].axis_y - 0.5f, plot_.w, 1}, WithAlpha(kAxisColor, 150)});
+          {{view_.plot.x, rows()[i].axis_y - 0.5f, view_.plot.w, 1}, WithAlpha(kAxisColor, 150)});
       LayoutRow(i, &current, nullptr, &stats_);
       if (i > 0) {
         // Compute and collectives join only within a pipeline stage: other
         // stages run other layers, whatever their operators are called.
-        const int a = RowStage(i - 1), b = RowStage(i);
+        const int a = frame_->stages[i - 1], b = frame_->stages[i];
         const bool same_stage = a < 0 || b < 0 || a == b;
-        AddJoins(previous, current, rows_[i - 1].axis_y + band_half_, rows_[i].axis_y - band_half_,
-                 same_stage);
+        AddJoins(previous, current, rows()[i - 1].axis_y + band_half_,
+                 rows()[i].axis_y - band_half_, same_stage);
       }
-      if (pitch_ >= options_.chart_row_px) AddLineCharts(i, rows_[i].axis_y, pitch_);
+      if (pitch_ >= options_.chart_row_px) AddLineCharts(i, rows()[i].axis_y, pitch_);
       std::swap(previous, current);
     }
   }
@@ -109,18 +153,18 @@ void MareyModel::Layout() {
   // Row labels (every k-th when rows are thin), alert crosses, pixel map.
   const int label_every = std::max(1, static_cast<int>(std::ceil(13.0f / pitch_)));
   for (size_t i = 0; i < n; ++i) {
-    const Row& row = rows_[i];
-    const bool group_head = row.kind == RowKind::kGroupMin;
+    const MareyRow& row = rows()[i];
+    const bool group_head = row.kind == MareyRowKind::kGroupMin;
     if (static_cast<int>(i) % label_every == 0 || group_head) {
-      const bool is_group = row.kind != RowKind::kDevice;
-      Text label{plot_.x - 20,        row.axis_y,
+      const bool is_group = row.kind != MareyRowKind::kDevice;
+      Text label{view_.plot.x - 20,   row.axis_y,
                  row.label,           is_group ? Rgba(25, 60, 140) : kTextColor,
                  Text::Align::kRight, group_head};
       if (!is_group && !row.group_key.empty()) label.x -= 10;
       list_.texts.push_back(label);
     }
     if (row.has_alert) {
-      list_.crosses.push_back({{plot_.x - 9, row.axis_y},
+      list_.crosses.push_back({{view_.plot.x - 9, row.axis_y},
                                std::clamp(pitch_ * 0.45f, 3.0f, 6.0f),
                                kAlertColor,
                                pitch_ < 6 ? 1.5f : 2.5f});
@@ -128,34 +172,14 @@ void MareyModel::Layout() {
   }
   AddPixelMap();
 
-  // Legend.
-  const float legend_y = static_cast<float>(height_) - 14;
-  float x = 12;
-  auto swatch = [&](Color color, const std::string& label) {
-    list_.rects.push_back({{x, legend_y - 5, 14, 10}, color, WithAlpha(kAxisColor, 150)});
-    list_.texts.push_back({x + 18, legend_y, label, kTextColor});
-    x += 30 + 7.2f * static_cast<float>(label.size());
-  };
-  swatch(kComputeColor, "compute");
-  swatch(kMergedColor, "compute, merged bin");
-  swatch(kCollectiveColor, "collective");
-  swatch(kSendColor, "send");
-  swatch(kRecvColor, "recv");
-  list_.lines.push_back({{x, legend_y}, {x + 16, legend_y}, kFlopsLineColor, 1.5f});
-  list_.texts.push_back({x + 20, legend_y, "FLOPs", kTextColor});
-  x += 76;
-  list_.lines.push_back({{x, legend_y}, {x + 16, legend_y}, kMemoryLineColor, 1.5f, true});
-  list_.texts.push_back({x + 20, legend_y, "peak memory", kTextColor});
-  x += 124;
-  list_.crosses.push_back({{x + 5, legend_y}, 4, kAlertColor, 2});
-  list_.texts.push_back({x + 14, legend_y, "alert", kTextColor});
-
+  AddLegend();
   stats_.rows = n;
+  frame_ = nullptr;
 }
 
-void MareyModel::LayoutDenseRows() {
+void MareyLayout::LayoutDenseRows() {
   EnsureImage();
-  const size_t n = rows_.size();
+  const size_t n = rows().size();
   const int image_width = list_.image.width;
   const int image_height = list_.image.height;
   // A row's pixel rows [y0, y1): its share of the plot, with a 1 px gap
@@ -214,81 +238,82 @@ void MareyModel::LayoutDenseRows() {
   }
 }
 
-void MareyModel::AddAxes() {
-  const int64_t origin = origin_ns();
-  const double from = static_cast<double>(view_start_ - origin);
-  const double to = static_cast<double>(view_end_ - origin);
-  const int max_ticks = std::max(2, static_cast<int>(plot_.w / 110));
+void MareyLayout::AddAxes() {
+  const int64_t origin = frame_->origin_ns;
+  const double from = static_cast<double>(view_.start - origin);
+  const double to = static_cast<double>(view_.end - origin);
+  const int max_ticks = std::max(2, static_cast<int>(view_.plot.w / 110));
   for (double tick : NiceTicks(from, to, max_ticks)) {
-    const float x = TimeToX(origin + static_cast<int64_t>(tick));
-    if (x < plot_.x - 0.5f || x > plot_.x + plot_.w + 0.5f) continue;
-    list_.lines.push_back({{x, plot_.y}, {x, plot_.y + plot_.h}, kGridColor, 1});
-    list_.lines.push_back({{x, plot_.y - 5}, {x, plot_.y}, kAxisColor, 1});
+    const float x = view_.TimeToX(origin + static_cast<int64_t>(tick));
+    if (x < view_.plot.x - 0.5f || x > view_.plot.x + view_.plot.w + 0.5f) continue;
+    list_.lines.push_back({{x, view_.plot.y}, {x, view_.plot.y + view_.plot.h}, kGridColor, 1});
+    list_.lines.push_back({{x, view_.plot.y - 5}, {x, view_.plot.y}, kAxisColor, 1});
     list_.texts.push_back(
-        {x, plot_.y - 13, FormatDuration(tick), kTextColor, Text::Align::kCenter});
+        {x, view_.plot.y - 13, FormatDuration(tick), kTextColor, Text::Align::kCenter});
   }
-  const std::string clock = raw_ ? "raw device clocks" : "aligned clock";
-  list_.texts.push_back({plot_.x, 34,
+  const std::string clock = view_.raw ? "raw device clocks" : "aligned clock";
+  list_.texts.push_back({view_.plot.x, 34,
                          "time since the first operator (" + clock + "), showing " +
-                             FormatDuration(static_cast<double>(view_end_ - view_start_)),
+                             FormatDuration(static_cast<double>(view_.end - view_.start)),
                          kAxisColor, Text::Align::kLeft});
   char summary[160];
   std::snprintf(summary, sizeof(summary), "%zu devices \xC2\xB7 %zu operators \xC2\xB7 %u bins",
-                devices_.size(), operator_count_, options_.bins);
+                frame_->devices, frame_->operators, options_.bins);
   list_.texts.push_back(
-      {static_cast<float>(width_) - 12, 14, summary, kAxisColor, Text::Align::kRight});
+      {static_cast<float>(view_.width) - 12, 14, summary, kAxisColor, Text::Align::kRight});
   // Pixel map headers.
   const char* headers[] = {"FLOP", "FLOP/s", "mem"};
   for (int c = 0; c < 3; ++c) {
-    const float x = plot_.x + plot_.w + kPixelMapGap + kPixelMapColumn * (c + 0.5f);
+    const float x = view_.plot.x + view_.plot.w + kPixelMapGap + kPixelMapColumn * (c + 0.5f);
     list_.texts.push_back(
-        {x, plot_.y - 22, headers[c], kTextColor, Text::Align::kCenter, false, 7, true});
+        {x, view_.plot.y - 22, headers[c], kTextColor, Text::Align::kCenter, false, 7, true});
   }
 }
 
-void MareyModel::EnsureImage() {
+void MareyLayout::EnsureImage() {
   if (!list_.image.pixels.empty()) return;
-  const int width = std::max(1, static_cast<int>(plot_.w));
-  const int height = std::max(1, static_cast<int>(plot_.h));
-  list_.image.dest = {plot_.x, plot_.y, static_cast<float>(width), static_cast<float>(height)};
+  const int width = std::max(1, static_cast<int>(view_.plot.w));
+  const int height = std::max(1, static_cast<int>(view_.plot.h));
+  list_.image.dest = {view_.plot.x, view_.plot.y, static_cast<float>(width),
+                      static_cast<float>(height)};
   list_.image.width = width;
   list_.image.height = height;
   list_.image.pixels.assign(static_cast<size_t>(width) * height, 0);
 }
 
-void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* line,
-                           FrameStats* stats) {
-  const Track* track = RowTrack(index);
+void MareyLayout::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* line,
+                            FrameStats* stats) {
+  const MareyTrack* track = (*frame_->tracks)[index];
   if (track == nullptr) return;
-  const float axis_y = rows_[index].axis_y;
-  const int64_t t0 = view_start_;
-  const int64_t t1 = view_end_;
+  const float axis_y = rows()[index].axis_y;
+  const int64_t t0 = view_.start;
+  const int64_t t1 = view_.end;
   const uint32_t bins = options_.bins;
   const double bin_ns = static_cast<double>(t1 - t0) / bins;
-  const float bin_px = plot_.w / static_cast<float>(bins);
-  const double px_per_ns = plot_.w / static_cast<double>(t1 - t0);
-  const float right = plot_.x + plot_.w;
-  const bool raw = raw_;
+  const float bin_px = view_.plot.w / static_cast<float>(bins);
+  const double px_per_ns = view_.plot.w / static_cast<double>(t1 - t0);
+  const float right = view_.plot.x + view_.plot.w;
+  const bool raw = view_.raw;
   const int64_t base = raw ? track->raw_base : 0;
   const int64_t raw_slack = raw ? 1'000'000 : 0;  // raw deltas may reorder slightly
-  const bool focused_row =
-      rows_[index].kind == RowKind::kDevice && focus_name_ != 0 &&
-      std::binary_search(focus_ranks_.begin(), focus_ranks_.end(), rows_[index].rank);
+  const bool focused_row = rows()[index].kind == MareyRowKind::kDevice && frame_->focus_name != 0 &&
+                           std::binary_search(frame_->focus_ranks.begin(),
+                                              frame_->focus_ranks.end(), rows()[index].rank);
 
-  auto start_of = [&](const Op& op) { return raw ? op.start + base + op.raw_delta : op.start; };
-  auto end_of = [&](const Op& op) { return raw ? op.end + base + op.raw_delta : op.end; };
+  auto start_of = [&](const MareyTrack::Op& op) { return track->StartOf(op, raw); };
+  auto end_of = [&](const MareyTrack::Op& op) { return track->EndOf(op, raw); };
   auto to_x = [&](int64_t t) {
-    return plot_.x + static_cast<float>(static_cast<double>(t - t0) * px_per_ns);
+    return view_.plot.x + static_cast<float>(static_cast<double>(t - t0) * px_per_ns);
   };
-  auto first_at_or_after = [&](const std::vector<Op>& ops, size_t from, int64_t t) {
+  auto first_at_or_after = [&](const std::vector<MareyTrack::Op>& ops, size_t from, int64_t t) {
     return static_cast<size_t>(
         std::partition_point(ops.begin() + static_cast<std::ptrdiff_t>(from), ops.end(),
-                             [&](const Op& op) { return start_of(op) < t; }) -
+                             [&](const MareyTrack::Op& op) { return start_of(op) < t; }) -
         ops.begin());
   };
   // The next edge is usually near the previous one: gallop from it so the
   // probes stay in cache lines already loaded (frames are memory-bound).
-  auto gallop = [&](const std::vector<Op>& ops, size_t from, int64_t t) {
+  auto gallop = [&](const std::vector<MareyTrack::Op>& ops, size_t from, int64_t t) {
     size_t low = from, high = from, step = 1;
     while (high < ops.size() && start_of(ops[high]) < t) {
       low = high + 1;
@@ -299,17 +324,17 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
     return static_cast<size_t>(
         std::partition_point(ops.begin() + static_cast<std::ptrdiff_t>(low),
                              ops.begin() + static_cast<std::ptrdiff_t>(high),
-                             [&](const Op& op) { return start_of(op) < t; }) -
+                             [&](const MareyTrack::Op& op) { return start_of(op) < t; }) -
         ops.begin());
   };
 
   // Density bins over the compute operators (prefix counts: no scan). Zoomed
   // out, the bin edges come from the track's coarse index, rounded to its
   // grid (at most 1/8 of a bin): no operator is touched.
-  const std::vector<Op>& compute = track->compute;
+  const std::vector<MareyTrack::Op>& compute = track->compute;
   std::vector<size_t> edges(bins + 1);
   const bool coarse = !raw && track->fine_ns > 0 && bin_ns >= 4.0 * track->fine_ns;
-  std::vector<const Track::FineEdge*> fine_edges;
+  std::vector<const MareyTrack::FineEdge*> fine_edges;
   if (coarse) {
     fine_edges.resize(bins + 1);
     fine_edges[0] = &track->FineAt(t0 - track->max_compute);
@@ -335,7 +360,7 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
         count >= 2 && (static_cast<double>(count) > mean || static_cast<double>(count) > lod_limit);
     if (!merged_flags[k]) sparse += count;
   }
-  const std::vector<Op>& comm = track->comm;
+  const std::vector<MareyTrack::Op>& comm = track->comm;
   // A view that holds the whole track (zoomed out) needs no search.
   const int64_t comm_low = t0 - track->max_comm - raw_slack;
   const int64_t comm_high = t1 + 1 + raw_slack;
@@ -350,7 +375,7 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
   std::vector<Color> local;
   std::vector<Color>* pixels = line;
   const bool heavy =
-      line == nullptr && static_cast<float>(sparse + comm_to - comm_from) > plot_.w / 3;
+      line == nullptr && static_cast<float>(sparse + comm_to - comm_from) > view_.plot.w / 3;
   if (heavy) {
     EnsureImage();
     local.assign(static_cast<size_t>(list_.image.width), 0);
@@ -358,18 +383,18 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
   }
   const int width = pixels != nullptr ? static_cast<int>(pixels->size()) : 0;
   auto fill = [&](float x0, float x1, Color color) {
-    int a = static_cast<int>(x0 - plot_.x);
-    int b = static_cast<int>(std::ceil(x1 - plot_.x));
+    int a = static_cast<int>(x0 - view_.plot.x);
+    int b = static_cast<int>(std::ceil(x1 - view_.plot.x));
     a = std::clamp(a, 0, width);
     b = std::clamp(std::max(b, a + 1), 0, width);
     std::fill(pixels->begin() + a, pixels->begin() + b, color);
   };
   float last_x1[kOpClassCount] = {-1e9f, -1e9f, -1e9f, -1e9f};
-  auto draw_op = [&](const Op& op) {
+  auto draw_op = [&](const MareyTrack::Op& op) {
     const int64_t s = start_of(op);
     const int64_t e = end_of(op);
     if (e < t0 || s > t1) return;
-    const float x0 = std::max(plot_.x, to_x(s));
+    const float x0 = std::max(view_.plot.x, to_x(s));
     const float x1 = std::min(right, to_x(e));
     const int c = static_cast<int>(op.cls);
     // Entirely inside pixels already painted in this class: nothing to add.
@@ -383,7 +408,8 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
       list_.rects.push_back({{x0, axis_y - band_half_, w, 2 * band_half_}, ClassColor(op.cls)});
     }
     if (line != nullptr) return;  // dense rows: no joins, no outlines
-    if (focused_row && op.name == focus_name_ && (!focus_step_ || op.step == *focus_step_)) {
+    if (focused_row && op.name == frame_->focus_name &&
+        (!frame_->focus_step || op.step == *frame_->focus_step)) {
       list_.overlay_rects.push_back(
           {{x0 - 2, axis_y - band_half_ - 2, w + 4, 2 * band_half_ + 4}, 0, kAlertColor});
     }
@@ -405,7 +431,7 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
         coarse ? fine_edges[k + 1]->prev_end : end_of(compute[edges[k + 1] - 1]);
     const int64_t s = std::max(t0, first_start);
     const int64_t e = std::min(t1, last_end);
-    const float x0 = std::max(plot_.x, to_x(s));
+    const float x0 = std::max(view_.plot.x, to_x(s));
     const float x1 = std::max(x0 + 1, to_x(e));
     const double busy = static_cast<double>(coarse ? fine_edges[k + 1]->busy - fine_edges[k]->busy
                                                    : track->busy_prefix[edges[k + 1]] -
@@ -425,19 +451,19 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
   // Communication: never merged. When rasterising, a block of operators
   // that lies within fewer pixels than it has operators covers every pixel
   // of its span anyway, so it is painted in one go.
-  constexpr size_t kBlock = Track::kBlock;
+  constexpr size_t kBlock = MareyTrack::kBlock;
   if (line != nullptr && !raw) {
     // Dense rows (no joins, no outlines, aligned clock): a tight loop that
     // paints each operator's pixel columns; thousands of rows make this the
     // frame's inner loop.
     Color* out = pixels->data();
-    const Track::Span* spans = track->comm_spans.data();
+    const MareyTrack::Span* spans = track->comm_spans.data();
     const Color colors[kOpClassCount] = {ClassColor(OpClass::kCompute),
                                          ClassColor(OpClass::kCollective),
                                          ClassColor(OpClass::kSend), ClassColor(OpClass::kRecv)};
     size_t drawn = 0;  // a local: the pixel stores could alias a member
     for (size_t j = comm_from; j < comm_to; ++j) {
-      const Track::Span& op = spans[j];
+      const MareyTrack::Span& op = spans[j];
       const int64_t end = op.start + op.duration;
       if (end < t0 || op.start > t1) continue;
       const int a = std::clamp(static_cast<int>(static_cast<double>(op.start - t0) * px_per_ns), 0,
@@ -458,7 +484,7 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
       const int64_t e = track->block_end[block] + (raw ? base + track->block_raw_high[block] : 0);
       if (static_cast<double>(e - s) * px_per_ns <= static_cast<double>(kBlock) && e >= t0 &&
           s <= t1) {
-        fill(std::max(plot_.x, to_x(s)), std::min(right, to_x(e)),
+        fill(std::max(view_.plot.x, to_x(s)), std::min(right, to_x(e)),
              ClassColor(track->block_class[block]));
         ++stats->individual_operators;
         j += kBlock;
@@ -471,9 +497,9 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
 
   if (heavy) {
     // The band's pixel rows around the axis.
-    const int y0 = std::max(0, static_cast<int>(axis_y - band_half_ - plot_.y));
-    const int y1 =
-        std::min(list_.image.height, static_cast<int>(std::ceil(axis_y + band_half_ - plot_.y)));
+    const int y0 = std::max(0, static_cast<int>(axis_y - band_half_ - view_.plot.y));
+    const int y1 = std::min(list_.image.height,
+                            static_cast<int>(std::ceil(axis_y + band_half_ - view_.plot.y)));
     for (int y = y0; y < y1; ++y) {
       std::copy(local.begin(), local.end(),
                 list_.image.pixels.begin() + static_cast<size_t>(y) * list_.image.width);
@@ -481,21 +507,8 @@ void MareyModel::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* 
   }
 }
 
-int MareyModel::RowStage(size_t index) const {
-  const Row& row = rows_[index];
-  if (row.kind == RowKind::kDevice) {
-    auto it = device_info_.find(row.rank);
-    return it == device_info_.end() ? -1 : static_cast<int>(it->second.stage);
-  }
-  if (grouping_ != Grouping::kStage) return -1;
-  auto group = groups_.find(row.group_key);
-  if (group == groups_.end() || group->second->ranks.empty()) return -1;
-  auto it = device_info_.find(group->second->ranks.front());
-  return it == device_info_.end() ? -1 : static_cast<int>(it->second.stage);
-}
-
-void MareyModel::AddJoins(const RowLayout& upper, const RowLayout& lower, float y_top,
-                          float y_bottom, bool same_stage) {
+void MareyLayout::AddJoins(const RowLayout& upper, const RowLayout& lower, float y_top,
+                           float y_bottom, bool same_stage) {
   if (y_bottom - y_top < 2) return;
   std::unordered_map<uint64_t, size_t> by_key;
   by_key.reserve(lower.items.size() * 2);
@@ -531,31 +544,12 @@ void MareyModel::AddJoins(const RowLayout& upper, const RowLayout& lower, float 
   }
 }
 
-std::vector<const DeviceStepRecord*> MareyModel::StepValues(size_t index) const {
-  std::vector<const DeviceStepRecord*> values;
-  if (steps_.empty() || index >= rows_.size()) return values;
-  auto step = selected_step_.has_value() ? steps_.find(*selected_step_) : steps_.end();
-  if (step == steps_.end()) step = std::prev(steps_.end());
-  const Row& row = rows_[index];
-  std::vector<uint32_t> ranks;
-  if (row.kind == RowKind::kDevice) {
-    ranks.push_back(row.rank);
-  } else {
-    auto group = groups_.find(row.group_key);
-    if (group != groups_.end()) ranks = group->second->ranks;
-  }
-  for (const DeviceStepRecord& d : step->second.devices) {
-    if (std::find(ranks.begin(), ranks.end(), d.rank) != ranks.end()) values.push_back(&d);
-  }
-  return values;
-}
-
-void MareyModel::AddPixelMap() {
-  const size_t n = rows_.size();
+void MareyLayout::AddPixelMap() {
+  const size_t n = rows().size();
   std::vector<std::array<double, 3>> values(n, {-1, -1, -1});
   std::array<double, 3> top = {0, 0, 0};
   for (size_t i = 0; i < n; ++i) {
-    const auto devices = StepValues(i);
+    const auto& devices = frame_->step_values[i];
     if (devices.empty()) continue;
     for (int c = 0; c < 3; ++c) {
       std::vector<double> v;
@@ -565,11 +559,11 @@ void MareyModel::AddPixelMap() {
                              : static_cast<double>(d->peak_memory_bytes));
       }
       double x = 0;
-      switch (rows_[i].kind) {
-        case RowKind::kGroupMin:
+      switch (rows()[i].kind) {
+        case MareyRowKind::kGroupMin:
           x = *std::min_element(v.begin(), v.end());
           break;
-        case RowKind::kGroupMax:
+        case MareyRowKind::kGroupMax:
           x = *std::max_element(v.begin(), v.end());
           break;
         default:
@@ -580,10 +574,10 @@ void MareyModel::AddPixelMap() {
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    const float y = plot_.y + pitch_ * static_cast<float>(i);
+    const float y = view_.plot.y + pitch_ * static_cast<float>(i);
     const float h = pitch_ >= 4 ? pitch_ - 1 : pitch_;
     for (int c = 0; c < 3; ++c) {
-      const float x = plot_.x + plot_.w + kPixelMapGap + kPixelMapColumn * static_cast<float>(c);
+      const float x = view_.PixelMapX(c);
       const Color color = values[i][c] < 0 ? Rgba(235, 235, 235)
                           : top[c] <= 0
                               ? Rgba(245, 247, 252)
@@ -593,15 +587,15 @@ void MareyModel::AddPixelMap() {
   }
 }
 
-void MareyModel::AddLineCharts(size_t index, float axis_y, float height) {
-  const Row& row = rows_[index];
-  if (row.kind != RowKind::kDevice || steps_.empty()) return;
-  const Track* track = RowTrack(index);
-  const int64_t shift = raw_ && track != nullptr ? track->raw_base : 0;
+void MareyLayout::AddLineCharts(size_t index, float axis_y, float height) {
+  const MareyRow& row = rows()[index];
+  if (row.kind != MareyRowKind::kDevice || frame_->steps->empty()) return;
+  const MareyTrack* track = (*frame_->tracks)[index];
+  const int64_t shift = view_.raw && track != nullptr ? track->raw_base : 0;
   // Scaled between the smallest and largest value over all devices, so a
   // device that differs stands out even when every value is large.
   double min_flops = 1e300, max_flops = 0, min_memory = 1e300, max_memory = 0;
-  for (const auto& [number, step] : steps_) {
+  for (const auto& [number, step] : *frame_->steps) {
     for (const DeviceStepRecord& d : step.devices) {
       min_flops = std::min(min_flops, static_cast<double>(d.flops));
       max_flops = std::max(max_flops, static_cast<double>(d.flops));
@@ -616,12 +610,14 @@ void MareyModel::AddLineCharts(size_t index, float axis_y, float height) {
   const float span = std::max(4.0f, height * 0.4f - band_half_ - 6);
   Polyline flops{{}, kFlopsLineColor, 1.3f};
   Polyline memory{{}, kMemoryLineColor, 1.3f, true};
-  for (const auto& [number, step] : steps_) {
-    if (step.end_ns + shift < view_start_ || step.start_ns + shift > view_end_) continue;
+  for (const auto& [number, step] : *frame_->steps) {
+    if (step.end_ns + shift < view_.start || step.start_ns + shift > view_.end) continue;
     for (const DeviceStepRecord& d : step.devices) {
       if (d.rank != row.rank) continue;
-      const float x0 = std::clamp(TimeToX(d.start_ns + shift), plot_.x, plot_.x + plot_.w);
-      const float x1 = std::clamp(TimeToX(d.end_ns + shift), plot_.x, plot_.x + plot_.w);
+      const float x0 =
+          std::clamp(view_.TimeToX(d.start_ns + shift), view_.plot.x, view_.plot.x + view_.plot.w);
+      const float x1 =
+          std::clamp(view_.TimeToX(d.end_ns + shift), view_.plot.x, view_.plot.x + view_.plot.w);
       if (max_flops > 0) {
         const float y = base - span * static_cast<float>(scaled(d.flops, min_flops, max_flops));
         flops.points.push_back({x0, y});
@@ -637,6 +633,29 @@ void MareyModel::AddLineCharts(size_t index, float axis_y, float height) {
   }
   if (flops.points.size() >= 2) list_.polylines.push_back(std::move(flops));
   if (memory.points.size() >= 2) list_.polylines.push_back(std::move(memory));
+}
+
+void MareyLayout::AddLegend() {
+  const float legend_y = static_cast<float>(view_.height) - 14;
+  float x = 12;
+  auto swatch = [&](Color color, const std::string& label) {
+    list_.rects.push_back({{x, legend_y - 5, 14, 10}, color, WithAlpha(kAxisColor, 150)});
+    list_.texts.push_back({x + 18, legend_y, label, kTextColor});
+    x += 30 + 7.2f * static_cast<float>(label.size());
+  };
+  swatch(kComputeColor, "compute");
+  swatch(kMergedColor, "compute, merged bin");
+  swatch(kCollectiveColor, "collective");
+  swatch(kSendColor, "send");
+  swatch(kRecvColor, "recv");
+  list_.lines.push_back({{x, legend_y}, {x + 16, legend_y}, kFlopsLineColor, 1.5f});
+  list_.texts.push_back({x + 20, legend_y, "FLOPs", kTextColor});
+  x += 76;
+  list_.lines.push_back({{x, legend_y}, {x + 16, legend_y}, kMemoryLineColor, 1.5f, true});
+  list_.texts.push_back({x + 20, legend_y, "peak memory", kTextColor});
+  x += 124;
+  list_.crosses.push_back({{x + 5, legend_y}, 4, kAlertColor, 2});
+  list_.texts.push_back({x + 14, legend_y, "alert", kTextColor});
 }
 
 }  // namespace trainscope::viewer

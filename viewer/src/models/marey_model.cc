@@ -1,32 +1,61 @@
 #include "trainscope/viewer/marey_model.h"
 
 #include <algorithm>
-#include <array>
 #include <cmath>
-#include <cstdio>
 #include <numeric>
-#include <thread>
 #include <unordered_map>
 
-#include "marey_model_internal.h"
 #include "trainscope/viewer/units.h"
 
 namespace trainscope::viewer {
+namespace {
 
-using marey_internal::kBottomMargin;
-using marey_internal::kLeftMargin;
-using marey_internal::kPixelMapColumn;
-using marey_internal::kPixelMapGap;
-using marey_internal::kRightMargin;
-using marey_internal::kTopMargin;
-using marey_internal::Mix;
-using marey_internal::RowKindSuffix;
+uint64_t SplitMix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+uint64_t Mix(uint64_t h, uint64_t v) { return SplitMix(h ^ SplitMix(v)); }
+
+const char* RowKindSuffix(MareyRowKind kind) {
+  switch (kind) {
+    case MareyRowKind::kGroupMin:
+      return "min";
+    case MareyRowKind::kGroupAvg:
+      return "avg";
+    case MareyRowKind::kGroupMax:
+      return "max";
+    case MareyRowKind::kDevice:
+      break;
+  }
+  return "";
+}
+
+MareyLayout::Options LayoutOptions(const MareyModel::Options& options) {
+  return {.bins = std::max<uint32_t>(1, options.bins),
+          .min_band_px = options.min_band_px,
+          .dense_row_px = options.dense_row_px,
+          .chart_row_px = options.chart_row_px,
+          .layout_threads = options.layout_threads};
+}
+
+}  // namespace
+
+struct MareyModel::Group {
+  std::string key;
+  std::vector<uint32_t> ranks;
+  MareyTrack min;
+  MareyTrack avg;
+  MareyTrack max;
+};
 
 MareyModel::MareyModel(const NameTable* names) : MareyModel(names, Options{}) {}
 
-MareyModel::MareyModel(const NameTable* names, Options options) : names_(names), options_(options) {
+MareyModel::MareyModel(const NameTable* names, Options options)
+    : names_(names), options_(options), layout_(LayoutOptions(options)) {
   options_.bins = std::max<uint32_t>(1, options_.bins);
-  SetViewport(width_, height_);
+  SetViewport(view_.width, view_.height);
 }
 
 MareyModel::~MareyModel() = default;
@@ -38,10 +67,10 @@ void MareyModel::MarkDirty() {
 
 // ---------------------------------------------------------------- data
 
-MareyModel::Track& MareyModel::DeviceTrack(uint32_t rank) {
-  std::unique_ptr<Track>& track = devices_[rank];
+MareyTrack& MareyModel::DeviceTrack(uint32_t rank) {
+  std::unique_ptr<MareyTrack>& track = devices_[rank];
   if (track == nullptr) {
-    track = std::make_unique<Track>();
+    track = std::make_unique<MareyTrack>();
     track->rank = rank;
     if (!device_info_.count(rank)) device_info_[rank] = DeviceInfo{rank, 0, ""};
     rows_dirty_ = true;
@@ -70,7 +99,7 @@ void MareyModel::AddOperators(const std::vector<OperatorRecord>& operators) {
     const OperatorRecord& y = operators[b];
     return x.rank != y.rank ? x.rank < y.rank : x.start_ns < y.start_ns;
   });
-  Track* track = nullptr;
+  MareyTrack* track = nullptr;
   for (uint32_t index : order) {
     const OperatorRecord& record = operators[index];
     if (track == nullptr || track->rank != record.rank) track = &DeviceTrack(record.rank);
@@ -78,7 +107,7 @@ void MareyModel::AddOperators(const std::vector<OperatorRecord>& operators) {
       track->raw_base = record.raw_start_ns - record.start_ns;
       track->raw_base_set = true;
     }
-    Op op;
+    MareyTrack::Op op;
     op.start = record.start_ns;
     op.end = std::max(record.end_ns, record.start_ns);
     op.raw_delta = static_cast<int32_t>(std::clamp<int64_t>(
@@ -139,7 +168,7 @@ void MareyModel::EvictIfNeeded() {
     cutoff = it->first + 1;
     it = operators_per_step_.erase(it);
   }
-  auto old = [cutoff](const Op& op) { return op.step < cutoff; };
+  auto old = [cutoff](const MareyTrack::Op& op) { return op.step < cutoff; };
   for (auto& [rank, track] : devices_) {
     std::erase_if(track->compute, old);
     std::erase_if(track->comm, old);
@@ -154,7 +183,7 @@ void MareyModel::RecomputeExtent() {
   aligned_max_ = raw_max_ = INT64_MIN;
   for (const auto& [rank, track] : devices_) {
     for (const auto* ops : {&track->compute, &track->comm}) {
-      for (const Op& op : *ops) {
+      for (const MareyTrack::Op& op : *ops) {
         aligned_min_ = std::min(aligned_min_, op.start);
         aligned_max_ = std::max(aligned_max_, op.end);
         const int64_t raw = op.start + track->raw_base + op.raw_delta;
@@ -205,18 +234,15 @@ void MareyModel::Clear() {
 // ---------------------------------------------------------------- view
 
 void MareyModel::SetViewport(int width, int height) {
-  width_ = std::max(width, 320);
-  height_ = std::max(height, 200);
-  plot_ = {kLeftMargin, kTopMargin, static_cast<float>(width_) - kLeftMargin - kRightMargin,
-           static_cast<float>(height_) - kTopMargin - kBottomMargin};
+  view_.Resize(width, height);
   MarkDirty();
 }
 
 void MareyModel::SetTimeRange(int64_t start_ns, int64_t end_ns) {
   if (end_ns < start_ns) std::swap(start_ns, end_ns);
   end_ns = std::max(end_ns, start_ns + 100);  // at most 100 ns across the plot
-  view_start_ = start_ns;
-  view_end_ = end_ns;
+  view_.start = start_ns;
+  view_.end = end_ns;
   auto_range_ = false;
   MarkDirty();
 }
@@ -230,16 +256,16 @@ void MareyModel::ZoomAt(float x, double factor) {
   if (factor <= 0) return;
   if (auto_range_) Layout();  // resolve the automatic range first
   const int64_t t = XToTime(x);
-  const double start = t - (t - view_start_) / factor;
-  const double end = t + (view_end_ - t) / factor;
+  const double start = t - (t - view_.start) / factor;
+  const double end = t + (view_.end - t) / factor;
   SetTimeRange(static_cast<int64_t>(start), static_cast<int64_t>(end));
 }
 
 void MareyModel::PanBy(float dx_pixels) {
   if (auto_range_) Layout();
-  const double span = static_cast<double>(view_end_ - view_start_);
-  const int64_t shift = static_cast<int64_t>(dx_pixels * span / std::max(1.0f, plot_.w));
-  SetTimeRange(view_start_ - shift, view_end_ - shift);
+  const double span = static_cast<double>(view_.end - view_.start);
+  const int64_t shift = static_cast<int64_t>(dx_pixels * span / std::max(1.0f, view_.plot.w));
+  SetTimeRange(view_.start - shift, view_.end - shift);
 }
 
 void MareyModel::BrushTo(float x0, float x1) {
@@ -249,8 +275,8 @@ void MareyModel::BrushTo(float x0, float x1) {
 }
 
 void MareyModel::SetRawTimestamps(bool raw) {
-  if (raw == raw_) return;
-  raw_ = raw;
+  if (raw == view_.raw) return;
+  view_.raw = raw;
   auto_range_ = true;  // the clocks may be far apart: start from the whole run
   MarkDirty();
 }
@@ -298,10 +324,10 @@ void MareyModel::FocusOnAlert(const Alert& alert) {
       auto it = devices_.find(rank);
       if (it == devices_.end()) continue;
       for (const auto* ops : {&it->second->compute, &it->second->comm}) {
-        for (const Op& op : *ops) {
+        for (const MareyTrack::Op& op : *ops) {
           if (op.name != focus_name_ || op.step != alert.step) continue;
-          low = std::min(low, OpStart(*it->second, op));
-          high = std::max(high, OpEnd(*it->second, op));
+          low = std::min(low, it->second->StartOf(op, view_.raw));
+          high = std::max(high, it->second->EndOf(op, view_.raw));
         }
       }
     }
@@ -326,27 +352,13 @@ void MareyModel::ClearFocus() {
   MarkDirty();
 }
 
-float MareyModel::TimeToX(int64_t t) const {
-  const double span = static_cast<double>(view_end_ - view_start_);
-  return plot_.x + static_cast<float>((static_cast<double>(t - view_start_) / span) * plot_.w);
-}
+float MareyModel::TimeToX(int64_t t) const { return view_.TimeToX(t); }
 
-int64_t MareyModel::XToTime(float x) const {
-  const double span = static_cast<double>(view_end_ - view_start_);
-  return view_start_ + static_cast<int64_t>((x - plot_.x) / std::max(1.0f, plot_.w) * span);
-}
+int64_t MareyModel::XToTime(float x) const { return view_.XToTime(x); }
 
 int64_t MareyModel::origin_ns() const {
-  const int64_t origin = raw_ ? raw_min_ : aligned_min_;
+  const int64_t origin = view_.raw ? raw_min_ : aligned_min_;
   return origin == INT64_MAX ? 0 : origin;
-}
-
-int64_t MareyModel::OpStart(const Track& track, const Op& op) const {
-  return raw_ ? op.start + track.raw_base + op.raw_delta : op.start;
-}
-
-int64_t MareyModel::OpEnd(const Track& track, const Op& op) const {
-  return raw_ ? op.end + track.raw_base + op.raw_delta : op.end;
 }
 
 // ---------------------------------------------------------------- layout
@@ -378,17 +390,17 @@ void MareyModel::BuildGroups() {
     int64_t min_start = INT64_MAX, max_start = INT64_MIN, min_end = INT64_MAX, max_end = INT64_MIN;
     double sum_start = 0, sum_end = 0, sum_raw = 0;
     uint32_t count = 0;
-    Op first;
+    MareyTrack::Op first;
   };
   for (auto& [key, group] : groups_) {
     std::unordered_map<uint64_t, Aggregate> aggregates;
     std::vector<uint64_t> order;  // first-seen order keeps the output nearly sorted
     double raw_base_sum = 0;
     for (uint32_t rank : group->ranks) {
-      const Track& track = *devices_.at(rank);
+      const MareyTrack& track = *devices_.at(rank);
       raw_base_sum += static_cast<double>(track.raw_base);
       for (const auto* ops : {&track.compute, &track.comm}) {
-        for (const Op& op : *ops) {
+        for (const MareyTrack::Op& op : *ops) {
           // Sends and receives share a key to join across devices; keep
           // them apart inside a group.
           const uint64_t key = Mix(op.key, static_cast<uint64_t>(op.cls));
@@ -411,13 +423,13 @@ void MareyModel::BuildGroups() {
     }
     const int64_t raw_base =
         static_cast<int64_t>(raw_base_sum / std::max<size_t>(1, group->ranks.size()));
-    for (Track* track : {&group->min, &group->avg, &group->max}) {
+    for (MareyTrack* track : {&group->min, &group->avg, &group->max}) {
       track->raw_base = raw_base;
       track->rank = group->ranks.empty() ? 0 : group->ranks.front();
     }
     for (uint64_t key : order) {
       const Aggregate& a = aggregates[key];
-      Op op = a.first;
+      MareyTrack::Op op = a.first;
       op.raw_delta = static_cast<int32_t>(a.sum_raw / a.count);
       op.start = a.min_start;
       op.end = a.min_end;
@@ -464,7 +476,7 @@ void MareyModel::BuildRows() {
     bool alert = false;
     for (uint32_t rank : group->ranks) alert = alert || alerts_by_rank_.count(rank) > 0;
     const RowKind kinds[] = {RowKind::kGroupMin, RowKind::kGroupAvg, RowKind::kGroupMax};
-    const Track* tracks[] = {&group->min, &group->avg, &group->max};
+    const MareyTrack* tracks[] = {&group->min, &group->avg, &group->max};
     for (int k = 0; k < 3; ++k) {
       Row row;
       row.kind = kinds[k];
@@ -487,7 +499,77 @@ void MareyModel::BuildRows() {
   }
 }
 
-const MareyModel::Track* MareyModel::RowTrack(size_t index) const {
+void MareyModel::Layout() {
+  layout_dirty_ = false;
+  PrepareTracks();
+  BuildGroups();
+  BuildRows();
+  if (auto_range_) {
+    const int64_t low = view_.raw ? raw_min_ : aligned_min_;
+    const int64_t high = view_.raw ? raw_max_ : aligned_max_;
+    if (low <= high) {
+      const int64_t pad = std::max<int64_t>((high - low) / 100, 1);
+      view_.start = low - pad;
+      view_.end = high + pad;
+    } else {
+      view_.start = 0;
+      view_.end = 1'000'000;
+    }
+  }
+  MareyLayout::Frame frame;
+  frame.view = view_;
+  frame.origin_ns = origin_ns();
+  frame.rows = &rows_;
+  frame.tracks = &row_tracks_;
+  frame.stages.resize(rows_.size());
+  frame.step_values.resize(rows_.size());
+  for (size_t i = 0; i < rows_.size(); ++i) {
+    frame.stages[i] = RowStage(i);
+    frame.step_values[i] = StepValues(i);
+  }
+  frame.steps = &steps_;
+  frame.selected_step = selected_step_;
+  frame.focus_ranks = focus_ranks_;
+  frame.focus_name = focus_name_;
+  frame.focus_step = focus_step_;
+  frame.devices = devices_.size();
+  frame.operators = operator_count_;
+  layout_.Lay(frame);
+}
+
+int MareyModel::RowStage(size_t index) const {
+  const MareyRow& row = rows_[index];
+  if (row.kind == MareyRowKind::kDevice) {
+    auto it = device_info_.find(row.rank);
+    return it == device_info_.end() ? -1 : static_cast<int>(it->second.stage);
+  }
+  if (grouping_ != Grouping::kStage) return -1;
+  auto group = groups_.find(row.group_key);
+  if (group == groups_.end() || group->second->ranks.empty()) return -1;
+  auto it = device_info_.find(group->second->ranks.front());
+  return it == device_info_.end() ? -1 : static_cast<int>(it->second.stage);
+}
+
+std::vector<const DeviceStepRecord*> MareyModel::StepValues(size_t index) const {
+  std::vector<const DeviceStepRecord*> values;
+  if (steps_.empty() || index >= rows_.size()) return values;
+  auto step = selected_step_.has_value() ? steps_.find(*selected_step_) : steps_.end();
+  if (step == steps_.end()) step = std::prev(steps_.end());
+  const MareyRow& row = rows_[index];
+  std::vector<uint32_t> ranks;
+  if (row.kind == MareyRowKind::kDevice) {
+    ranks.push_back(row.rank);
+  } else {
+    auto group = groups_.find(row.group_key);
+    if (group != groups_.end()) ranks = group->second->ranks;
+  }
+  for (const DeviceStepRecord& d : step->second.devices) {
+    if (std::find(ranks.begin(), ranks.end(), d.rank) != ranks.end()) values.push_back(&d);
+  }
+  return values;
+}
+
+const MareyTrack* MareyModel::RowTrack(size_t index) const {
   return index < row_tracks_.size() ? row_tracks_[index] : nullptr;
 }
 
@@ -498,7 +580,7 @@ const std::vector<MareyModel::Row>& MareyModel::Rows() {
 
 const DrawList& MareyModel::Draw() {
   if (layout_dirty_) Layout();
-  return list_;
+  return layout_.list();
 }
 
 std::string MareyModel::DescribeRowAlerts(size_t index) const {
@@ -524,16 +606,16 @@ std::string MareyModel::DescribeRowAlerts(size_t index) const {
 
 std::optional<MareyModel::Hit> MareyModel::HitTest(float x, float y) {
   if (layout_dirty_) Layout();
-  if (rows_.empty() || y < plot_.y || y >= plot_.y + plot_.h) return std::nullopt;
-  const size_t index =
-      std::min(rows_.size() - 1, static_cast<size_t>((y - plot_.y) / std::max(pitch_, 1e-3f)));
+  if (rows_.empty() || y < view_.plot.y || y >= view_.plot.y + view_.plot.h) return std::nullopt;
+  const size_t index = std::min(
+      rows_.size() - 1, static_cast<size_t>((y - view_.plot.y) / std::max(layout_.pitch(), 1e-3f)));
   const Row& row = rows_[index];
   Hit hit;
   hit.row = index;
   hit.row_label = row.label;
   hit.group_key = row.group_key;
-  const float map_x = plot_.x + plot_.w + kPixelMapGap;
-  if (x >= map_x && x < map_x + 3 * kPixelMapColumn) {
+  const float map_x = view_.PixelMapX(0);
+  if (x >= map_x && x < map_x + 3 * MareyLayout::kPixelMapColumn) {
     hit.kind = Hit::Kind::kPixelMap;
     const auto devices = StepValues(index);
     if (devices.empty()) return std::nullopt;
@@ -550,12 +632,12 @@ std::optional<MareyModel::Hit> MareyModel::HitTest(float x, float y) {
                "\npeak memory: " + FormatBytes(memory);
     return hit;
   }
-  if (row.has_alert && std::fabs(x - (plot_.x - 9)) <= 8) {
+  if (row.has_alert && std::fabs(x - (view_.plot.x - 9)) <= 8) {
     hit.kind = Hit::Kind::kAlert;
     hit.text = DescribeRowAlerts(index);
     return hit;
   }
-  if (x < plot_.x - 2) {
+  if (x < view_.plot.x - 2) {
     hit.kind = Hit::Kind::kRowLabel;
     if (!row.group_key.empty() && row.kind != RowKind::kDevice) {
       auto group = groups_.find(row.group_key);
@@ -574,31 +656,33 @@ std::optional<MareyModel::Hit> MareyModel::HitTest(float x, float y) {
     }
     return hit;
   }
-  if (x < plot_.x || x > plot_.x + plot_.w) return std::nullopt;
-  const Track* track = RowTrack(index);
+  if (x < view_.plot.x || x > view_.plot.x + view_.plot.w) return std::nullopt;
+  const MareyTrack* track = RowTrack(index);
   if (track == nullptr) return std::nullopt;
   const int64_t t = XToTime(x);
   const int64_t tolerance =
-      std::max<int64_t>(1, static_cast<int64_t>(3.0 * (view_end_ - view_start_) / plot_.w));
-  auto find = [&](const std::vector<Op>& ops, int64_t max_duration) -> const Op* {
-    auto first_after = std::partition_point(
-        ops.begin(), ops.end(), [&](const Op& op) { return OpStart(*track, op) <= t + tolerance; });
-    const Op* best = nullptr;
+      std::max<int64_t>(1, static_cast<int64_t>(3.0 * (view_.end - view_.start) / view_.plot.w));
+  auto find = [&](const std::vector<MareyTrack::Op>& ops,
+                  int64_t max_duration) -> const MareyTrack::Op* {
+    auto first_after = std::partition_point(ops.begin(), ops.end(), [&](const MareyTrack::Op& op) {
+      return track->StartOf(op, view_.raw) <= t + tolerance;
+    });
+    const MareyTrack::Op* best = nullptr;
     for (auto it = first_after; it != ops.begin();) {
       --it;
-      const int64_t s = OpStart(*track, *it);
-      if (s < t - tolerance - max_duration - (raw_ ? 1'000'000 : 0)) break;
-      const int64_t e = OpEnd(*track, *it);
+      const int64_t s = track->StartOf(*it, view_.raw);
+      if (s < t - tolerance - max_duration - (view_.raw ? 1'000'000 : 0)) break;
+      const int64_t e = track->EndOf(*it, view_.raw);
       if (e < t - tolerance) continue;
       if (best == nullptr || e - s < best->end - best->start) best = &*it;
     }
     return best;
   };
-  auto describe = [&](const Op& op) {
+  auto describe = [&](const MareyTrack::Op& op) {
     hit.kind = Hit::Kind::kOperator;
     hit.op = names_->Name(op.name);
     hit.op_class = op.cls;
-    hit.start_ns = OpStart(*track, op);
+    hit.start_ns = track->StartOf(op, view_.raw);
     hit.duration_ns = op.end - op.start;
     hit.step = op.step;
     std::string where = row.kind == RowKind::kDevice
@@ -611,17 +695,19 @@ std::optional<MareyModel::Hit> MareyModel::HitTest(float x, float y) {
                "\nstep: " + std::to_string(op.step);
     return hit;
   };
-  if (const Op* op = find(track->comm, track->max_comm)) return describe(*op);
-  const double bin_ns = static_cast<double>(view_end_ - view_start_) / options_.bins;
-  const int64_t bin = static_cast<int64_t>((t - view_start_) / bin_ns);
-  if (bin >= 0 && bin < static_cast<int64_t>(options_.bins) && row_merged_[index][bin]) {
-    const int64_t b0 = view_start_ + static_cast<int64_t>(bin_ns * bin);
-    const int64_t b1 = view_start_ + static_cast<int64_t>(bin_ns * (bin + 1));
+  if (const MareyTrack::Op* op = find(track->comm, track->max_comm)) return describe(*op);
+  const double bin_ns = static_cast<double>(view_.end - view_.start) / options_.bins;
+  const int64_t bin = static_cast<int64_t>((t - view_.start) / bin_ns);
+  if (bin >= 0 && bin < static_cast<int64_t>(options_.bins) &&
+      layout_.merged(index, static_cast<uint32_t>(bin))) {
+    const int64_t b0 = view_.start + static_cast<int64_t>(bin_ns * bin);
+    const int64_t b1 = view_.start + static_cast<int64_t>(bin_ns * (bin + 1));
     auto at = [&](int64_t time) {
-      return static_cast<size_t>(
-          std::partition_point(track->compute.begin(), track->compute.end(),
-                               [&](const Op& op) { return OpStart(*track, op) < time; }) -
-          track->compute.begin());
+      return static_cast<size_t>(std::partition_point(track->compute.begin(), track->compute.end(),
+                                                      [&](const MareyTrack::Op& op) {
+                                                        return track->StartOf(op, view_.raw) < time;
+                                                      }) -
+                                 track->compute.begin());
     };
     const size_t a = at(b0), b = at(b1);
     hit.kind = Hit::Kind::kMergedBin;
@@ -638,7 +724,7 @@ std::optional<MareyModel::Hit> MareyModel::HitTest(float x, float y) {
                "\nzoom in to see each one";
     return hit;
   }
-  if (const Op* op = find(track->compute, track->max_compute)) return describe(*op);
+  if (const MareyTrack::Op* op = find(track->compute, track->max_compute)) return describe(*op);
   return std::nullopt;
 }
 

@@ -45,6 +45,10 @@
 #include <vector>
 
 #include "trainscope/viewer/draw_list.h"
+#include "trainscope/viewer/loss_drawing.h"
+#include "trainscope/viewer/loss_monitoring_layout.h"
+#include "trainscope/viewer/loss_selection_layout.h"
+#include "trainscope/viewer/loss_view_records.h"
 #include "trainscope/viewer/records.h"
 
 namespace trainscope::viewer {
@@ -58,66 +62,11 @@ class LossModel {
     size_t max_snapshots_per_item = 256;
   };
 
-  // One cell of the Selection View.
-  struct Cell {
-    uint64_t item = 0;
-    uint32_t place = 0;  // 1-based, in contribution order
-    double contribution = 0;
-    int32_t label = -1;
-    int32_t prediction = -1;
-    uint32_t rank = 0;
-    uint32_t epochs_in_top = 0;
-    uint32_t snapshots = 0;
-    bool misclassified = false;  // label and prediction known and different
-    bool candidate = false;      // misclassified or epochs_in_top >= candidate_epochs
-    bool chosen = false;         // shown in the Monitoring View
-    ThumbnailRecord input;
-    std::vector<EpochScoreRecord> history;
-    // Set by DrawSelection.
-    RectF rect;
-    RectF thumb_rect;
-  };
-
-  // One monitored layer in the Monitoring View.
-  struct Column {
-    std::string layer;
-    uint32_t height = 0;
-    uint32_t width = 0;
-    bool present = false;  // this snapshot has a well-formed map for the layer
-    std::vector<float> contribution;
-    std::vector<float> reduction;
-    float contribution_max = 0;
-    float reduction_max = 0;
-    // Set by DrawMonitoring.
-    RectF contribution_rect;
-    RectF reduction_rect;
-  };
-
-  // What the Monitoring View shows for the chosen item at the slider.
-  struct Frame {
-    uint64_t item = 0;
-    std::optional<uint32_t> place;  // in the current list, 1-based
-    size_t index = 0;               // slider position, 0 = oldest snapshot
-    size_t count = 0;               // snapshots of the item; 0: none yet
-    uint32_t epoch = 0;
-    uint64_t iteration = 0;
-    uint32_t rank = 0;
-    int32_t label = -1;
-    int32_t prediction = -1;
-    double contribution = 0;
-    ThumbnailRecord input;
-    std::vector<Column> columns;
-    float scale_max = 0;  // shared by every map of the item, all snapshots
-    float frame_max = 0;  // the largest value at this iteration
-  };
-
-  // Where DrawMonitoring put things (for tests and hit tests).
-  struct MonitoringGeometry {
-    RectF input_rect;
-    RectF colorbar_contribution;
-    RectF colorbar_reduction;
-    std::vector<Column> columns;  // with their rects
-  };
+  // What the views show and where their layouts put it (loss_view_records.h).
+  using Cell = LossCell;
+  using Column = LossColumn;
+  using Frame = LossFrame;
+  using MonitoringGeometry = LossMonitoringGeometry;
 
   explicit LossModel(Options options);
   LossModel() : LossModel(Options{}) {}
@@ -160,34 +109,32 @@ class LossModel {
   std::optional<Frame> CurrentFrame() const;
   uint64_t version() const { return version_; }
 
-  // Selection View layout (loss_selection_layout.cc).
+  // Selection View, laid out by LossSelectionLayout when the data changed.
   void SetSelectionViewport(int width, int height);
   const DrawList& DrawSelection();
-  const std::vector<Cell>& cell_geometry() const { return cells_; }
+  const std::vector<Cell>& cell_geometry() const { return selection_.cells(); }
   // The grid's height: more than the viewport when the cells do not fit at
   // a readable size (the view scrolls).
-  float selection_content_height() const { return selection_content_height_; }
-  std::optional<uint64_t> ItemAt(float x, float y) const;
-  std::string TooltipAt(float x, float y) const;
+  float selection_content_height() const { return selection_.content_height(); }
+  std::optional<uint64_t> ItemAt(float x, float y) const { return selection_.ItemAt(x, y); }
+  std::string TooltipAt(float x, float y) const { return selection_.TooltipAt(x, y); }
 
-  // Monitoring View layout (loss_monitoring_layout.cc).
+  // Monitoring View, laid out by LossMonitoringLayout when the data changed.
   void SetMonitoringViewport(int width, int height);
   const DrawList& DrawMonitoring();
-  const MonitoringGeometry& monitoring_geometry() const { return monitoring_; }
+  const MonitoringGeometry& monitoring_geometry() const { return monitoring_.geometry(); }
 
   // The item a difficult_item alert is about (Alert.item), so a click on the
   // alert can show it; nullopt for any other alert.
   static std::optional<uint64_t> ItemOfAlert(const Alert& alert);
 
-  // Sequential ramps, t in [0, 1]: white to dark red for C, white to dark
-  // blue for R (ColorBrewer Reds and Blues, perceptually ordered).
-  static Color ContributionColor(float t);
-  static Color ReductionColor(float t);
-  static constexpr Color kCandidateColor = Rgba(215, 25, 28);
-  static constexpr Color kChosenColor = Rgba(33, 102, 172);
-  static constexpr Color kChosenFill = Rgba(222, 235, 247);
-  static constexpr const char* kNoDataText =
-      "no loss-contribution data: start trainscope.LossContribution in the training script";
+  // The views' ramps and colours (loss_drawing.h).
+  static Color ContributionColor(float t) { return loss_drawing::ContributionColor(t); }
+  static Color ReductionColor(float t) { return loss_drawing::ReductionColor(t); }
+  static constexpr Color kCandidateColor = loss_drawing::kCandidateColor;
+  static constexpr Color kChosenColor = loss_drawing::kChosenColor;
+  static constexpr Color kChosenFill = loss_drawing::kChosenFill;
+  static constexpr const char* kNoDataText = loss_drawing::kNoDataText;
 
  private:
   void Changed() { ++version_; }
@@ -196,8 +143,6 @@ class LossModel {
   void Insert(std::vector<ItemSnapshotRecord>* list, ItemSnapshotRecord snapshot) const;
   std::optional<size_t> Index() const;
   float ScaleMax() const;
-  void BuildSelection();
-  void BuildMonitoring();
 
   Options options_;
   std::optional<LossStateRecord> state_;
@@ -211,15 +156,12 @@ class LossModel {
   int selection_width_ = 800;
   int selection_height_ = 500;
   uint64_t selection_version_ = UINT64_MAX;
-  DrawList selection_list_;
-  std::vector<Cell> cells_;
-  float selection_content_height_ = 0;
+  LossSelectionLayout selection_;
 
   int monitoring_width_ = 800;
   int monitoring_height_ = 500;
   uint64_t monitoring_version_ = UINT64_MAX;
-  DrawList monitoring_list_;
-  MonitoringGeometry monitoring_;
+  LossMonitoringLayout monitoring_;
 };
 
 }  // namespace trainscope::viewer

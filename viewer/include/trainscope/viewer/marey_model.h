@@ -3,7 +3,10 @@
 // operator on the adjacent axis (its start line and end line), coloured by
 // class (compute green, collective yellow, send purple, recv blue).
 //
-// What the model precomputes so a frame is only painting (see DrawList):
+// The model holds the data (operators per device in MareyTrack, steps,
+// alerts) and the view state (zoom, grouping, filter, focus), decides the
+// rows, and answers hit tests; MareyLayout turns that into a frame. What is
+// precomputed so a frame is only painting (see DrawList):
 //  - horizontal aggregation: ~`bins` density bins over the visible range per
 //    row; compute operators are merged into one band where a bin is denser
 //    than the row's mean (the paper's rule) or where its operators would be
@@ -32,8 +35,8 @@
 //   std::optional<MareyModel::Hit> hit = marey.HitTest(x, y);
 //
 // Threading: not thread-safe; the UI thread owns it. Draw() lays dense rows
-// out on a few short-lived worker threads (disjoint rows and pixel rows),
-// joined before it returns.
+// out on a few short-lived worker threads (MareyLayout: disjoint rows and
+// pixel rows), joined before it returns.
 #ifndef TRAINSCOPE_VIEWER_MAREY_MODEL_H_
 #define TRAINSCOPE_VIEWER_MAREY_MODEL_H_
 
@@ -45,6 +48,9 @@
 #include <vector>
 
 #include "trainscope/viewer/draw_list.h"
+#include "trainscope/viewer/marey_layout.h"
+#include "trainscope/viewer/marey_row.h"
+#include "trainscope/viewer/marey_track.h"
 #include "trainscope/viewer/name_table.h"
 #include "trainscope/viewer/records.h"
 
@@ -63,17 +69,8 @@ class MareyModel {
     uint32_t layout_threads = 0;        // dense frames; 0: one per core, at most 8
   };
 
-  enum class RowKind : uint8_t { kDevice, kGroupMin, kGroupAvg, kGroupMax };
-
-  struct Row {
-    RowKind kind = RowKind::kDevice;
-    std::string label;
-    std::string group_key;  // groups: "stage 0", "host node-1"
-    uint32_t rank = 0;      // devices
-    float axis_y = 0;
-    bool has_alert = false;
-    bool expanded = false;  // groups: members shown
-  };
+  using RowKind = MareyRowKind;
+  using Row = MareyRow;
 
   struct Hit {
     enum class Kind : uint8_t { kOperator, kMergedBin, kAlert, kRowLabel, kPixelMap };
@@ -91,13 +88,7 @@ class MareyModel {
     std::string text;               // the tooltip
   };
 
-  struct FrameStats {
-    size_t rows = 0;
-    size_t individual_operators = 0;
-    size_t merged_bins = 0;
-    size_t joins = 0;
-    bool dense = false;
-  };
+  using FrameStats = MareyLayout::FrameStats;
 
   explicit MareyModel(const NameTable* names);
   MareyModel(const NameTable* names, Options options);
@@ -134,14 +125,14 @@ class MareyModel {
   const DrawList& Draw();
   const std::vector<Row>& Rows();
   std::optional<Hit> HitTest(float x, float y);
-  FrameStats frame_stats() const { return stats_; }
+  FrameStats frame_stats() const { return layout_.stats(); }
 
-  int64_t view_start() const { return view_start_; }
-  int64_t view_end() const { return view_end_; }
+  int64_t view_start() const { return view_.start; }
+  int64_t view_end() const { return view_.end; }
   int64_t origin_ns() const;  // the job's first operator on the displayed clock
-  bool raw_timestamps() const { return raw_; }
+  bool raw_timestamps() const { return view_.raw; }
   Grouping grouping() const { return grouping_; }
-  RectF plot_rect() const { return plot_; }
+  RectF plot_rect() const { return view_.plot; }
   float TimeToX(int64_t t) const;
   int64_t XToTime(float x) const;
   size_t operator_count() const { return operator_count_; }
@@ -151,35 +142,21 @@ class MareyModel {
   uint64_t version() const { return version_; }
 
  private:
-  struct Op;
-  struct Track;
+  // A device group's three tracks (min, avg, max over its devices).
   struct Group;
-  struct RowLayout;
 
   void MarkDirty();
-  Track& DeviceTrack(uint32_t rank);
+  MareyTrack& DeviceTrack(uint32_t rank);
   void PrepareTracks();
   void BuildGroups();
   void BuildRows();
+  // Resolves the automatic time range and lays the frame out.
   void Layout();
-  // Lays out one row: rects into the draw list, or pixels into `line`
-  // (dense mode, one colour per plot column); counts into `stats`. Dense
-  // rows may be laid out concurrently (they touch only their own state).
-  void LayoutRow(size_t index, RowLayout* layout, std::vector<Color>* line, FrameStats* stats);
-  // Dense mode: every row into its pixel rows of the image, in parallel.
-  void LayoutDenseRows();
-  void EnsureImage();
-  void AddJoins(const RowLayout& upper, const RowLayout& lower, float y_top, float y_bottom,
-                bool same_stage);
   // The pipeline stage a row belongs to; -1 when it spans stages or is unknown.
   int RowStage(size_t index) const;
-  void AddAxes();
-  void AddPixelMap();
-  void AddLineCharts(size_t index, float axis_y, float height);
-  const Track* RowTrack(size_t index) const;
-  int64_t OpStart(const Track& track, const Op& op) const;
-  int64_t OpEnd(const Track& track, const Op& op) const;
+  const MareyTrack* RowTrack(size_t index) const;
   std::string DescribeRowAlerts(size_t index) const;
+  // The row's devices' values in the selected step, else the newest.
   std::vector<const DeviceStepRecord*> StepValues(size_t index) const;
   void EvictIfNeeded();
   void RecomputeExtent();
@@ -187,7 +164,7 @@ class MareyModel {
   const NameTable* names_;
   Options options_;
 
-  std::map<uint32_t, std::unique_ptr<Track>> devices_;
+  std::map<uint32_t, std::unique_ptr<MareyTrack>> devices_;
   std::map<uint32_t, DeviceInfo> device_info_;
   std::map<std::string, std::unique_ptr<Group>> groups_;
   std::map<uint64_t, StepRecord> steps_;
@@ -197,12 +174,8 @@ class MareyModel {
   size_t operator_count_ = 0;
   uint64_t evicted_ = 0;
 
-  int width_ = 1000;
-  int height_ = 600;
-  int64_t view_start_ = 0;
-  int64_t view_end_ = 1;
+  MareyLayout::View view_;
   bool auto_range_ = true;
-  bool raw_ = false;
   Grouping grouping_ = Grouping::kNone;
   std::map<std::string, bool> expanded_;
   std::vector<uint32_t> rank_filter_;
@@ -218,13 +191,8 @@ class MareyModel {
   uint64_t version_ = 0;
 
   std::vector<Row> rows_;
-  std::vector<const Track*> row_tracks_;
-  std::vector<std::vector<uint8_t>> row_merged_;  // per row, per bin: merged?
-  RectF plot_;
-  float pitch_ = 0;
-  float band_half_ = 0;
-  DrawList list_;
-  FrameStats stats_;
+  std::vector<const MareyTrack*> row_tracks_;
+  MareyLayout layout_;
   // Data extent on each clock; recomputed after an eviction.
   int64_t aligned_min_ = INT64_MAX;
   int64_t aligned_max_ = INT64_MIN;

@@ -1,0 +1,159 @@
+#include "trainscope/viewer/marey_layout.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+
+namespace trainscope::viewer {
+namespace {
+
+// A frame over tracks built here: no model, no names.
+class MareyLayoutTest : public ::testing::Test {
+ protected:
+  MareyTrack& AddRow(uint32_t rank) {
+    tracks_.push_back(std::make_unique<MareyTrack>());
+    tracks_.back()->rank = rank;
+    MareyRow row;
+    row.rank = rank;
+    row.label = "rank " + std::to_string(rank);
+    rows_.push_back(row);
+    return *tracks_.back();
+  }
+  static MareyTrack::Op Op(int64_t start, int64_t end, uint64_t key,
+                           OpClass cls = OpClass::kCompute) {
+    MareyTrack::Op op;
+    op.start = start;
+    op.end = end;
+    op.key = key;
+    op.cls = cls;
+    return op;
+  }
+  // Prepares the tracks and fills the frame's per-row parts.
+  MareyLayout::Frame MakeFrame(int64_t start, int64_t end, int width = 1000, int height = 600) {
+    pointers_.clear();
+    for (auto& track : tracks_) {
+      track->Prepare();
+      pointers_.push_back(track.get());
+    }
+    MareyLayout::Frame frame;
+    frame.view.Resize(width, height);
+    frame.view.start = start;
+    frame.view.end = end;
+    frame.rows = &rows_;
+    frame.tracks = &pointers_;
+    frame.stages.assign(rows_.size(), -1);
+    frame.step_values.assign(rows_.size(), {});
+    frame.steps = &steps_;
+    frame.devices = rows_.size();
+    return frame;
+  }
+  // Rects of `color` inside the plot (the legend below it has swatches).
+  static size_t CountRects(const DrawList& list, const RectF& plot, Color color) {
+    size_t n = 0;
+    for (const FilledRect& r : list.rects) {
+      n += (r.fill & 0xFFFFFF) == (color & 0xFFFFFF) && plot.Contains(r.rect.x, r.rect.y);
+    }
+    return n;
+  }
+
+  std::vector<std::unique_ptr<MareyTrack>> tracks_;
+  std::vector<const MareyTrack*> pointers_;
+  std::vector<MareyRow> rows_;
+  std::map<uint64_t, StepRecord> steps_;
+};
+
+TEST_F(MareyLayoutTest, TheSameOperatorOnAdjacentRowsIsJoined) {
+  AddRow(0).Push(Op(1000, 3000, 7));
+  AddRow(1).Push(Op(1500, 3500, 7));
+  MareyLayout layout({});
+  const MareyLayout::Frame frame = MakeFrame(0, 10'000);
+  layout.Lay(frame);
+  EXPECT_EQ(CountRects(layout.list(), frame.view.plot, kComputeColor), 2u);
+  ASSERT_EQ(layout.list().quads.size(), 1u);
+  EXPECT_NEAR(layout.list().quads[0].p[0].x, frame.view.TimeToX(1000), 0.01);
+  EXPECT_NEAR(layout.list().quads[0].p[2].x, frame.view.TimeToX(3500), 0.01);
+  EXPECT_EQ(layout.stats().rows, 2u);
+  EXPECT_EQ(layout.stats().joins, 1u);
+  EXPECT_FALSE(layout.stats().dense);
+  // Rows are spread over the plot, top to bottom.
+  EXPECT_NEAR(rows_[0].axis_y, frame.view.plot.y + layout.pitch() / 2, 0.01);
+  EXPECT_GT(rows_[1].axis_y, rows_[0].axis_y);
+}
+
+TEST_F(MareyLayoutTest, ComputeJoinsOnlyWithinAStageSendsAcrossStages) {
+  AddRow(0).Push(Op(1000, 2000, 7));
+  tracks_.back()->Push(Op(2500, 3000, 9, OpClass::kSend));
+  AddRow(4).Push(Op(1000, 2000, 7));
+  tracks_.back()->Push(Op(2600, 3100, 9, OpClass::kRecv));
+  MareyLayout layout({});
+  MareyLayout::Frame frame = MakeFrame(0, 10'000);
+  frame.stages = {0, 1};
+  layout.Lay(frame);
+  ASSERT_EQ(layout.list().quads.size(), 1u);
+  EXPECT_NEAR(layout.list().quads[0].p[0].x, frame.view.TimeToX(2500), 0.01);
+}
+
+TEST_F(MareyLayoutTest, CrowdedComputeBinsAreMergedAndReported) {
+  MareyTrack& track = AddRow(0);
+  // 200 operators in the first 10 % of the range, one far right.
+  for (int64_t i = 0; i < 200; ++i) track.Push(Op(i * 50, i * 50 + 20, i));
+  track.Push(Op(90'000, 91'000, 999));
+  MareyLayout layout({.bins = 100});
+  layout.Lay(MakeFrame(0, 100'000));
+  EXPECT_TRUE(layout.merged(0, 0));
+  EXPECT_FALSE(layout.merged(0, 90));
+  EXPECT_GT(layout.stats().merged_bins, 0u);
+  EXPECT_EQ(layout.stats().individual_operators, 1u);
+}
+
+TEST_F(MareyLayoutTest, ThinRowsBecomeOneImage) {
+  for (uint32_t rank = 0; rank < 300; ++rank) AddRow(rank).Push(Op(1000, 5000, rank));
+  MareyLayout layout({.layout_threads = 2});
+  layout.Lay(MakeFrame(0, 10'000));
+  EXPECT_TRUE(layout.stats().dense);
+  ASSERT_FALSE(layout.list().image.pixels.empty());
+  EXPECT_TRUE(layout.list().quads.empty());
+  // The middle of the band on the first row's axis is compute-coloured.
+  const PixelImage& image = layout.list().image;
+  const int x = image.width / 3;
+  const int y = static_cast<int>(rows_[0].axis_y - image.dest.y);
+  EXPECT_EQ(image.pixels[static_cast<size_t>(y) * image.width + x] & 0xFFFFFF,
+            kComputeColor & 0xFFFFFF);
+}
+
+TEST_F(MareyLayoutTest, ThePixelMapShadesEachRowsStepValues) {
+  AddRow(0).Push(Op(1000, 2000, 1));
+  AddRow(1).Push(Op(1000, 2000, 1));
+  StepRecord step;
+  step.step = 1;
+  DeviceStepRecord low, high;
+  low.rank = 0;
+  low.flops = 10;
+  high.rank = 1;
+  high.flops = 1000;
+  step.devices = {low, high};
+  steps_[1] = step;
+  MareyLayout layout({});
+  MareyLayout::Frame frame = MakeFrame(0, 10'000);
+  frame.step_values = {{&steps_[1].devices[0]}, {&steps_[1].devices[1]}};
+  layout.Lay(frame);
+  std::vector<Color> column;
+  for (const FilledRect& r : layout.list().rects) {
+    if (r.rect.x == frame.view.PixelMapX(0)) column.push_back(r.fill);
+  }
+  ASSERT_EQ(column.size(), 2u);
+  // The larger value is darker (the ramp ends in deep blue).
+  EXPECT_GT(column[0] & 0xFF, column[1] & 0xFF);
+}
+
+TEST_F(MareyLayoutTest, NoRowsSaysSo) {
+  MareyLayout layout({});
+  layout.Lay(MakeFrame(0, 10'000));
+  bool said = false;
+  for (const Text& text : layout.list().texts) said = said || text.text == "No operators yet";
+  EXPECT_TRUE(said);
+  EXPECT_EQ(layout.stats().rows, 0u);
+}
+
+}  // namespace
+}  // namespace trainscope::viewer

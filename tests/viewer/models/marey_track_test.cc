@@ -1,0 +1,81 @@
+#include "trainscope/viewer/marey_track.h"
+
+#include <gtest/gtest.h>
+
+namespace trainscope::viewer {
+namespace {
+
+MareyTrack::Op Op(int64_t start, int64_t end, OpClass cls = OpClass::kCompute,
+                  int32_t raw_delta = 0) {
+  MareyTrack::Op op;
+  op.start = start;
+  op.end = end;
+  op.cls = cls;
+  op.raw_delta = raw_delta;
+  return op;
+}
+
+TEST(MareyTrackTest, PrepareSortsEachClassByStartAndSumsBusyTime) {
+  MareyTrack track;
+  track.Push(Op(300, 350));
+  track.Push(Op(100, 180));
+  track.Push(Op(200, 205, OpClass::kCollective));
+  track.Push(Op(150, 400, OpClass::kSend));
+  track.Prepare();
+  ASSERT_EQ(track.compute.size(), 2u);
+  ASSERT_EQ(track.comm.size(), 2u);
+  EXPECT_EQ(track.compute[0].start, 100);
+  EXPECT_EQ(track.compute[1].start, 300);
+  EXPECT_EQ(track.comm[0].cls, OpClass::kSend);
+  EXPECT_EQ(track.busy_prefix, (std::vector<int64_t>{0, 80, 130}));
+  EXPECT_EQ(track.max_compute, 80);
+  EXPECT_EQ(track.max_comm, 250);
+  ASSERT_EQ(track.comm_spans.size(), 2u);
+  EXPECT_EQ(track.comm_spans[1].start, 200);
+  EXPECT_EQ(track.comm_spans[1].duration, 5);
+  EXPECT_FALSE(track.dirty);
+}
+
+TEST(MareyTrackTest, FewOperatorsHaveNoCoarseIndexManyDo) {
+  MareyTrack few;
+  few.Push(Op(0, 10));
+  few.Prepare();
+  EXPECT_EQ(few.fine_ns, 0);
+
+  MareyTrack many;
+  for (int64_t i = 0; i < 4096; ++i) many.Push(Op(i * 100, i * 100 + 40));
+  many.Prepare();
+  ASSERT_GT(many.fine_ns, 0);
+  // The entry nearest to a time counts the operators starting before it.
+  const MareyTrack::FineEdge& edge = many.FineAt(100'000);
+  EXPECT_NEAR(static_cast<double>(edge.index), 1000.0, 8.0);
+  EXPECT_EQ(edge.busy, many.busy_prefix[edge.index]);
+  EXPECT_EQ(edge.next_start, many.compute[edge.index].start);
+}
+
+TEST(MareyTrackTest, CommunicationBlocksCoverTheirOperators) {
+  MareyTrack track;
+  for (int64_t i = 0; i < 70; ++i) {
+    track.Push(Op(i * 10, i * 10 + 5, OpClass::kCollective, static_cast<int32_t>(i % 3)));
+  }
+  track.Prepare();
+  ASSERT_EQ(track.block_start.size(), 70 / MareyTrack::kBlock);
+  EXPECT_EQ(track.block_start[0], 0);
+  EXPECT_EQ(track.block_end[0], 315);
+  EXPECT_EQ(track.block_raw_low[1], 0);
+  EXPECT_EQ(track.block_raw_high[1], 2);
+  EXPECT_EQ(track.block_class[1], OpClass::kCollective);
+}
+
+TEST(MareyTrackTest, TheRawClockAddsTheDevicesOffset) {
+  MareyTrack track;
+  track.raw_base = 1000;
+  const MareyTrack::Op op = Op(100, 150, OpClass::kCompute, 7);
+  EXPECT_EQ(track.StartOf(op, /*raw=*/false), 100);
+  EXPECT_EQ(track.EndOf(op, /*raw=*/false), 150);
+  EXPECT_EQ(track.StartOf(op, /*raw=*/true), 1107);
+  EXPECT_EQ(track.EndOf(op, /*raw=*/true), 1157);
+}
+
+}  // namespace
+}  // namespace trainscope::viewer

@@ -1,0 +1,112 @@
+// One row's operators in the Marey graph: a device's, or a device group's
+// minimum, average or maximum (MareyModel builds those), with the indexes a
+// frame needs to lay the row out without scanning it (MareyLayout): compute
+// and communication sorted by start, compute's running busy time, a coarse
+// index over compute for zoomed-out frames, communication in fixed-size
+// blocks and as compact spans for the dense inner loop.
+//
+// Usage:
+//   MareyTrack track;
+//   track.rank = 3;
+//   track.Push({.start = 100, .end = 180, .key = key, .cls = OpClass::kCompute});
+//   track.Prepare();  // sorts and indexes; again after more Push calls
+//   int64_t busy = track.busy_prefix[track.compute.size()];
+//
+// Threading: a plain value; Prepare mutates, the rest only reads (a
+// prepared track may be read by several layout threads).
+#ifndef TRAINSCOPE_VIEWER_MAREY_TRACK_H_
+#define TRAINSCOPE_VIEWER_MAREY_TRACK_H_
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <unordered_map>
+#include <vector>
+
+#include "trainscope/viewer/records.h"
+
+namespace trainscope::viewer {
+
+struct MareyTrack {
+  struct Op {
+    int64_t start = 0;
+    int64_t end = 0;
+    uint64_t key = 0;       // joins the same operator across rows
+    int32_t raw_delta = 0;  // raw start - start - MareyTrack::raw_base
+    uint32_t name = 0;
+    uint32_t step = 0;
+    OpClass cls = OpClass::kCompute;
+  };
+  // A coarse index entry over compute on the aligned clock: at uniformly
+  // spaced times, everything a density bin's edge needs. A zoomed-out frame
+  // then reads one small array per row instead of probing the operators,
+  // which is memory-bound (a cache miss per probe) with thousands of rows.
+  struct FineEdge {
+    size_t index = 0;                // compute operators starting before the time
+    int64_t busy = 0;                // busy_prefix[index]
+    int64_t next_start = INT64_MAX;  // compute[index].start
+    int64_t prev_end = INT64_MIN;    // compute[index - 1].end
+  };
+  // Communication as the dense loop reads it: 16 bytes instead of an Op's 40
+  // (that loop streams every visible one each frame).
+  struct Span {
+    int64_t start;
+    int32_t duration;  // clamped to 2^31 - 1 ns
+    OpClass cls;
+  };
+  // Communication in blocks of kBlock operators (block_*).
+  static constexpr size_t kBlock = 32;
+  static constexpr size_t kOpsPerFineEdge = 8;
+  static constexpr size_t kMinOpsForFineEdges = 1024;
+
+  // Adds an operator (compute or communication by its class); Prepare
+  // before reading the indexes.
+  void Push(const Op& op);
+  // Sorts by start and rebuilds every index; nothing when nothing changed.
+  void Prepare();
+  // The index entry nearest to t (fine_ns > 0).
+  const FineEdge& FineAt(int64_t t) const {
+    const int64_t i = (t - fine_origin + fine_ns / 2) / fine_ns;
+    return fine[static_cast<size_t>(
+        std::clamp<int64_t>(i, 0, static_cast<int64_t>(fine.size()) - 1))];
+  }
+  // An operator's start and end on the displayed clock: the aligned one, or
+  // with `raw` the device's own.
+  int64_t StartOf(const Op& op, bool raw) const {
+    return raw ? op.start + raw_base + op.raw_delta : op.start;
+  }
+  int64_t EndOf(const Op& op, bool raw) const {
+    return raw ? op.end + raw_base + op.raw_delta : op.end;
+  }
+
+  uint32_t rank = 0;
+  std::vector<Op> compute;
+  std::vector<Op> comm;
+  std::vector<int64_t> busy_prefix;  // compute: summed durations of compute[0, i)
+  int64_t raw_base = 0;
+  bool raw_base_set = false;
+  int64_t max_compute = 0;
+  int64_t max_comm = 0;
+  bool dirty = true;
+  // Per block: its extent on the aligned clock, its raw deltas' range and
+  // its first operator's class.
+  std::vector<int64_t> block_start;
+  std::vector<int64_t> block_end;
+  std::vector<int32_t> block_raw_low;
+  std::vector<int32_t> block_raw_high;
+  std::vector<OpClass> block_class;
+  // (step, name) -> operators seen, to number repeated operators in a step.
+  std::unordered_map<uint64_t, uint32_t> occurrences;
+  uint64_t newest_step = 0;
+  std::vector<Span> comm_spans;
+  int64_t fine_origin = 0;
+  int64_t fine_ns = 0;  // 0: no index (few operators)
+  std::vector<FineEdge> fine;
+
+ private:
+  void BuildFineEdges();
+};
+
+}  // namespace trainscope::viewer
+
+#endif  // TRAINSCOPE_VIEWER_MAREY_TRACK_H_
