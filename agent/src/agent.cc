@@ -316,7 +316,7 @@ void Agent::ApplyLossContributionFromCollector(bool enabled, bool only_if_change
 
 void Agent::ApplyHalt(HaltInfo info) {
   {
-    std::lock_guard<std::mutex> lock(halt_mu_);
+    base::MutexLock lock(&halt_mu_);
     halt_info_ = info;
   }
   halt_requested_.store(true, std::memory_order_release);
@@ -329,7 +329,7 @@ void Agent::ApplyHalt(HaltInfo info) {
 }
 
 std::optional<HaltInfo> Agent::halt_info() const {
-  std::lock_guard<std::mutex> lock(halt_mu_);
+  base::MutexLock lock(&halt_mu_);
   return halt_info_;
 }
 

@@ -1,32 +1,13 @@
 #include "trainscope/agent/event_batch_decoder.h"
 
 #include "absl/strings/str_cat.h"
+#include "trainscope/proto/event_batch_columns.h"
 
 namespace trainscope::agent {
 
 absl::StatusOr<std::vector<DecodedEvent>> DecodeEventBatch(const v1::EventBatch& batch) {
+  if (absl::Status s = protocol::CheckEventBatchColumns(batch, "EventBatch."); !s.ok()) return s;
   const int n = batch.kind_size();
-  const auto column_size = [&](absl::string_view column, int size, int expected) -> absl::Status {
-    if (size == expected) return absl::OkStatus();
-    return absl::InvalidArgumentError(
-        absl::StrCat("EventBatch.", column, " has ", size, " entries: expected ", expected));
-  };
-  for (const auto& [column, size] :
-       {std::pair<absl::string_view, int>{"start_delta_ns", batch.start_delta_ns_size()},
-        {"duration_ns", batch.duration_ns_size()},
-        {"name", batch.name_size()},
-        {"thread", batch.thread_size()},
-        {"detail", batch.detail_size()},
-        {"value", batch.value_size()}}) {
-    if (absl::Status s = column_size(column, size, n); !s.ok()) return s;
-  }
-  int collectives = 0;
-  for (int i = 0; i < n; ++i) collectives += batch.kind(i) == v1::EVENT_KIND_COLLECTIVE;
-  for (const auto& [column, size] : {std::pair<absl::string_view, int>{"group", batch.group_size()},
-                                     {"group_sequence", batch.group_sequence_size()},
-                                     {"peer", batch.peer_size()}}) {
-    if (absl::Status s = column_size(column, size, collectives); !s.ok()) return s;
-  }
   const auto string_at = [&](absl::string_view column, int i,
                              uint32_t index) -> absl::StatusOr<std::string> {
     if (index >= static_cast<uint32_t>(batch.strings_size())) {

@@ -45,7 +45,7 @@ absl::Status GrpcTransport::Open(ControlListener* listener) {
   if (stream_ != nullptr) return absl::FailedPreconditionError("a stream is already open");
   grpc::ClientContext* context;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(&mu_);
     context_ = std::make_unique<grpc::ClientContext>();
     context_->set_wait_for_ready(false);
     // Headers leave with Hello: creating the stream does not block.
@@ -66,10 +66,10 @@ void GrpcTransport::ReadLoop(ControlListener* listener) {
     control.Clear();
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(&mu_);
     reader_done_ = true;
   }
-  reader_done_cv_.notify_all();
+  reader_done_cv_.SignalAll();
   listener->OnStreamEnd();
 }
 
@@ -81,23 +81,24 @@ absl::Status GrpcTransport::Close(absl::Duration grace) {
   if (stream_ == nullptr) return absl::FailedPreconditionError("no stream is open");
   bool ended;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(&mu_);
     ended = reader_done_;
   }
   if (!ended && grace <= absl::ZeroDuration()) {
     Cancel();
   } else if (!ended) {
     stream_->WritesDone();
-    std::unique_lock<std::mutex> lock(mu_);
-    reader_done_cv_.wait_for(lock, absl::ToChronoNanoseconds(grace),
-                             [this] { return reader_done_; });
+    const absl::Time until = absl::Now() + grace;
+    base::MutexLock lock(&mu_);
+    while (!reader_done_ && !reader_done_cv_.WaitWithDeadline(&mu_, until)) {
+    }
     if (!reader_done_) context_->TryCancel();
   }
   reader_.join();
   const grpc::Status status = stream_->Finish();
   stream_.reset();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(&mu_);
     context_.reset();
   }
   if (status.ok()) return absl::OkStatus();
@@ -105,7 +106,7 @@ absl::Status GrpcTransport::Close(absl::Duration grace) {
 }
 
 void GrpcTransport::Cancel() {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   if (context_ != nullptr) context_->TryCancel();
 }
 

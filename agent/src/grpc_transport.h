@@ -12,20 +12,20 @@
 // opened fail-fast on a ready channel. Control messages are read on a reader
 // thread per stream.
 //
-// Threading: see Transport. Cancel is thread-safe (guarded by mu_). std::mutex
-// rather than absl::Mutex throughout the agent: the system Abseil is not built
-// with ThreadSanitizer, which then cannot see its synchronisation.
+// Threading: see Transport. Cancel is thread-safe (guarded by mu_). base::Mutex
+// (a std::mutex) rather than absl::Mutex throughout the agent: the system
+// Abseil is not built with ThreadSanitizer, which then cannot see its
+// synchronisation.
 #ifndef TRAINSCOPE_AGENT_SRC_GRPC_TRANSPORT_H_
 #define TRAINSCOPE_AGENT_SRC_GRPC_TRANSPORT_H_
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "grpcpp/grpcpp.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/v1/agent.grpc.pb.h"
 #include "transport.h"
 
@@ -55,10 +55,10 @@ class GrpcTransport : public Transport {
   std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::Control>> stream_;
   std::thread reader_;
 
-  std::mutex mu_;
+  base::Mutex mu_;
   std::unique_ptr<grpc::ClientContext> context_ ABSL_GUARDED_BY(mu_);
   bool reader_done_ ABSL_GUARDED_BY(mu_) = false;
-  std::condition_variable reader_done_cv_;
+  base::CondVar reader_done_cv_;
 };
 
 }  // namespace trainscope::agent

@@ -13,12 +13,12 @@ RingRegistry::RingRegistry(uint64_t agent_serial, size_t ring_capacity, uint64_t
     : agent_serial_(agent_serial), ring_capacity_(ring_capacity), budget_bytes_(budget_bytes) {}
 
 RingRegistry::~RingRegistry() {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   for (auto& ring : rings_) ring->MarkAgentGone();
 }
 
 std::shared_ptr<ThreadRing> RingRegistry::CreateRing(uint32_t os_thread_id) {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   const uint64_t left = budget_bytes_ > bytes_in_use_ ? budget_bytes_ - bytes_in_use_ : 0;
   size_t capacity = ring_capacity_;
   while (capacity >= kMinRingCapacity && RingBytes(capacity) > left) capacity /= 2;
@@ -30,12 +30,12 @@ std::shared_ptr<ThreadRing> RingRegistry::CreateRing(uint32_t os_thread_id) {
 }
 
 std::vector<std::shared_ptr<ThreadRing>> RingRegistry::Snapshot() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   return rings_;
 }
 
 void RingRegistry::RetireExitedAndEmpty() {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   auto retire = [this](const std::shared_ptr<ThreadRing>& ring) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     if (!ring->producer_exited() || ring->ring().size() != 0) return false;
     retired_.recorded += ring->recorded();
@@ -48,7 +48,7 @@ void RingRegistry::RetireExitedAndEmpty() {
 }
 
 RingRegistry::Totals RingRegistry::Sum() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   Totals totals = retired_;
   for (const auto& ring : rings_) {
     // consumed before pushed: waiting is never negative.
@@ -63,7 +63,7 @@ RingRegistry::Totals RingRegistry::Sum() const {
 }
 
 uint64_t RingRegistry::bytes_in_use() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   return bytes_in_use_;
 }
 

@@ -17,11 +17,11 @@
 
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "thread_ring.h"
+#include "trainscope/base/mutex.h"
 
 namespace trainscope::agent {
 
@@ -52,7 +52,7 @@ class RingRegistry {
   const uint64_t agent_serial_;
   const size_t ring_capacity_;
   const uint64_t budget_bytes_;
-  mutable std::mutex mu_;
+  mutable base::Mutex mu_;
   std::vector<std::shared_ptr<ThreadRing>> rings_ ABSL_GUARDED_BY(mu_);
   uint64_t bytes_in_use_ ABSL_GUARDED_BY(mu_) = 0;
   Totals retired_ ABSL_GUARDED_BY(mu_);

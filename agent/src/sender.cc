@@ -53,7 +53,7 @@ Sender::Sender(AgentHooks agent, const AgentOptions& options, Identity identity,
       backoff_(options.reconnect_min),
       jitter_rng_(identity.instance_id) {
   encoder_.set_clock_perturbation(identity_.clock_perturbation);
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   job_token_ = options.job_token;
 }
 
@@ -70,13 +70,14 @@ void Sender::Shutdown(absl::Duration deadline, std::string error) {
   deadline = std::max(deadline, absl::ZeroDuration());
   bool finished;
   {
-    std::unique_lock<std::mutex> lock(mu_);
+    base::MutexLock lock(&mu_);
     shutdown_requested_ = true;
     shutdown_deadline_ = absl::Now() + deadline;
     shutdown_error_ = std::move(error);
-    wake_cv_.notify_all();
-    finished_cv_.wait_for(lock, absl::ToChronoNanoseconds(deadline + kShutdownSlack),
-                          [this] { return finished_; });
+    wake_cv_.SignalAll();
+    const absl::Time until = absl::Now() + deadline + kShutdownSlack;
+    while (!finished_ && !finished_cv_.WaitWithDeadline(&mu_, until)) {
+    }
     finished = finished_;
   }
   // The sender is stuck in a stream write (collector not reading): abort it.
@@ -94,7 +95,7 @@ Sender::Counters Sender::counters() const {
   c.batches_acked = batches_acked_.load(std::memory_order_relaxed);
   c.reconnects = reconnects_.load(std::memory_order_relaxed);
   c.connected = connected_.load(std::memory_order_relaxed);
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   c.finished = finished_;
   c.loss_reports_submitted = loss_reports_submitted_;
   c.loss_reports_dropped = loss_reports_dropped_;
@@ -103,7 +104,7 @@ Sender::Counters Sender::counters() const {
 
 bool Sender::SubmitLossReport(v1::LossReport report) {
   const uint64_t bytes = report.ByteSizeLong();
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   if (shutdown_requested_ || loss_report_bytes_ + bytes > Agent::kMaxPendingLossReportBytes) {
     ++loss_reports_dropped_;
     return false;
@@ -115,7 +116,7 @@ bool Sender::SubmitLossReport(v1::LossReport report) {
 }
 
 std::string Sender::job_token() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   return job_token_;
 }
 
@@ -153,18 +154,18 @@ void Sender::OnControl(v1::Control control, int64_t receive_ns) {
       break;
   }
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(&mu_);
     inbox_.push_back(Inbound{std::move(control), receive_ns, epoch_});
   }
-  wake_cv_.notify_all();
+  wake_cv_.SignalAll();
 }
 
 void Sender::OnStreamEnd() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(&mu_);
     stream_ended_ = true;
   }
-  wake_cv_.notify_all();
+  wake_cv_.SignalAll();
 }
 
 bool Sender::HasWork() const {
@@ -197,9 +198,9 @@ void Sender::Run() {
     if (state_ == State::kDisconnected) wake = std::min(wake, next_attempt_);
     if (state_ == State::kAwaitingHelloAck) wake = std::min(wake, hello_deadline_);
     if (final_) wake = std::min(wake, final_deadline_);
-    std::unique_lock<std::mutex> lock(mu_);
-    wake_cv_.wait_for(lock, absl::ToChronoNanoseconds(wake - absl::Now()),
-                      [this] { return HasWork(); });
+    base::MutexLock lock(&mu_);
+    while (!HasWork() && !wake_cv_.WaitWithDeadline(&mu_, wake)) {
+    }
   }
   FinishRun();
 }
@@ -209,7 +210,7 @@ void Sender::ProcessInbox() {
   bool ended;
   uint64_t epoch;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(&mu_);
     items.swap(inbox_);
     ended = stream_ended_;
     epoch = epoch_;
@@ -256,7 +257,7 @@ void Sender::HandleHelloAck(const v1::HelloAck& ack) {
   ever_streamed_ = true;
   announced_down_ = false;
   if (!ack.job_token().empty()) {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(&mu_);
     job_token_ = ack.job_token();
   }
   // The collector holds everything up to resume_after_sequence already.
@@ -318,7 +319,7 @@ void Sender::TryOpen(absl::Time now) {
   }
   first_unready_ = absl::InfinitePast();
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(&mu_);
     ++epoch_;
     stream_ended_ = false;
   }
@@ -335,7 +336,7 @@ void Sender::TryOpen(absl::Time now) {
 void Sender::DrainLossReports() {
   std::vector<v1::LossReport> reports;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(&mu_);
     if (loss_reports_.empty()) return;
     reports.swap(loss_reports_);
     loss_report_bytes_ = 0;
@@ -347,7 +348,7 @@ void Sender::DrainLossReports() {
   for (v1::LossReport& report : reports) *batch->add_loss_reports() = std::move(report);
   queued.bytes = queued.message.SpaceUsedLong();
   if (queue_bytes_ + queued.bytes > options_.memory_budget_bytes) {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(&mu_);
     loss_reports_dropped_ += count;
     return;
   }
@@ -429,7 +430,7 @@ void Sender::SendPending() {
 void Sender::Disconnect(absl::string_view why) {
   const absl::Status status = transport_->Close(absl::ZeroDuration());
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(&mu_);
     stream_ended_ = false;
   }
   const bool was_streaming = state_ == State::kStreaming;
@@ -480,10 +481,10 @@ void Sender::FinishRun() {
   queue_.clear();
   queue_bytes_ = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(&mu_);
     finished_ = true;
   }
-  finished_cv_.notify_all();
+  finished_cv_.SignalAll();
 }
 
 v1::AgentMessage Sender::MakeHello() const {

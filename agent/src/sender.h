@@ -17,18 +17,16 @@
 // Threading: one sender thread owns the queue, the encoder and the transport's
 // write side. Control messages arrive on the transport's thread (OnControl):
 // recording and halt are applied at once through AgentHooks, the rest is posted to
-// an inbox (mu_, std::mutex so ThreadSanitizer sees it) for the sender thread. counters() and
-// job_token() are thread-safe.
+// an inbox (mu_, a base::Mutex: ThreadSanitizer sees it) for the sender thread.
+// counters() and job_token() are thread-safe.
 #ifndef TRAINSCOPE_AGENT_SRC_SENDER_H_
 #define TRAINSCOPE_AGENT_SRC_SENDER_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <random>
 #include <string>
 #include <thread>
@@ -41,6 +39,7 @@
 #include "ring_registry.h"
 #include "string_table.h"
 #include "trainscope/agent/agent_options.h"
+#include "trainscope/base/mutex.h"
 #include "transport.h"
 
 namespace trainscope::agent {
@@ -177,7 +176,7 @@ class Sender : public ControlListener {
   std::atomic<uint64_t> reconnects_{0};
   std::atomic<bool> connected_{false};
 
-  mutable std::mutex mu_;
+  mutable base::Mutex mu_;
   std::vector<Inbound> inbox_ ABSL_GUARDED_BY(mu_);
   uint64_t epoch_ ABSL_GUARDED_BY(mu_) = 0;  // stream number; tags inbox entries
   bool stream_ended_ ABSL_GUARDED_BY(mu_) = false;
@@ -191,8 +190,8 @@ class Sender : public ControlListener {
   uint64_t loss_report_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t loss_reports_submitted_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t loss_reports_dropped_ ABSL_GUARDED_BY(mu_) = 0;
-  std::condition_variable wake_cv_;      // the sender thread waits on it
-  std::condition_variable finished_cv_;  // Shutdown waits on it
+  base::CondVar wake_cv_;      // the sender thread waits on it
+  base::CondVar finished_cv_;  // Shutdown waits on it
 };
 
 }  // namespace trainscope::agent

@@ -62,7 +62,7 @@ std::string StringTable::Sanitize(std::string_view text, size_t max_bytes) {
 StringId StringTable::Intern(std::string_view text) {
   if (text.empty()) return kEmptyString;
   std::string clean = Sanitize(text, max_bytes_);
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   if (auto it = ids_.find(clean); it != ids_.end()) return it->second;
   if (texts_.size() >= max_strings_) {
     if (overflow_id_ == 0) {
@@ -79,7 +79,7 @@ StringId StringTable::Intern(std::string_view text) {
 
 void StringTable::CopyTo(const std::vector<StringId>& ids,
                          google::protobuf::RepeatedPtrField<std::string>* out) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   out->Reserve(out->size() + static_cast<int>(ids.size()));
   for (StringId id : ids) {
     if (id < texts_.size()) {
@@ -91,7 +91,7 @@ void StringTable::CopyTo(const std::vector<StringId>& ids,
 }
 
 size_t StringTable::size() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   return texts_.size();
 }
 

@@ -15,7 +15,6 @@
 #define TRAINSCOPE_AGENT_SRC_STRING_TABLE_H_
 
 #include <cstddef>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,6 +23,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "google/protobuf/repeated_ptr_field.h"
 #include "trainscope/agent/event_record.h"
+#include "trainscope/base/mutex.h"
 
 namespace trainscope::agent {
 
@@ -43,7 +43,7 @@ class StringTable {
  private:
   const size_t max_bytes_;
   const size_t max_strings_;
-  mutable std::mutex mu_;
+  mutable base::Mutex mu_;
   std::vector<std::string> texts_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<std::string, StringId> ids_ ABSL_GUARDED_BY(mu_);
   StringId overflow_id_ ABSL_GUARDED_BY(mu_) = 0;

@@ -34,6 +34,7 @@ PYTHON_DIR = BUILD_DIR / "python"
 BIN_DIR = pathlib.Path(os.environ.get("TRAINSCOPE_BIN_DIR", BUILD_DIR / "bin")).resolve()
 COLLECTOR_BIN = BIN_DIR / "trainscope-collector"
 CLI_BIN = BIN_DIR / "trainscope"
+DUMP_LOG_EVENTS_BIN = BIN_DIR / "dump_log_events"
 
 if (PYTHON_DIR / "trainscope").is_dir() and str(PYTHON_DIR) not in sys.path:
     sys.path.insert(0, str(PYTHON_DIR))
@@ -117,9 +118,14 @@ class Collector:
         return json.loads(self.cli("status", job, "--json").stdout)
 
     def events(self, job: str):
-        """The job's logged events as trainscope LoggedEvent tuples."""
-        import trainscope  # noqa: PLC0415
-        return trainscope._read_log(str(self.job_dir(job)))
+        """The job's logged events as trainscope LoggedEvent tuples (read by the
+        dump_log_events tool: the extension does not link the store)."""
+        from trainscope._logged_event import LoggedEvent  # noqa: PLC0415
+        result = subprocess.run([str(DUMP_LOG_EVENTS_BIN), str(self.job_dir(job))],
+                                capture_output=True, text=True, timeout=120)
+        if result.returncode != 0:
+            raise RuntimeError(result.stderr.strip() or f"dump_log_events failed: {result}")
+        return [LoggedEvent(*json.loads(line)) for line in result.stdout.splitlines()]
 
     def stop(self, timeout_s: float = 10.0) -> None:
         if self.process is None or self.process.poll() is not None:

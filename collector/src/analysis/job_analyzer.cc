@@ -16,6 +16,7 @@
 #include "trainscope/collector/analysis/operator_store.h"
 #include "trainscope/collector/analysis/step_assembler.h"
 #include "trainscope/collector/store/log_reader.h"
+#include "trainscope/proto/event_batch_columns.h"
 
 namespace trainscope::collector {
 
@@ -100,16 +101,16 @@ void JobAnalyzer::Impl::EmitLoss(LossTracker::Changes changes) {
 
 void JobAnalyzer::Impl::OnBatch(uint32_t rank, const v1::EventBatch& batch, int64_t now_unix_ns) {
   for (const v1::LossReport& report : batch.loss_reports()) EmitLoss(loss_.OnReport(rank, report));
-  // The collector validated the columns (BatchValidator); sizes are still
-  // taken as the minimum so that a stored log from elsewhere cannot crash us.
+  // The collector validated the columns (BatchValidator); a stored log from
+  // elsewhere is checked again so that it cannot crash us: a batch whose
+  // columns disagree is skipped whole.
+  if (!protocol::CheckEventBatchColumns(batch).ok()) return;
   batch_ids_.resize(static_cast<size_t>(batch.strings_size()));
   for (int i = 0; i < batch.strings_size(); ++i) batch_ids_[i] = strings_.Intern(batch.strings(i));
   auto id_of = [this](uint32_t index) {
     return index < batch_ids_.size() ? batch_ids_[index] : 0u;
   };
-  const int n =
-      std::min({batch.kind_size(), batch.start_delta_ns_size(), batch.duration_ns_size(),
-                batch.name_size(), batch.thread_size(), batch.detail_size(), batch.value_size()});
+  const int n = batch.kind_size();
   int collective = 0;
   int64_t start = batch.base_time_ns();
   // Decoded events go to the assembler in runs: one device lookup per run.
@@ -132,10 +133,9 @@ void JobAnalyzer::Impl::OnBatch(uint32_t rank, const v1::EventBatch& batch, int6
     e.group_sequence = 0;
     e.peer = -1;
     if (e.kind == v1::EVENT_KIND_COLLECTIVE) {
-      if (collective < batch.group_size()) e.group = id_of(batch.group(collective));
-      if (collective < batch.group_sequence_size())
-        e.group_sequence = batch.group_sequence(collective);
-      if (collective < batch.peer_size()) e.peer = batch.peer(collective);
+      e.group = id_of(batch.group(collective));
+      e.group_sequence = batch.group_sequence(collective);
+      e.peer = batch.peer(collective);
       ++collective;
       assembler_.Add(
           rank, absl::MakeConstSpan(run.data() + run_begin, static_cast<size_t>(i) - run_begin));

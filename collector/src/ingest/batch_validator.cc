@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "trainscope/collector/ingest/bad_input.h"
 #include "trainscope/collector/ingest/loss_report_validator.h"
+#include "trainscope/proto/event_batch_columns.h"
 
 namespace trainscope::collector {
 
@@ -36,38 +37,16 @@ absl::Status BatchValidator::Validate(const v1::EventBatch& batch) {
     return invalid("batch.kind",
                    absl::StrCat("has ", n, " events; at most ", limits_.max_events, " per batch"));
   }
-  auto column = [&](absl::string_view name, int size, int expected, absl::string_view per) {
-    return invalid(absl::StrCat("batch.", name),
-                   absl::StrCat("column ", name, " has ", size, " entries, expected ", expected,
-                                " (one per ", per, ")"));
-  };
-  const std::pair<absl::string_view, int> common[] = {
-      {"start_delta_ns", batch.start_delta_ns_size()},
-      {"duration_ns", batch.duration_ns_size()},
-      {"name", batch.name_size()},
-      {"thread", batch.thread_size()},
-      {"detail", batch.detail_size()},
-      {"value", batch.value_size()},
-  };
-  for (const auto& [name, size] : common) {
-    if (size != n) return column(name, size, n, "event");
+  std::string bad_column;
+  if (absl::Status s = protocol::CheckEventBatchColumns(batch, "column ", &bad_column); !s.ok()) {
+    return invalid(absl::StrCat("batch.", bad_column), s.message());
   }
-  int collectives = 0;
   for (int i = 0; i < n; ++i) {
     const int kind = batch.kind(i);
     if (kind == v1::EVENT_KIND_UNSPECIFIED || !v1::EventKind_IsValid(kind)) {
       return invalid("batch.kind", absl::StrCat("event ", i, " has kind ", kind,
                                                 "; expected 1 to 7 (trainscope.v1.EventKind)"));
     }
-    if (kind == v1::EVENT_KIND_COLLECTIVE) ++collectives;
-  }
-  const std::pair<absl::string_view, int> collective_columns[] = {
-      {"group", batch.group_size()},
-      {"group_sequence", batch.group_sequence_size()},
-      {"peer", batch.peer_size()},
-  };
-  for (const auto& [name, size] : collective_columns) {
-    if (size != collectives) return column(name, size, collectives, "collective event");
   }
   const uint32_t strings = static_cast<uint32_t>(batch.strings_size());
   for (uint32_t s = 0; s < strings; ++s) {

@@ -19,13 +19,13 @@ CollectiveTracker::Tag CollectiveTracker::MakeTag(int32_t peer, std::string_view
 }
 
 uint64_t CollectiveTracker::NextSequence(agent::StringId group, int32_t peer, bool point_to_point) {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   // Collectives count per group; -2 keeps them apart from any peer's count.
   return ++sequences_[{group, point_to_point ? peer : -2}];
 }
 
 agent::StringId CollectiveTracker::GroupId(std::string_view group) {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   auto it = groups_.find(absl::string_view(group.data(), group.size()));
   if (it != groups_.end()) return it->second;
   const agent::StringId id = agent_->Intern(group);

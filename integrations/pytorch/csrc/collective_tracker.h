@@ -23,13 +23,13 @@
 #define TRAINSCOPE_INTEGRATIONS_PYTORCH_COLLECTIVE_TRACKER_H_
 
 #include <cstdint>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <utility>
 
 #include "absl/container/flat_hash_map.h"
 #include "trainscope/agent/agent.h"
+#include "trainscope/base/mutex.h"
 
 namespace trainscope::pytorch {
 
@@ -58,7 +58,7 @@ class CollectiveTracker {
   agent::Agent* const agent_;
   const agent::StringId default_group_;
   const uint64_t serial_;  // tells this tracker's thread tags from another session's
-  std::mutex mu_;
+  base::Mutex mu_;
   absl::flat_hash_map<std::pair<agent::StringId, int32_t>, uint64_t> sequences_;  // mu_
   absl::flat_hash_map<std::string, agent::StringId> groups_;                      // mu_
 };

@@ -3,7 +3,7 @@
 namespace trainscope::pytorch {
 
 const OpInfo* OpNameTable::Find(std::string_view name) {
-  std::lock_guard<std::mutex> lock(mu_);
+  base::MutexLock lock(&mu_);
   auto it = by_name_.find(absl::string_view(name.data(), name.size()));
   if (it != by_name_.end()) return it->second.get();
   auto info = std::make_unique<OpInfo>();

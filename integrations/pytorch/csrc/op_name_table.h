@@ -15,13 +15,13 @@
 #define TRAINSCOPE_INTEGRATIONS_PYTORCH_OP_NAME_TABLE_H_
 
 #include <memory>
-#include <mutex>
 #include <string>
 #include <string_view>
 
 #include "absl/container/flat_hash_map.h"
 #include "op_classifier.h"
 #include "trainscope/agent/agent.h"
+#include "trainscope/base/mutex.h"
 
 namespace trainscope::pytorch {
 
@@ -39,7 +39,7 @@ class OpNameTable {
 
  private:
   agent::Agent* const agent_;
-  std::mutex mu_;
+  base::Mutex mu_;
   absl::flat_hash_map<std::string, std::unique_ptr<OpInfo>> by_name_;  // guarded by mu_
 };
 

@@ -15,7 +15,7 @@ namespace {
 
 std::atomic<uint64_t> g_next_generation{1};
 
-constexpr auto kControlTick = std::chrono::milliseconds(20);
+constexpr absl::Duration kControlTick = absl::Milliseconds(20);
 constexpr int kRecalibrateEveryTicks = 5;
 
 }  // namespace
@@ -77,7 +77,7 @@ void PluginSession::OnHalt(const agent::HaltInfo& info) {
 }
 
 void PluginSession::SyncHook() {
-  std::lock_guard<std::mutex> lock(hook_mu_);
+  base::MutexLock lock(&hook_mu_);
   if (hook_ == nullptr) return;
   const bool recording = agent_->recording();
   const bool shapes =
@@ -94,11 +94,11 @@ void PluginSession::SyncHook() {
 
 void PluginSession::ControlLoop() {
   int tick = 0;
-  std::unique_lock<std::mutex> lock(control_mu_);
+  control_mu_.Lock();
   while (!stop_control_) {
-    control_cv_.wait_for(lock, kControlTick);
+    control_cv_.WaitWithTimeout(&control_mu_, kControlTick);
     if (stop_control_) break;
-    lock.unlock();
+    control_mu_.Unlock();
     SyncHook();
     if (++tick % kRecalibrateEveryTicks == 0) clock_.Recalibrate();
     if (watchdog_.Expired(agent::Agent::Now())) {
@@ -108,8 +108,9 @@ void PluginSession::ControlLoop() {
                    options_.halt_grace_s);
       options_.terminate();
     }
-    lock.lock();
+    control_mu_.Lock();
   }
+  control_mu_.Unlock();
 }
 
 PluginSession::Boundary PluginSession::OnStepBoundary(
@@ -192,7 +193,7 @@ void PluginSession::RecordPhase(agent::Phase phase, int64_t start_ns, int64_t en
 
 agent::AgentStats PluginSession::stats() const {
   {
-    std::lock_guard<std::mutex> lock(stats_mu_);
+    base::MutexLock lock(&stats_mu_);
     if (final_stats_.has_value()) return *final_stats_;
   }
   return agent_->stats();
@@ -201,18 +202,18 @@ agent::AgentStats PluginSession::stats() const {
 void PluginSession::Close(absl::Duration deadline, std::string error) {
   if (closed_.exchange(true, std::memory_order_acq_rel)) return;
   {
-    std::lock_guard<std::mutex> lock(hook_mu_);
+    base::MutexLock lock(&hook_mu_);
     hook_.reset();  // no callback starts after this
   }
   {
-    std::lock_guard<std::mutex> lock(control_mu_);
+    base::MutexLock lock(&control_mu_);
     stop_control_ = true;
   }
-  control_cv_.notify_all();
+  control_cv_.SignalAll();
   if (control_thread_.joinable()) control_thread_.join();
   watchdog_.Disarm();
   agent_->Shutdown(deadline, std::move(error));
-  std::lock_guard<std::mutex> lock(stats_mu_);
+  base::MutexLock lock(&stats_mu_);
   final_stats_ = agent_->stats();
 }
 

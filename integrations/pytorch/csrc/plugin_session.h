@@ -29,11 +29,9 @@
 #define TRAINSCOPE_INTEGRATIONS_PYTORCH_PLUGIN_SESSION_H_
 
 #include <atomic>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
@@ -50,6 +48,7 @@
 #include "operator_hook.h"
 #include "step_phase_tracker.h"
 #include "trainscope/agent/agent.h"
+#include "trainscope/base/mutex.h"
 
 namespace trainscope::pytorch {
 
@@ -135,8 +134,8 @@ class PluginSession {
   bool hook_shapes_ = false;
   std::atomic<bool> shapes_this_step_{true};
 
-  std::mutex control_mu_;
-  std::condition_variable control_cv_;
+  base::Mutex control_mu_;
+  base::CondVar control_cv_;
   bool stop_control_ = false;  // guarded by control_mu_
   std::thread control_thread_;
 
@@ -148,11 +147,11 @@ class PluginSession {
   ObserverTargets targets_;
   std::unique_ptr<OpNameTable> names_;
   std::unique_ptr<CollectiveTracker> collectives_;
-  mutable std::mutex stats_mu_;
+  mutable base::Mutex stats_mu_;
   std::optional<agent::AgentStats> final_stats_;  // guarded by stats_mu_; set by Close
   // Declared after what their threads use, so they are destroyed first.
   std::unique_ptr<agent::Agent> agent_;
-  std::mutex hook_mu_;                  // SetRecording/SetShapes vs Close
+  base::Mutex hook_mu_;                  // SetRecording/SetShapes vs Close
   std::unique_ptr<OperatorHook> hook_;  // guarded by hook_mu_
 };
 

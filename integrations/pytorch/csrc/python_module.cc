@@ -20,7 +20,6 @@
 #include "absl/time/time.h"
 #include "collective_tag.h"
 #include "empty_callback.h"
-#include "log_dump.h"
 #include "loss_report_binding.h"
 #include "plugin_session.h"
 #include "record_function_observer.h"
@@ -127,18 +126,6 @@ std::unique_ptr<PluginSession> StartSession(py::kwargs kw) {
   return *std::move(session);
 }
 
-py::list ReadLog(const std::string& job_dir) {
-  absl::StatusOr<std::vector<LoggedEvent>> events = ReadLoggedEvents(job_dir);
-  if (!events.ok()) throw std::runtime_error(std::string(events.status().message()));
-  py::list out;
-  for (const LoggedEvent& e : *events) {
-    const agent::DecodedEvent& d = e.event;
-    out.append(py::make_tuple(e.rank, static_cast<int>(d.kind), d.name, d.start_ns, d.end_ns,
-                              d.value, d.detail, d.thread, d.group, d.group_sequence, d.peer));
-  }
-  return out;
-}
-
 }  // namespace
 }  // namespace trainscope::pytorch
 
@@ -148,9 +135,6 @@ PYBIND11_MODULE(_C, m) {
   m.doc() = "trainscope's torch extension (internal; use the trainscope package)";
   m.attr("TORCH_BUILD_VERSION") = TRAINSCOPE_TORCH_BUILD_VERSION;
   m.def("now_ns", &trainscope::agent::Agent::Now, "CLOCK_MONOTONIC ns (the agent's clock)");
-  m.def("read_log", &ts::ReadLog, py::arg("job_dir"),
-        "Events of a job log directory as (rank, kind, name, start_ns, end_ns, value, detail, "
-        "thread, group, group_sequence, peer) tuples");
   m.def("_bench_empty_callback", &ts::SetEmptyCallback, py::arg("enable"),
         "Adds/removes an empty global RecordFunction callback (the benchmark's floor)");
 

@@ -31,11 +31,3 @@ from .loss_contribution import LossContribution, TrackedDataset, track  # noqa: 
 
 __all__ = ["attach", "detach", "step", "phase", "set_stage", "HaltRequested", "is_attached",
            "stats", "session", "Session", "track", "TrackedDataset", "LossContribution"]
-
-
-def _read_log(job_dir: str):
-    """Events of a job's log directory (tests and tools): a list of
-    LoggedEvent(rank, kind, name, start_ns, end_ns, value, detail, thread,
-    group, group_sequence, peer); kind/detail are trainscope.v1 enum values."""
-    from ._logged_event import LoggedEvent  # noqa: PLC0415
-    return [LoggedEvent(*t) for t in _C.read_log(str(job_dir))]

@@ -1,4 +1,5 @@
-"""A decoded event of a job log (see trainscope._read_log)."""
+"""A decoded event of a job log, as the tests read them (tests/python/conftest.py's
+Collector.events, from the dump_log_events tool)."""
 
 import collections
 

@@ -24,7 +24,6 @@
 #include <cstdint>
 #include <ctime>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -35,6 +34,7 @@
 #include "trainscope/agent/agent_options.h"
 #include "trainscope/agent/agent_stats.h"
 #include "trainscope/agent/event_record.h"
+#include "trainscope/base/mutex.h"
 
 namespace trainscope::v1 {
 class LossReport;
@@ -210,7 +210,7 @@ class Agent {
 
   AgentOptions options_;
   uint64_t instance_id_;
-  mutable std::mutex halt_mu_;
+  mutable base::Mutex halt_mu_;
   std::optional<HaltInfo> halt_info_ ABSL_GUARDED_BY(halt_mu_);
   std::unique_ptr<StringTable> strings_;
   std::unique_ptr<RingRegistry> rings_;

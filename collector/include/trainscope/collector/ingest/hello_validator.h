@@ -14,19 +14,18 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "trainscope/proto/job_id.h"
 #include "trainscope/v1/agent.pb.h"
 
 namespace trainscope::collector {
 
 inline constexpr uint32_t kMaxWorldSize = 1u << 20;
-inline constexpr size_t kMaxJobIdLength = 128;
 inline constexpr size_t kMaxJobTokenLength = 256;
 
-// Whether `job_id` matches [A-Za-z0-9._-]{1,128} and is not "." or "..":
-// it names a directory under <data-dir>/jobs.
-bool IsValidJobId(absl::string_view job_id);
+// The protocol's job id rule (trainscope/proto/job_id.h).
+using ::trainscope::protocol::IsValidJobId;
 
-// INVALID_ARGUMENT naming `field` when `job_id` is not a valid job id.
+// protocol::ValidateJobId tagged with a BadInput cause (`field`).
 absl::Status ValidateJobId(absl::string_view job_id, absl::string_view field);
 
 // FAILED_PRECONDITION for a protocol version other than kProtocolVersion,

@@ -5,7 +5,7 @@
 
 #include "trainscope/collector/store/log_reader.h"
 
-namespace trainscope::pytorch {
+namespace trainscope::testing {
 
 absl::StatusOr<std::vector<LoggedEvent>> ReadLoggedEvents(const std::filesystem::path& job_dir) {
   absl::StatusOr<collector::LogReader> reader = collector::LogReader::Open(job_dir);
@@ -32,4 +32,4 @@ absl::StatusOr<std::vector<LoggedEvent>> ReadLoggedEvents(const std::filesystem:
   return events;
 }
 
-}  // namespace trainscope::pytorch
+}  // namespace trainscope::testing

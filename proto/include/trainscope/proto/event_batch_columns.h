@@ -1,0 +1,36 @@
+// The column rule of trainscope.v1.EventBatch: each per-event column
+// (start_delta_ns, duration_ns, name, thread, detail, value) has one entry
+// per event (kind), each collective column (group, group_sequence, peer) one
+// per collective event. One copy for everything that reads a batch: the
+// collector's validator, the analysis and the agent's decoder.
+//
+// Usage:
+//   RETURN_IF_ERROR(protocol::CheckEventBatchColumns(batch, "EventBatch."));
+//   // every column may now be indexed by event (or collective event) number
+//
+// Threading: pure functions.
+#ifndef TRAINSCOPE_PROTO_EVENT_BATCH_COLUMNS_H_
+#define TRAINSCOPE_PROTO_EVENT_BATCH_COLUMNS_H_
+
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "trainscope/v1/agent.pb.h"
+
+namespace trainscope::protocol {
+
+// How many of the batch's events are collectives (EVENT_KIND_COLLECTIVE).
+int CountCollectives(const v1::EventBatch& batch);
+
+// OK, or INVALID_ARGUMENT for the first column of the wrong length, written
+// `<column_prefix><column> has N entries, expected M (one per event)` (or
+// "(one per collective event)"); `*bad_column`, when given, is set to the
+// column's name.
+absl::Status CheckEventBatchColumns(const v1::EventBatch& batch,
+                                    absl::string_view column_prefix = "column ",
+                                    std::string* bad_column = nullptr);
+
+}  // namespace trainscope::protocol
+
+#endif  // TRAINSCOPE_PROTO_EVENT_BATCH_COLUMNS_H_
