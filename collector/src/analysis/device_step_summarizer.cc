@@ -59,18 +59,21 @@ void DeviceStepSummarizer::Summarize(uint32_t rank, uint32_t stage, uint64_t ste
                                      const DeviceStepBuffer& b, v1::DeviceStep* out,
                                      std::vector<OperatorRecord>* ops,
                                      CollectiveMatcher::Links* links) {
+  const Tally tally = Align(rank, stage, step, b, ops, links);
+  Fill(rank, stage, step, b, tally, out);
+}
+
+DeviceStepSummarizer::Tally DeviceStepSummarizer::Align(uint32_t rank, uint32_t stage,
+                                                        uint64_t step, const DeviceStepBuffer& b,
+                                                        std::vector<OperatorRecord>* ops,
+                                                        CollectiveMatcher::Links* links) {
   compute_.clear();
   communication_.clear();
   all_.clear();
   forward_.clear();
   backward_.clear();
   waited_.clear();
-
-  int64_t first_start = std::numeric_limits<int64_t>::max();
-  int64_t last_end = std::numeric_limits<int64_t>::min();
-  int64_t wait = 0;
-  int64_t lateness = 0;
-  uint32_t operators = 0, collectives = 0;
+  Tally t;
   for (const DeviceEvent& e : b.events) {
     OperatorRecord& op = ops->emplace_back();
     op.raw_start_ns = e.start_ns;
@@ -82,8 +85,8 @@ void DeviceStepSummarizer::Summarize(uint32_t rank, uint32_t stage, uint64_t ste
     op.name = e.name;
     op.thread = e.thread;
     op.stage = stage;
-    first_start = std::min(first_start, op.start_ns);
-    last_end = std::max(last_end, op.end_ns);
+    t.first_start = std::min(t.first_start, op.start_ns);
+    t.last_end = std::max(t.last_end, op.end_ns);
     const Interval iv{op.start_ns, op.end_ns};
     all_.push_back(iv);
     if (e.kind == v1::EVENT_KIND_OPERATOR) {
@@ -91,7 +94,7 @@ void DeviceStepSummarizer::Summarize(uint32_t rank, uint32_t stage, uint64_t ste
       op.op_sequence = e.value;
       op.flops = e.group_sequence;  // see DeviceStepBuffer::events
       op.scope = static_cast<v1::OperatorScope>(e.detail);
-      ++operators;
+      ++t.operators;
       compute_.push_back(iv);
       if (e.detail == v1::OPERATOR_SCOPE_FORWARD) forward_.push_back(iv);
       if (e.detail == v1::OPERATOR_SCOPE_BACKWARD) backward_.push_back(iv);
@@ -102,22 +105,26 @@ void DeviceStepSummarizer::Summarize(uint32_t rank, uint32_t stage, uint64_t ste
       op.group = e.group;
       op.group_sequence = e.group_sequence;
       op.peer = e.peer;
-      ++collectives;
+      ++t.collectives;
       communication_.push_back(iv);
       const CollectiveMatcher::Wait w = matcher_->Match(op, links);
-      lateness += w.lateness_ns;
+      t.lateness += w.lateness_ns;
       if (w.wait_ns > 0) {
-        wait += w.wait_ns;
+        t.wait += w.wait_ns;
         waited_[w.waited_for] += w.wait_ns;
       }
     }
   }
+  return t;
+}
 
+void DeviceStepSummarizer::Fill(uint32_t rank, uint32_t stage, uint64_t step,
+                                const DeviceStepBuffer& b, const Tally& t, v1::DeviceStep* out) {
   const bool any = !b.events.empty();
   const int64_t start =
-      b.has_start ? clock_->ToReference(rank, b.start_raw_ns) : (any ? first_start : 0);
+      b.has_start ? clock_->ToReference(rank, b.start_raw_ns) : (any ? t.first_start : 0);
   const int64_t end =
-      b.ended ? clock_->ToReference(rank, b.end_raw_ns) : std::max(start, any ? last_end : start);
+      b.ended ? clock_->ToReference(rank, b.end_raw_ns) : std::max(start, any ? t.last_end : start);
   const int64_t step_time = std::max<int64_t>(0, end - start);
   // Clip to the step: an operator may straddle a mark.
   for (std::vector<Interval>* v : {&compute_, &communication_, &all_, &forward_, &backward_}) {
@@ -140,7 +147,7 @@ void DeviceStepSummarizer::Summarize(uint32_t rank, uint32_t stage, uint64_t ste
   if (b.phase_seen[v1::PHASE_DATA_WAIT]) {
     data_wait = b.phase_ns[v1::PHASE_DATA_WAIT];
   } else if (any && b.has_start) {
-    data_wait = std::clamp<int64_t>(first_start - start, 0, step_time);
+    data_wait = std::clamp<int64_t>(t.first_start - start, 0, step_time);
   }
   out->set_data_wait_ns(data_wait);
   out->set_forward_ns(b.phase_seen[v1::PHASE_FORWARD] ? b.phase_ns[v1::PHASE_FORWARD]
@@ -150,7 +157,7 @@ void DeviceStepSummarizer::Summarize(uint32_t rank, uint32_t stage, uint64_t ste
   out->set_optimizer_ns(b.phase_ns[v1::PHASE_OPTIMIZER]);
   out->set_compute_ns(compute);
   out->set_collective_ns(communication);
-  wait = std::min(wait, communication);
+  const int64_t wait = std::min(t.wait, communication);
   out->set_wait_ns(wait);
   out->set_transfer_ns(communication - wait);
   out->set_idle_ns(std::max<int64_t>(0, step_time - busy));
@@ -158,8 +165,14 @@ void DeviceStepSummarizer::Summarize(uint32_t rank, uint32_t stage, uint64_t ste
   out->set_flops_per_second(
       compute > 0 ? static_cast<double>(b.flops) * 1e9 / static_cast<double>(compute) : 0.0);
   out->set_peak_memory_bytes(b.peak_memory);
-  out->set_operators(operators);
-  out->set_collectives(collectives);
+  out->set_operators(t.operators);
+  out->set_collectives(t.collectives);
+  out->set_waited_for_rank(MostWaitedFor());
+  out->set_lateness_ns(t.lateness);
+  out->set_complete(b.ended);
+}
+
+int32_t DeviceStepSummarizer::MostWaitedFor() const {
   int32_t waited_for = -1;
   int64_t most = 0;
   for (const auto& [r, w] : waited_) {
@@ -168,9 +181,7 @@ void DeviceStepSummarizer::Summarize(uint32_t rank, uint32_t stage, uint64_t ste
       waited_for = static_cast<int32_t>(r);
     }
   }
-  out->set_waited_for_rank(waited_for);
-  out->set_lateness_ns(lateness);
-  out->set_complete(b.ended);
+  return waited_for;
 }
 
 }  // namespace trainscope::collector

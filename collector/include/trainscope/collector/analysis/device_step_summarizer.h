@@ -18,6 +18,7 @@
 #define TRAINSCOPE_COLLECTOR_ANALYSIS_DEVICE_STEP_SUMMARIZER_H_
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 #include "absl/container/flat_hash_map.h"
@@ -50,6 +51,24 @@ class DeviceStepSummarizer {
   static int64_t Covered(std::vector<Interval>& v);
 
  private:
+  // What aligning the operators found, for the metrics.
+  struct Tally {
+    int64_t first_start = std::numeric_limits<int64_t>::max();
+    int64_t last_end = std::numeric_limits<int64_t>::min();
+    int64_t wait = 0;  // summed over the communication operators
+    int64_t lateness = 0;
+    uint32_t operators = 0;
+    uint32_t collectives = 0;
+  };
+  // Appends the aligned operators and collects their intervals and waits.
+  Tally Align(uint32_t rank, uint32_t stage, uint64_t step, const DeviceStepBuffer& buffer,
+              std::vector<OperatorRecord>* ops, CollectiveMatcher::Links* links);
+  // The metrics from the step's marks, the intervals and `tally`.
+  void Fill(uint32_t rank, uint32_t stage, uint64_t step, const DeviceStepBuffer& buffer,
+            const Tally& tally, trainscope::v1::DeviceStep* out);
+  // The rank waited for longest (the lowest of a tie), -1 for none.
+  int32_t MostWaitedFor() const;
+
   const ReferenceClock* const clock_;
   CollectiveMatcher* const matcher_;
   // Scratch space, kept between calls.
