@@ -77,5 +77,42 @@ TEST(MareyTrackTest, TheRawClockAddsTheDevicesOffset) {
   EXPECT_EQ(track.EndOf(op, /*raw=*/true), 1157);
 }
 
+OperatorRecord Record(uint32_t rank, int64_t start, OpClass cls, uint64_t step = 1,
+                      int32_t peer = -1) {
+  OperatorRecord record;
+  record.rank = rank;
+  record.start_ns = start;
+  record.end_ns = start + 50;
+  record.raw_start_ns = start + 1000 + rank;
+  record.name = 4;
+  record.op_class = cls;
+  record.step = step;
+  record.group = 2;
+  record.group_sequence = cls == OpClass::kCompute ? 0 : 5;
+  record.peer = peer;
+  return record;
+}
+
+TEST(MareyTrackTest, AddKeysOperatorsToJoinThemAcrossDevices) {
+  MareyTrack sender, receiver;
+  sender.rank = 0;
+  receiver.rank = 1;
+  const MareyTrack::Op send = sender.Add(Record(0, 100, OpClass::kSend, 1, /*peer=*/1));
+  const MareyTrack::Op recv = receiver.Add(Record(1, 120, OpClass::kRecv, 1, /*peer=*/0));
+  EXPECT_EQ(send.key, recv.key);
+  // The same compute operator twice in a step: the second joins the other
+  // device's second, not its first.
+  const MareyTrack::Op first = sender.Add(Record(0, 200, OpClass::kCompute));
+  const MareyTrack::Op second = sender.Add(Record(0, 300, OpClass::kCompute));
+  EXPECT_NE(first.key, second.key);
+  EXPECT_EQ(receiver.Add(Record(1, 210, OpClass::kCompute)).key, first.key);
+  EXPECT_EQ(receiver.Add(Record(1, 310, OpClass::kCompute)).key, second.key);
+  // The first operator fixed the device's raw clock offset.
+  EXPECT_EQ(sender.raw_base, 1000);
+  EXPECT_EQ(receiver.raw_base, 1001);
+  EXPECT_EQ(sender.compute.size(), 2u);
+  EXPECT_EQ(sender.comm.size(), 1u);
+}
+
 }  // namespace
 }  // namespace trainscope::viewer

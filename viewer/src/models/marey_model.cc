@@ -3,20 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
-#include <unordered_map>
 
 #include "trainscope/viewer/units.h"
 
 namespace trainscope::viewer {
 namespace {
-
-uint64_t SplitMix(uint64_t x) {
-  x += 0x9E3779B97F4A7C15ull;
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-uint64_t Mix(uint64_t h, uint64_t v) { return SplitMix(h ^ SplitMix(v)); }
 
 const char* RowKindSuffix(MareyRowKind kind) {
   switch (kind) {
@@ -41,14 +32,6 @@ MareyLayout::Options LayoutOptions(const MareyModel::Options& options) {
 }
 
 }  // namespace
-
-struct MareyModel::Group {
-  std::string key;
-  std::vector<uint32_t> ranks;
-  MareyTrack min;
-  MareyTrack avg;
-  MareyTrack max;
-};
 
 MareyModel::MareyModel(const NameTable* names) : MareyModel(names, Options{}) {}
 
@@ -103,46 +86,7 @@ void MareyModel::AddOperators(const std::vector<OperatorRecord>& operators) {
   for (uint32_t index : order) {
     const OperatorRecord& record = operators[index];
     if (track == nullptr || track->rank != record.rank) track = &DeviceTrack(record.rank);
-    if (!track->raw_base_set) {
-      track->raw_base = record.raw_start_ns - record.start_ns;
-      track->raw_base_set = true;
-    }
-    MareyTrack::Op op;
-    op.start = record.start_ns;
-    op.end = std::max(record.end_ns, record.start_ns);
-    op.raw_delta = static_cast<int32_t>(std::clamp<int64_t>(
-        record.raw_start_ns - record.start_ns - track->raw_base, INT32_MIN, INT32_MAX));
-    op.name = record.name;
-    op.step = static_cast<uint32_t>(record.step);
-    op.cls = record.op_class;
-    switch (record.op_class) {
-      case OpClass::kSend:
-        op.key =
-            Mix(Mix(Mix(Mix(3, record.group), record.rank), static_cast<uint64_t>(record.peer)),
-                record.group_sequence);
-        break;
-      case OpClass::kRecv:
-        op.key =
-            Mix(Mix(Mix(Mix(3, record.group), static_cast<uint64_t>(record.peer)), record.rank),
-                record.group_sequence);
-        break;
-      case OpClass::kCollective:
-        if (record.group_sequence != 0) {
-          op.key = Mix(Mix(Mix(2, record.group), record.group_sequence), record.name);
-          break;
-        }
-        [[fallthrough]];
-      case OpClass::kCompute: {
-        const uint64_t slot = Mix(record.step, record.name);
-        const uint32_t occurrence = track->occurrences[slot]++;
-        op.key = Mix(Mix(Mix(1, record.step), record.name), occurrence);
-        if (record.step > track->newest_step) track->newest_step = record.step;
-        break;
-      }
-    }
-    // Steps come in order: forget the numbering of steps long closed.
-    if (track->occurrences.size() > 200'000) track->occurrences.clear();
-    track->Push(op);
+    const MareyTrack::Op op = track->Add(record);
     ++operators_per_step_[record.step];
     ++operator_count_;
     aligned_min_ = std::min(aligned_min_, record.start_ns);
@@ -374,77 +318,9 @@ void MareyModel::BuildGroups() {
   groups_dirty_ = false;
   groups_.clear();
   if (grouping_ == Grouping::kNone) return;
-  for (const auto& [rank, track] : devices_) {
-    const DeviceInfo& info = device_info_[rank];
-    const std::string key = grouping_ == Grouping::kStage
-                                ? "stage " + std::to_string(info.stage)
-                                : "host " + (info.host.empty() ? std::string("?") : info.host);
-    std::unique_ptr<Group>& group = groups_[key];
-    if (group == nullptr) {
-      group = std::make_unique<Group>();
-      group->key = key;
-    }
-    group->ranks.push_back(rank);
-  }
-  struct Aggregate {
-    int64_t min_start = INT64_MAX, max_start = INT64_MIN, min_end = INT64_MAX, max_end = INT64_MIN;
-    double sum_start = 0, sum_end = 0, sum_raw = 0;
-    uint32_t count = 0;
-    MareyTrack::Op first;
-  };
-  for (auto& [key, group] : groups_) {
-    std::unordered_map<uint64_t, Aggregate> aggregates;
-    std::vector<uint64_t> order;  // first-seen order keeps the output nearly sorted
-    double raw_base_sum = 0;
-    for (uint32_t rank : group->ranks) {
-      const MareyTrack& track = *devices_.at(rank);
-      raw_base_sum += static_cast<double>(track.raw_base);
-      for (const auto* ops : {&track.compute, &track.comm}) {
-        for (const MareyTrack::Op& op : *ops) {
-          // Sends and receives share a key to join across devices; keep
-          // them apart inside a group.
-          const uint64_t key = Mix(op.key, static_cast<uint64_t>(op.cls));
-          auto [it, inserted] = aggregates.try_emplace(key);
-          Aggregate& a = it->second;
-          if (inserted) {
-            a.first = op;
-            order.push_back(key);
-          }
-          a.min_start = std::min(a.min_start, op.start);
-          a.max_start = std::max(a.max_start, op.start);
-          a.min_end = std::min(a.min_end, op.end);
-          a.max_end = std::max(a.max_end, op.end);
-          a.sum_start += static_cast<double>(op.start);
-          a.sum_end += static_cast<double>(op.end);
-          a.sum_raw += static_cast<double>(op.raw_delta);
-          ++a.count;
-        }
-      }
-    }
-    const int64_t raw_base =
-        static_cast<int64_t>(raw_base_sum / std::max<size_t>(1, group->ranks.size()));
-    for (MareyTrack* track : {&group->min, &group->avg, &group->max}) {
-      track->raw_base = raw_base;
-      track->rank = group->ranks.empty() ? 0 : group->ranks.front();
-    }
-    for (uint64_t key : order) {
-      const Aggregate& a = aggregates[key];
-      MareyTrack::Op op = a.first;
-      op.raw_delta = static_cast<int32_t>(a.sum_raw / a.count);
-      op.start = a.min_start;
-      op.end = a.min_end;
-      group->min.Push(op);
-      op.start = static_cast<int64_t>(a.sum_start / a.count);
-      op.end = static_cast<int64_t>(a.sum_end / a.count);
-      group->avg.Push(op);
-      op.start = a.max_start;
-      op.end = a.max_end;
-      group->max.Push(op);
-    }
-    group->min.Prepare();
-    group->avg.Prepare();
-    group->max.Prepare();
-  }
+  groups_ = MareyGroup::Build(
+      grouping_ == Grouping::kStage ? MareyGroup::By::kStage : MareyGroup::By::kHost, devices_,
+      device_info_);
 }
 
 void MareyModel::BuildRows() {

@@ -1,6 +1,65 @@
 #include "trainscope/viewer/marey_track.h"
 
 namespace trainscope::viewer {
+namespace {
+
+uint64_t SplitMix(uint64_t x) {
+  x += 0x9E3779B97F4A7C15ull;
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
+// Steps come in order: past this many (step, name) slots, the numbering of
+// steps long closed is forgotten.
+constexpr size_t kMaxOccurrenceSlots = 200'000;
+
+}  // namespace
+
+uint64_t MareyTrack::MixKey(uint64_t h, uint64_t v) { return SplitMix(h ^ SplitMix(v)); }
+
+MareyTrack::Op MareyTrack::Add(const OperatorRecord& record) {
+  if (!raw_base_set) {
+    raw_base = record.raw_start_ns - record.start_ns;
+    raw_base_set = true;
+  }
+  Op op;
+  op.start = record.start_ns;
+  op.end = std::max(record.end_ns, record.start_ns);
+  op.raw_delta = static_cast<int32_t>(
+      std::clamp<int64_t>(record.raw_start_ns - record.start_ns - raw_base, INT32_MIN, INT32_MAX));
+  op.name = record.name;
+  op.step = static_cast<uint32_t>(record.step);
+  op.cls = record.op_class;
+  switch (record.op_class) {
+    case OpClass::kSend:
+      op.key = MixKey(
+          MixKey(MixKey(MixKey(3, record.group), record.rank), static_cast<uint64_t>(record.peer)),
+          record.group_sequence);
+      break;
+    case OpClass::kRecv:
+      op.key = MixKey(
+          MixKey(MixKey(MixKey(3, record.group), static_cast<uint64_t>(record.peer)), record.rank),
+          record.group_sequence);
+      break;
+    case OpClass::kCollective:
+      if (record.group_sequence != 0) {
+        op.key = MixKey(MixKey(MixKey(2, record.group), record.group_sequence), record.name);
+        break;
+      }
+      [[fallthrough]];
+    case OpClass::kCompute: {
+      const uint64_t slot = MixKey(record.step, record.name);
+      const uint32_t occurrence = occurrences[slot]++;
+      op.key = MixKey(MixKey(MixKey(1, record.step), record.name), occurrence);
+      if (record.step > newest_step) newest_step = record.step;
+      break;
+    }
+  }
+  if (occurrences.size() > kMaxOccurrenceSlots) occurrences.clear();
+  Push(op);
+  return op;
+}
 
 void MareyTrack::Push(const Op& op) {
   std::vector<Op>& ops = op.cls == OpClass::kCompute ? compute : comm;

@@ -48,6 +48,7 @@
 #include <vector>
 
 #include "trainscope/viewer/draw_list.h"
+#include "trainscope/viewer/marey_group.h"
 #include "trainscope/viewer/marey_layout.h"
 #include "trainscope/viewer/marey_row.h"
 #include "trainscope/viewer/marey_track.h"
@@ -142,9 +143,6 @@ class MareyModel {
   uint64_t version() const { return version_; }
 
  private:
-  // A device group's three tracks (min, avg, max over its devices).
-  struct Group;
-
   void MarkDirty();
   MareyTrack& DeviceTrack(uint32_t rank);
   void PrepareTracks();
@@ -166,7 +164,7 @@ class MareyModel {
 
   std::map<uint32_t, std::unique_ptr<MareyTrack>> devices_;
   std::map<uint32_t, DeviceInfo> device_info_;
-  std::map<std::string, std::unique_ptr<Group>> groups_;
+  std::map<std::string, std::unique_ptr<MareyGroup>> groups_;
   std::map<uint64_t, StepRecord> steps_;
   std::map<uint32_t, std::vector<const Alert*>> alerts_by_rank_;
   std::vector<Alert> alerts_;

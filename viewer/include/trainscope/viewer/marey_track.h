@@ -8,8 +8,9 @@
 // Usage:
 //   MareyTrack track;
 //   track.rank = 3;
+//   track.Add(operator_record);  // keyed to join the same operator on other rows
 //   track.Push({.start = 100, .end = 180, .key = key, .cls = OpClass::kCompute});
-//   track.Prepare();  // sorts and indexes; again after more Push calls
+//   track.Prepare();  // sorts and indexes; again after more Add/Push calls
 //   int64_t busy = track.busy_prefix[track.compute.size()];
 //
 // Threading: a plain value; Prepare mutates, the rest only reads (a
@@ -59,9 +60,17 @@ struct MareyTrack {
   static constexpr size_t kOpsPerFineEdge = 8;
   static constexpr size_t kMinOpsForFineEdges = 1024;
 
-  // Adds an operator (compute or communication by its class); Prepare
-  // before reading the indexes.
+  // Adds a device's operator (its rank's track, operators of one step in
+  // time order): the first one fixes raw_base, and its key joins it with the
+  // same operator on other devices (a send with its receive, a collective
+  // by its sequence number, compute by step, name and occurrence in the
+  // step). Returns what was added.
+  Op Add(const OperatorRecord& record);
+  // Adds an operator as it is (compute or communication by its class);
+  // Prepare before reading the indexes.
   void Push(const Op& op);
+  // Combines two hash values (SplitMix64), for operator keys.
+  static uint64_t MixKey(uint64_t h, uint64_t v);
   // Sorts by start and rebuilds every index; nothing when nothing changed.
   void Prepare();
   // The index entry nearest to t (fine_ns > 0).
