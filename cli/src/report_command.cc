@@ -20,6 +20,7 @@
 #include "trainscope/cli/child_process.h"
 #include "trainscope/cli/subcommands.h"
 #include "trainscope/client/connection_options.h"
+#include "trainscope/collector/analysis/statistics.h"
 
 namespace trainscope::cli {
 namespace {
@@ -58,10 +59,9 @@ std::string Html(const std::string& text) {
 
 std::string Ms(int64_t ns) { return absl::StrFormat("%.2f", static_cast<double>(ns) / 1e6); }
 
-double Median(std::vector<int64_t> v) {
-  if (v.empty()) return 0;
-  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2), v.end());
-  return static_cast<double>(v[v.size() / 2]);
+// The per-rank samples are integer nanoseconds; the median is the analysis' one.
+double Median(const std::vector<int64_t>& v) {
+  return ::trainscope::collector::Median(std::vector<double>(v.begin(), v.end()));
 }
 
 // trainscope-viewer next to this executable, else on PATH.

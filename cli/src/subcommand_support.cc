@@ -71,14 +71,4 @@ client::TokenResolver::Sources TokenSources(const client::ParsedArgs& args,
   return sources;
 }
 
-bool IsValidJobId(std::string_view job_id) {
-  if (job_id.empty() || job_id.size() > 128) return false;
-  for (char c : job_id) {
-    const bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-                    c == '.' || c == '_' || c == '-';
-    if (!ok) return false;
-  }
-  return true;
-}
-
 }  // namespace trainscope::cli

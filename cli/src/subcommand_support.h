@@ -13,6 +13,7 @@
 #include "trainscope/cli/command_context.h"
 #include "trainscope/client/arg_parser.h"
 #include "trainscope/client/token_resolver.h"
+#include "trainscope/proto/job_id.h"
 #include "trainscope/v1/alerts.pb.h"
 
 namespace trainscope::cli {
@@ -39,8 +40,8 @@ client::TokenResolver::Sources TokenSources(const client::ParsedArgs& args,
 void AddHaltPolicyFlags(client::ArgParser* parser);
 absl::StatusOr<trainscope::v1::HaltPolicy> ParseHaltPolicyFlags(const client::ParsedArgs& args);
 
-// Whether `job_id` matches the agent protocol's [A-Za-z0-9._-]{1,128}.
-bool IsValidJobId(std::string_view job_id);
+// The protocol's job id rule (trainscope/proto/job_id.h).
+using ::trainscope::protocol::IsValidJobId;
 
 }  // namespace trainscope::cli
 
