@@ -24,7 +24,7 @@ const char* RowKindSuffix(MareyRowKind kind) {
 }
 
 MareyLayout::Options LayoutOptions(const MareyModel::Options& options) {
-  return {.bins = std::max<uint32_t>(1, options.bins),
+  return {.bins = options.bins,  // MareyLayout keeps at least one
           .min_band_px = options.min_band_px,
           .dense_row_px = options.dense_row_px,
           .chart_row_px = options.chart_row_px,
@@ -37,7 +37,7 @@ MareyModel::MareyModel(const NameTable* names) : MareyModel(names, Options{}) {}
 
 MareyModel::MareyModel(const NameTable* names, Options options)
     : names_(names), options_(options), layout_(LayoutOptions(options)) {
-  options_.bins = std::max<uint32_t>(1, options_.bins);
+  options_.bins = layout_.options().bins;  // at least one
   SetViewport(view_.width, view_.height);
 }
 
