@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs every test: the release suite
 # (unit, integration with real processes), the agent's lock-free recording
-# path again under ThreadSanitizer.
+# path again under ThreadSanitizer; in CI (CI=true) also clang's
+# -Wthread-safety over the C++ libraries (the thread-safety preset).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -9,6 +10,14 @@ scripts/build.sh
 
 echo "== release suite"
 ctest --preset release -j "$(nproc)" --timeout 600
+
+if [ "${CI:-}" = "true" ]; then
+  # Compile only: clang checks every ABSL_GUARDED_BY against the locks held
+  # (absl::Mutex, and base::Mutex in the agent and plugin); nothing runs.
+  echo "== clang -Wthread-safety (the C++ libraries, without the viewer)"
+  [ -f build-tsa/build.ninja ] || cmake --preset thread-safety >/dev/null
+  cmake --build --preset thread-safety -j "$(nproc)"
+fi
 
 echo "== agent under ThreadSanitizer"
 [ -f build-tsan/build.ninja ] || cmake --preset tsan >/dev/null

@@ -186,8 +186,8 @@ int RunAlertsCommand(const std::vector<std::string>& args, const CommandContext&
       client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, "alerts", conn.status().message());
   const std::string job = *parsed.Positional("JOB");
-  if (!IsValidJobId(job)) {
-    return UsageError(ctx, "alerts", absl::StrCat("JOB '", job, "' is not a job id"));
+  if (absl::Status s = protocol::ValidateJobId(job, "JOB"); !s.ok()) {
+    return UsageError(ctx, "alerts", s.message());
   }
   v1::AlertQuery query;
   query.set_open_only(parsed.Bool("open"));
@@ -257,8 +257,8 @@ int RunPolicyCommand(const std::vector<std::string>& args, const CommandContext&
       client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, "policy", conn.status().message());
   const std::string job = *parsed.Positional("JOB");
-  if (!IsValidJobId(job)) {
-    return UsageError(ctx, "policy", absl::StrCat("JOB '", job, "' is not a job id"));
+  if (absl::Status s = protocol::ValidateJobId(job, "JOB"); !s.ok()) {
+    return UsageError(ctx, "policy", s.message());
   }
   absl::StatusOr<v1::HaltPolicy> policy = ParseHaltPolicyFlags(parsed);
   if (!policy.ok()) return UsageError(ctx, "policy", policy.status().message());

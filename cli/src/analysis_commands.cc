@@ -31,8 +31,6 @@ namespace {
 
 namespace v1 = trainscope::v1;
 
-std::string Ms(int64_t ns) { return absl::StrFormat("%.2f", static_cast<double>(ns) / 1e6); }
-
 void AddAnalysisFlags(client::ArgParser* parser) {
   parser->AddPositional("JOB", "the job's id");
   client::ConnectionOptions::AddFlags(parser, /*with_feed=*/true);
@@ -59,10 +57,8 @@ std::optional<int> Prepare(const client::ArgParser& parser, std::string_view com
   if (!resolved.ok()) return UsageError(ctx, command, resolved.status().message());
   *conn = *resolved;
   *job = *parsed->Positional("JOB");
-  if (!IsValidJobId(*job)) {
-    return UsageError(
-        ctx, command,
-        absl::StrCat("JOB '", *job, "' is not a job id (expected 1 to 128 of A-Z a-z 0-9 . _ -)"));
+  if (absl::Status s = protocol::ValidateJobId(*job, "JOB"); !s.ok()) {
+    return UsageError(ctx, command, s.message());
   }
   return std::nullopt;
 }
@@ -123,9 +119,9 @@ int RunStepsCommand(const std::vector<std::string>& args, const CommandContext& 
   for (const v1::StepReport& step : reply->steps()) {
     for (const v1::DeviceStep& d : step.devices()) {
       table.AddRow({absl::StrCat(d.step()), absl::StrCat(d.rank()), absl::StrCat(d.stage()),
-                    Ms(d.step_time_ns()), Ms(d.data_wait_ns()), Ms(d.compute_ns()), Ms(d.wait_ns()),
-                    Ms(d.transfer_ns()), Ms(d.idle_ns()),
-                    absl::StrFormat("%.2f", d.flops_per_second() / 1e9),
+                    FormatMs(d.step_time_ns()), FormatMs(d.data_wait_ns()),
+                    FormatMs(d.compute_ns()), FormatMs(d.wait_ns()), FormatMs(d.transfer_ns()),
+                    FormatMs(d.idle_ns()), absl::StrFormat("%.2f", d.flops_per_second() / 1e9),
                     FormatBytes(d.peak_memory_bytes()),
                     d.waited_for_rank() < 0 ? "-" : absl::StrCat(d.waited_for_rank())});
     }

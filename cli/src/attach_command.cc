@@ -42,10 +42,10 @@ int RunAttachCommand(const std::vector<std::string>& args, const CommandContext&
   if (collector.empty()) return UsageError(ctx, "attach", "--collector expects HOST:PORT");
   std::optional<std::string> job = parsed.Value("job");
   if (!job.has_value()) job = ctx.env("TRAINSCOPE_JOB");
-  if (job.has_value() && !IsValidJobId(*job)) {
-    return UsageError(
-        ctx, "attach",
-        absl::StrCat("--job '", *job, "' is not a job id (1 to 128 of A-Z a-z 0-9 . _ -)"));
+  if (job.has_value()) {
+    if (absl::Status s = protocol::ValidateJobId(*job, "--job"); !s.ok()) {
+      return UsageError(ctx, "attach", s.message());
+    }
   }
   std::optional<std::string> token = parsed.Value("token");
   if (!token.has_value()) token = ctx.env("TRAINSCOPE_TOKEN");

@@ -47,8 +47,8 @@ int RunHaltCommand(const std::vector<std::string>& args, const CommandContext& c
       client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, "halt", conn.status().message());
   const std::string job = *parsed.Positional("JOB");
-  if (!IsValidJobId(job)) {
-    return UsageError(ctx, "halt", absl::StrCat("JOB '", job, "' is not a job id"));
+  if (absl::Status s = protocol::ValidateJobId(job, "JOB"); !s.ok()) {
+    return UsageError(ctx, "halt", s.message());
   }
   const std::optional<std::string> reason = parsed.Value("reason");
   if (!reason.has_value() || reason->empty()) {
@@ -98,8 +98,8 @@ int RunRecordingCommand(bool enabled, const std::vector<std::string>& args,
       client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, name, conn.status().message());
   const std::string job = *parsed.Positional("JOB");
-  if (!IsValidJobId(job)) {
-    return UsageError(ctx, name, absl::StrCat("JOB '", job, "' is not a job id"));
+  if (absl::Status s = protocol::ValidateJobId(job, "JOB"); !s.ok()) {
+    return UsageError(ctx, name, s.message());
   }
   absl::StatusOr<std::optional<int64_t>> sampling = parsed.Int("sampling", 0, UINT32_MAX);
   if (!sampling.ok()) return UsageError(ctx, name, sampling.status().message());

@@ -42,6 +42,8 @@ std::string FormatBytes(uint64_t bytes) {
   return absl::StrFormat("%.1f %s", value, kUnits[unit]);
 }
 
+std::string FormatMs(int64_t ns) { return absl::StrFormat("%.2f", static_cast<double>(ns) / 1e6); }
+
 std::string FormatAgo(int64_t unix_ns, absl::Time now) {
   if (unix_ns == 0) return "never";
   const int64_t seconds = absl::ToInt64Seconds(now - absl::FromUnixNanos(unix_ns));

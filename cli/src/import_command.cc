@@ -63,10 +63,8 @@ int RunImportCommand(const std::vector<std::string>& args, const CommandContext&
   client::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "import", args, ctx, &parsed)) return *code;
   const std::string job = parsed.Value("job").value_or("");
-  if (!IsValidJobId(job)) {
-    return UsageError(
-        ctx, "import",
-        absl::StrCat("--job '", job, "' is not a job id (expected 1 to 128 of A-Z a-z 0-9 . _ -)"));
+  if (absl::Status s = protocol::ValidateJobId(job, "--job"); !s.ok()) {
+    return UsageError(ctx, "import", s.message());
   }
   const std::vector<std::string> files = parsed.Rest();
   if (files.empty()) return UsageError(ctx, "import", "give the trace files to import");

@@ -43,11 +43,8 @@ int RunStatusCommand(const std::vector<std::string>& args, const CommandContext&
       client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, "status", conn.status().message());
   const std::string job = *parsed.Positional("JOB");
-  if (!IsValidJobId(job)) {
-    return UsageError(ctx, "status",
-                      absl::StrCat("JOB '", job,
-                                   "' is not a job id (expected 1 to 128 of "
-                                   "A-Z a-z 0-9 . _ -)"));
+  if (absl::Status s = protocol::ValidateJobId(job, "JOB"); !s.ok()) {
+    return UsageError(ctx, "status", s.message());
   }
 
   client::CommandsClient client(conn->collector, conn->timeout);

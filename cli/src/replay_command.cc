@@ -38,10 +38,10 @@ int RunReplayCommand(const std::vector<std::string>& args, const CommandContext&
   absl::StatusOr<std::optional<int64_t>> window = parsed.Int("window", 1, 100000);
   if (!window.ok()) return UsageError(ctx, "replay", window.status().message());
   const std::string as_job = parsed.Value("as-job").value_or("");
-  if (parsed.Has("as-job") && !IsValidJobId(as_job)) {
-    return UsageError(ctx, "replay",
-                      absl::StrCat("--as-job '", as_job,
-                                   "' is not a job id (expected 1 to 128 of A-Z a-z 0-9 . _ -)"));
+  if (parsed.Has("as-job")) {
+    if (absl::Status s = protocol::ValidateJobId(as_job, "--as-job"); !s.ok()) {
+      return UsageError(ctx, "replay", s.message());
+    }
   }
 
   LogReplayer::Options options;

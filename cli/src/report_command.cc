@@ -18,6 +18,7 @@
 #include "job_queries.h"
 #include "subcommand_support.h"
 #include "trainscope/cli/child_process.h"
+#include "trainscope/cli/formatting.h"
 #include "trainscope/cli/subcommands.h"
 #include "trainscope/client/connection_options.h"
 #include "trainscope/collector/analysis/statistics.h"
@@ -56,8 +57,6 @@ std::string Html(const std::string& text) {
   }
   return out;
 }
-
-std::string Ms(int64_t ns) { return absl::StrFormat("%.2f", static_cast<double>(ns) / 1e6); }
 
 // The per-rank samples are integer nanoseconds; the median is the analysis' one.
 double Median(const std::vector<int64_t>& v) {
@@ -212,10 +211,10 @@ std::string StepsTable(const std::vector<v1::StepReport>& steps) {
     absl::StrAppend(&html, "<tr><td>", s.step(), "</td>");
     for (uint32_t r : ranks) {
       auto it = by_rank.find(r);
-      absl::StrAppend(&html, "<td>", it == by_rank.end() ? "" : Ms(it->second->step_time_ns()),
-                      "</td>");
+      absl::StrAppend(&html, "<td>",
+                      it == by_rank.end() ? "" : FormatMs(it->second->step_time_ns()), "</td>");
     }
-    absl::StrAppend(&html, "<td>", Ms(max_wait), "</td><td>",
+    absl::StrAppend(&html, "<td>", FormatMs(max_wait), "</td><td>",
                     waited_for >= 0 ? absl::StrCat("rank ", waited_for) : "", "</td></tr>\n");
   }
   return html + "</table>\n";
@@ -244,10 +243,8 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandContext&
       client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, "report", conn.status().message());
   const std::string job = *parsed.Positional("JOB");
-  if (!IsValidJobId(job)) {
-    return UsageError(
-        ctx, "report",
-        absl::StrCat("JOB '", job, "' is not a job id (expected 1 to 128 of A-Z a-z 0-9 . _ -)"));
+  if (absl::Status s = protocol::ValidateJobId(job, "JOB"); !s.ok()) {
+    return UsageError(ctx, "report", s.message());
   }
   const std::optional<std::string> out = parsed.Value("out");
   if (!out || out->empty()) return UsageError(ctx, "report", "--out DIR is required");

@@ -95,10 +95,8 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandContext& ct
   std::vector<std::pair<std::string, std::string>> set_env;
   set_env.emplace_back("TRAINSCOPE_COLLECTOR", collector);
   if (std::optional<std::string> job = parsed.Value("job"); job.has_value()) {
-    if (!IsValidJobId(*job)) {
-      return UsageError(
-          ctx, "run",
-          absl::StrCat("--job '", *job, "' is not a job id (1 to 128 of A-Z a-z 0-9 . _ -)"));
+    if (absl::Status s = protocol::ValidateJobId(*job, "--job"); !s.ok()) {
+      return UsageError(ctx, "run", s.message());
     }
     set_env.emplace_back("TRAINSCOPE_JOB", *job);
   }

@@ -40,8 +40,8 @@ client::TokenResolver::Sources TokenSources(const client::ParsedArgs& args,
 void AddHaltPolicyFlags(client::ArgParser* parser);
 absl::StatusOr<trainscope::v1::HaltPolicy> ParseHaltPolicyFlags(const client::ParsedArgs& args);
 
-// The protocol's job id rule (trainscope/proto/job_id.h).
-using ::trainscope::protocol::IsValidJobId;
+// Subcommands check job ids with protocol::ValidateJobId (the protocol's
+// rule; its message names the id and what is expected).
 
 }  // namespace trainscope::cli
 

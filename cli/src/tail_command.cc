@@ -50,8 +50,8 @@ int RunTailCommand(const std::vector<std::string>& args, const CommandContext& c
       client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, "tail", conn.status().message());
   const std::string job = *parsed.Positional("JOB");
-  if (!IsValidJobId(job)) {
-    return UsageError(ctx, "tail", absl::StrCat("JOB '", job, "' is not a job id"));
+  if (absl::Status s = protocol::ValidateJobId(job, "JOB"); !s.ok()) {
+    return UsageError(ctx, "tail", s.message());
   }
   std::set<std::string> kinds;
   for (const std::string& value : parsed.Values("kinds")) {

@@ -81,7 +81,7 @@ TEST_F(AttachCommandTest, BadArgumentsAreUsageErrors) {
   EXPECT_EQ(Run({"attach", "--pid", "1", "--timeout", "0"}), 2);
   EXPECT_THAT(err_.str(), HasSubstr("--timeout expects a number"));
   EXPECT_EQ(Run({"attach", "--pid", "1", "--job", "no spaces"}), 2);
-  EXPECT_THAT(err_.str(), HasSubstr("--job 'no spaces' is not a job id"));
+  EXPECT_THAT(err_.str(), HasSubstr("--job: 'no spaces' (9 bytes) is not a valid job id"));
   EXPECT_EQ(Run({"detach", "--match", ""}), 2);
   EXPECT_THAT(err_.str(), HasSubstr("--match needs a non-empty PATTERN"));
 }

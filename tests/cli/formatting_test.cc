@@ -29,6 +29,12 @@ TEST(FormattingTest, Bytes) {
   EXPECT_EQ(FormatBytes(3ull << 30), "3.0 GiB");
 }
 
+TEST(FormattingTest, MsHasTwoDecimals) {
+  EXPECT_EQ(FormatMs(1'234'567), "1.23");
+  EXPECT_EQ(FormatMs(0), "0.00");
+  EXPECT_EQ(FormatMs(-5'000'000), "-5.00");
+}
+
 TEST(FormattingTest, Ago) {
   const absl::Time now = absl::FromUnixSeconds(1'000'000);
   auto ns = [](int64_t seconds) { return seconds * 1'000'000'000; };

@@ -100,7 +100,7 @@ TEST_F(RunCommandTest, UsageErrorsNeverExec) {
   EXPECT_EQ(Run({"run", "--python-dir", dir_.string(), "python3", "t.py"}), 2);
   EXPECT_THAT(err_.str(), HasSubstr("unexpected argument 'python3'; put the program after '--'"));
   EXPECT_EQ(Run({"run", "--job", "bad job!", "--python-dir", dir_.string(), "--", "x"}), 2);
-  EXPECT_THAT(err_.str(), HasSubstr("--job 'bad job!' is not a job id"));
+  EXPECT_THAT(err_.str(), HasSubstr("--job: 'bad job!' (8 bytes) is not a valid job id"));
   EXPECT_EQ(Run({"run", "--bogus", "--", "x"}), 2);
   EXPECT_THAT(err_.str(), HasSubstr("unknown flag --bogus"));
   EXPECT_EQ(exec_calls_, 0);

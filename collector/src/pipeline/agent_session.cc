@@ -71,6 +71,7 @@ void AgentSession::OnMessage(v1::AgentMessage message) {
   read_outstanding_ = false;
   if (finish_ || finished_) return;  // the stream is ending; ignore what is still arriving
   auto out_of_order = [this](absl::string_view what) {
+    mu_.AssertHeld();  // called below, under the lock: tells clang's -Wthread-safety
     RefuseStream(
         BadInput(absl::StatusCode::kFailedPrecondition, "message.order",
                  absl::StrCat("expected hello as the first message on the stream, got ", what)));

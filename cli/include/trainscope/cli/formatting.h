@@ -20,6 +20,8 @@ std::string FormatCount(uint64_t value);
 std::string FormatRate(double per_second);
 // 1536 -> "1.5 KiB"; 12 -> "12 B".
 std::string FormatBytes(uint64_t bytes);
+// Nanoseconds as milliseconds for the tables' "_ms" columns: 1234567 -> "1.23".
+std::string FormatMs(int64_t ns);
 // How long ago `unix_ns` was at `now`: "4s ago", "2m05s ago", "3h10m ago",
 // "never" for 0, "just now" under a second (or in the future: clock skew).
 std::string FormatAgo(int64_t unix_ns, absl::Time now);
