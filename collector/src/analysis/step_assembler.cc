@@ -73,6 +73,14 @@ void StepAssembler::OnDeviceOpened(uint32_t rank) {
   d.ticked = false;  // the silence clock restarts at the next Tick
 }
 
+void StepAssembler::ExpectDevices(uint32_t world_size) {
+  expected_devices_ = std::max(expected_devices_, world_size);
+}
+
+bool StepAssembler::AwaitingDevices() const {
+  return !awaiting_over_ && KnownDevices() < expected_devices_;
+}
+
 void StepAssembler::OnDeviceClosed(uint32_t rank) {
   Device& d = DeviceFor(rank);
   d.live = false;
@@ -323,11 +331,15 @@ void StepAssembler::Tick(int64_t now_unix_ns) {
       d.silent = true;
     }
   }
+  if (AwaitingDevices()) {
+    if (awaiting_since_ns_ == 0) awaiting_since_ns_ = now_unix_ns;
+    awaiting_over_ = now_unix_ns - awaiting_since_ns_ >= options_.silent_after_ns;
+  }
   TryClose();
 }
 
 void StepAssembler::TryClose() {
-  while (!open_.empty()) {
+  while (!open_.empty() && !AwaitingDevices()) {
     const uint64_t step = open_.begin()->first;
     bool blocked = false;
     for (const std::unique_ptr<Device>& d : devices_) {

@@ -86,6 +86,54 @@ class StepAssemblerTest : public ::testing::Test {
   const uint32_t stage_ = strings_.Intern("pipeline.stage");
 };
 
+// Ranks 0 and 1 of a world of 3 run steps 1..3 before rank 2 attaches.
+TEST_F(StepAssemblerTest, StepsWaitForEveryRankOfTheWorldToAttach) {
+  groups_.set_world_size(3);
+  assembler_ = std::make_unique<StepAssembler>(
+      &strings_, &groups_, &clock_, StepAssemblerOptions{},
+      [this](ClosedStep&& s) { closed_.push_back(std::move(s)); });
+  for (uint32_t r = 0; r < 2; ++r) {
+    assembler_->ExpectDevices(3);
+    assembler_->OnDeviceOpened(r);
+  }
+  for (uint64_t step = 1; step <= 4; ++step) {
+    for (uint32_t r = 0; r < 2; ++r) Add(r, Mark(step, static_cast<int64_t>(step) * 1000));
+  }
+  MoveOn(0, 4500);
+  MoveOn(1, 4500);
+  assembler_->Tick(kSecond);
+  EXPECT_THAT(closed_, IsEmpty()) << "rank 2 of 3 has not attached yet";
+  assembler_->ExpectDevices(3);
+  assembler_->OnDeviceOpened(2);
+  for (uint64_t step = 1; step <= 4; ++step) Add(2, Mark(step, static_cast<int64_t>(step) * 1000));
+  MoveOn(2, 4500);
+  ASSERT_NE(Step(1), nullptr);
+  EXPECT_EQ(Step(1)->report.devices_size(), 3);
+  EXPECT_THAT(Step(1)->report.missing_ranks(), IsEmpty());
+}
+
+TEST_F(StepAssemblerTest, ARankThatNeverAttachesHoldsStepsOnlyForTheSilenceTimeout) {
+  groups_.set_world_size(3);
+  assembler_ = std::make_unique<StepAssembler>(
+      &strings_, &groups_, &clock_, StepAssemblerOptions{.silent_after_ns = 10 * kSecond},
+      [this](ClosedStep&& s) { closed_.push_back(std::move(s)); });
+  for (uint32_t r = 0; r < 2; ++r) {
+    assembler_->ExpectDevices(3);
+    assembler_->OnDeviceOpened(r);
+  }
+  for (uint32_t r = 0; r < 2; ++r) {
+    Add(r, Mark(1, 1000));
+    Add(r, Mark(2, 2000));
+    MoveOn(r, 2500);
+  }
+  assembler_->Tick(kSecond);
+  assembler_->Tick(10 * kSecond);
+  EXPECT_THAT(closed_, IsEmpty());
+  assembler_->Tick(11 * kSecond);
+  ASSERT_NE(Step(1), nullptr);
+  EXPECT_EQ(Step(1)->report.devices_size(), 2);
+}
+
 TEST_F(StepAssemblerTest, StepTimeAndPhasesFromPhaseMarks) {
   Make(2);
   for (uint32_t r = 0; r < 2; ++r) {

@@ -19,7 +19,11 @@
 // phases (so the step's memory peak is in). A device is silent
 // after `silent_after_ns` without events (measured on Tick's collector time);
 // a closed or silent device does not block: it appears in missing_ranks, or
-// with complete=false when it has events in the step. Beyond max_open_steps or
+// with complete=false when it has events in the step. Until as many devices
+// as the job's world size (ExpectDevices) have appeared, no step closes: a
+// rank that attaches a few steps late still has its first steps in the
+// reports. The wait ends after `silent_after_ns` (of Tick's time) in case
+// a rank never comes. Beyond max_open_steps or
 // max_buffered_events the oldest step is force-closed (counted); a device
 // still inside it drops its events until its next mark.
 //
@@ -105,6 +109,8 @@ class StepAssembler {
   StepAssembler& operator=(const StepAssembler&) = delete;
 
   void OnDeviceOpened(uint32_t rank);
+  // The job has `world_size` devices (Hello.world_size): steps wait for them.
+  void ExpectDevices(uint32_t world_size);
   void OnDeviceClosed(uint32_t rank);
   // One event of `rank`, in that rank's order. Cheap: buffers; the work
   // happens when a step closes.
@@ -159,6 +165,7 @@ class StepAssembler {
   void EnforceBounds();
   void CloseOldest(bool forced);
   uint32_t KnownDevices() const;
+  bool AwaitingDevices() const;
 
   const JobStrings* const strings_;
   GroupDirectory* const groups_;
@@ -169,6 +176,11 @@ class StepAssembler {
   std::vector<std::unique_ptr<Device>> devices_;  // by rank
   std::map<uint64_t, OpenStep> open_;
   int64_t closed_through_ = -1;
+  // Devices the job has (0: unknown), and when Tick first saw some missing
+  // (0: not yet); the wait for them is over after silent_after_ns.
+  uint32_t expected_devices_ = 0;
+  int64_t awaiting_since_ns_ = 0;
+  bool awaiting_over_ = false;
   CollectiveMatcher matcher_;
   DeviceStepSummarizer summarizer_;
 
