@@ -79,8 +79,10 @@ def test_step_metrics_match_the_jobs_own_timers(collector, trainscope_module, tm
         for phase, field in (("forward", "forward_ns"), ("backward", "backward_ns")):
             job_phase = sum(timers[phase][s] for s in steady) * 1e3
             ts_phase = sum(ms(x[field]) for x in mine)
-            assert abs(ts_phase - job_phase) <= 0.05 * job_phase, (rank, phase, ts_phase,
-                                                                    job_phase)
+            # Each side reads its clock a context switch apart from the
+            # other's: on a loaded host that is up to a scheduler slice.
+            slack = 0.05 * job_phase + 1.0 * len(steady)
+            assert abs(ts_phase - job_phase) <= slack, (rank, phase, ts_phase, job_phase)
         # Each part fits in the step (DDP's all-reduces overlap the backward
         # pass, so compute and communication may together exceed it).
         for x in mine:
@@ -97,7 +99,9 @@ def test_step_metrics_match_the_jobs_own_timers(collector, trainscope_module, tm
     assert sorted(devices) == list(range(WORLD)), clocks
     for rank, c in devices.items():
         if rank != 0:
-            assert int(c["collective_samples"]) >= STEPS, c
+            # A rank that attaches late misses the collective instances the
+            # aligner finished without it (it keeps a bounded number open).
+            assert int(c["collective_samples"]) >= STEPS // 2, c
 
 
 # Two clock domains of two ranks: ranks 0 and 1 read this host's
