@@ -1,6 +1,7 @@
-// JobPipeline's commands (job_pipeline_commands.cc): halt, recording and the
-// loss-contribution switch reach every rank, later HelloAcks and the log, and
-// survive a collector restart; commands need the job's token.
+// JobPipeline's commands end to end (CommandRunner and JobTokenKeeper
+// behind the pipeline): halt, recording and the loss-contribution switch
+// reach every rank, later HelloAcks and the log, and survive a collector
+// restart; commands need the job's token.
 #include <atomic>
 #include <memory>
 #include <string>
