@@ -7,6 +7,7 @@
 #include "trainscope/collector/analysis/alert_engine.h"
 #include "trainscope/collector/analysis/job_analyzer.h"
 #include "trainscope/collector/analysis/rules_config.h"
+#include "trainscope/collector/offline/stored_job_analysis.h"
 #include "trainscope/collector/store/log_index.h"
 
 namespace trainscope::cli {

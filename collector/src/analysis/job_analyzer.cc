@@ -15,7 +15,6 @@
 #include "trainscope/collector/analysis/operator_batch_builder.h"
 #include "trainscope/collector/analysis/operator_store.h"
 #include "trainscope/collector/analysis/step_assembler.h"
-#include "trainscope/collector/store/log_reader.h"
 #include "trainscope/proto/event_batch_columns.h"
 
 namespace trainscope::collector {
@@ -287,33 +286,5 @@ v1::FeedSnapshot JobAnalyzer::Answer(const v1::SnapshotRequest& request) const {
 }
 const std::map<uint32_t, std::string>& JobAnalyzer::hosts() const { return impl_->hosts(); }
 JobAnalyzerStats JobAnalyzer::stats() const { return impl_->stats(); }
-
-absl::StatusOr<std::unique_ptr<JobAnalyzer>> AnalyzeStoredJob(const std::filesystem::path& data_dir,
-                                                              absl::string_view job_id,
-                                                              JobAnalyzerOptions options,
-                                                              JobAnalyzerOutputs outputs) {
-  const std::filesystem::path dir = data_dir / "jobs" / std::string(job_id);
-  absl::StatusOr<LogReader> reader = LogReader::Open(dir);
-  if (!reader.ok()) {
-    return absl::Status(reader.status().code(),
-                        absl::StrCat("job ", job_id, ": ", reader.status().message()));
-  }
-  auto analyzer = std::make_unique<JobAnalyzer>(options, std::move(outputs));
-  // Ticks follow the log's own clock, so silent devices time out as they did live.
-  int64_t last_tick = 0;
-  absl::Status read = reader->ForEach(
-      [&](const v1::LogRecord& record) {
-        analyzer->OnLogRecord(record);
-        if (record.logged_unix_ns() - last_tick >= 200'000'000) {
-          last_tick = record.logged_unix_ns();
-          analyzer->Tick(last_tick);
-        }
-        return true;
-      },
-      nullptr);
-  if (!read.ok()) return read;
-  analyzer->Finish();
-  return analyzer;
-}
 
 }  // namespace trainscope::collector

@@ -11,6 +11,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/event_batch_builder.h"
+#include "trainscope/collector/offline/stored_job_analysis.h"
 #include "trainscope/collector/store/job_log.h"
 
 namespace trainscope::collector {

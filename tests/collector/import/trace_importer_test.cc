@@ -7,7 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "trainscope/collector/analysis/job_analyzer.h"
+#include "trainscope/collector/offline/stored_job_analysis.h"
 
 namespace trainscope::collector {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "trainscope/collector/analysis/job_analyzer.h"
+#include "trainscope/collector/offline/stored_job_analysis.h"
 #include "trainscope/collector/store/log_index.h"
 #include "trainscope/viewer/proto_convert.h"
 

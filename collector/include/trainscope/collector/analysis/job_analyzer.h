@@ -8,8 +8,8 @@
 //   analyzer.OnBatch(rank, batch, now_unix_ns);
 //   analyzer.OnProbe(probe_sample);
 //   analyzer.Tick(now_unix_ns);
-// Usage (offline, a stored log: viewer, export, report):
-//   ASSIGN_OR_RETURN(auto analyzer, AnalyzeStoredJob(data_dir, "job-1", {}));
+// Usage (offline, a stored log: viewer, export, report): AnalyzeStoredJob in
+// trainscope/collector/offline/stored_job_analysis.h, then
 //   std::vector<v1::StepReport> steps = analyzer->Steps({});
 //   v1::MareyView view = analyzer->Marey(query);
 //
@@ -110,13 +110,6 @@ class JobAnalyzer {
   class Impl;
   std::unique_ptr<Impl> impl_;
 };
-
-// Runs a stored job log (<data_dir>/jobs/<job_id>) through a JobAnalyzer and
-// returns it finished, ready for queries. NOT_FOUND names the missing path.
-absl::StatusOr<std::unique_ptr<JobAnalyzer>> AnalyzeStoredJob(const std::filesystem::path& data_dir,
-                                                              absl::string_view job_id,
-                                                              JobAnalyzerOptions options = {},
-                                                              JobAnalyzerOutputs outputs = {});
 
 }  // namespace trainscope::collector
 
