@@ -6,6 +6,27 @@
 #include "trainscope/collector/analysis/rules_config.h"
 
 namespace trainscope::collector {
+namespace {
+
+// A raise of lost_device for `rank`, measured by `metric` against `threshold`.
+LostDeviceRule::Change Raise(uint32_t rank, const char* metric, double observed,
+                             double threshold, uint64_t step, uint64_t onset_step) {
+  LostDeviceRule::Change raise;
+  raise.rank = rank;
+  raise.lost = true;
+  raise.alert = BaseAlert(kRuleLostDevice);
+  raise.alert.add_ranks(rank);
+  raise.alert.set_cause_rank(static_cast<int32_t>(rank));
+  raise.alert.set_metric(metric);
+  raise.alert.set_observed(observed);
+  raise.alert.set_baseline(0);
+  raise.alert.set_threshold(threshold);
+  raise.step = step;
+  raise.onset_step = onset_step;
+  return raise;
+}
+
+}  // namespace
 
 std::vector<LostDeviceRule::Change> LostDeviceRule::OnStep(const v1::StepReport& step) {
   std::vector<Change> out;
@@ -28,19 +49,10 @@ std::vector<LostDeviceRule::Change> LostDeviceRule::OnStep(const v1::StepReport&
     RankState& state = ranks_[rank];
     ++state.missing_run;
     if (state.lost || state.missing_run < rule_.missing_steps()) continue;
-    Change raise;
-    raise.rank = rank;
-    raise.lost = true;
-    raise.alert = BaseAlert(kRuleLostDevice);
-    raise.alert.add_ranks(rank);
-    raise.alert.set_cause_rank(static_cast<int32_t>(rank));
-    raise.alert.set_metric("missing_steps");
-    raise.alert.set_observed(state.missing_run);
-    raise.alert.set_baseline(0);
-    raise.alert.set_threshold(rule_.missing_steps());
-    raise.step = step.step();
-    raise.onset_step =
+    const uint64_t onset =
         step.step() + 1 >= state.missing_run ? step.step() + 1 - state.missing_run : 0;
+    Change raise = Raise(rank, "missing_steps", state.missing_run, rule_.missing_steps(),
+                         step.step(), onset);
     raise.message = absl::StrFormat(
         "rank %u is lost: it reported none of the last %u closed steps since step %u", rank,
         state.missing_run, raise.onset_step);
@@ -55,18 +67,7 @@ std::optional<LostDeviceRule::Change> LostDeviceRule::OnStreamLost(uint32_t rank
   if (!rule_.enabled()) return std::nullopt;
   RankState& state = ranks_[rank];
   if (state.lost) return std::nullopt;
-  Change raise;
-  raise.rank = rank;
-  raise.lost = true;
-  raise.alert = BaseAlert(kRuleLostDevice);
-  raise.alert.add_ranks(rank);
-  raise.alert.set_cause_rank(static_cast<int32_t>(rank));
-  raise.alert.set_metric("stream");
-  raise.alert.set_observed(1);
-  raise.alert.set_baseline(0);
-  raise.alert.set_threshold(1);
-  raise.step = last_step;
-  raise.onset_step = last_step;
+  Change raise = Raise(rank, "stream", 1, 1, last_step, last_step);
   raise.message = absl::StrFormat(
       "rank %u is lost: its stream closed without goodbye after step %u", rank, last_step);
   state.lost = true;
