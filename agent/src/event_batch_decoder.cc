@@ -22,6 +22,7 @@ absl::StatusOr<std::vector<DecodedEvent>> DecodeEventBatch(const v1::EventBatch&
   events.reserve(static_cast<size_t>(n));
   uint64_t start = static_cast<uint64_t>(batch.base_time_ns());
   int collective = 0;
+  int gpu = 0;
   for (int i = 0; i < n; ++i) {
     DecodedEvent event;
     event.kind = static_cast<EventKind>(batch.kind(i));
@@ -34,7 +35,19 @@ absl::StatusOr<std::vector<DecodedEvent>> DecodeEventBatch(const v1::EventBatch&
     absl::StatusOr<std::string> name = string_at("name", i, batch.name(i));
     if (!name.ok()) return name.status();
     event.name = *std::move(name);
-    if (batch.kind(i) == v1::EVENT_KIND_COLLECTIVE) {
+    if (protocol::IsGpuKind(batch.kind(i))) {
+      event.gpu_device = batch.gpu_device(gpu);
+      event.gpu_stream = batch.gpu_stream(gpu);
+      event.correlation = batch.gpu_correlation(gpu);
+      if (event.correlation != 0) {
+        event.launch_ns = event.start_ns + batch.gpu_launch_delta_ns(gpu);
+        absl::StatusOr<std::string> op = string_at("gpu_launch_op", gpu, batch.gpu_launch_op(gpu));
+        if (!op.ok()) return op.status();
+        event.launch_op = *std::move(op);
+      }
+      ++gpu;
+    }
+    if (protocol::IsCollectiveKind(batch.kind(i))) {
       absl::StatusOr<std::string> group = string_at("group", collective, batch.group(collective));
       if (!group.ok()) return group.status();
       event.group = *std::move(group);

@@ -6,10 +6,24 @@
 
 namespace trainscope::protocol {
 
+bool IsCollectiveKind(int kind) {
+  return kind == v1::EVENT_KIND_COLLECTIVE || kind == v1::EVENT_KIND_GPU_COLLECTIVE;
+}
+
+bool IsGpuKind(int kind) {
+  return kind >= v1::EVENT_KIND_GPU_KERNEL && kind <= v1::EVENT_KIND_GPU_COLLECTIVE;
+}
+
 int CountCollectives(const v1::EventBatch& batch) {
   int collectives = 0;
-  for (int kind : batch.kind()) collectives += kind == v1::EVENT_KIND_COLLECTIVE;
+  for (int kind : batch.kind()) collectives += IsCollectiveKind(kind);
   return collectives;
+}
+
+int CountGpuEvents(const v1::EventBatch& batch) {
+  int gpu_events = 0;
+  for (int kind : batch.kind()) gpu_events += IsGpuKind(kind);
+  return gpu_events;
 }
 
 absl::Status CheckEventBatchColumns(const v1::EventBatch& batch, absl::string_view column_prefix,
@@ -42,6 +56,17 @@ absl::Status CheckEventBatchColumns(const v1::EventBatch& batch, absl::string_vi
   };
   for (const auto& [column, size] : per_collective) {
     if (absl::Status s = check(column, size, collectives, "collective event"); !s.ok()) return s;
+  }
+  const int gpu_events = CountGpuEvents(batch);
+  const std::pair<absl::string_view, int> per_gpu_event[] = {
+      {"gpu_device", batch.gpu_device_size()},
+      {"gpu_stream", batch.gpu_stream_size()},
+      {"gpu_correlation", batch.gpu_correlation_size()},
+      {"gpu_launch_delta_ns", batch.gpu_launch_delta_ns_size()},
+      {"gpu_launch_op", batch.gpu_launch_op_size()},
+  };
+  for (const auto& [column, size] : per_gpu_event) {
+    if (absl::Status s = check(column, size, gpu_events, "GPU event"); !s.ok()) return s;
   }
   return absl::OkStatus();
 }

@@ -112,6 +112,7 @@ void JobAnalyzer::Impl::OnBatch(uint32_t rank, const v1::EventBatch& batch, int6
   };
   const int n = batch.kind_size();
   int collective = 0;
+  int gpu = 0;
   int64_t start = batch.base_time_ns();
   // Decoded events go to the assembler in runs: one device lookup per run.
   // A run ends before each collective, so that the aligner has seen exactly
@@ -132,7 +133,22 @@ void JobAnalyzer::Impl::OnBatch(uint32_t rank, const v1::EventBatch& batch, int6
     e.group = 0;
     e.group_sequence = 0;
     e.peer = -1;
-    if (e.kind == v1::EVENT_KIND_COLLECTIVE) {
+    e.gpu_device = 0;
+    e.gpu_stream = 0;
+    e.launch_op = 0;
+    e.correlation = 0;
+    e.launch_ns = 0;
+    if (e.IsGpu()) {
+      e.gpu_device = batch.gpu_device(gpu);
+      e.gpu_stream = batch.gpu_stream(gpu);
+      e.correlation = batch.gpu_correlation(gpu);
+      if (e.correlation != 0) {
+        e.launch_ns = start + batch.gpu_launch_delta_ns(gpu);
+        e.launch_op = id_of(batch.gpu_launch_op(gpu));
+      }
+      ++gpu;
+    }
+    if (e.IsCollective()) {
       e.group = id_of(batch.group(collective));
       e.group_sequence = batch.group_sequence(collective);
       e.peer = batch.peer(collective);

@@ -57,9 +57,10 @@ absl::Status BatchValidator::Validate(const v1::EventBatch& batch) {
   }
 
   // Completion times per thread, staged so that a refused batch changes nothing.
-  absl::flat_hash_map<uint32_t, int64_t> staged;
+  absl::flat_hash_map<uint64_t, int64_t> staged;
   int64_t start = batch.base_time_ns();
   int c = 0;  // index into the collective columns
+  int g = 0;  // index into the GPU columns
   for (int i = 0; i < n; ++i) {
     const int kind = batch.kind(i);
     if (batch.name(i) >= strings) {
@@ -70,6 +71,7 @@ absl::Status BatchValidator::Validate(const v1::EventBatch& batch) {
     const uint32_t detail = batch.detail(i);
     switch (kind) {
       case v1::EVENT_KIND_COLLECTIVE:
+      case v1::EVENT_KIND_GPU_COLLECTIVE:
         if (!v1::CollectiveKind_IsValid(static_cast<int>(detail))) {
           return invalid("batch.detail",
                          absl::StrCat("event ", i, " (collective) has detail ", detail,
@@ -92,10 +94,38 @@ absl::Status BatchValidator::Validate(const v1::EventBatch& batch) {
                                       "; expected OperatorScope bits (0 to 3)"));
         }
         break;
+      case v1::EVENT_KIND_GPU_MEMCPY:
+        if (!v1::CopyKind_IsValid(static_cast<int>(detail))) {
+          return invalid("batch.detail",
+                         absl::StrCat("event ", i, " (GPU copy) has detail ", detail,
+                                      "; expected a trainscope.v1.CopyKind (0 to 5)"));
+        }
+        break;
+      case v1::EVENT_KIND_GPU_RUNTIME:
+        if (!v1::RuntimeCall_IsValid(static_cast<int>(detail))) {
+          return invalid("batch.detail",
+                         absl::StrCat("event ", i, " (GPU runtime call) has detail ", detail,
+                                      "; expected a trainscope.v1.RuntimeCall (0 to 3)"));
+        }
+        break;
       default:
         break;
     }
-    if (kind == v1::EVENT_KIND_COLLECTIVE) {
+    if (protocol::IsGpuKind(kind)) {
+      if (batch.gpu_correlation(g) != 0 && batch.gpu_launch_op(g) >= strings) {
+        return invalid("batch.gpu_launch_op",
+                       absl::StrCat("GPU event ", i, " has launch operator index ",
+                                    batch.gpu_launch_op(g), ", out of range; the batch has ",
+                                    strings, " strings"));
+      }
+      if (batch.gpu_launch_delta_ns(g) > 0) {
+        return invalid("batch.gpu_launch_delta_ns",
+                       absl::StrCat("GPU event ", i, " was launched ",
+                                    batch.gpu_launch_delta_ns(g),
+                                    " ns after it started; expected a launch at or before it"));
+      }
+    }
+    if (protocol::IsCollectiveKind(kind)) {
       if (batch.group(c) >= strings) {
         return invalid("batch.group",
                        absl::StrCat("collective event ", i, " has group index ", batch.group(c),
@@ -124,7 +154,13 @@ absl::Status BatchValidator::Validate(const v1::EventBatch& batch) {
     // Phase marks summarise a span that may be closed after later events were
     // recorded (forward ends when backward starts), so they are not ordered.
     if (kind == v1::EVENT_KIND_PHASE_MARK) continue;
-    const uint32_t thread = batch.thread(i);
+    // Device work is ordered per stream, not per thread (its thread is 0):
+    // streams key the map above the range of OS thread ids.
+    const uint64_t thread =
+        protocol::IsGpuKind(kind)
+            ? (uint64_t{1} << 63) | (uint64_t{batch.gpu_device(g)} << 32) | batch.gpu_stream(g)
+            : batch.thread(i);
+    if (protocol::IsGpuKind(kind)) ++g;
     int64_t previous = 0;
     bool has_previous = false;
     if (auto it = staged.find(thread); it != staged.end()) {

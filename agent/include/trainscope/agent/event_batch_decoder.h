@@ -35,6 +35,12 @@ struct DecodedEvent {
   std::string group;
   uint64_t group_sequence = 0;
   int32_t peer = -1;
+  // GPU events only.
+  uint32_t gpu_device = 0;
+  uint32_t gpu_stream = 0;
+  uint64_t correlation = 0;  // 0: launch unknown
+  int64_t launch_ns = 0;
+  std::string launch_op;
 
   bool operator==(const DecodedEvent&) const = default;
 };

@@ -1,7 +1,8 @@
 // The column rule of trainscope.v1.EventBatch: each per-event column
 // (start_delta_ns, duration_ns, name, thread, detail, value) has one entry
 // per event (kind), each collective column (group, group_sequence, peer) one
-// per collective event. One copy for everything that reads a batch: the
+// per collective event (CPU or GPU), each GPU column (gpu_device ..
+// gpu_launch_op) one per GPU event. One copy for everything that reads a batch: the
 // collector's validator, the analysis and the agent's decoder.
 //
 // Usage:
@@ -20,8 +21,16 @@
 
 namespace trainscope::protocol {
 
-// How many of the batch's events are collectives (EVENT_KIND_COLLECTIVE).
+// Whether events of `kind` have an entry in the collective columns
+// (EVENT_KIND_COLLECTIVE, EVENT_KIND_GPU_COLLECTIVE) ...
+bool IsCollectiveKind(int kind);
+// ... and in the GPU columns (EVENT_KIND_GPU_KERNEL .. GPU_COLLECTIVE).
+bool IsGpuKind(int kind);
+
+// How many of the batch's events have collective columns.
 int CountCollectives(const v1::EventBatch& batch);
+// How many have GPU columns.
+int CountGpuEvents(const v1::EventBatch& batch);
 
 // OK, or INVALID_ARGUMENT for the first column of the wrong length, written
 // `<column_prefix><column> has N entries, expected M (one per event)` (or

@@ -24,7 +24,22 @@ struct DeviceEvent {
   uint32_t thread = 0;
   int32_t peer = -1;  // send/recv: the other rank
   trainscope::v1::EventKind kind = trainscope::v1::EVENT_KIND_UNSPECIFIED;
-  uint32_t detail = 0;  // CollectiveKind, Phase or OperatorScope by kind
+  uint32_t detail = 0;  // CollectiveKind, Phase, OperatorScope, CopyKind or RuntimeCall by kind
+  // GPU events (kind GPU_KERNEL .. GPU_COLLECTIVE) only.
+  uint32_t gpu_device = 0;
+  uint32_t gpu_stream = 0;
+  uint32_t launch_op = 0;    // JobStrings id of the launching operator; 0: unknown
+  uint64_t correlation = 0;  // 0: the launch is unknown
+  int64_t launch_ns = 0;     // device clock: when the launch ran on the CPU (correlation != 0)
+
+  bool IsGpu() const {
+    return kind >= trainscope::v1::EVENT_KIND_GPU_KERNEL &&
+           kind <= trainscope::v1::EVENT_KIND_GPU_COLLECTIVE;
+  }
+  bool IsCollective() const {
+    return kind == trainscope::v1::EVENT_KIND_COLLECTIVE ||
+           kind == trainscope::v1::EVENT_KIND_GPU_COLLECTIVE;
+  }
 };
 
 // Maps a device's clock onto the job's reference clock (ClockAligner).

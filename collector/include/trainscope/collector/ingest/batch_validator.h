@@ -47,7 +47,8 @@ class BatchValidator {
  private:
   const uint32_t world_size_;
   const BatchLimits limits_;
-  absl::flat_hash_map<uint32_t, int64_t> last_end_by_thread_;
+  // Keyed by OS thread id, or for device work by (1 << 63 | device << 32 | stream).
+  absl::flat_hash_map<uint64_t, int64_t> last_end_by_thread_;
 };
 
 }  // namespace trainscope::collector
