@@ -20,7 +20,9 @@ uint32_t OperatorBatchBuilder::Intern(uint32_t id) {
 void OperatorBatchBuilder::Add(const OperatorRecord& op) {
   const uint32_t name = Intern(op.name);
   const uint32_t group = op.is_communication() ? Intern(op.group) : 0;
-  ToProto(op, name, group, batch_->add_operators());
+  trainscope::v1::AlignedOperator* out = batch_->add_operators();
+  ToProto(op, name, group, out);
+  if (op.is_gpu() && op.launch_op != 0) out->set_launch_op(Intern(op.launch_op));
 }
 
 void OperatorBatchBuilder::ToProto(const OperatorRecord& op, uint32_t name_index,
@@ -45,6 +47,13 @@ void OperatorBatchBuilder::ToProto(const OperatorRecord& op, uint32_t name_index
     out->set_collective_kind(op.collective_kind);
   } else {
     out->set_peer(-1);
+  }
+  if (op.is_gpu()) {
+    // Device work sits on a stream, never on a thread.
+    out->set_thread(0);
+    out->set_gpu_device(op.gpu_device);
+    out->set_gpu_stream(op.gpu_stream);
+    out->set_correlation(op.correlation);
   }
 }
 

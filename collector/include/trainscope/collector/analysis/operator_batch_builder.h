@@ -7,6 +7,9 @@
 //   for (const OperatorRecord& op : ops) builder.Add(op);
 //   uint32_t name_index = builder.Intern(op.name);  // for AggregatedOperator
 //
+// GPU operators keep their device, stream, correlation and launching
+// operator (interned like names); their thread is 0.
+//
 // Threading: not thread-safe; use on one thread.
 #ifndef TRAINSCOPE_COLLECTOR_ANALYSIS_OPERATOR_BATCH_BUILDER_H_
 #define TRAINSCOPE_COLLECTOR_ANALYSIS_OPERATOR_BATCH_BUILDER_H_
