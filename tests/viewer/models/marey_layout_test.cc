@@ -62,6 +62,29 @@ class MareyLayoutTest : public ::testing::Test {
   std::map<uint64_t, StepRecord> steps_;
 };
 
+TEST_F(MareyLayoutTest, RowsShareTheHeightByWeightAndAreFoundByY) {
+  AddRow(0);
+  rows_.back().weight = 0.5f;  // a GPU device's CPU row
+  AddRow(0).Push(Op(1000, 3000, 7, OpClass::kGpuKernel));
+  rows_.back().gpu = true;
+  AddRow(0).Push(Op(1000, 3000, 8, OpClass::kGpuCopy));
+  rows_.back().gpu = true;
+  MareyLayout layout({});
+  const MareyLayout::Frame frame = MakeFrame(0, 10'000);
+  layout.Lay(frame);
+  EXPECT_NEAR(rows_[0].height * 2, rows_[1].height, 0.01);
+  EXPECT_NEAR(rows_[0].height + rows_[1].height + rows_[2].height, frame.view.plot.h, 0.01);
+  EXPECT_NEAR(rows_[1].top, rows_[0].top + rows_[0].height, 0.01);
+  EXPECT_EQ(layout.RowAt(rows_[0].axis_y), 0u);
+  EXPECT_EQ(layout.RowAt(rows_[1].top + 1), 1u);
+  EXPECT_EQ(layout.RowAt(rows_[2].axis_y), 2u);
+  EXPECT_EQ(layout.RowAt(frame.view.plot.y + frame.view.plot.h + 50), 2u);
+  // Kernels green, copies teal; rows of one device are not joined.
+  EXPECT_EQ(CountRects(layout.list(), frame.view.plot, kComputeColor), 1u);
+  EXPECT_EQ(CountRects(layout.list(), frame.view.plot, kGpuCopyColor), 1u);
+  EXPECT_TRUE(layout.list().quads.empty());
+}
+
 TEST_F(MareyLayoutTest, TheSameOperatorOnAdjacentRowsIsJoined) {
   AddRow(0).Push(Op(1000, 3000, 7));
   AddRow(1).Push(Op(1500, 3500, 7));

@@ -461,5 +461,129 @@ TEST_F(MareyModelTest, RankFilterShowsOnlyThoseDevices) {
   EXPECT_EQ(rows[1].rank, 2u);
 }
 
+
+// --- GPU streams.
+
+OperatorRecord Gpu(OperatorRecord op, uint32_t stream, uint32_t device = 0) {
+  op.gpu_device = device;
+  op.gpu_stream = stream;
+  return op;
+}
+
+// The model's rows' labels, top to bottom.
+std::vector<std::string> Labels(MareyModel& model) {
+  std::vector<std::string> labels;
+  for (const MareyModel::Row& row : model.Rows()) labels.push_back(row.label);
+  return labels;
+}
+
+TEST_F(MareyModelTest, GpuStreamsAreRowsUnderAThinCpuRowColouredByClass) {
+  MareyModel model(&names_);
+  model.AddOperators({Op(0, 1000, 2000, "aten::mm"),
+                      Gpu(Op(0, 1200, 3000, "sm90_gemm", OpClass::kGpuKernel), 7),
+                      Gpu(Op(0, 3500, 5000, "ncclDevKernel_AllReduce", OpClass::kGpuCollective), 20),
+                      Gpu(Op(0, 500, 900, "Memcpy HtoD", OpClass::kGpuCopy), 9),
+                      Op(1, 1000, 2000, "aten::mm")});  // a CPU-only device
+  model.SetViewport(1000, 600);
+  model.SetTimeRange(0, 10'000);
+  EXPECT_THAT(Labels(model), ::testing::ElementsAre("rank 0 CPU", "rank 0 GPU0 s7", "rank 0 GPU0 s9",
+                                                    "rank 0 GPU0 s20", "rank 1"));
+  const auto& rows = model.Rows();
+  EXPECT_FALSE(rows[0].gpu);
+  EXPECT_TRUE(rows[1].gpu);
+  EXPECT_EQ(rows[3].gpu_stream, 20u);
+  EXPECT_LT(rows[0].height, rows[1].height * 0.6f);  // the CPU row is thin
+  EXPECT_NEAR(rows[4].height, rows[1].height, 0.01);
+  // Each stream's work on its own row, in its class's colour.
+  EXPECT_EQ(RectsOnRow(model, 0, kComputeColor).size(), 1u);  // aten::mm
+  ASSERT_EQ(RectsOnRow(model, 1, kComputeColor).size(), 1u);  // the kernel, green
+  EXPECT_NEAR(RectsOnRow(model, 1, kComputeColor)[0].rect.x, model.TimeToX(1200), 0.01);
+  EXPECT_EQ(RectsOnRow(model, 2, kGpuCopyColor).size(), 1u);
+  EXPECT_EQ(RectsOnRow(model, 3, kCollectiveColor).size(), 1u);
+  EXPECT_TRUE(RectsOnRow(model, 1, kCollectiveColor).empty());
+  EXPECT_TRUE(RectsOnRow(model, 3, kComputeColor).empty());
+  // Hovering a kernel names it, its class and its stream.
+  const auto hit = model.HitTest(model.TimeToX(2000), rows[1].axis_y);
+  ASSERT_TRUE(hit.has_value());
+  EXPECT_EQ(hit->op, "sm90_gemm");
+  EXPECT_EQ(hit->op_class, OpClass::kGpuKernel);
+  EXPECT_THAT(hit->text, ::testing::HasSubstr("GPU kernel on rank 0 GPU0 s7"));
+  const auto thin = model.HitTest(model.TimeToX(1500), rows[0].axis_y);
+  ASSERT_TRUE(thin.has_value());
+  EXPECT_EQ(thin->op, "aten::mm");
+}
+
+TEST_F(MareyModelTest, CpuRowsOfGpuDevicesAreShownOnDemand) {
+  MareyModel model(&names_);
+  model.AddOperators({Op(0, 1000, 2000, "aten::mm"),
+                      Gpu(Op(0, 1200, 3000, "sm90_gemm", OpClass::kGpuKernel), 7)});
+  model.SetShowCpuRows(false);
+  EXPECT_THAT(Labels(model), ::testing::ElementsAre("rank 0 GPU0 s7"));
+  model.SetShowCpuRows(true);
+  EXPECT_THAT(Labels(model), ::testing::ElementsAre("rank 0 CPU", "rank 0 GPU0 s7"));
+}
+
+TEST_F(MareyModelTest, OneCollectivesNcclKernelsAreJoinedAcrossDevicesWhateverTheirStreams) {
+  MareyModel model(&names_);
+  const uint32_t group = names_.Intern("0");
+  auto nccl = [&](uint32_t rank, int64_t start, uint32_t stream, uint64_t sequence) {
+    OperatorRecord op =
+        Gpu(Op(rank, start, start + 1000, "ncclDevKernel_AllReduce", OpClass::kGpuCollective),
+            stream);
+    op.group = group;
+    op.group_sequence = sequence;
+    return op;
+  };
+  model.AddOperators({
+      Gpu(Op(0, 1000, 2000, "sm90_gemm", OpClass::kGpuKernel), 7),
+      nccl(0, 3000, 20, 1),
+      Gpu(Op(1, 1100, 2100, "sm90_gemm", OpClass::kGpuKernel), 7),
+      nccl(1, 3200, 24, 1),  // another stream on rank 1
+      nccl(1, 6000, 24, 2),  // the next collective: no partner
+  });
+  model.SetViewport(1000, 600);
+  model.SetTimeRange(0, 10'000);
+  model.SetShowCpuRows(false);
+  ASSERT_THAT(Labels(model), ::testing::ElementsAre("rank 0 GPU0 s7", "rank 0 GPU0 s20",
+                                                    "rank 1 GPU0 s7", "rank 1 GPU0 s24"));
+  const auto& rows = model.Rows();
+  std::vector<Quad> yellow, green;
+  for (const Quad& q : model.Draw().quads) {
+    if ((q.fill & 0xFFFFFF) == (kCollectiveColor & 0xFFFFFF)) yellow.push_back(q);
+    if ((q.fill & 0xFFFFFF) == (kComputeColor & 0xFFFFFF)) green.push_back(q);
+  }
+  // The NCCL band runs from rank 0's stream 20 to rank 1's stream 24,
+  // across the rows between them.
+  ASSERT_EQ(yellow.size(), 1u);
+  EXPECT_NEAR(yellow[0].p[0].x, model.TimeToX(3000), 0.01);
+  EXPECT_NEAR(yellow[0].p[3].x, model.TimeToX(3200), 0.01);
+  EXPECT_GT(yellow[0].p[0].y, rows[1].axis_y);
+  EXPECT_LT(yellow[0].p[0].y, rows[2].top);
+  EXPECT_LT(yellow[0].p[3].y, rows[3].axis_y);
+  EXPECT_GT(yellow[0].p[3].y, rows[3].top);
+  // The kernel joins its twin on the next device.
+  ASSERT_EQ(green.size(), 1u);
+  EXPECT_NEAR(green[0].p[3].x, model.TimeToX(1100), 0.01);
+  EXPECT_EQ(model.Draw().quads.size(), 2u);
+}
+
+TEST_F(MareyModelTest, CpuRowsJoinCpuRowsAcrossGpuStreams) {
+  MareyModel model(&names_);
+  model.AddOperators({Op(0, 1000, 2000, "aten::mm"),
+                      Gpu(Op(0, 1200, 3000, "aten::mm", OpClass::kGpuKernel), 7),
+                      Op(1, 1000, 2000, "aten::mm"),
+                      Gpu(Op(1, 1200, 3000, "aten::mm", OpClass::kGpuKernel), 7)});
+  model.SetViewport(1000, 600);
+  model.SetTimeRange(0, 10'000);
+  // CPU to CPU and stream to stream: a CPU operator never joins a kernel,
+  // even one of the same name.
+  ASSERT_EQ(model.Rows().size(), 4u);
+  ASSERT_EQ(model.Draw().quads.size(), 2u);
+  for (const Quad& q : model.Draw().quads) {
+    const bool cpu = q.p[0].y < model.Rows()[1].top;
+    EXPECT_EQ(q.p[3].y < model.Rows()[3].top, cpu);
+  }
+}
+
 }  // namespace
 }  // namespace trainscope::viewer

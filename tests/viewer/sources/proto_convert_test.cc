@@ -53,5 +53,71 @@ TEST(ProtoConvertTest, JobSummaryKeepsWhetherTheLossSwitchWasEverSent) {
   EXPECT_TRUE(job.recording);
 }
 
+TEST(ProtoConvertTest, GpuOperatorsKeepTheirClassDeviceAndStream) {
+  trainscope::v1::OperatorBatch batch;
+  batch.add_strings("");
+  batch.add_strings("sm90_gemm");
+  batch.add_strings("ncclDevKernel_AllReduce");
+  batch.add_strings("Memcpy HtoD");
+  const trainscope::v1::OperatorClass classes[] = {trainscope::v1::OPERATOR_CLASS_GPU_KERNEL,
+                                                   trainscope::v1::OPERATOR_CLASS_GPU_COLLECTIVE,
+                                                   trainscope::v1::OPERATOR_CLASS_GPU_COPY};
+  for (uint32_t i = 0; i < 3; ++i) {
+    auto* op = batch.add_operators();
+    op->set_rank(2);
+    op->set_name(i + 1);
+    op->set_op_class(classes[i]);
+    op->set_gpu_device(1);
+    op->set_gpu_stream(7 + i);
+  }
+  const OperatorBatchRecord out = ConvertOperators(batch);
+  ASSERT_EQ(out.operators.size(), 3u);
+  EXPECT_EQ(out.operators[0].op_class, OpClass::kGpuKernel);
+  EXPECT_EQ(out.operators[1].op_class, OpClass::kGpuCollective);
+  EXPECT_EQ(out.operators[2].op_class, OpClass::kGpuCopy);
+  EXPECT_EQ(out.operators[2].gpu_device, 1u);
+  EXPECT_EQ(out.operators[2].gpu_stream, 9u);
+}
+
+TEST(ProtoConvertTest, DeviceStepKeepsDeviceTimeAndTopKernels) {
+  trainscope::v1::StepReport report;
+  report.set_step(4);
+  auto* d = report.add_devices();
+  d->set_rank(1);
+  d->set_has_gpu(true);
+  d->set_gpu_busy_ns(38'500'000);
+  d->set_transfer_ns(9'000'000);
+  d->set_h2d_copy_ns(100);
+  d->set_d2h_copy_ns(20);
+  d->set_other_copy_ns(3);
+  d->set_gpu_idle_launch_bound_ns(120'000'000);
+  d->set_cpu_compute_ns(222'000'000);
+  d->set_kernels(900);
+  d->set_gpu_streams(3);
+  auto* k = d->add_top_kernels();
+  k->set_name("sm90_gemm");
+  k->set_op_class(trainscope::v1::OPERATOR_CLASS_GPU_KERNEL);
+  k->set_count(12);
+  k->set_total_ns(5'000'000);
+  k->set_launch_op("aten::mm");
+  const StepRecord step = ConvertStep(report);
+  ASSERT_EQ(step.devices.size(), 1u);
+  const DeviceStepRecord& r = step.devices[0];
+  EXPECT_TRUE(r.has_gpu);
+  EXPECT_EQ(r.gpu_busy_ns, 38'500'000);
+  EXPECT_EQ(r.transfer_ns, 9'000'000);
+  EXPECT_EQ(r.copy_ns(), 123);
+  EXPECT_EQ(r.gpu_idle_launch_bound_ns, 120'000'000);
+  EXPECT_EQ(r.cpu_compute_ns, 222'000'000);
+  EXPECT_EQ(r.kernels, 900u);
+  EXPECT_EQ(r.gpu_streams, 3u);
+  ASSERT_EQ(r.top_kernels.size(), 1u);
+  EXPECT_EQ(r.top_kernels[0].name, "sm90_gemm");
+  EXPECT_EQ(r.top_kernels[0].op_class, OpClass::kGpuKernel);
+  EXPECT_EQ(r.top_kernels[0].count, 12u);
+  EXPECT_EQ(r.top_kernels[0].total_ns, 5'000'000);
+  EXPECT_EQ(r.top_kernels[0].launch_op, "aten::mm");
+}
+
 }  // namespace
 }  // namespace trainscope::viewer

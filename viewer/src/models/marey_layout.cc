@@ -30,6 +30,12 @@ Color ClassColor(OpClass c) {
       return kSendColor;
     case OpClass::kRecv:
       return kRecvColor;
+    case OpClass::kGpuKernel:
+      return kComputeColor;
+    case OpClass::kGpuCollective:
+      return kCollectiveColor;
+    case OpClass::kGpuCopy:
+      return kGpuCopyColor;
   }
   return kComputeColor;
 }
@@ -96,12 +102,23 @@ void MareyLayout::Lay(const Frame& frame) {
     frame_ = nullptr;
     return;
   }
-  pitch_ = view_.plot.h / static_cast<float>(n);
-  band_half_ = std::clamp(pitch_ * 0.16f, 1.0f, 5.0f);
+  // Rows share the plot's height by weight (a GPU device's CPU row is
+  // thinner than its streams').
+  float weights = 0;
+  for (const MareyRow& row : rows()) weights += std::max(row.weight, 0.05f);
+  pitch_ = view_.plot.h / weights;
   const bool dense = pitch_ < options_.dense_row_px;
   stats_.dense = dense;
-  for (size_t i = 0; i < n; ++i)
-    rows()[i].axis_y = view_.plot.y + pitch_ * (static_cast<float>(i) + 0.5f);
+  row_tops_.resize(n);
+  float top = view_.plot.y;
+  for (size_t i = 0; i < n; ++i) {
+    MareyRow& row = rows()[i];
+    row.top = top;
+    row.height = pitch_ * std::max(row.weight, 0.05f);
+    row.axis_y = top + row.height / 2;
+    row_tops_[i] = top;
+    top += row.height;
+  }
 
   // Behind everything: the selected step and the rows of a focused alert.
   list_.backgrounds.push_back({view_.plot, Rgba(252, 252, 253), WithAlpha(kAxisColor, 110)});
@@ -120,7 +137,7 @@ void MareyLayout::Lay(const Frame& frame) {
         std::binary_search(frame_->focus_ranks.begin(), frame_->focus_ranks.end(),
                            rows()[i].rank)) {
       list_.backgrounds.push_back(
-          {{view_.plot.x, rows()[i].axis_y - pitch_ / 2, view_.plot.w, pitch_}, kFocusRowColor});
+          {{view_.plot.x, rows()[i].top, view_.plot.w, rows()[i].height}, kFocusRowColor});
     }
   }
   AddAxes();
@@ -129,24 +146,38 @@ void MareyLayout::Lay(const Frame& frame) {
   if (dense) {
     LayoutDenseRows();
   } else {
-    RowLayout previous, current;
+    // A row joins the rows of the same kind (CPU or GPU stream) of the
+    // device above it: the previous block of rows (a device's rows, or one
+    // group row). Streams join every stream above, so one collective's NCCL
+    // kernels meet whichever streams they ran on (keys match only there).
+    std::vector<RowLayout> previous, current;
+    std::vector<size_t> previous_rows, current_rows;
     for (size_t i = 0; i < n; ++i) {
-      current.items.clear();
-      current.merged.clear();
+      if (i > 0 && !SameDevice(i - 1, i)) {
+        std::swap(previous, current);
+        std::swap(previous_rows, current_rows);
+        current.clear();
+        current_rows.clear();
+      }
+      current.emplace_back();
+      current_rows.push_back(i);
       // The axis goes under the bands.
       list_.backgrounds.push_back(
           {{view_.plot.x, rows()[i].axis_y - 0.5f, view_.plot.w, 1}, WithAlpha(kAxisColor, 150)});
-      LayoutRow(i, &current, nullptr, &stats_);
-      if (i > 0) {
+      LayoutRow(i, &current.back(), nullptr, &stats_);
+      for (size_t p = 0; p < previous.size(); ++p) {
+        const size_t above = previous_rows[p];
+        if (rows()[above].gpu != rows()[i].gpu) continue;
         // Compute and collectives join only within a pipeline stage: other
         // stages run other layers, whatever their operators are called.
-        const int a = frame_->stages[i - 1], b = frame_->stages[i];
+        const int a = frame_->stages[above], b = frame_->stages[i];
         const bool same_stage = a < 0 || b < 0 || a == b;
-        AddJoins(previous, current, rows()[i - 1].axis_y + band_half_,
-                 rows()[i].axis_y - band_half_, same_stage);
+        AddJoins(previous[p], current.back(), rows()[above].axis_y + BandHalf(above),
+                 rows()[i].axis_y - BandHalf(i), same_stage);
       }
-      if (pitch_ >= options_.chart_row_px) AddLineCharts(i, rows()[i].axis_y, pitch_);
-      std::swap(previous, current);
+      if (rows()[i].height >= options_.chart_row_px && !rows()[i].gpu) {
+        AddLineCharts(i, rows()[i].axis_y, rows()[i].height);
+      }
     }
   }
 
@@ -165,9 +196,9 @@ void MareyLayout::Lay(const Frame& frame) {
     }
     if (row.has_alert) {
       list_.crosses.push_back({{view_.plot.x - 9, row.axis_y},
-                               std::clamp(pitch_ * 0.45f, 3.0f, 6.0f),
+                               std::clamp(row.height * 0.45f, 3.0f, 6.0f),
                                kAlertColor,
-                               pitch_ < 6 ? 1.5f : 2.5f});
+                               row.height < 6 ? 1.5f : 2.5f});
     }
   }
   AddPixelMap();
@@ -186,11 +217,13 @@ void MareyLayout::LayoutDenseRows() {
   // between rows when there is room for one; always the pixel row of its
   // axis (hit tests, labels).
   auto pixel_rows = [&](size_t i) {
-    const float centre = pitch_ * (static_cast<float>(i) + 0.5f);
-    int y0 = static_cast<int>(pitch_ * static_cast<float>(i));
-    int y1 = static_cast<int>(pitch_ * static_cast<float>(i + 1));
-    if (pitch_ >= 3) {
-      const float half = (pitch_ - 1) / 2;
+    const MareyRow& row = rows()[i];
+    const float top = row.top - view_.plot.y;
+    const float centre = top + row.height / 2;
+    int y0 = static_cast<int>(top);
+    int y1 = static_cast<int>(top + row.height);
+    if (row.height >= 3) {
+      const float half = (row.height - 1) / 2;
       y0 = static_cast<int>(std::ceil(centre - half - 0.5f));
       y1 = static_cast<int>(std::floor(centre + half - 0.5f)) + 1;
     }
@@ -286,6 +319,7 @@ void MareyLayout::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>*
   const MareyTrack* track = (*frame_->tracks)[index];
   if (track == nullptr) return;
   const float axis_y = rows()[index].axis_y;
+  const float band_half = BandHalf(index);
   const int64_t t0 = view_.start;
   const int64_t t1 = view_.end;
   const uint32_t bins = options_.bins;
@@ -389,7 +423,8 @@ void MareyLayout::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>*
     b = std::clamp(std::max(b, a + 1), 0, width);
     std::fill(pixels->begin() + a, pixels->begin() + b, color);
   };
-  float last_x1[kOpClassCount] = {-1e9f, -1e9f, -1e9f, -1e9f};
+  float last_x1[kOpClassCount];
+  std::fill(std::begin(last_x1), std::end(last_x1), -1e9f);
   auto draw_op = [&](const MareyTrack::Op& op) {
     const int64_t s = start_of(op);
     const int64_t e = end_of(op);
@@ -405,13 +440,13 @@ void MareyLayout::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>*
     if (pixels != nullptr) {
       fill(x0, x0 + w, ClassColor(op.cls));
     } else {
-      list_.rects.push_back({{x0, axis_y - band_half_, w, 2 * band_half_}, ClassColor(op.cls)});
+      list_.rects.push_back({{x0, axis_y - band_half, w, 2 * band_half}, ClassColor(op.cls)});
     }
     if (line != nullptr) return;  // dense rows: no joins, no outlines
     if (focused_row && op.name == frame_->focus_name &&
         (!frame_->focus_step || op.step == *frame_->focus_step)) {
       list_.overlay_rects.push_back(
-          {{x0 - 2, axis_y - band_half_ - 2, w + 4, 2 * band_half_ + 4}, 0, kAlertColor});
+          {{x0 - 2, axis_y - band_half - 2, w + 4, 2 * band_half + 4}, 0, kAlertColor});
     }
     // Joins of sub-pixel operators would be noise: only visible ones join.
     if (!heavy || w >= 1.5f) layout->items.push_back({op.key, x0, x0 + w, op.cls});
@@ -437,11 +472,12 @@ void MareyLayout::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>*
                                                    : track->busy_prefix[edges[k + 1]] -
                                                          track->busy_prefix[edges[k]]);
     const double fraction = std::clamp(busy / std::max(1.0, bin_ns), 0.0, 1.0);
-    last_x1[0] = std::max(last_x1[0], std::ceil(x1));
+    const int merged_class = static_cast<int>(track->gpu ? OpClass::kGpuKernel : OpClass::kCompute);
+    last_x1[merged_class] = std::max(last_x1[merged_class], std::ceil(x1));
     if (pixels != nullptr) {
       fill(x0, x1, Lerp(Rgba(200, 230, 201), kMergedColor, 0.4 + 0.6 * fraction));
     } else {
-      list_.rects.push_back({{x0, axis_y - band_half_, x1 - x0, 2 * band_half_},
+      list_.rects.push_back({{x0, axis_y - band_half, x1 - x0, 2 * band_half},
                              WithAlpha(kMergedColor, static_cast<uint32_t>(120 + 135 * fraction)),
                              WithAlpha(Rgba(27, 94, 32), 200)});
     }
@@ -458,9 +494,8 @@ void MareyLayout::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>*
     // frame's inner loop.
     Color* out = pixels->data();
     const MareyTrack::Span* spans = track->comm_spans.data();
-    const Color colors[kOpClassCount] = {ClassColor(OpClass::kCompute),
-                                         ClassColor(OpClass::kCollective),
-                                         ClassColor(OpClass::kSend), ClassColor(OpClass::kRecv)};
+    Color colors[kOpClassCount];
+    for (int c = 0; c < kOpClassCount; ++c) colors[c] = ClassColor(static_cast<OpClass>(c));
     size_t drawn = 0;  // a local: the pixel stores could alias a member
     for (size_t j = comm_from; j < comm_to; ++j) {
       const MareyTrack::Span& op = spans[j];
@@ -497,14 +532,30 @@ void MareyLayout::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>*
 
   if (heavy) {
     // The band's pixel rows around the axis.
-    const int y0 = std::max(0, static_cast<int>(axis_y - band_half_ - view_.plot.y));
+    const int y0 = std::max(0, static_cast<int>(axis_y - band_half - view_.plot.y));
     const int y1 = std::min(list_.image.height,
-                            static_cast<int>(std::ceil(axis_y + band_half_ - view_.plot.y)));
+                            static_cast<int>(std::ceil(axis_y + band_half - view_.plot.y)));
     for (int y = y0; y < y1; ++y) {
       std::copy(local.begin(), local.end(),
                 list_.image.pixels.begin() + static_cast<size_t>(y) * list_.image.width);
     }
   }
+}
+
+float MareyLayout::BandHalf(size_t index) const {
+  return std::clamp(rows()[index].height * 0.16f, 1.0f, 5.0f);
+}
+
+bool MareyLayout::SameDevice(size_t a, size_t b) const {
+  const MareyRow& x = rows()[a];
+  const MareyRow& y = rows()[b];
+  return x.kind == MareyRowKind::kDevice && y.kind == MareyRowKind::kDevice && x.rank == y.rank;
+}
+
+size_t MareyLayout::RowAt(float y) const {
+  if (row_tops_.empty()) return 0;
+  const auto it = std::upper_bound(row_tops_.begin(), row_tops_.end(), y);
+  return it == row_tops_.begin() ? 0 : static_cast<size_t>(it - row_tops_.begin()) - 1;
 }
 
 void MareyLayout::AddJoins(const RowLayout& upper, const RowLayout& lower, float y_top,
@@ -524,7 +575,7 @@ void MareyLayout::AddJoins(const RowLayout& upper, const RowLayout& lower, float
     quad.p[1] = {item.x1, y_top};
     quad.p[2] = {other.x1, y_bottom};
     quad.p[3] = {other.x0, y_bottom};
-    quad.fill = WithAlpha(ClassColor(item.cls), item.cls == OpClass::kCompute ? 70 : 130);
+    quad.fill = WithAlpha(ClassColor(item.cls), IsMergeable(item.cls) ? 70 : 130);
     list_.quads.push_back(quad);
     ++stats_.joins;
   }
@@ -574,8 +625,8 @@ void MareyLayout::AddPixelMap() {
     }
   }
   for (size_t i = 0; i < n; ++i) {
-    const float y = view_.plot.y + pitch_ * static_cast<float>(i);
-    const float h = pitch_ >= 4 ? pitch_ - 1 : pitch_;
+    const float y = rows()[i].top;
+    const float h = rows()[i].height >= 4 ? rows()[i].height - 1 : rows()[i].height;
     for (int c = 0; c < 3; ++c) {
       const float x = view_.PixelMapX(c);
       const Color color = values[i][c] < 0 ? Rgba(235, 235, 235)
@@ -606,8 +657,8 @@ void MareyLayout::AddLineCharts(size_t index, float axis_y, float height) {
   auto scaled = [](double v, double low, double high) {
     return high > low ? 0.15 + 0.85 * (v - low) / (high - low) : 0.5;
   };
-  const float base = axis_y - band_half_ - 3;
-  const float span = std::max(4.0f, height * 0.4f - band_half_ - 6);
+  const float base = axis_y - BandHalf(index) - 3;
+  const float span = std::max(4.0f, height * 0.4f - BandHalf(index) - 6);
   Polyline flops{{}, kFlopsLineColor, 1.3f};
   Polyline memory{{}, kMemoryLineColor, 1.3f, true};
   for (const auto& [number, step] : *frame_->steps) {
@@ -643,11 +694,12 @@ void MareyLayout::AddLegend() {
     list_.texts.push_back({x + 18, legend_y, label, kTextColor});
     x += 30 + 7.2f * static_cast<float>(label.size());
   };
-  swatch(kComputeColor, "compute");
-  swatch(kMergedColor, "compute, merged bin");
-  swatch(kCollectiveColor, "collective");
+  swatch(kComputeColor, "compute / kernel");
+  swatch(kMergedColor, "merged bin");
+  swatch(kCollectiveColor, "collective / NCCL");
   swatch(kSendColor, "send");
   swatch(kRecvColor, "recv");
+  swatch(kGpuCopyColor, "GPU copy");
   list_.lines.push_back({{x, legend_y}, {x + 16, legend_y}, kFlopsLineColor, 1.5f});
   list_.texts.push_back({x + 20, legend_y, "FLOPs", kTextColor});
   x += 76;

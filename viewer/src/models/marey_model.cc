@@ -62,6 +62,29 @@ MareyTrack& MareyModel::DeviceTrack(uint32_t rank) {
   return *track;
 }
 
+MareyTrack& MareyModel::StreamTrack(uint32_t rank, uint32_t gpu_device, uint32_t gpu_stream) {
+  DeviceTrack(rank);  // a device's rows start with its CPU row
+  std::unique_ptr<MareyTrack>& track =
+      streams_[rank][(static_cast<uint64_t>(gpu_device) << 32) | gpu_stream];
+  if (track == nullptr) {
+    track = std::make_unique<MareyTrack>();
+    track->rank = rank;
+    track->gpu = true;
+    track->gpu_device = gpu_device;
+    track->gpu_stream = gpu_stream;
+    rows_dirty_ = true;
+  }
+  return *track;
+}
+
+template <typename Fn>
+void MareyModel::ForEachTrack(Fn fn) {
+  for (auto& [rank, track] : devices_) fn(*track);
+  for (auto& [rank, lanes] : streams_) {
+    for (auto& [lane, track] : lanes) fn(*track);
+  }
+}
+
 void MareyModel::SetDevices(const std::vector<DeviceInfo>& devices) {
   for (const DeviceInfo& device : devices) {
     device_info_[device.rank] = device;
@@ -82,10 +105,21 @@ void MareyModel::AddOperators(const std::vector<OperatorRecord>& operators) {
     const OperatorRecord& y = operators[b];
     return x.rank != y.rank ? x.rank < y.rank : x.start_ns < y.start_ns;
   });
-  MareyTrack* track = nullptr;
+  MareyTrack* cpu = nullptr;
+  MareyTrack* stream = nullptr;  // the last GPU stream's: runs of one stream are common
   for (uint32_t index : order) {
     const OperatorRecord& record = operators[index];
-    if (track == nullptr || track->rank != record.rank) track = &DeviceTrack(record.rank);
+    MareyTrack* track = nullptr;
+    if (IsGpu(record.op_class)) {
+      if (stream == nullptr || stream->rank != record.rank ||
+          stream->gpu_device != record.gpu_device || stream->gpu_stream != record.gpu_stream) {
+        stream = &StreamTrack(record.rank, record.gpu_device, record.gpu_stream);
+      }
+      track = stream;
+    } else {
+      if (cpu == nullptr || cpu->rank != record.rank) cpu = &DeviceTrack(record.rank);
+      track = cpu;
+    }
     const MareyTrack::Op op = track->Add(record);
     ++operators_per_step_[record.step];
     ++operator_count_;
@@ -113,11 +147,11 @@ void MareyModel::EvictIfNeeded() {
     it = operators_per_step_.erase(it);
   }
   auto old = [cutoff](const MareyTrack::Op& op) { return op.step < cutoff; };
-  for (auto& [rank, track] : devices_) {
-    std::erase_if(track->compute, old);
-    std::erase_if(track->comm, old);
-    track->dirty = true;
-  }
+  ForEachTrack([&](MareyTrack& track) {
+    std::erase_if(track.compute, old);
+    std::erase_if(track.comm, old);
+    track.dirty = true;
+  });
   operator_count_ = remaining;
   RecomputeExtent();
 }
@@ -125,17 +159,17 @@ void MareyModel::EvictIfNeeded() {
 void MareyModel::RecomputeExtent() {
   aligned_min_ = raw_min_ = INT64_MAX;
   aligned_max_ = raw_max_ = INT64_MIN;
-  for (const auto& [rank, track] : devices_) {
-    for (const auto* ops : {&track->compute, &track->comm}) {
+  ForEachTrack([&](const MareyTrack& track) {
+    for (const auto* ops : {&track.compute, &track.comm}) {
       for (const MareyTrack::Op& op : *ops) {
         aligned_min_ = std::min(aligned_min_, op.start);
         aligned_max_ = std::max(aligned_max_, op.end);
-        const int64_t raw = op.start + track->raw_base + op.raw_delta;
+        const int64_t raw = op.start + track.raw_base + op.raw_delta;
         raw_min_ = std::min(raw_min_, raw);
         raw_max_ = std::max(raw_max_, raw + op.end - op.start);
       }
     }
-  }
+  });
 }
 
 void MareyModel::AddStep(const StepRecord& step) {
@@ -164,6 +198,7 @@ void MareyModel::SetAlerts(const std::vector<Alert>& alerts) {
 
 void MareyModel::Clear() {
   devices_.clear();
+  streams_.clear();
   device_info_.clear();
   groups_.clear();
   steps_.clear();
@@ -225,6 +260,13 @@ void MareyModel::SetRawTimestamps(bool raw) {
   MarkDirty();
 }
 
+void MareyModel::SetShowCpuRows(bool show) {
+  if (show == show_cpu_rows_) return;
+  show_cpu_rows_ = show;
+  rows_dirty_ = true;
+  MarkDirty();
+}
+
 void MareyModel::SetGrouping(Grouping grouping) {
   if (grouping == grouping_) return;
   grouping_ = grouping;
@@ -264,17 +306,16 @@ void MareyModel::FocusOnAlert(const Alert& alert) {
   PrepareTracks();
   int64_t low = INT64_MAX, high = INT64_MIN;
   if (focus_name_ != 0) {
-    for (uint32_t rank : focus_ranks_) {
-      auto it = devices_.find(rank);
-      if (it == devices_.end()) continue;
-      for (const auto* ops : {&it->second->compute, &it->second->comm}) {
+    ForEachTrack([&](const MareyTrack& track) {
+      if (!std::binary_search(focus_ranks_.begin(), focus_ranks_.end(), track.rank)) return;
+      for (const auto* ops : {&track.compute, &track.comm}) {
         for (const MareyTrack::Op& op : *ops) {
           if (op.name != focus_name_ || op.step != alert.step) continue;
-          low = std::min(low, it->second->StartOf(op, view_.raw));
-          high = std::max(high, it->second->EndOf(op, view_.raw));
+          low = std::min(low, track.StartOf(op, view_.raw));
+          high = std::max(high, track.EndOf(op, view_.raw));
         }
       }
-    }
+    });
   }
   if (low == INT64_MAX) {
     auto step = steps_.find(alert.step);
@@ -309,7 +350,7 @@ int64_t MareyModel::origin_ns() const {
 
 void MareyModel::PrepareTracks() {
   if (!tracks_dirty_) return;
-  for (auto& [rank, track] : devices_) track->Prepare();
+  ForEachTrack([](MareyTrack& track) { track.Prepare(); });
   tracks_dirty_ = false;
 }
 
@@ -338,9 +379,33 @@ void MareyModel::BuildRows() {
     row.kind = RowKind::kDevice;
     row.rank = rank;
     row.label = "rank " + std::to_string(rank);
+    // The alert cross goes on the device's first row only.
     row.has_alert = alerts_by_rank_.count(rank) > 0;
-    rows_.push_back(row);
-    row_tracks_.push_back(devices_.at(rank).get());
+    auto lanes = streams_.find(rank);
+    if (lanes == streams_.end() || lanes->second.empty()) {
+      rows_.push_back(row);
+      row_tracks_.push_back(devices_.at(rank).get());
+      return;
+    }
+    if (show_cpu_rows_) {
+      Row cpu = row;
+      cpu.label += " CPU";
+      cpu.weight = options_.cpu_row_weight;
+      rows_.push_back(cpu);
+      row_tracks_.push_back(devices_.at(rank).get());
+      row.has_alert = false;
+    }
+    for (const auto& [lane, track] : lanes->second) {
+      Row stream = row;
+      stream.gpu = true;
+      stream.gpu_device = track->gpu_device;
+      stream.gpu_stream = track->gpu_stream;
+      stream.label = "rank " + std::to_string(rank) + " GPU" + std::to_string(track->gpu_device) +
+                     " s" + std::to_string(track->gpu_stream);
+      rows_.push_back(stream);
+      row_tracks_.push_back(track.get());
+      row.has_alert = false;
+    }
   };
   if (grouping_ == Grouping::kNone) {
     for (const auto& [rank, track] : devices_) add_device(rank);
@@ -369,7 +434,9 @@ void MareyModel::BuildRows() {
       for (uint32_t rank : group->ranks) {
         const size_t before = rows_.size();
         add_device(rank);
-        if (rows_.size() > before) rows_.back().group_key = key;  // indented under the group
+        for (size_t r = before; r < rows_.size(); ++r) {
+          rows_[r].group_key = key;  // indented under the group
+        }
       }
     }
   }
@@ -483,8 +550,7 @@ std::string MareyModel::DescribeRowAlerts(size_t index) const {
 std::optional<MareyModel::Hit> MareyModel::HitTest(float x, float y) {
   if (layout_dirty_) Layout();
   if (rows_.empty() || y < view_.plot.y || y >= view_.plot.y + view_.plot.h) return std::nullopt;
-  const size_t index = std::min(
-      rows_.size() - 1, static_cast<size_t>((y - view_.plot.y) / std::max(layout_.pitch(), 1e-3f)));
+  const size_t index = layout_.RowAt(y);
   const Row& row = rows_[index];
   Hit hit;
   hit.row = index;
@@ -587,13 +653,14 @@ std::optional<MareyModel::Hit> MareyModel::HitTest(float x, float y) {
     };
     const size_t a = at(b0), b = at(b1);
     hit.kind = Hit::Kind::kMergedBin;
-    hit.op_class = OpClass::kCompute;
     hit.merged_operators = static_cast<uint32_t>(b - a);
     hit.busy_ns = track->busy_prefix[b] - track->busy_prefix[a];
     hit.start_ns = b0;
     hit.duration_ns = b1 - b0;
     if (b > a) hit.step = track->compute[a].step;
-    hit.text = std::to_string(hit.merged_operators) + " compute operators merged on " + row.label +
+    hit.op_class = row.gpu ? OpClass::kGpuKernel : OpClass::kCompute;
+    hit.text = std::to_string(hit.merged_operators) +
+               (row.gpu ? " kernels merged on " : " compute operators merged on ") + row.label +
                "\nbin: " + FormatOffset(static_cast<double>(b0 - origin_ns())) + " .. " +
                FormatOffset(static_cast<double>(b1 - origin_ns())) +
                "\nbusy: " + FormatDuration(static_cast<double>(hit.busy_ns)) +

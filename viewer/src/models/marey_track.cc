@@ -48,7 +48,17 @@ MareyTrack::Op MareyTrack::Add(const OperatorRecord& record) {
         break;
       }
       [[fallthrough]];
-    case OpClass::kCompute: {
+    case OpClass::kGpuCollective:
+      // One collective's NCCL kernels: same group and sequence on every
+      // device (kernel names may differ by algorithm and protocol).
+      if (record.op_class == OpClass::kGpuCollective && record.group_sequence != 0) {
+        op.key = MixKey(MixKey(4, record.group), record.group_sequence);
+        break;
+      }
+      [[fallthrough]];
+    case OpClass::kCompute:
+    case OpClass::kGpuKernel:
+    case OpClass::kGpuCopy: {
       const uint64_t slot = MixKey(record.step, record.name);
       const uint32_t occurrence = occurrences[slot]++;
       op.key = MixKey(MixKey(MixKey(1, record.step), record.name), occurrence);
@@ -62,7 +72,7 @@ MareyTrack::Op MareyTrack::Add(const OperatorRecord& record) {
 }
 
 void MareyTrack::Push(const Op& op) {
-  std::vector<Op>& ops = op.cls == OpClass::kCompute ? compute : comm;
+  std::vector<Op>& ops = IsMergeable(op.cls) ? compute : comm;
   ops.push_back(op);
   dirty = true;
 }

@@ -30,6 +30,12 @@ const char* OpClassName(OpClass op_class) {
       return "send";
     case OpClass::kRecv:
       return "recv";
+    case OpClass::kGpuKernel:
+      return "GPU kernel";
+    case OpClass::kGpuCollective:
+      return "NCCL kernel";
+    case OpClass::kGpuCopy:
+      return "GPU copy";
   }
   return "?";
 }

@@ -13,6 +13,12 @@ OpClass ConvertClass(trainscope::v1::OperatorClass c) {
       return OpClass::kSend;
     case trainscope::v1::OPERATOR_CLASS_RECV:
       return OpClass::kRecv;
+    case trainscope::v1::OPERATOR_CLASS_GPU_KERNEL:
+      return OpClass::kGpuKernel;
+    case trainscope::v1::OPERATOR_CLASS_GPU_COLLECTIVE:
+      return OpClass::kGpuCollective;
+    case trainscope::v1::OPERATOR_CLASS_GPU_COPY:
+      return OpClass::kGpuCopy;
     default:
       return OpClass::kCompute;
   }
@@ -62,7 +68,25 @@ StepRecord ConvertStep(const trainscope::v1::StepReport& report) {
     r.flops_per_second = d.flops_per_second();
     r.peak_memory_bytes = d.peak_memory_bytes();
     r.complete = d.complete();
-    step.devices.push_back(r);
+    r.transfer_ns = d.transfer_ns();
+    r.has_gpu = d.has_gpu();
+    r.gpu_busy_ns = d.gpu_busy_ns();
+    r.gpu_idle_launch_bound_ns = d.gpu_idle_launch_bound_ns();
+    r.gpu_idle_host_sync_ns = d.gpu_idle_host_sync_ns();
+    r.gpu_idle_data_wait_ns = d.gpu_idle_data_wait_ns();
+    r.h2d_copy_ns = d.h2d_copy_ns();
+    r.d2h_copy_ns = d.d2h_copy_ns();
+    r.other_copy_ns = d.other_copy_ns();
+    r.comm_compute_overlap_ns = d.comm_compute_overlap_ns();
+    r.kernels = d.kernels();
+    r.gpu_streams = d.gpu_streams();
+    r.cpu_compute_ns = d.cpu_compute_ns();
+    r.cpu_collective_ns = d.cpu_collective_ns();
+    for (const auto& k : d.top_kernels()) {
+      r.top_kernels.push_back(
+          {k.name(), ConvertClass(k.op_class()), k.count(), k.total_ns(), k.launch_op()});
+    }
+    step.devices.push_back(std::move(r));
   }
   return step;
 }
@@ -88,6 +112,8 @@ OperatorBatchRecord ConvertOperators(const trainscope::v1::OperatorBatch& batch)
     r.group_sequence = op.group_sequence();
     r.peer = op.peer();
     r.bytes = op.bytes();
+    r.gpu_device = op.gpu_device();
+    r.gpu_stream = op.gpu_stream();
     out.operators.push_back(r);
   }
   return out;

@@ -33,6 +33,7 @@ inline constexpr Color kMergedColor = Rgba(46, 125, 50);       // darker green
 inline constexpr Color kCollectiveColor = Rgba(240, 190, 30);  // yellow
 inline constexpr Color kSendColor = Rgba(142, 68, 173);        // purple
 inline constexpr Color kRecvColor = Rgba(41, 128, 185);        // blue
+inline constexpr Color kGpuCopyColor = Rgba(0, 150, 136);      // teal: memcpy and memset
 inline constexpr Color kAlertColor = Rgba(220, 30, 30);        // red cross
 inline constexpr Color kAxisColor = Rgba(90, 90, 90);
 inline constexpr Color kGridColor = Rgba(225, 225, 225);

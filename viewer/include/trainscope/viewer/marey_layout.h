@@ -108,8 +108,11 @@ class MareyLayout {
 
   const DrawList& list() const { return list_; }
   const FrameStats& stats() const { return stats_; }
-  // The last frame's row pitch in pixels.
+  // The last frame's pitch of a full row (weight 1) in pixels.
   float pitch() const { return pitch_; }
+  // The row laid out at y (the nearest one above or below the plot); 0
+  // when none were.
+  size_t RowAt(float y) const;
   // Whether the last frame merged bin `bin` of row `row` (row < rows laid out).
   bool merged(size_t row, uint32_t bin) const { return row_merged_[row][bin] != 0; }
   const Options& options() const { return options_; }
@@ -128,6 +131,10 @@ class MareyLayout {
   void EnsureImage();
   void AddJoins(const RowLayout& upper, const RowLayout& lower, float y_top, float y_bottom,
                 bool same_stage);
+  // Half the height of a row's bands.
+  float BandHalf(size_t index) const;
+  // Whether rows a < b belong to one device (consecutive device rows of one rank).
+  bool SameDevice(size_t a, size_t b) const;
   void AddAxes();
   void AddPixelMap();
   void AddLineCharts(size_t index, float axis_y, float height);
@@ -139,7 +146,7 @@ class MareyLayout {
   DrawList list_;
   FrameStats stats_;
   float pitch_ = 0;
-  float band_half_ = 0;
+  std::vector<float> row_tops_;  // the last frame's, for RowAt
   std::vector<std::vector<uint8_t>> row_merged_;  // per row, per bin: merged?
 };
 

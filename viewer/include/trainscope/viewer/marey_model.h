@@ -3,6 +3,13 @@
 // operator on the adjacent axis (its start line and end line), coloured by
 // class (compute green, collective yellow, send purple, recv blue).
 //
+// GPU work: a device that ran kernels gets one axis per GPU stream (kernels
+// green, NCCL kernels yellow, copies and memsets teal) under a thin axis of
+// its CPU operators (hidden on demand: SetShowCpuRows). Joins go from each
+// row to the rows of the same kind (CPU or GPU) of the device above, so one
+// collective's NCCL kernels are joined across devices whichever streams
+// they ran on.
+//
 // The model holds the data (operators per device in MareyTrack, steps,
 // alerts) and the view state (zoom, grouping, filter, focus), decides the
 // rows, and answers hit tests; MareyLayout turns that into a frame. What is
@@ -67,6 +74,7 @@ class MareyModel {
     float dense_row_px = 10.0f;         // thinner rows are rasterised
     float chart_row_px = 30.0f;         // rows this tall get the FLOPs/memory line
     size_t max_operators = 20'000'000;  // oldest steps are evicted past it
+    float cpu_row_weight = 0.4f;        // a GPU device's CPU row, relative to a stream's
     uint32_t layout_threads = 0;        // dense frames; 0: one per core, at most 8
   };
 
@@ -113,6 +121,10 @@ class MareyModel {
   void PanBy(float dx_pixels);
   void BrushTo(float x0, float x1);
   void SetRawTimestamps(bool raw);
+  // A device with GPU streams shows its CPU operators as a thin row (true)
+  // or only its streams (false). Devices without GPU work always show them.
+  void SetShowCpuRows(bool show);
+  bool show_cpu_rows() const { return show_cpu_rows_; }
   void SetGrouping(Grouping grouping);
   void SetExpanded(const std::string& group_key, bool expanded);
   void ToggleExpanded(const std::string& group_key);
@@ -145,6 +157,10 @@ class MareyModel {
  private:
   void MarkDirty();
   MareyTrack& DeviceTrack(uint32_t rank);
+  MareyTrack& StreamTrack(uint32_t rank, uint32_t gpu_device, uint32_t gpu_stream);
+  // Every track: devices' CPU tracks, then their streams'.
+  template <typename Fn>
+  void ForEachTrack(Fn fn);
   void PrepareTracks();
   void BuildGroups();
   void BuildRows();
@@ -162,7 +178,9 @@ class MareyModel {
   const NameTable* names_;
   Options options_;
 
-  std::map<uint32_t, std::unique_ptr<MareyTrack>> devices_;
+  std::map<uint32_t, std::unique_ptr<MareyTrack>> devices_;  // CPU operators
+  // Per rank, its GPU streams by (device << 32 | stream).
+  std::map<uint32_t, std::map<uint64_t, std::unique_ptr<MareyTrack>>> streams_;
   std::map<uint32_t, DeviceInfo> device_info_;
   std::map<std::string, std::unique_ptr<MareyGroup>> groups_;
   std::map<uint64_t, StepRecord> steps_;
@@ -175,6 +193,7 @@ class MareyModel {
   MareyLayout::View view_;
   bool auto_range_ = true;
   Grouping grouping_ = Grouping::kNone;
+  bool show_cpu_rows_ = true;
   std::map<std::string, bool> expanded_;
   std::vector<uint32_t> rank_filter_;
   std::optional<uint64_t> selected_step_;

@@ -1,7 +1,9 @@
-// One horizontal axis of the Marey graph: a device, or one of a device
-// group's three rows (its operators' minimum, average and maximum over the
-// group's devices). MareyModel decides the rows; MareyLayout places them
-// (axis_y) and draws them.
+// One horizontal axis of the Marey graph: a device's CPU operators, one of
+// its GPU streams, or one of a device group's three rows (its operators'
+// minimum, average and maximum over the group's devices). A device with GPU
+// streams shows them as rows of their own under a thinner CPU row (weight);
+// the rows of one device follow each other. MareyModel decides the rows;
+// MareyLayout places them (top, height, axis_y) and draws them.
 //
 // Threading: a plain value.
 #ifndef TRAINSCOPE_VIEWER_MAREY_ROW_H_
@@ -19,6 +21,12 @@ struct MareyRow {
   std::string label;
   std::string group_key;  // groups: "stage 0", "host node-1"
   uint32_t rank = 0;      // devices
+  bool gpu = false;       // a GPU stream's row (gpu_device, gpu_stream)
+  uint32_t gpu_device = 0;
+  uint32_t gpu_stream = 0;
+  float weight = 1;  // share of the height relative to a full row
+  float top = 0;     // set by MareyLayout
+  float height = 0;
   float axis_y = 0;
   bool has_alert = false;
   bool expanded = false;  // groups: members shown

@@ -1,4 +1,6 @@
-// One row's operators in the Marey graph: a device's, or a device group's
+// One row's operators in the Marey graph: a device's CPU operators, one of
+// its GPU streams (kernels are its "compute", NCCL kernels and copies its
+// communication), or a device group's
 // minimum, average or maximum (MareyModel builds those), with the indexes a
 // frame needs to lay the row out without scanning it (MareyLayout): compute
 // and communication sorted by start, compute's running busy time, a coarse
@@ -63,10 +65,11 @@ struct MareyTrack {
   // Adds a device's operator (its rank's track, operators of one step in
   // time order): the first one fixes raw_base, and its key joins it with the
   // same operator on other devices (a send with its receive, a collective
-  // by its sequence number, compute by step, name and occurrence in the
-  // step). Returns what was added.
+  // by its sequence number, an NCCL kernel by its group and sequence,
+  // compute, kernels and copies by step, name and occurrence in the step).
+  // Returns what was added.
   Op Add(const OperatorRecord& record);
-  // Adds an operator as it is (compute or communication by its class);
+  // Adds an operator as it is (compute or communication by IsMergeable);
   // Prepare before reading the indexes.
   void Push(const Op& op);
   // Combines two hash values (SplitMix64), for operator keys.
@@ -89,7 +92,10 @@ struct MareyTrack {
   }
 
   uint32_t rank = 0;
-  std::vector<Op> compute;
+  bool gpu = false;  // a GPU stream's track
+  uint32_t gpu_device = 0;
+  uint32_t gpu_stream = 0;
+  std::vector<Op> compute;  // compute operators or kernels (IsMergeable)
   std::vector<Op> comm;
   std::vector<int64_t> busy_prefix;  // compute: summed durations of compute[0, i)
   int64_t raw_base = 0;

@@ -18,11 +18,29 @@
 
 namespace trainscope::viewer {
 
-// Colour classes of the Marey graph (analysis.proto OperatorClass).
-enum class OpClass : uint8_t { kCompute = 0, kCollective = 1, kSend = 2, kRecv = 3 };
-inline constexpr int kOpClassCount = 4;
+// Colour classes of the Marey graph (analysis.proto OperatorClass): CPU
+// operators, then device work on GPU streams (kernels, NCCL kernels, copies
+// and memsets).
+enum class OpClass : uint8_t {
+  kCompute = 0,
+  kCollective = 1,
+  kSend = 2,
+  kRecv = 3,
+  kGpuKernel = 4,
+  kGpuCollective = 5,
+  kGpuCopy = 6,
+};
+inline constexpr int kOpClassCount = 7;
 
-inline bool IsCommunication(OpClass c) { return c != OpClass::kCompute; }
+// What density bins may merge: compute on a thread or a stream.
+inline bool IsMergeable(OpClass c) { return c == OpClass::kCompute || c == OpClass::kGpuKernel; }
+inline bool IsCommunication(OpClass c) {
+  return c == OpClass::kCollective || c == OpClass::kSend || c == OpClass::kRecv ||
+         c == OpClass::kGpuCollective;
+}
+inline bool IsGpu(OpClass c) {
+  return c == OpClass::kGpuKernel || c == OpClass::kGpuCollective || c == OpClass::kGpuCopy;
+}
 
 // One operator on one device. Times in ns: aligned on the job's reference
 // clock, raw on the device's own clock.
@@ -41,6 +59,9 @@ struct OperatorRecord {
   uint64_t group_sequence = 0;
   int32_t peer = -1;
   uint64_t bytes = 0;
+  // GPU work only (IsGpu(op_class)): where it ran.
+  uint32_t gpu_device = 0;
+  uint32_t gpu_stream = 0;
 };
 
 // Operators with their names still as strings (a source thread does not
@@ -50,7 +71,18 @@ struct OperatorBatchRecord {
   std::vector<OperatorRecord> operators;
 };
 
-// One device's share of one step (analysis.proto DeviceStep).
+// A kernel name's share of one device's step (analysis.proto KernelSummary).
+struct KernelSummaryRecord {
+  std::string name;
+  OpClass op_class = OpClass::kGpuKernel;
+  uint32_t count = 0;
+  int64_t total_ns = 0;
+  std::string launch_op;
+};
+
+// One device's share of one step (analysis.proto DeviceStep). With has_gpu,
+// compute, collective, wait, idle and FLOPs are device time and cpu_* keep
+// the host's view.
 struct DeviceStepRecord {
   uint32_t rank = 0;
   uint32_t stage = 0;
@@ -69,6 +101,24 @@ struct DeviceStepRecord {
   double flops_per_second = 0;
   uint64_t peak_memory_bytes = 0;
   bool complete = true;
+  int64_t transfer_ns = 0;  // of collective_ns: the rest after the wait
+  // Device time (has_gpu).
+  bool has_gpu = false;
+  int64_t gpu_busy_ns = 0;  // union of compute kernels over the streams
+  int64_t gpu_idle_launch_bound_ns = 0;
+  int64_t gpu_idle_host_sync_ns = 0;
+  int64_t gpu_idle_data_wait_ns = 0;
+  int64_t h2d_copy_ns = 0;
+  int64_t d2h_copy_ns = 0;
+  int64_t other_copy_ns = 0;
+  int64_t comm_compute_overlap_ns = 0;
+  uint32_t kernels = 0;
+  uint32_t gpu_streams = 0;
+  int64_t cpu_compute_ns = 0;
+  int64_t cpu_collective_ns = 0;
+  std::vector<KernelSummaryRecord> top_kernels;  // by total time
+
+  int64_t copy_ns() const { return h2d_copy_ns + d2h_copy_ns + other_copy_ns; }
 };
 
 // A step closed on every live device.
