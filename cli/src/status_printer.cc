@@ -50,7 +50,9 @@ std::string RenderCommandRecord(const trainscope::v1::CommandRecord& command, ab
   if (!command.reason().empty()) absl::StrAppend(&line, ", reason ", Quote(command.reason()));
   if (command.command() == "halt") {
     absl::StrAppend(&line, command.halt_at_step() != 0
-                               ? absl::StrCat(", at step ", command.halt_at_step())
+                               ? absl::StrCat(", at step ", command.halt_at_step(), " (",
+                                              command.halt_margin_steps(),
+                                              " past the furthest rank)")
                                : ", at the next step");
   }
   return line;

@@ -43,8 +43,11 @@ ABSL_FLAG(int, max_message_bytes, trainscope::kMaxMessageBytes,
           "largest message accepted from an agent; larger ones are refused by gRPC");
 ABSL_FLAG(int, probe_interval_ms, 1000, "clock probe period per agent stream; 0 disables probes");
 ABSL_FLAG(int, halt_step_margin, 2,
-          "a halt stops every rank at the highest step any rank reported plus this many "
-          "steps, so ranks that lag behind reach the same boundary");
+          "a halt stops every rank at the highest step any rank reported plus at least this "
+          "many steps, so ranks that lag behind reach the same boundary");
+ABSL_FLAG(int, halt_lead_ms, 1000,
+          "... and at least as many steps as run in this time (from the ranks' recent step "
+          "times), so that a rank that reads the halt late has not passed the boundary");
 ABSL_FLAG(double, lost_device_grace_s, 10,
           "a rank whose stream closed without goodbye is raised as lost_device once a peer is "
           "still connected this many seconds later (or reported --lost-device-grace-steps past "
@@ -163,6 +166,11 @@ int main(int argc, char** argv) {
     return Fail(absl::StrCat("--halt-step-margin: ", halt_margin,
                              " is out of range; expected 0 to 1000000"));
   }
+  const int halt_lead_ms = absl::GetFlag(FLAGS_halt_lead_ms);
+  if (halt_lead_ms < 0 || halt_lead_ms > 3'600'000) {
+    return Fail(absl::StrCat("--halt-lead-ms: ", halt_lead_ms,
+                             " is out of range; expected 0 to 3600000 (one hour)"));
+  }
   const double lost_grace_s = absl::GetFlag(FLAGS_lost_device_grace_s);
   if (!(lost_grace_s >= 0 && lost_grace_s <= 86400)) {
     return Fail(absl::StrCat("--lost-device-grace-s: ", lost_grace_s,
@@ -224,6 +232,7 @@ int main(int argc, char** argv) {
   options.max_message_bytes = max_message;
   options.probe_interval = absl::Milliseconds(probe_ms);
   options.halt_step_margin = static_cast<uint64_t>(halt_margin);
+  options.halt_lead = absl::Milliseconds(halt_lead_ms);
   options.lost_device_grace = absl::Seconds(lost_grace_s);
   options.lost_device_grace_steps = static_cast<uint64_t>(lost_grace_steps);
   options.analysis = absl::GetFlag(FLAGS_analysis);

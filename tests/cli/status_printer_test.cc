@@ -84,6 +84,7 @@ TEST(StatusPrinterTest, JobStatusWithRanksAndCommands) {
   halt->set_ranks_reached(3);
   halt->set_requested_unix_ns(kNowNs);
   halt->set_halt_at_step(57);
+  halt->set_halt_margin_steps(34);
 
   const std::string text = RenderJobStatus(status, kNow, absl::UTCTimeZone());
   EXPECT_THAT(text, HasSubstr("job resnet: running, 3/4 ranks connected"));
@@ -97,7 +98,8 @@ TEST(StatusPrinterTest, JobStatusWithRanksAndCommands) {
           "   0  node-a  1234  yes           600,000       60            0        0  2s ago\n"
           "   3  node-b    99  no (goodbye)        0        0   5 (ring 5)        2  2m05s ago\n"));
   EXPECT_THAT(text, HasSubstr("commands:\n  2023-11-14 22:13:20.000  halt by alice@box, reached 3 "
-                              "ranks, reason \"stragglers\", at step 57\n"));
+                              "ranks, reason \"stragglers\", at step 57 (34 past the "
+                              "furthest rank)\n"));
 }
 
 TEST(StatusPrinterTest, ARankThatFailedSaysWhy) {

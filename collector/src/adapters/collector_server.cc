@@ -95,6 +95,7 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   pipeline_options.counters = server->counters_.get();
   pipeline_options.probe_interval = options.probe_interval;
   pipeline_options.halt_step_margin = options.halt_step_margin;
+  pipeline_options.halt_lead = options.halt_lead;
   pipeline_options.lost_device_grace = options.lost_device_grace;
   pipeline_options.lost_device_grace_steps = options.lost_device_grace_steps;
   pipeline_options.analysis = options.analysis;

@@ -57,6 +57,14 @@ absl::Status CommandRunner::Authorize(const JobCommand& command) const {
   return tokens_->AuthorizeCommand(command.token);
 }
 
+uint64_t CommandRunner::HaltMarginSteps(int64_t step_ns) const {
+  if (step_ns <= 0) return halt_margin_.steps;
+  const uint64_t to_cover_lead =
+      static_cast<uint64_t>((halt_margin_.lead_ns + step_ns - 1) / step_ns);
+  return std::clamp(to_cover_lead, halt_margin_.steps,
+                    std::max(halt_margin_.steps, halt_margin_.max_steps));
+}
+
 CommandRunner::Prepared CommandRunner::Prepare(const JobCommand& command, const JobView& job) {
   Prepared prepared;
   v1::CommandRecord& record = prepared.record;
@@ -69,8 +77,10 @@ CommandRunner::Prepared CommandRunner::Prepare(const JobCommand& command, const 
   switch (command.kind) {
     case JobCommand::Kind::kHalt: {
       record.set_halt_id(next_halt_id_++);
-      const uint64_t halt_at_step = job.any_step ? job.highest_step + halt_step_margin_ : 0;
+      const uint64_t margin = job.any_step ? HaltMarginSteps(job.step_ns) : 0;
+      const uint64_t halt_at_step = job.any_step ? job.highest_step + margin : 0;
       record.set_halt_at_step(halt_at_step);
+      record.set_halt_margin_steps(margin);
       v1::HaltRequest* halt = control.mutable_halt();
       halt->set_halt_id(record.halt_id());
       halt->set_reason(command.reason);

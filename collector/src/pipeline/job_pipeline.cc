@@ -72,7 +72,10 @@ JobPipeline::JobPipeline(std::string job_id, JobPipelineOptions options,
       log_(std::move(log)),
       tokens_(job_id_, job_dir_, std::move(token)),
       streams_(job_id_),
-      commands_(job_id_, options_.halt_step_margin, &tokens_),
+      commands_(job_id_,
+                {.steps = options_.halt_step_margin,
+                 .lead_ns = absl::ToInt64Nanoseconds(options_.halt_lead)},
+                &tokens_),
       alerts_(job_id_, AlertStage::Options{.enabled = options_.analysis,
                                            .rules = options_.rules,
                                            .max_alerts_kept = options_.max_alerts_kept,
@@ -499,6 +502,7 @@ void JobPipeline::ExecuteCommand(const JobCommand& command, CommandDone done) {
   CommandRunner::Prepared prepared =
       commands_.Prepare(command, {.any_step = !step_progress_.empty(),
                                   .highest_step = step_progress_.Highest(),
+                                  .step_ns = step_progress_.ShortestStepNs(),
                                   .reachable_ranks = streams_.AckedCount(),
                                   .now_unix_ns = NowUnixNs()});
   v1::LogRecord record;

@@ -32,10 +32,10 @@ std::vector<RankLossJudge::Verdict> RankLossJudge::Judge(
         ending = true;
       }
     }
-    bool overtaken = false;  // a peer reported steps well past the rank's last
-    for (const auto& [peer, step] : progress.by_rank()) {
-      if (peer != rank && step >= pending.last_step + options_.grace_steps) overtaken = true;
-    }
+    // A peer reported steps well past the rank's last.
+    const std::optional<uint64_t> peers_highest = progress.HighestOfOthers(rank);
+    const bool overtaken =
+        peers_highest && *peers_highest >= pending.last_step + options_.grace_steps;
     bool raise = false;
     bool forget = ending;
     if (!ending) {

@@ -13,7 +13,7 @@ using testing::ScopedTempDir;
 class CommandRunnerTest : public ::testing::Test {
  protected:
   CommandRunnerTest() : tokens_("j", dir_.path(), JobToken{"secret", false}),
-                        runner_("j", /*halt_step_margin=*/2, &tokens_) {}
+                        runner_("j", {.steps = 2, .lead_ns = 1'000'000'000}, &tokens_) {}
   ScopedTempDir dir_;
   JobTokenKeeper tokens_;
   CommandRunner runner_;
@@ -52,6 +52,24 @@ TEST_F(CommandRunnerTest, AHaltStopsEveryRankAMarginPastTheFurthest) {
   EXPECT_THAT(runner_.Reply(early, 1, 1).message(),
               HasSubstr("1 connected rank of job j (world size 1); halting at the next step "
                         "boundary (no step reported yet)"));
+}
+
+TEST_F(CommandRunnerTest, AHaltOfAJobWithShortStepsLeadsByTheLeadTime) {
+  JobCommand halt;
+  halt.kind = JobCommand::Kind::kHalt;
+  // 1 s of 30 ms steps: 34 steps (rounded up), more than the 2-step minimum.
+  CommandRunner::Prepared fast =
+      runner_.Prepare(halt, {.any_step = true, .highest_step = 40, .step_ns = 30'000'000});
+  EXPECT_EQ(fast.record.halt_margin_steps(), 34u);
+  EXPECT_EQ(fast.control.halt().halt_at_step(), 74u);
+  // Steps longer than the lead: the minimum margin.
+  CommandRunner::Prepared slow =
+      runner_.Prepare(halt, {.any_step = true, .highest_step = 40, .step_ns = 3'000'000'000});
+  EXPECT_EQ(slow.record.halt_margin_steps(), 2u);
+  // Absurdly short steps are capped.
+  CommandRunner::Prepared tiny =
+      runner_.Prepare(halt, {.any_step = true, .highest_step = 40, .step_ns = 1});
+  EXPECT_EQ(tiny.record.halt_margin_steps(), 10'000u);
 }
 
 TEST_F(CommandRunnerTest, RecordingAndLossContributionCommandsSetTheJobsState) {

@@ -99,6 +99,7 @@ v1::StreamBatch BatchWithSteps(uint64_t sequence, uint32_t rank, uint64_t instan
 TEST_F(JobPipelineTest, HaltStopsEveryRankAMarginPastTheFurthestStep) {
   JobPipelineOptions options = Options();
   options.halt_step_margin = 3;
+  options.halt_lead = absl::ZeroDuration();  // the step margin alone (the lead: command_runner_test)
   auto pipeline = OpenFake(options);
   auto rank0 = std::make_shared<FakeAgentStream>();
   auto rank1 = std::make_shared<FakeAgentStream>();

@@ -53,6 +53,7 @@ struct CollectorServerOptions {
   int max_message_bytes = kMaxMessageBytes;
   absl::Duration probe_interval = absl::Seconds(1);
   uint64_t halt_step_margin = 2;  // JobPipelineOptions::halt_step_margin
+  absl::Duration halt_lead = absl::Seconds(1);  // JobPipelineOptions::halt_lead
   // JobPipelineOptions::lost_device_grace and lost_device_grace_steps.
   absl::Duration lost_device_grace = absl::Seconds(10);
   uint64_t lost_device_grace_steps = 3;

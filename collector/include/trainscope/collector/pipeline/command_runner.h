@@ -3,17 +3,20 @@
 // state they set: halted and where, recording on or off, loss contribution.
 //
 // Usage (on the pipeline thread):
-//   CommandRunner runner(job_id, &token_keeper);
+//   CommandRunner runner(job_id, {.steps = 2, .lead_ns = 1'000'000'000}, &token_keeper);
 //   runner.Recover(log.state().commands);
 //   RETURN_IF_ERROR(runner.Authorize(command));           // the job's token
 //   CommandRunner::Prepared p = runner.Prepare(command, {progress.Highest()...});
 //   log p.record; after the sync: runner.Commit(p); send p.control to every acked rank;
 //   reply with CommandRunner::Reply(p, reached, world_size)
 //
-// A halt stops every rank at the same boundary: (highest step any rank
-// reported) + halt_step_margin, 0 when no step was seen, so that no rank is
-// left waiting for the others in a collective. It holds for ranks that
-// connect later too (HaltForLateJoiners).
+// A halt stops every rank at the same boundary, so that no rank is left
+// waiting for the others in a collective: (highest step any rank reported)
+// + a margin, 0 when no step was seen. The margin is halt_step_margin steps,
+// or more when steps are short: as many as run in halt_lead_ns, so that a
+// rank whose agent reads the halt late (a starved thread on a loaded host)
+// has not passed the boundary yet. It holds for ranks that connect later too
+// (halt_for_late_joiners).
 //
 // Threading: not thread-safe; owned by the job's pipeline thread.
 #ifndef TRAINSCOPE_COLLECTOR_PIPELINE_COMMAND_RUNNER_H_
@@ -66,13 +69,22 @@ class CommandRunner {
   struct JobView {
     bool any_step = false;     // some rank reported a step mark
     uint64_t highest_step = 0;
+    int64_t step_ns = 0;  // the shortest recent step time (RankStepProgress); 0: unknown
     uint32_t reachable_ranks = 0;  // streams that got their HelloAck
     int64_t now_unix_ns = 0;
   };
 
   // `tokens` must outlive the runner.
-  CommandRunner(std::string job_id, uint64_t halt_step_margin, const JobTokenKeeper* tokens)
-      : job_id_(std::move(job_id)), halt_step_margin_(halt_step_margin), tokens_(tokens) {}
+  struct HaltMargin {
+    uint64_t steps = 2;                  // at least this many steps ...
+    int64_t lead_ns = 1'000'000'000;     // ... and at least this long
+    uint64_t max_steps = 10'000;         // ... but never more steps than this
+  };
+  CommandRunner(std::string job_id, HaltMargin halt_margin, const JobTokenKeeper* tokens)
+      : job_id_(std::move(job_id)), halt_margin_(halt_margin), tokens_(tokens) {}
+
+  // The steps between the highest reported step and a halt's boundary.
+  uint64_t HaltMarginSteps(int64_t step_ns) const;
 
   // Restores the state the logged commands set; returns the last halt
   // policy a command set, if any.
@@ -105,7 +117,7 @@ class CommandRunner {
 
  private:
   const std::string job_id_;
-  const uint64_t halt_step_margin_;
+  const HaltMargin halt_margin_;
   const JobTokenKeeper* const tokens_;
   std::vector<trainscope::v1::CommandRecord> commands_;
   uint64_t next_halt_id_ = 1;

@@ -99,10 +99,13 @@ struct JobPipelineOptions {
   absl::Duration rank_update_interval = absl::Milliseconds(100);
   absl::Duration summary_update_interval = absl::Seconds(1);
   uint64_t max_message_bytes = 16u << 20;  // told to agents in HelloAck
-  // A halt stops every rank at (highest step any rank reported) + this margin,
-  // so that ranks a few steps behind reach the same boundary instead of one
-  // rank stopping while the others wait for it in a collective.
+  // A halt stops every rank at (highest step any rank reported) + a margin of
+  // at least halt_step_margin steps and at least halt_lead of steps, so that
+  // ranks behind reach the same boundary, and a rank that reads the halt late
+  // has not passed it, instead of one rank stopping while the others wait for
+  // it in a collective (CommandRunner::HaltMargin).
   uint64_t halt_step_margin = 2;
+  absl::Duration halt_lead = absl::Seconds(1);
   // Clock alignment and step assembly on a thread of the job's own; results
   // go to the feed (steps, clocks, operators) and the index (steps).
   bool analysis = true;
