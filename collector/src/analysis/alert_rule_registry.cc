@@ -14,6 +14,9 @@ absl::Span<const AlertRuleRegistration> StepRuleRegistry() {
       {kRulePipelineBubble, &MakePipelineBubbleRule},
       {kRuleLoaderStall, &MakeLoaderStallRule},
       {kRuleStepTimeRegression, &MakeStepTimeRegressionRule},
+      {kRuleLaunchBound, &MakeLaunchBoundRule},
+      {kRuleCopyStall, &MakeCopyStallRule},
+      {kRuleSlowKernels, &MakeSlowKernelsRule},
   };
   return kRegistry;
 }

@@ -108,9 +108,14 @@ void CollectiveMatcher::ReportLinks(const InstanceKey& key, const Instance& inst
 CollectiveMatcher::Wait CollectiveMatcher::Match(const OperatorRecord& op, Links* links) {
   Wait out;
   InstanceKey key{op.group, kNoRank, kNoRank, op.group_sequence};
-  if (op.op_class != v1::OPERATOR_CLASS_COLLECTIVE) {
+  // A CPU call's class says send or receive; an NCCL kernel's
+  // (GPU_COLLECTIVE) does not, its collective kind does.
+  const bool send = op.op_class == v1::OPERATOR_CLASS_SEND ||
+                    op.collective_kind == v1::COLLECTIVE_KIND_SEND;
+  const bool recv = op.op_class == v1::OPERATOR_CLASS_RECV ||
+                    op.collective_kind == v1::COLLECTIVE_KIND_RECV;
+  if (send || recv) {
     if (op.peer < 0 || static_cast<uint32_t>(op.peer) == op.rank) return out;
-    const bool send = op.op_class == v1::OPERATOR_CLASS_SEND;
     key.src = send ? op.rank : static_cast<uint32_t>(op.peer);
     key.dst = send ? static_cast<uint32_t>(op.peer) : op.rank;
   }
@@ -132,6 +137,18 @@ CollectiveMatcher::Wait CollectiveMatcher::Match(const OperatorRecord& op, Links
   }
   if (complete && inst.consumed >= inst.arrivals.size()) instances_.erase(it);
   return out;
+}
+
+int32_t CollectiveMatcher::MostWaitedFor(const absl::flat_hash_map<uint32_t, int64_t>& waited) {
+  int32_t waited_for = -1;
+  int64_t most = 0;
+  for (const auto& [r, w] : waited) {
+    if (w > most || (w == most && waited_for >= 0 && static_cast<int32_t>(r) < waited_for)) {
+      most = w;
+      waited_for = static_cast<int32_t>(r);
+    }
+  }
+  return waited_for;
 }
 
 void CollectiveMatcher::ForgetOlderThan(uint64_t closed_step, uint64_t retention_steps) {

@@ -73,6 +73,15 @@ DeviceStepSummarizer::Tally DeviceStepSummarizer::Align(uint32_t rank, uint32_t 
   forward_.clear();
   backward_.clear();
   waited_.clear();
+  gpu_.Begin();
+  // With NCCL kernels, the device's collectives are those kernels: its host
+  // calls still consume their instances, but their links would count the
+  // same transfers twice.
+  CollectiveMatcher::Links* cpu_links = links;
+  if (b.gpu_collectives > 0) {
+    host_links_.clear();
+    cpu_links = &host_links_;
+  }
   Tally t;
   for (const DeviceEvent& e : b.events) {
     OperatorRecord& op = ops->emplace_back();
@@ -85,6 +94,30 @@ DeviceStepSummarizer::Tally DeviceStepSummarizer::Align(uint32_t rank, uint32_t 
     op.name = e.name;
     op.thread = e.thread;
     op.stage = stage;
+    if (e.IsGpu()) {
+      // Device work: a GPU stream's operator for the store and the views;
+      // its figures are device time (GpuStepSummarizer), not the host's
+      // intervals below.
+      op.op_class = OperatorRecord::GpuClassOf(e.kind);
+      op.thread = 0;
+      op.gpu_device = e.gpu_device;
+      op.gpu_stream = e.gpu_stream;
+      op.launch_op = e.launch_op;
+      op.correlation = e.correlation;
+      if (e.kind == v1::EVENT_KIND_GPU_KERNEL) {
+        op.flops = e.value;
+      } else {
+        op.bytes = e.value;
+        op.group = e.group;
+        op.group_sequence = e.group_sequence;
+        op.peer = e.peer;
+        if (e.kind == v1::EVENT_KIND_GPU_COLLECTIVE) {
+          op.collective_kind = static_cast<v1::CollectiveKind>(e.detail);
+        }
+      }
+      gpu_.Add(e, op, links);
+      continue;
+    }
     t.first_start = std::min(t.first_start, op.start_ns);
     t.last_end = std::max(t.last_end, op.end_ns);
     const Interval iv{op.start_ns, op.end_ns};
@@ -107,7 +140,7 @@ DeviceStepSummarizer::Tally DeviceStepSummarizer::Align(uint32_t rank, uint32_t 
       op.peer = e.peer;
       ++t.collectives;
       communication_.push_back(iv);
-      const CollectiveMatcher::Wait w = matcher_->Match(op, links);
+      const CollectiveMatcher::Wait w = matcher_->Match(op, cpu_links);
       t.lateness += w.lateness_ns;
       if (w.wait_ns > 0) {
         t.wait += w.wait_ns;
@@ -121,10 +154,14 @@ DeviceStepSummarizer::Tally DeviceStepSummarizer::Align(uint32_t rank, uint32_t 
 void DeviceStepSummarizer::Fill(uint32_t rank, uint32_t stage, uint64_t step,
                                 const DeviceStepBuffer& b, const Tally& t, v1::DeviceStep* out) {
   const bool any = !b.events.empty();
-  const int64_t start =
+  int64_t start =
       b.has_start ? clock_->ToReference(rank, b.start_raw_ns) : (any ? t.first_start : 0);
-  const int64_t end =
+  int64_t end =
       b.ended ? clock_->ToReference(rank, b.end_raw_ns) : std::max(start, any ? t.last_end : start);
+  // A step without a start mark (before a device's first mark) starts at its
+  // first operator, which an event of another thread may place after the
+  // mark that ended it: the step is then empty, never negative.
+  start = std::min(start, end);
   const int64_t step_time = std::max<int64_t>(0, end - start);
   // Clip to the step: an operator may straddle a mark.
   for (std::vector<Interval>* v : {&compute_, &communication_, &all_, &forward_, &backward_}) {
@@ -167,21 +204,40 @@ void DeviceStepSummarizer::Fill(uint32_t rank, uint32_t stage, uint64_t step,
   out->set_peak_memory_bytes(b.peak_memory);
   out->set_operators(t.operators);
   out->set_collectives(t.collectives);
-  out->set_waited_for_rank(MostWaitedFor());
+  out->set_waited_for_rank(CollectiveMatcher::MostWaitedFor(waited_));
   out->set_lateness_ns(t.lateness);
   out->set_complete(b.ended);
+  out->set_cpu_compute_ns(compute);
+  out->set_cpu_collective_ns(communication);
+  if (gpu_.any()) FillGpu(rank, start, end, b, t, out);
 }
 
-int32_t DeviceStepSummarizer::MostWaitedFor() const {
-  int32_t waited_for = -1;
-  int64_t most = 0;
-  for (const auto& [r, w] : waited_) {
-    if (w > most || (w == most && waited_for >= 0 && static_cast<int32_t>(r) < waited_for)) {
-      most = w;
-      waited_for = static_cast<int32_t>(r);
-    }
+void DeviceStepSummarizer::FillGpu(uint32_t rank, int64_t start, int64_t end,
+                                   const DeviceStepBuffer& b, const Tally& t,
+                                   v1::DeviceStep* out) {
+  host_operators_.Clear();
+  for (const Interval& iv : all_) host_operators_.Add(iv.start, iv.end);
+  host_operators_.Normalize();
+  host_syncs_.Clear();
+  for (const DeviceStepBuffer::RawInterval& iv : b.host_syncs) {
+    host_syncs_.Add(clock_->ToReference(rank, iv.start_ns), clock_->ToReference(rank, iv.end_ns));
   }
-  return waited_for;
+  host_syncs_.Normalize();
+  // The data wait's intervals: its phases, else the time before the first
+  // operator (as data_wait_ns reads it).
+  host_data_wait_.Clear();
+  if (b.phase_seen[v1::PHASE_DATA_WAIT]) {
+    for (const DeviceStepBuffer::RawInterval& iv : b.data_waits) {
+      host_data_wait_.Add(clock_->ToReference(rank, iv.start_ns),
+                          clock_->ToReference(rank, iv.end_ns));
+    }
+  } else if (b.has_start && t.operators + t.collectives > 0) {
+    host_data_wait_.Add(start, std::min(t.first_start, end));
+  }
+  host_data_wait_.Normalize();
+  gpu_.Fill(rank, start, end,
+            GpuStepSummarizer::Host{&host_operators_, &host_syncs_, &host_data_wait_}, b.flops,
+            out);
 }
 
 }  // namespace trainscope::collector

@@ -86,6 +86,7 @@ void JobAnalyzer::Impl::OnStreamOpened(const v1::Hello& hello, int64_t now_unix_
     aligner_.SetNominalOffset(hello.rank(), clock.realtime_minus_domain_ns());
   }
   assembler_.ExpectDevices(hello.world_size());
+  if (hello.gpus_size() > 0) assembler_.ExpectGpu(hello.rank());
   assembler_.OnDeviceOpened(hello.rank());
   loss_.OnRankJoined(hello.rank());
 }

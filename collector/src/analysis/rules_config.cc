@@ -170,6 +170,27 @@ std::vector<std::string> Validate(const v1::RulesConfig& c) {
     CheckHysteresis(r.hysteresis(), "step_time_regression.", &e);
   }
   {
+    const auto& r = c.launch_bound();
+    CheckDouble(r.has_idle_fraction(), r.idle_fraction(), "launch_bound.idle_fraction",
+                InUnitInterval(r.idle_fraction()), "a fraction in (0, 1]", &e);
+    CheckSigned(r.has_min_idle_ns(), r.min_idle_ns(), 0, "launch_bound.min_idle_ns", &e);
+    CheckHysteresis(r.hysteresis(), "launch_bound.", &e);
+  }
+  {
+    const auto& r = c.copy_stall();
+    CheckDouble(r.has_copy_fraction(), r.copy_fraction(), "copy_stall.copy_fraction",
+                InUnitInterval(r.copy_fraction()), "a fraction in (0, 1]", &e);
+    CheckSigned(r.has_min_copy_ns(), r.min_copy_ns(), 0, "copy_stall.min_copy_ns", &e);
+    CheckHysteresis(r.hysteresis(), "copy_stall.", &e);
+  }
+  {
+    const auto& r = c.slow_kernels();
+    CheckDouble(r.has_slower_by(), r.slower_by(), "slow_kernels.slower_by", r.slower_by() > 0,
+                "a fraction > 0", &e);
+    CheckUnsigned(r.has_min_kernels(), r.min_kernels(), 1, "slow_kernels.min_kernels", &e);
+    CheckHysteresis(r.hysteresis(), "slow_kernels.", &e);
+  }
+  {
     const auto& r = c.lost_device();
     CheckUnsigned(r.has_missing_steps(), r.missing_steps(), 1, "lost_device.missing_steps", &e);
   }
@@ -310,6 +331,24 @@ v1::RulesConfig WithDefaults(v1::RulesConfig c) {
   if (!regression->has_warmup_steps()) regression->set_warmup_steps(5);
   FillHysteresis(*top, regression->mutable_hysteresis());
 
+  auto* launch = c.mutable_launch_bound();
+  if (!launch->has_enabled()) launch->set_enabled(true);
+  if (!launch->has_idle_fraction()) launch->set_idle_fraction(0.3);
+  if (!launch->has_min_idle_ns()) launch->set_min_idle_ns(1'000'000);
+  FillHysteresis(*top, launch->mutable_hysteresis());
+
+  auto* copy = c.mutable_copy_stall();
+  if (!copy->has_enabled()) copy->set_enabled(true);
+  if (!copy->has_copy_fraction()) copy->set_copy_fraction(0.2);
+  if (!copy->has_min_copy_ns()) copy->set_min_copy_ns(1'000'000);
+  FillHysteresis(*top, copy->mutable_hysteresis());
+
+  auto* kernels = c.mutable_slow_kernels();
+  if (!kernels->has_enabled()) kernels->set_enabled(true);
+  if (!kernels->has_slower_by()) kernels->set_slower_by(0.3);
+  if (!kernels->has_min_kernels()) kernels->set_min_kernels(2);
+  FillHysteresis(*top, kernels->mutable_hysteresis());
+
   auto* lost = c.mutable_lost_device();
   if (!lost->has_enabled()) lost->set_enabled(true);
   if (!lost->has_missing_steps()) lost->set_missing_steps(1);
@@ -325,7 +364,9 @@ std::vector<std::string> KnownRuleNames() {
           std::string(kRuleStraggler),   std::string(kRuleCollectiveWait),
           std::string(kRuleSlowLink),    std::string(kRulePipelineBubble),
           std::string(kRuleLoaderStall), std::string(kRuleStepTimeRegression),
-          std::string(kRuleLostDevice),  std::string(kRuleDifficultItem)};
+          std::string(kRuleLostDevice),  std::string(kRuleDifficultItem),
+          std::string(kRuleLaunchBound), std::string(kRuleCopyStall),
+          std::string(kRuleSlowKernels)};
 }
 
 std::string DefaultRulesText() {

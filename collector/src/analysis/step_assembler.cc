@@ -1,6 +1,7 @@
 #include "trainscope/collector/analysis/step_assembler.h"
 
 #include <algorithm>
+#include <iterator>
 #include <limits>
 #include <utility>
 
@@ -42,7 +43,39 @@ struct StepAssembler::Device {
   uint32_t stage = 0;
   size_t last_step_events = 0;              // to reserve the next step's buffer
   std::vector<DeviceEvent> open_operators;  // OPERATOR_BEGIN awaiting END
+
+  // GPU work. A step of a GPU device waits for the work its launches made.
+  bool gpu = false;       // delivered GPU work, or said it has GPUs (ExpectGpu)
+  bool gpu_seen = false;  // delivered GPU work
+  // Its open steps by start mark: which step a launch time belongs to. The
+  // step before its first mark (the prelude's) starts at int64 min.
+  struct Span {
+    int64_t start_raw_ns;
+    uint64_t step;
+    DeviceStepBuffer* buffer;
+  };
+  std::vector<Span> spans;
+  // Per stream (gpu_device << 32 | gpu_stream), the latest launch delivered:
+  // a stream runs its work in launch order, so a step has all of a stream's
+  // work once that stream delivered work launched after the step.
+  absl::flat_hash_map<uint64_t, int64_t> stream_launch;
+  int64_t max_launch_ns = std::numeric_limits<int64_t>::min();
+  // The time bound on waiting for GPU work (StepAssemblerOptions::gpu_wait_ns).
+  bool gpu_waiting = false;
+  uint64_t gpu_wait_step = 0;
+  int64_t gpu_wait_since_ns = 0;
+  int64_t gpu_released_through = -1;  // steps no longer waiting for GPU work
 };
+
+namespace {
+
+// The time that places an event in a step: a GPU event's launch when known
+// (its work belongs to the step that launched it), else its start.
+int64_t PlacingTime(const DeviceEvent& e) {
+  return e.IsGpu() && e.correlation != 0 ? e.launch_ns : e.start_ns;
+}
+
+}  // namespace
 
 StepAssembler::StepAssembler(const JobStrings* strings, GroupDirectory* groups,
                              const ReferenceClock* clock, StepAssemblerOptions options,
@@ -53,7 +86,8 @@ StepAssembler::StepAssembler(const JobStrings* strings, GroupDirectory* groups,
       options_(options),
       sink_(std::move(sink)),
       matcher_(groups, clock, [this] { return KnownDevices(); }),
-      summarizer_(clock, &matcher_) {}
+      gpu_matcher_(groups, clock, [this] { return KnownDevices(); }),
+      summarizer_(clock, &matcher_, &gpu_matcher_, strings) {}
 
 StepAssembler::~StepAssembler() = default;
 
@@ -72,6 +106,8 @@ void StepAssembler::OnDeviceOpened(uint32_t rank) {
   d.silent = false;
   d.ticked = false;  // the silence clock restarts at the next Tick
 }
+
+void StepAssembler::ExpectGpu(uint32_t rank) { DeviceFor(rank).gpu = true; }
 
 void StepAssembler::ExpectDevices(uint32_t world_size) {
   expected_devices_ = std::max(expected_devices_, world_size);
@@ -129,6 +165,16 @@ inline void StepAssembler::AddTo(uint32_t rank, Device& d, const DeviceEvent& e)
       OnCounter(d, e);
       if (e.start_ns == d.last_mark_raw_ns) return;  // the ended step's memory peak
       break;
+    case v1::EVENT_KIND_GPU_KERNEL:
+    case v1::EVENT_KIND_GPU_MEMCPY:
+    case v1::EVENT_KIND_GPU_MEMSET:
+    case v1::EVENT_KIND_GPU_COLLECTIVE:
+      // Device work says nothing of where the host is.
+      OnGpuWork(rank, d, e);
+      return;
+    case v1::EVENT_KIND_GPU_RUNTIME:
+      if (e.detail == v1::RUNTIME_CALL_SYNC) OnHostSync(d, e);
+      break;
     default:
       return;
   }
@@ -170,6 +216,95 @@ void StepAssembler::Push(Device& d, const DeviceEvent& e) {
   if (++buffered_events_ > options_.max_buffered_events) [[unlikely]] {
     EnforceBounds();
   }
+}
+
+void StepAssembler::OnHostSync(Device& d, const DeviceEvent& e) {
+  DeviceStepBuffer* b =
+      d.previous != nullptr && e.start_ns < d.last_mark_raw_ns ? d.previous : d.current;
+  if (b == nullptr) {
+    ++stats_.events_late;
+    return;
+  }
+  if (b->host_syncs.size() >= DeviceStepBuffer::kMaxHostIntervals) {
+    ++stats_.events_dropped;
+    return;
+  }
+  b->host_syncs.push_back({e.start_ns, std::max(e.start_ns, e.end_ns)});
+}
+
+DeviceStepBuffer* StepAssembler::GpuBufferFor(const Device& d, int64_t at, uint64_t* step) const {
+  if (!d.has_mark) {
+    *step = 0;
+    return d.current;  // the prelude, placed at the first mark
+  }
+  // The last open step starting at or before `at`.
+  auto it = std::upper_bound(d.spans.begin(), d.spans.end(), at,
+                             [](int64_t t, const Device::Span& s) { return t < s.start_raw_ns; });
+  if (it == d.spans.begin()) return nullptr;  // launched in a step that closed
+  const Device::Span& span = *(it - 1);
+  if (span.buffer->ended && at >= span.buffer->end_raw_ns) return nullptr;  // a step not kept
+  *step = span.step;
+  return span.buffer;
+}
+
+void StepAssembler::OnGpuWork(uint32_t rank, Device& d, const DeviceEvent& e) {
+  d.gpu = true;
+  d.gpu_seen = true;
+  const int64_t at = PlacingTime(e);
+  uint64_t step = 0;
+  DeviceStepBuffer* b = GpuBufferFor(d, at, &step);
+  if (b != nullptr && b->events.size() >= options_.max_events_per_device_step) {
+    ++stats_.events_dropped;
+    b = nullptr;
+  } else if (b == nullptr) {
+    ++stats_.events_late;
+  }
+  if (b != nullptr) {
+    if (e.kind == v1::EVENT_KIND_GPU_COLLECTIVE) {
+      gpu_matcher_.NoteArrival(
+          rank, e, std::max<uint64_t>(step, static_cast<uint64_t>(closed_through_ + 1)));
+    }
+    Place(b, e);
+  }
+  // What the closing waits for: each stream's latest launch.
+  const uint64_t stream = uint64_t{e.gpu_device} << 32 | e.gpu_stream;
+  auto [it, inserted] = d.stream_launch.try_emplace(stream, at);
+  const int64_t stream_before = inserted ? std::numeric_limits<int64_t>::min() : it->second;
+  it->second = std::max(it->second, at);
+  const int64_t max_before = d.max_launch_ns;
+  d.max_launch_ns = std::max(d.max_launch_ns, at);
+  // The oldest step may close once a launch passes its end on this stream,
+  // or on any stream the next step's end (see AwaitsGpuWork).
+  if (!open_.empty()) {
+    auto oldest = open_.begin();
+    auto ended_at = [rank](const OpenStep& open) {
+      const DeviceStepBuffer* b =
+          rank < open.buffers.size() ? open.buffers[rank].get() : nullptr;
+      return b != nullptr && b->ended ? b->end_raw_ns : std::numeric_limits<int64_t>::max();
+    };
+    const int64_t end = ended_at(oldest->second);
+    auto next = std::next(oldest);
+    const int64_t next_end =
+        next != open_.end() && next->first == oldest->first + 1
+            ? ended_at(next->second)
+            : std::numeric_limits<int64_t>::max();
+    if (((stream_before < end || max_before < end) && at >= end) ||
+        (max_before < next_end && at >= next_end)) {
+      TryClose();
+    }
+  }
+  if (buffered_events_ > options_.max_buffered_events) [[unlikely]] {
+    EnforceBounds();
+  }
+}
+
+void StepAssembler::Place(DeviceStepBuffer* b, const DeviceEvent& e) {
+  b->events.push_back(e);
+  ++buffered_events_;
+  if (!e.IsGpu()) return;
+  ++b->gpu_events;
+  if (e.kind == v1::EVENT_KIND_GPU_COLLECTIVE) ++b->gpu_collectives;
+  b->NoteGpuStream(uint64_t{e.gpu_device} << 32 | e.gpu_stream);
 }
 
 void StepAssembler::OnOperatorEnd(Device& d, const DeviceEvent& e) {
@@ -235,6 +370,9 @@ void StepAssembler::OnPhase(Device& d, const DeviceEvent& e) {
   if (e.detail == 0 || e.detail >= b->phase_ns.size()) return;
   b->phase_ns[e.detail] += std::max<int64_t>(0, e.end_ns - e.start_ns);
   b->phase_seen[e.detail] = true;
+  if (e.detail == v1::PHASE_DATA_WAIT && b->data_waits.size() < DeviceStepBuffer::kMaxHostIntervals) {
+    b->data_waits.push_back({e.start_ns, std::max(e.start_ns, e.end_ns)});
+  }
 }
 
 DeviceStepBuffer* StepAssembler::BufferFor(uint64_t step, uint32_t rank) {
@@ -264,7 +402,8 @@ void StepAssembler::OnStepMark(uint32_t rank, Device& d, const DeviceEvent& e) {
   }
   DeviceStepBuffer* ended = nullptr;
   uint64_t ended_step = 0;
-  if (!d.has_mark) {
+  const bool first_mark = !d.has_mark;
+  if (first_mark) {
     std::unique_ptr<DeviceStepBuffer> prelude = std::move(d.prelude);
     const bool empty = prelude->events.empty() && prelude->flops == 0 &&
                        std::none_of(prelude->phase_seen.begin(), prelude->phase_seen.end(),
@@ -275,6 +414,7 @@ void StepAssembler::OnStepMark(uint32_t rank, Device& d, const DeviceEvent& e) {
       if (open.buffers.size() <= rank) open.buffers.resize(rank + 1);
       open.buffers[rank] = std::move(prelude);
       ended = open.buffers[rank].get();
+      d.spans.push_back({std::numeric_limits<int64_t>::min(), ended_step, ended});
     } else {
       stats_.events_late += prelude->events.size();
       buffered_events_ -= prelude->events.size();
@@ -299,10 +439,28 @@ void StepAssembler::OnStepMark(uint32_t rank, Device& d, const DeviceEvent& e) {
     b->has_start = true;
     b->start_raw_ns = at;
     d.current = b;
+    d.spans.push_back({at, next, b});
+    // The first mark: what arrived before it but happened after it (another
+    // thread's event, work launched after it) is the new step's.
+    if (first_mark && ended != nullptr) MoveFrom(ended, at, b);
   } else {
     d.current = nullptr;
   }
   TryClose();
+}
+
+void StepAssembler::MoveFrom(DeviceStepBuffer* from, int64_t at, DeviceStepBuffer* to) {
+  std::vector<DeviceEvent> events = std::move(from->events);
+  from->events.clear();
+  from->gpu_events = from->gpu_collectives = 0;
+  from->gpu_streams.clear();
+  buffered_events_ -= events.size();
+  for (const DeviceEvent& e : events) Place(PlacingTime(e) >= at ? to : from, e);
+  std::vector<DeviceStepBuffer::RawInterval> syncs = std::move(from->host_syncs);
+  from->host_syncs.clear();
+  for (const DeviceStepBuffer::RawInterval& iv : syncs) {
+    (iv.start_ns >= at ? to : from)->host_syncs.push_back(iv);
+  }
 }
 
 void StepAssembler::NoteArrival(uint32_t rank, Device& d, const DeviceEvent& e) {
@@ -311,11 +469,38 @@ void StepAssembler::NoteArrival(uint32_t rank, Device& d, const DeviceEvent& e) 
   matcher_.NoteArrival(rank, e, step);
 }
 
-bool StepAssembler::Blocks(const Device& d, uint64_t step) const {
-  if (!d.live || d.silent) return false;
-  if (!d.has_mark || d.step <= step) return true;
+bool StepAssembler::PassedOnHost(const Device& d, uint64_t step) const {
+  if (!d.has_mark || d.step <= step) return false;
   // Passed it, but what belongs to it may still follow the mark.
-  return !d.past_mark && d.previous != nullptr && d.previous_step == step;
+  return d.past_mark || d.previous == nullptr || d.previous_step != step;
+}
+
+bool StepAssembler::AwaitsGpuWork(uint32_t rank, const Device& d, uint64_t step) const {
+  if (!d.gpu || static_cast<int64_t>(step) <= d.gpu_released_through) return false;
+  auto it = open_.find(step);
+  if (it == open_.end() || rank >= it->second.buffers.size()) return false;
+  const DeviceStepBuffer* b = it->second.buffers[rank].get();
+  // A step the device never ended (it left, or was dropped) awaits nothing.
+  if (b == nullptr || !b->ended) return false;
+  const int64_t end = b->end_raw_ns;
+  // Work launched after the next step's end: this step's is long done.
+  auto next = open_.find(step + 1);
+  if (next != open_.end() && rank < next->second.buffers.size()) {
+    const DeviceStepBuffer* n = next->second.buffers[rank].get();
+    if (n != nullptr && n->ended && d.max_launch_ns >= n->end_raw_ns) return false;
+  }
+  if (b->gpu_streams.empty()) return d.max_launch_ns < end;
+  for (uint64_t stream : b->gpu_streams) {
+    auto s = d.stream_launch.find(stream);
+    if (s == d.stream_launch.end() || s->second < end) return true;
+  }
+  return false;
+}
+
+bool StepAssembler::Blocks(uint32_t rank, const Device& d, uint64_t step) const {
+  if (!d.live || d.silent) return false;
+  if (!PassedOnHost(d, step)) return true;
+  return AwaitsGpuWork(rank, d, step);
 }
 
 void StepAssembler::Tick(int64_t now_unix_ns) {
@@ -335,15 +520,40 @@ void StepAssembler::Tick(int64_t now_unix_ns) {
     if (awaiting_since_ns_ == 0) awaiting_since_ns_ = now_unix_ns;
     awaiting_over_ = now_unix_ns - awaiting_since_ns_ >= options_.silent_after_ns;
   }
+  BoundGpuWaits(now_unix_ns);
   TryClose();
+}
+
+void StepAssembler::BoundGpuWaits(int64_t now_unix_ns) {
+  if (open_.empty()) return;
+  const uint64_t step = open_.begin()->first;
+  for (uint32_t rank = 0; rank < devices_.size(); ++rank) {
+    if (devices_[rank] == nullptr) continue;
+    Device& d = *devices_[rank];
+    if (!d.live || d.silent || !PassedOnHost(d, step) || !AwaitsGpuWork(rank, d, step)) {
+      d.gpu_waiting = false;
+      continue;
+    }
+    if (!d.gpu_waiting || d.gpu_wait_step != step) {
+      d.gpu_waiting = true;
+      d.gpu_wait_step = step;
+      d.gpu_wait_since_ns = now_unix_ns;
+    } else if (now_unix_ns - d.gpu_wait_since_ns >= options_.gpu_wait_ns) {
+      d.gpu_waiting = false;
+      d.gpu_released_through = static_cast<int64_t>(step);
+      ++stats_.gpu_waits_timed_out;
+      // It said it has GPUs but delivers no work: stop waiting for it.
+      if (!d.gpu_seen) d.gpu = false;
+    }
+  }
 }
 
 void StepAssembler::TryClose() {
   while (!open_.empty() && !AwaitingDevices()) {
     const uint64_t step = open_.begin()->first;
     bool blocked = false;
-    for (const std::unique_ptr<Device>& d : devices_) {
-      if (d != nullptr && Blocks(*d, step)) {
+    for (uint32_t rank = 0; rank < devices_.size(); ++rank) {
+      if (devices_[rank] != nullptr && Blocks(rank, *devices_[rank], step)) {
         blocked = true;
         break;
       }
@@ -417,6 +627,14 @@ void StepAssembler::CloseOldest(bool forced) {
   ++stats_.steps_closed;
   if (forced) ++stats_.steps_forced;
   matcher_.ForgetOlderThan(step, options_.instance_retention_steps);
+  gpu_matcher_.ForgetOlderThan(step, options_.instance_retention_steps);
+  for (const std::unique_ptr<Device>& d : devices_) {
+    if (d == nullptr) continue;
+    auto& spans = d->spans;
+    spans.erase(spans.begin(),
+                std::find_if(spans.begin(), spans.end(),
+                             [step](const Device::Span& s) { return s.step > step; }));
+  }
   sink_(std::move(closed));
 }
 
@@ -426,7 +644,7 @@ void StepAssembler::Recycle(std::vector<OperatorRecord>&& storage) {
 
 StepAssemblerStats StepAssembler::stats() const {
   StepAssemblerStats s = stats_;
-  s.collectives_incomplete = matcher_.incomplete();
+  s.collectives_incomplete = matcher_.incomplete() + gpu_matcher_.incomplete();
   s.buffered_events = buffered_events_;
   s.open_steps = open_.size();
   return s;

@@ -35,13 +35,15 @@ TEST(AlertRuleRegistryTest, DisabledRulesAreNotMade) {
   v1::RulesConfig config;
   config.mutable_straggler()->set_enabled(false);
   config.mutable_slow_link()->set_enabled(false);
+  config.mutable_copy_stall()->set_enabled(false);
   std::vector<std::string> made;
   for (const std::unique_ptr<AlertRule>& rule : MakeStepRules(WithDefaults(config))) {
     made.emplace_back(rule->name());
   }
   EXPECT_THAT(made,
               ::testing::ElementsAre("low_flops", "stage_flops_imbalance", "collective_wait",
-                                     "pipeline_bubble", "loader_stall", "step_time_regression"));
+                                     "pipeline_bubble", "loader_stall", "step_time_regression",
+                                     "launch_bound", "slow_kernels"));
 }
 
 }  // namespace

@@ -91,6 +91,58 @@ TEST_F(DeviceStepSummarizerTest, SplitsTheStepIntoComputeCommunicationAndIdle) {
   EXPECT_EQ(ops[2].bytes, 4096u);
 }
 
+TEST_F(DeviceStepSummarizerTest, GpuEventsBecomeStreamOperatorsOfTheirClass) {
+  DeviceStepBuffer b = Marked();
+  b.events.push_back(Op(mm_, 100, 400, 1, v1::OPERATOR_SCOPE_FORWARD));
+  DeviceEvent kernel;
+  kernel.kind = v1::EVENT_KIND_GPU_KERNEL;
+  kernel.name = strings_.Intern("sm90_gemm");
+  kernel.start_ns = 150;
+  kernel.end_ns = 350;
+  kernel.thread = 9;  // a decoder's stray thread is not the stream
+  kernel.gpu_device = 1;
+  kernel.gpu_stream = 7;
+  kernel.correlation = 42;
+  kernel.launch_op = mm_;
+  kernel.value = 5000;
+  b.events.push_back(kernel);
+  DeviceEvent nccl = kernel;
+  nccl.kind = v1::EVENT_KIND_GPU_COLLECTIVE;
+  nccl.gpu_stream = 20;
+  nccl.group = world_;
+  nccl.group_sequence = 3;
+  nccl.value = 4096;
+  b.events.push_back(nccl);
+  DeviceEvent copy = kernel;
+  copy.kind = v1::EVENT_KIND_GPU_MEMCPY;
+  copy.gpu_stream = 9;
+  b.events.push_back(copy);
+  v1::DeviceStep d;
+  std::vector<OperatorRecord> ops;
+  CollectiveMatcher::Links links;
+  summarizer_.Summarize(0, 0, 5, b, &d, &ops, &links);
+  ASSERT_EQ(ops.size(), 4u);
+  EXPECT_EQ(ops[1].op_class, v1::OPERATOR_CLASS_GPU_KERNEL);
+  EXPECT_EQ(ops[1].thread, 0u);
+  EXPECT_EQ(ops[1].gpu_device, 1u);
+  EXPECT_EQ(ops[1].gpu_stream, 7u);
+  EXPECT_EQ(ops[1].correlation, 42u);
+  EXPECT_EQ(ops[1].launch_op, mm_);
+  EXPECT_EQ(ops[1].flops, 5000u);
+  EXPECT_EQ(ops[1].start_ns, 1150);  // on the reference clock
+  EXPECT_EQ(ops[2].op_class, v1::OPERATOR_CLASS_GPU_COLLECTIVE);
+  EXPECT_EQ(ops[2].gpu_stream, 20u);
+  EXPECT_EQ(ops[2].group, world_);
+  EXPECT_EQ(ops[2].group_sequence, 3u);
+  EXPECT_EQ(ops[2].bytes, 4096u);
+  EXPECT_EQ(ops[3].op_class, v1::OPERATOR_CLASS_GPU_COPY);
+  // The host's figures stay in cpu_*: one CPU operator, no collective;
+  // compute_ns is device time (the kernel), see GpuStepSummarizer.
+  EXPECT_EQ(d.cpu_compute_ns(), 300);
+  EXPECT_EQ(d.compute_ns(), 200);
+  EXPECT_EQ(d.collectives(), 0u);
+}
+
 TEST_F(DeviceStepSummarizerTest, PhasesOverrideWhatOperatorsSuggest) {
   DeviceStepBuffer b = Marked();
   b.events.push_back(Op(mm_, 100, 400, 1, v1::OPERATOR_SCOPE_FORWARD));

@@ -131,8 +131,11 @@ TEST(RulesConfigTest, DefaultTextParsesBackToTheDefaults) {
 
 TEST(RulesConfigTest, KnownRuleNamesListTheBuiltInRules) {
   std::vector<std::string> names = KnownRuleNames();
-  EXPECT_EQ(names.size(), 10u);
+  EXPECT_EQ(names.size(), 13u);
   EXPECT_THAT(names, ::testing::Contains("difficult_item"));
+  EXPECT_THAT(names, ::testing::Contains("launch_bound"));
+  EXPECT_THAT(names, ::testing::Contains("copy_stall"));
+  EXPECT_THAT(names, ::testing::Contains("slow_kernels"));
   EXPECT_THAT(names, ::testing::Contains("straggler"));
   EXPECT_THAT(names, ::testing::Contains("lost_device"));
   EXPECT_THAT(names, ::testing::Contains("stage_flops_imbalance"));

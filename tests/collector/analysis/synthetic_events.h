@@ -88,6 +88,49 @@ inline DeviceEvent Collective(trainscope::v1::CollectiveKind kind, uint32_t name
   return e;
 }
 
+// GPU work of `kind` on (device, stream), launched at `launch` (device
+// clock) by correlation `correlation` (0: an unknown launch).
+inline DeviceEvent Gpu(trainscope::v1::EventKind kind, uint32_t name, uint32_t stream,
+                       int64_t start, int64_t end, uint64_t correlation, int64_t launch,
+                       uint32_t launch_op = 0, uint64_t value = 0, uint32_t detail = 0) {
+  DeviceEvent e;
+  e.kind = kind;
+  e.name = name;
+  e.gpu_device = 0;
+  e.gpu_stream = stream;
+  e.start_ns = start;
+  e.end_ns = end;
+  e.correlation = correlation;
+  e.launch_ns = correlation != 0 ? launch : 0;
+  e.launch_op = launch_op;
+  e.value = value;
+  e.detail = detail;
+  return e;
+}
+
+// An NCCL kernel of instance (group, seq).
+inline DeviceEvent NcclKernel(uint32_t name, uint32_t group, uint64_t seq, uint32_t stream,
+                              int64_t start, int64_t end, uint64_t correlation, int64_t launch,
+                              uint64_t bytes = 0) {
+  DeviceEvent e = Gpu(trainscope::v1::EVENT_KIND_GPU_COLLECTIVE, name, stream, start, end,
+                      correlation, launch, 0, bytes, trainscope::v1::COLLECTIVE_KIND_ALL_REDUCE);
+  e.group = group;
+  e.group_sequence = seq;
+  return e;
+}
+
+// A host runtime call (GPU_RUNTIME) of `call` on `thread`.
+inline DeviceEvent RuntimeCall(trainscope::v1::RuntimeCall call, int64_t start, int64_t end,
+                               uint32_t thread = 1) {
+  DeviceEvent e;
+  e.kind = trainscope::v1::EVENT_KIND_GPU_RUNTIME;
+  e.detail = call;
+  e.start_ns = start;
+  e.end_ns = end;
+  e.thread = thread;
+  return e;
+}
+
 }  // namespace trainscope::collector::testing
 
 #endif  // TRAINSCOPE_TESTS_COLLECTOR_ANALYSIS_SYNTHETIC_EVENTS_H_

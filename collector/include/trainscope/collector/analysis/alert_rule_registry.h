@@ -47,6 +47,9 @@ std::unique_ptr<AlertRule> MakeSlowLinkRule(const v1::RulesConfig& rules);
 std::unique_ptr<AlertRule> MakePipelineBubbleRule(const v1::RulesConfig& rules);
 std::unique_ptr<AlertRule> MakeLoaderStallRule(const v1::RulesConfig& rules);
 std::unique_ptr<AlertRule> MakeStepTimeRegressionRule(const v1::RulesConfig& rules);
+std::unique_ptr<AlertRule> MakeLaunchBoundRule(const v1::RulesConfig& rules);
+std::unique_ptr<AlertRule> MakeCopyStallRule(const v1::RulesConfig& rules);
+std::unique_ptr<AlertRule> MakeSlowKernelsRule(const v1::RulesConfig& rules);
 
 }  // namespace trainscope::collector
 

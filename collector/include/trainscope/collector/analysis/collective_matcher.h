@@ -88,6 +88,10 @@ class CollectiveMatcher {
   // `closed_step` (a member that never reports them).
   void ForgetOlderThan(uint64_t closed_step, uint64_t retention_steps);
 
+  // Of per-rank waits (rank -> time waited on it): the rank waited for
+  // longest, the lowest of a tie; -1 when none.
+  static int32_t MostWaitedFor(const absl::flat_hash_map<uint32_t, int64_t>& waited);
+
   // Waits matched before every participant arrived, so far.
   uint64_t incomplete() const { return incomplete_; }
 

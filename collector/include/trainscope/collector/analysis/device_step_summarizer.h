@@ -5,10 +5,15 @@
 // DATA_WAIT phase, else the time before its first operator), forward and
 // backward (their phases, else their operators' union), FLOPs, memory peak,
 // and from CollectiveMatcher its waits, whom it waited for most and its
-// lateness.
+// lateness. GPU work in the buffer (the device's kernels, NCCL kernels and
+// copies launched in the step) becomes GPU stream operators, and the device
+// time figures replace the host's (GpuStepSummarizer); cpu_compute_ns and
+// cpu_collective_ns keep the host's. Host collectives and NCCL kernels are
+// matched by separate matchers: a device with NCCL kernels takes its waits
+// and links from them, never from both.
 //
 // Usage:
-//   DeviceStepSummarizer summarizer(&clock, &matcher);
+//   DeviceStepSummarizer summarizer(&clock, &matcher, &gpu_matcher, &strings);
 //   v1::DeviceStep device;
 //   summarizer.Summarize(rank, stage, step, buffer, &device, &operators, &links);
 //
@@ -25,6 +30,9 @@
 #include "trainscope/collector/analysis/collective_matcher.h"
 #include "trainscope/collector/analysis/device_event.h"
 #include "trainscope/collector/analysis/device_step_buffer.h"
+#include "trainscope/collector/analysis/gpu_step_summarizer.h"
+#include "trainscope/collector/analysis/interval_set.h"
+#include "trainscope/collector/analysis/job_strings.h"
 #include "trainscope/collector/analysis/operator_record.h"
 #include "trainscope/v1/analysis.pb.h"
 
@@ -32,9 +40,13 @@ namespace trainscope::collector {
 
 class DeviceStepSummarizer {
  public:
-  // The pointers must outlive the summarizer.
-  DeviceStepSummarizer(const ReferenceClock* clock, CollectiveMatcher* matcher)
-      : clock_(clock), matcher_(matcher) {}
+  // The pointers must outlive the summarizer. `gpu_matcher` matches NCCL
+  // kernels (null: they get no waits); `strings` names the top kernels.
+  DeviceStepSummarizer(const ReferenceClock* clock, CollectiveMatcher* matcher,
+                       CollectiveMatcher* gpu_matcher = nullptr,
+                       const JobStrings* strings = nullptr)
+      : clock_(clock), matcher_(matcher), gpu_(strings, gpu_matcher) {}
+
 
   // Appends the buffer's operators, aligned, to `ops`, fills `out` and adds
   // the links of the instances its communication completes to `links`.
@@ -66,14 +78,18 @@ class DeviceStepSummarizer {
   // The metrics from the step's marks, the intervals and `tally`.
   void Fill(uint32_t rank, uint32_t stage, uint64_t step, const DeviceStepBuffer& buffer,
             const Tally& tally, trainscope::v1::DeviceStep* out);
-  // The rank waited for longest (the lowest of a tie), -1 for none.
-  int32_t MostWaitedFor() const;
+  // The device-time figures, when the step has GPU work.
+  void FillGpu(uint32_t rank, int64_t start, int64_t end, const DeviceStepBuffer& buffer,
+               const Tally& tally, trainscope::v1::DeviceStep* out);
 
   const ReferenceClock* const clock_;
   CollectiveMatcher* const matcher_;
   // Scratch space, kept between calls.
   std::vector<Interval> compute_, communication_, all_, forward_, backward_;
   absl::flat_hash_map<uint32_t, int64_t> waited_;  // rank -> wait on it
+  CollectiveMatcher::Links host_links_;  // a GPU device's host collectives' (dropped)
+  IntervalSet host_operators_, host_syncs_, host_data_wait_;
+  GpuStepSummarizer gpu_;
 };
 
 }  // namespace trainscope::collector

@@ -33,6 +33,9 @@ inline constexpr absl::string_view kRuleLoaderStall = "loader_stall";
 inline constexpr absl::string_view kRuleStepTimeRegression = "step_time_regression";
 inline constexpr absl::string_view kRuleLostDevice = "lost_device";
 inline constexpr absl::string_view kRuleDifficultItem = "difficult_item";
+inline constexpr absl::string_view kRuleLaunchBound = "launch_bound";
+inline constexpr absl::string_view kRuleCopyStall = "copy_stall";
+inline constexpr absl::string_view kRuleSlowKernels = "slow_kernels";
 
 // Parses and validates a rules file's text. Syntax errors name
 // "line:column: what" (1-based); range errors name the field and what was

@@ -27,6 +27,21 @@
 // max_buffered_events the oldest step is force-closed (counted); a device
 // still inside it drops its events until its next mark.
 //
+// GPU work (kernels, NCCL kernels, copies, memsets) belongs to the step
+// whose CPU launch made it: the step of the device whose marks enclose the
+// event's launch_ns (its start when the launch is unknown), whenever it
+// arrives. A kernel may run, and be reported, long after the host passed
+// the next mark, so a step of a GPU device (one that delivered GPU work or
+// said it has GPUs, ExpectGpu) also waits until each GPU stream that ran its
+// work has delivered work launched after the step's end (a stream runs its
+// work in launch order), or any stream delivered work launched after the
+// next step's end, or it waited `gpu_wait_ns` of Tick's time (then a device
+// that never delivered GPU work stops being waited for); max_open_steps and
+// max_buffered_events bound it as they bound every wait. The host's sync
+// runtime calls and data-wait phases are kept to say why the device idled.
+// Host collectives and NCCL kernels are matched separately (two
+// CollectiveMatchers): each instance is counted once per kind.
+//
 // Closing a step is three collaborators' work: CollectiveMatcher matches
 // each communication operator with its instance's other arrivals (waits,
 // lateness, links), DeviceStepSummarizer derives each device's metrics and
@@ -52,6 +67,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/types/span.h"
 #include "trainscope/collector/analysis/collective_matcher.h"
 #include "trainscope/collector/analysis/device_event.h"
@@ -76,6 +92,9 @@ struct StepAssemblerOptions {
   // Collective instances still incomplete this many steps after their first
   // arrival are forgotten (a member that never reports them).
   uint64_t instance_retention_steps = 8;
+  // A step waits at most this long (Tick's time) for a GPU device's work
+  // once the device's host has passed it.
+  int64_t gpu_wait_ns = 2'000'000'000;
 };
 
 struct StepAssemblerStats {
@@ -85,6 +104,7 @@ struct StepAssemblerStats {
   uint64_t events_dropped = 0;          // beyond max_events_per_device_step/max_buffered_events
   uint64_t marks_out_of_order = 0;      // step marks not above the device's current step
   uint64_t collectives_incomplete = 0;  // waits computed before every participant arrived
+  uint64_t gpu_waits_timed_out = 0;     // steps that stopped waiting for GPU work (gpu_wait_ns)
   uint64_t buffered_events = 0;         // now
   uint64_t open_steps = 0;              // now
 };
@@ -109,6 +129,10 @@ class StepAssembler {
   StepAssembler& operator=(const StepAssembler&) = delete;
 
   void OnDeviceOpened(uint32_t rank);
+  // `rank` has GPUs (Hello.gpus): its steps wait for their GPU work even
+  // before its first GPU event arrives (an import delivers a trace's GPU
+  // work after all of its host's events).
+  void ExpectGpu(uint32_t rank);
   // The job has `world_size` devices (Hello.world_size): steps wait for them.
   void ExpectDevices(uint32_t world_size);
   void OnDeviceClosed(uint32_t rank);
@@ -157,11 +181,24 @@ class StepAssembler {
   void OnPhase(Device& d, const DeviceEvent& e);
   void OnStepMark(uint32_t rank, Device& d, const DeviceEvent& e);
   void OnOperatorEnd(Device& d, const DeviceEvent& e);
+  void OnHostSync(Device& d, const DeviceEvent& e);
+  void OnGpuWork(uint32_t rank, Device& d, const DeviceEvent& e);
+  // The open step whose launches made work launched `at`, and its number.
+  DeviceStepBuffer* GpuBufferFor(const Device& d, int64_t at, uint64_t* step) const;
+  // Buffers `e` in `b`, counting it.
+  void Place(DeviceStepBuffer* b, const DeviceEvent& e);
+  // Moves what `from` holds from `at` on into `to`.
+  void MoveFrom(DeviceStepBuffer* from, int64_t at, DeviceStepBuffer* to);
+  // Whether `d` (of `rank`) holds `step` open for GPU work still to come.
+  bool AwaitsGpuWork(uint32_t rank, const Device& d, uint64_t step) const;
+  bool PassedOnHost(const Device& d, uint64_t step) const;
   void Push(Device& d, const DeviceEvent& e);
   void NoteArrival(uint32_t rank, Device& d, const DeviceEvent& e);
   DeviceStepBuffer* BufferFor(uint64_t step, uint32_t rank);
-  bool Blocks(const Device& d, uint64_t step) const;
+  bool Blocks(uint32_t rank, const Device& d, uint64_t step) const;
   void TryClose();
+  // Ends GPU waits older than gpu_wait_ns.
+  void BoundGpuWaits(int64_t now_unix_ns);
   void EnforceBounds();
   void CloseOldest(bool forced);
   uint32_t KnownDevices() const;
@@ -181,7 +218,8 @@ class StepAssembler {
   uint32_t expected_devices_ = 0;
   int64_t awaiting_since_ns_ = 0;
   bool awaiting_over_ = false;
-  CollectiveMatcher matcher_;
+  CollectiveMatcher matcher_;      // host collectives
+  CollectiveMatcher gpu_matcher_;  // NCCL kernels
   DeviceStepSummarizer summarizer_;
 
   std::vector<std::unique_ptr<DeviceStepBuffer>> spare_buffers_;  // of closed steps, reset
