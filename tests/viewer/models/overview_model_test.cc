@@ -24,6 +24,97 @@ StepRecord MakeStep(uint64_t number, uint32_t devices, int64_t slow_rank = -1) {
   return step;
 }
 
+StepRecord MakeGpuStep(uint64_t number, uint32_t devices) {
+  StepRecord step = MakeStep(number, devices);
+  for (DeviceStepRecord& d : step.devices) {
+    d.has_gpu = true;
+    d.step_time_ns = 10'000'000;
+    d.gpu_busy_ns = 4'000'000;
+    d.wait_ns = 1'000'000;
+    d.transfer_ns = 2'000'000;
+    d.comm_compute_overlap_ns = 500'000;
+    d.h2d_copy_ns = 300'000;
+    d.d2h_copy_ns = 200'000;
+    d.gpu_idle_launch_bound_ns = 1'500'000;
+    d.gpu_idle_host_sync_ns = 0;
+    d.gpu_idle_data_wait_ns = 250'000;
+    d.top_kernels = {{"sm90_gemm", OpClass::kGpuKernel, 10, 2'000'000 + d.rank, "aten::mm"},
+                     {"ncclDevKernel_AllReduce", OpClass::kGpuCollective, 2, 1'500'000, "nccl:all_reduce"}};
+  }
+  return step;
+}
+
+TEST(OverviewModelTest, GpuBarsStackDeviceTime) {
+  OverviewModel overview;
+  overview.AddStep(MakeGpuStep(1, 2));
+  overview.SetViewport(1200, 800);
+  const auto& bars = overview.Bars();
+  ASSERT_EQ(bars.size(), 2u);
+  for (const auto& bar : bars) {
+    ASSERT_TRUE(bar.gpu);
+    int64_t sum = 0;
+    for (const auto& segment : bar.segments) sum += segment.ns;
+    EXPECT_EQ(sum, bar.step_time_ns);
+    ASSERT_EQ(bar.segments.size(), 8u);
+    EXPECT_EQ(bar.segments[0].label, "GPU compute");
+    EXPECT_EQ(bar.segments[0].ns, 4'000'000);
+    EXPECT_EQ(bar.segments[0].color, OverviewModel::kGpuComputeColor);
+    EXPECT_EQ(bar.segments[1].ns, 1'000'000);                   // NCCL wait
+    EXPECT_EQ(bar.segments[2].ns, 1'500'000);                   // transfer not under compute
+    EXPECT_EQ(bar.segments[3].ns, 500'000);                     // copies
+    EXPECT_EQ(bar.segments[4].ns, 1'500'000);                   // launch-bound
+    EXPECT_EQ(bar.segments[6].ns, 250'000);                     // data wait
+    EXPECT_EQ(bar.segments[7].ns, 10'000'000 - 8'750'000);      // the rest
+    // Stacked without gaps, compute at the bottom.
+    for (size_t i = 1; i < bar.segments.size(); ++i) {
+      EXPECT_NEAR(bar.segments[i - 1].rect.y, bar.segments[i].rect.y + bar.segments[i].rect.h,
+                  1e-3);
+    }
+  }
+  // The GPU compute segments are painted.
+  size_t green = 0;
+  for (const FilledRect& r : overview.Draw().rects) green += r.fill == OverviewModel::kGpuComputeColor;
+  EXPECT_GE(green, 2u);
+  const std::string tip = overview.TooltipAt(bars[0].compute_rect.x + 1, bars[0].compute_rect.y + 1);
+  EXPECT_NE(tip.find("NCCL wait: 1.00 ms"), std::string::npos) << tip;
+}
+
+TEST(OverviewModelTest, GpuSegmentsNeverOvershootTheStep) {
+  OverviewModel overview;
+  StepRecord step = MakeGpuStep(1, 1);
+  step.devices[0].gpu_busy_ns = 9'000'000;
+  step.devices[0].wait_ns = 3'000'000;  // busy + wait > step time
+  overview.AddStep(step);
+  const auto& bar = overview.Bars().at(0);
+  int64_t sum = 0;
+  for (const auto& segment : bar.segments) sum += segment.ns;
+  EXPECT_EQ(sum, bar.step_time_ns);
+  EXPECT_EQ(bar.segments[1].ns, 1'000'000);
+  EXPECT_EQ(bar.segments.back().ns, 0);
+}
+
+TEST(OverviewModelTest, StepDetailListsTopKernelsOverDevices) {
+  OverviewModel overview;
+  overview.AddStep(MakeStep(1, 2));  // no GPU: no kernels
+  overview.AddStep(MakeGpuStep(2, 2));
+  overview.SetSelectedStep(1);
+  EXPECT_TRUE(overview.TopKernels().empty());
+  overview.SetSelectedStep(2);
+  const auto& kernels = overview.TopKernels();
+  ASSERT_EQ(kernels.size(), 2u);
+  EXPECT_EQ(kernels[0].name, "sm90_gemm");
+  EXPECT_EQ(kernels[0].count, 20u);
+  EXPECT_EQ(kernels[0].total_ns, 4'000'001);
+  EXPECT_EQ(kernels[0].launch_op, "aten::mm");
+  EXPECT_EQ(kernels[1].op_class, OpClass::kGpuCollective);
+  EXPECT_EQ(kernels[1].total_ns, 3'000'000);
+  bool listed = false;
+  for (const Text& text : overview.Draw().texts) {
+    listed = listed || text.text.find("sm90_gemm  (aten::mm)") != std::string::npos;
+  }
+  EXPECT_TRUE(listed);
+}
+
 TEST(OverviewModelTest, StackedBarsSumToStepTime) {
   OverviewModel overview;
   for (uint64_t s = 1; s <= 5; ++s) overview.AddStep(MakeStep(s, 4, /*slow_rank=*/2));

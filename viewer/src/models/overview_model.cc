@@ -87,6 +87,11 @@ const DrawList& OverviewModel::Draw() {
   return list_;
 }
 
+const std::vector<OverviewModel::KernelRow>& OverviewModel::TopKernels() {
+  if (dirty_) Rebuild();
+  return kernels_;
+}
+
 const std::vector<OverviewModel::DeviceBar>& OverviewModel::Bars() {
   if (dirty_) Rebuild();
   return bars_;
@@ -102,6 +107,7 @@ void OverviewModel::Rebuild() {
   dirty_ = false;
   list_.Clear();
   bars_.clear();
+  kernels_.clear();
   const float usable = static_cast<float>(height_) - kTop;
   chart_ = {kLeftMargin, kTop, static_cast<float>(width_) - kLeftMargin - kRightMargin,
             usable * 0.5f - 30};
@@ -250,17 +256,42 @@ void OverviewModel::BuildBars() {
                              FormatDuration(static_cast<double>(step.end_ns - step.start_ns)) +
                              " end to end)",
                          kTextColor, Text::Align::kLeft, true, 10});
+  const bool gpu = std::any_of(step.devices.begin(), step.devices.end(),
+                               [](const DeviceStepRecord& d) { return d.has_gpu; });
   float x = 430, advance = 0;
   const float legend_y = title_y;
-  AddSwatch(&list_, x, legend_y, kIntervalColor, "step interval (data wait)", &advance);
-  x += advance;
-  AddSwatch(&list_, x, legend_y, kForwardBackwardColor, "forward + backward", &advance);
-  x += advance;
-  AddSwatch(&list_, x, legend_y, kTailColor, "step tail", &advance);
-  x += advance;
-  AddSwatch(&list_, x, legend_y, kCommColor, "comm duration", &advance);
-  x += advance;
-  AddSwatch(&list_, x, legend_y, kWaitColor, "comm wait", &advance);
+  if (gpu) {
+    // Two legend lines: the device-time segments do not fit on one.
+    x = 12;
+    const float y = title_y + 17;
+    const std::pair<Color, const char*> legend[] = {
+        {kGpuComputeColor, "GPU compute"},  {kNcclWaitColor, "NCCL wait"},
+        {kNcclTransferColor, "NCCL transfer"}, {kCopyColor, "copies"},
+        {kLaunchBoundColor, "idle: launch-bound"}, {kHostSyncColor, "idle: host sync"},
+        {kGpuDataWaitColor, "idle: data wait"}, {kGpuIdleColor, "idle: other"}};
+    for (const auto& [color, label] : legend) {
+      AddSwatch(&list_, x, y, color, label, &advance);
+      x += advance - 6;
+    }
+    // The kernel table takes the right part of the bars' area.
+    const float table_w = std::min(430.0f, bars_area_.w * 0.45f);
+    const RectF table = {bars_area_.x + bars_area_.w - table_w, bars_area_.y + 12, table_w,
+                         bars_area_.h - 12};
+    bars_area_.w -= table_w + 16;
+    bars_area_.y += 12;
+    bars_area_.h -= 12;
+    BuildTopKernels(step, table);
+  } else {
+    AddSwatch(&list_, x, legend_y, kIntervalColor, "step interval (data wait)", &advance);
+    x += advance;
+    AddSwatch(&list_, x, legend_y, kForwardBackwardColor, "forward + backward", &advance);
+    x += advance;
+    AddSwatch(&list_, x, legend_y, kTailColor, "step tail", &advance);
+    x += advance;
+    AddSwatch(&list_, x, legend_y, kCommColor, "comm duration", &advance);
+    x += advance;
+    AddSwatch(&list_, x, legend_y, kWaitColor, "comm wait", &advance);
+  }
 
   list_.backgrounds.push_back({bars_area_, Rgba(250, 250, 252), WithAlpha(kAxisColor, 120)});
   if (step.devices.empty()) return;
@@ -289,6 +320,42 @@ void OverviewModel::BuildBars() {
     DeviceBar bar;
     bar.rank = d.rank;
     bar.step_time_ns = std::max<int64_t>(0, d.step_time_ns);
+    const float x0 = bars_area_.x + slot * static_cast<float>(i) + (slot - bar_width) / 2;
+    if (d.has_gpu) {
+      // Device time, bottom to top; each piece clamped to what is left so
+      // overlaps (NCCL under compute, copies under kernels) never overshoot.
+      bar.gpu = true;
+      int64_t left = bar.step_time_ns;
+      float y = base;
+      auto stack = [&](const char* label, int64_t ns, Color color) {
+        Segment segment{label, std::clamp<int64_t>(ns, 0, left), color, {}};
+        left -= segment.ns;
+        const float h = height_of(static_cast<double>(segment.ns));
+        segment.rect = {x0, y - h, bar_width, h};
+        y -= h;
+        if (h > 0) list_.rects.push_back({segment.rect, color});
+        bar.segments.push_back(segment);
+      };
+      stack("GPU compute", d.gpu_busy_ns, kGpuComputeColor);
+      stack("NCCL wait", d.wait_ns, kNcclWaitColor);
+      stack("NCCL transfer", d.transfer_ns - d.comm_compute_overlap_ns, kNcclTransferColor);
+      stack("copies", d.copy_ns(), kCopyColor);
+      stack("idle: launch-bound", d.gpu_idle_launch_bound_ns, kLaunchBoundColor);
+      stack("idle: host sync", d.gpu_idle_host_sync_ns, kHostSyncColor);
+      stack("idle: data wait", d.gpu_idle_data_wait_ns, kGpuDataWaitColor);
+      stack("idle: other", left, kGpuIdleColor);
+      bar.compute_ns = bar.segments[0].ns;
+      bar.comm_ns = std::clamp<int64_t>(d.collective_ns, 0, bar.step_time_ns);
+      bar.wait_ns = bar.segments[1].ns;
+      bar.compute_rect = bar.segments[0].rect;
+      bar.interval_rect = {x0, y, bar_width, base - y};  // the whole column, for hovering
+      if (static_cast<int>(i) % label_every == 0) {
+        list_.texts.push_back({x0 + bar_width / 2, base + 13, "rank " + std::to_string(d.rank),
+                               kTextColor, Text::Align::kCenter});
+      }
+      bars_.push_back(std::move(bar));
+      continue;
+    }
     // The three segments partition the step time: clamp each to what is
     // left so rounding in the collector never makes the bar overshoot.
     bar.interval_ns = std::clamp<int64_t>(d.data_wait_ns, 0, bar.step_time_ns);
@@ -297,7 +364,6 @@ void OverviewModel::BuildBars() {
     bar.tail_ns = bar.step_time_ns - bar.interval_ns - bar.compute_ns;
     bar.comm_ns = std::clamp<int64_t>(d.collective_ns, 0, bar.step_time_ns);
     bar.wait_ns = std::clamp<int64_t>(d.wait_ns, 0, bar.comm_ns);
-    const float x0 = bars_area_.x + slot * static_cast<float>(i) + (slot - bar_width) / 2;
     float y = base;
     auto stack = [&](int64_t ns, RectF* rect, Color color) {
       const float h = height_of(static_cast<double>(ns));
@@ -308,6 +374,9 @@ void OverviewModel::BuildBars() {
     stack(bar.interval_ns, &bar.interval_rect, kIntervalColor);
     stack(bar.compute_ns, &bar.compute_rect, kForwardBackwardColor);
     stack(bar.tail_ns, &bar.tail_rect, kTailColor);
+    bar.segments = {{"step interval", bar.interval_ns, kIntervalColor, bar.interval_rect},
+                    {"forward + backward", bar.compute_ns, kForwardBackwardColor, bar.compute_rect},
+                    {"step tail", bar.tail_ns, kTailColor, bar.tail_rect}};
     const float overlay_x = x0 + bar_width * 0.58f;
     const float overlay_w = std::max(1.0f, bar_width * 0.3f);
     const float comm_h = height_of(static_cast<double>(bar.comm_ns));
@@ -321,6 +390,67 @@ void OverviewModel::BuildBars() {
                              kTextColor, Text::Align::kCenter});
     }
     bars_.push_back(bar);
+  }
+}
+
+void OverviewModel::BuildTopKernels(const StepRecord& step, const RectF& area) {
+  struct Sum {
+    KernelRow row;
+    int64_t best_share = -1;
+  };
+  std::map<std::string, Sum> by_name;
+  for (const DeviceStepRecord& d : step.devices) {
+    for (const KernelSummaryRecord& k : d.top_kernels) {
+      Sum& sum = by_name[k.name];
+      sum.row.name = k.name;
+      sum.row.op_class = k.op_class;
+      sum.row.count += k.count;
+      sum.row.total_ns += k.total_ns;
+      if (k.total_ns > sum.best_share) {
+        sum.best_share = k.total_ns;
+        sum.row.launch_op = k.launch_op;
+      }
+    }
+  }
+  for (auto& [name, sum] : by_name) kernels_.push_back(std::move(sum.row));
+  std::sort(kernels_.begin(), kernels_.end(), [](const KernelRow& a, const KernelRow& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+  if (kernels_.size() > kMaxKernelRows) kernels_.resize(kMaxKernelRows);
+
+  list_.backgrounds.push_back({area, Rgba(250, 250, 252), WithAlpha(kAxisColor, 120)});
+  float y = area.y + 14;
+  list_.texts.push_back({area.x + 8, y,
+                         "Top kernels of step " + std::to_string(step.step) + " (all devices)",
+                         kTextColor, Text::Align::kLeft, true});
+  y += 18;
+  const float name_x = area.x + 22;
+  const float total_x = area.x + area.w - 8;
+  const float count_x = total_x - 70;
+  list_.texts.push_back({name_x, y, "kernel (launched by)", kAxisColor, Text::Align::kLeft});
+  list_.texts.push_back({count_x, y, "count", kAxisColor, Text::Align::kRight});
+  list_.texts.push_back({total_x, y, "total", kAxisColor, Text::Align::kRight});
+  if (kernels_.empty()) {
+    list_.texts.push_back({name_x, y + 18, "no kernel summaries in this step", kAxisColor});
+    return;
+  }
+  const float row_h = std::clamp((area.y + area.h - y - 6) / kMaxKernelRows, 12.0f, 20.0f);
+  // Characters that fit between the name's start and the count column.
+  const size_t fit = static_cast<size_t>(std::max(8.0f, (count_x - 48 - name_x) / 6.2f));
+  for (const KernelRow& k : kernels_) {
+    y += row_h;
+    if (y > area.y + area.h - 4) break;
+    const Color swatch = k.op_class == OpClass::kGpuCollective ? kNcclTransferColor
+                         : k.op_class == OpClass::kGpuCopy     ? kCopyColor
+                                                               : kGpuComputeColor;
+    list_.rects.push_back({{area.x + 8, y - 4, 8, 8}, swatch});
+    std::string name = k.name;
+    if (!k.launch_op.empty()) name += "  (" + k.launch_op + ")";
+    if (name.size() > fit) name = name.substr(0, fit - 1) + "\xE2\x80\xA6";
+    list_.texts.push_back({name_x, y, name, kTextColor, Text::Align::kLeft});
+    list_.texts.push_back({count_x, y, std::to_string(k.count), kTextColor, Text::Align::kRight});
+    list_.texts.push_back({total_x, y, FormatDuration(static_cast<double>(k.total_ns)),
+                           kTextColor, Text::Align::kRight});
   }
 }
 
@@ -353,6 +483,14 @@ std::string OverviewModel::TooltipAt(float x, float y) {
   for (const DeviceBar& bar : bars_) {
     const RectF column = {bar.interval_rect.x, bars_area_.y, bar.interval_rect.w, bars_area_.h};
     if (!column.Contains(x, y)) continue;
+    if (bar.gpu) {
+      std::string text = "rank " + std::to_string(bar.rank) +
+                         " (device time)\nstep time: " + FormatDuration(bar.step_time_ns);
+      for (const Segment& segment : bar.segments) {
+        text += "\n" + segment.label + ": " + FormatDuration(static_cast<double>(segment.ns));
+      }
+      return text;
+    }
     return "rank " + std::to_string(bar.rank) + "\nstep time: " + FormatDuration(bar.step_time_ns) +
            "\nstep interval: " + FormatDuration(bar.interval_ns) +
            "\nforward + backward: " + FormatDuration(bar.compute_ns) +

@@ -4,6 +4,13 @@
 // step interval (data wait) / forward + backward / step tail, with the
 // device's communication duration and wait drawn over it.
 //
+// A device with GPU work (DeviceStepRecord::has_gpu) gets a bar of device
+// time instead: compute kernels (GPU busy) / NCCL wait / NCCL transfer not
+// hidden behind compute / copies / idle because the CPU launched nothing /
+// idle in a host sync / idle waiting for data / the rest, each clamped to
+// what the step has left. The selected step's detail then lists its top
+// kernels over the devices (TopKernels), beside the bars.
+//
 // Usage:
 //   OverviewModel overview;
 //   overview.AddStep(step_record);
@@ -36,8 +43,20 @@ class OverviewModel {
   static constexpr size_t kMaxDeviceLines = 16;
   static constexpr size_t kDefaultMaxSteps = 20000;
 
-  // One device's stacked bar for the selected step, in ns and pixels.
+  // One piece of a bar, bottom to top.
+  struct Segment {
+    std::string label;
+    int64_t ns = 0;
+    Color color = 0;
+    RectF rect;
+  };
+
+  // One device's stacked bar for the selected step, in ns and pixels. CPU
+  // bars fill the named fields and their three segments; GPU bars (gpu)
+  // their device-time segments.
   struct DeviceBar {
+    bool gpu = false;
+    std::vector<Segment> segments;
     uint32_t rank = 0;
     int64_t step_time_ns = 0;
     int64_t interval_ns = 0;  // data wait
@@ -52,6 +71,16 @@ class OverviewModel {
     RectF wait_rect;
   };
 
+  // A kernel name over the selected step's devices.
+  struct KernelRow {
+    std::string name;
+    OpClass op_class = OpClass::kGpuKernel;
+    uint32_t count = 0;
+    int64_t total_ns = 0;
+    std::string launch_op;  // of the device with the largest share
+  };
+  static constexpr size_t kMaxKernelRows = 10;
+
   explicit OverviewModel(size_t max_steps = kDefaultMaxSteps);
 
   void AddStep(const StepRecord& step);
@@ -61,6 +90,9 @@ class OverviewModel {
 
   const DrawList& Draw();
   const std::vector<DeviceBar>& Bars();
+  // The selected (else newest) step's top kernels summed over its devices,
+  // by total time; empty without GPU work.
+  const std::vector<KernelRow>& TopKernels();
   // The step under a point of the line chart (nearest), if any.
   std::optional<uint64_t> StepAt(float x, float y);
   // Hover text for a point: the step's values or a bar's segments.
@@ -77,11 +109,20 @@ class OverviewModel {
   static constexpr Color kTailColor = Rgba(200, 200, 200);
   static constexpr Color kCommColor = kCollectiveColor;
   static constexpr Color kWaitColor = Rgba(229, 57, 53);
+  static constexpr Color kGpuComputeColor = kComputeColor;
+  static constexpr Color kNcclTransferColor = kCollectiveColor;
+  static constexpr Color kNcclWaitColor = kWaitColor;
+  static constexpr Color kCopyColor = kGpuCopyColor;
+  static constexpr Color kLaunchBoundColor = Rgba(255, 183, 77);
+  static constexpr Color kHostSyncColor = Rgba(179, 157, 219);
+  static constexpr Color kGpuDataWaitColor = kIntervalColor;
+  static constexpr Color kGpuIdleColor = kTailColor;
 
  private:
   void Rebuild();
   void BuildChart();
   void BuildBars();
+  void BuildTopKernels(const StepRecord& step, const RectF& area);
   float StepX(uint64_t step) const;
 
   size_t max_steps_;
@@ -92,6 +133,7 @@ class OverviewModel {
   bool dirty_ = true;
   DrawList list_;
   std::vector<DeviceBar> bars_;
+  std::vector<KernelRow> kernels_;
   RectF chart_;
   RectF bars_area_;
   uint64_t first_step_ = 0;
