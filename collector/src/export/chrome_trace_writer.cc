@@ -57,56 +57,74 @@ void ChromeTraceWriter::Add(const v1::OperatorBatch& batch) {
   for (const v1::AlignedOperator* sorted_op : sorted) {
     const v1::AlignedOperator& op = *sorted_op;
     const uint32_t rank = op.rank();
-    if (ranks_.insert(rank).second) {
-      Event(absl::StrFormat(
-          R"({"ph":"M","name":"process_name","pid":%u,"args":{"name":"rank %u"}})", rank, rank));
-      Event(absl::StrFormat(
-          R"({"ph":"M","name":"process_sort_index","pid":%u,"args":{"sort_index":%u}})", rank,
-          rank));
-    }
-    if (threads_.insert({rank, op.thread()}).second) {
-      Event(absl::StrFormat(
-          R"({"ph":"M","name":"thread_name","pid":%u,"tid":%u,"args":{"name":"thread %u"}})", rank,
-          op.thread(), op.thread()));
-    }
+    const bool gpu = IsGpuClass(op.op_class());
+    const uint32_t pid =
+        gpu ? kGpuPidBase + rank * kMaxGpusPerRank + op.gpu_device() % kMaxGpusPerRank : rank;
+    const uint32_t tid = gpu ? op.gpu_stream() : op.thread();
+    Describe(op, pid, tid);
     const std::string ts = Ts(op.start_ns());
     const int64_t dur = std::max<int64_t>(0, op.end_ns() - op.start_ns());
     std::string args = absl::StrFormat(R"("step":%u,"stage":%u)", op.step(), op.stage());
-    const bool comm = op.op_class() != v1::OPERATOR_CLASS_COMPUTE &&
-                      op.op_class() != v1::OPERATOR_CLASS_UNSPECIFIED;
+    const bool comm = IsCommunicationClass(op.op_class());
+    if (gpu) {
+      absl::StrAppend(&args, absl::StrFormat(R"(,"device":%u,"stream":%u,"correlation":%u)",
+                                             op.gpu_device(), op.gpu_stream(), op.correlation()));
+      if (op.launch_op() != 0) absl::StrAppend(&args, R"(,"launched_by":)", JsonString(str(op.launch_op())));
+    }
     if (comm) {
       absl::StrAppend(&args, R"(,"group":)", JsonString(str(op.group())),
                       absl::StrFormat(R"(,"sequence":%u,"peer":%d,"bytes":%u)", op.group_sequence(),
                                       op.peer(), op.bytes()));
     }
     Event(absl::StrCat(R"({"ph":"X","name":)", JsonString(str(op.name())), R"(,"cat":")",
-                       OperatorCategory(op.op_class()), "\"",
+                       OperatorCategory(op.op_class(), str(op.name())), "\"",
                        absl::StrFormat(R"(,"pid":%u,"tid":%u,"ts":%s,"dur":%d.%03d,"args":{%s}})",
-                                       rank, op.thread(), ts, dur / 1000, dur % 1000, args)));
+                                       pid, tid, ts, dur / 1000, dur % 1000, args)));
     ++operators_;
     if (!comm) continue;
     // One flow from the instance's first participant to each other one; a
     // send and its receive share (group, sequence) and the pair of ranks.
-    const bool p2p = op.op_class() != v1::OPERATOR_CLASS_COLLECTIVE;
+    // NCCL kernels pair with NCCL kernels, never with the host's calls.
+    const bool p2p = op.op_class() == v1::OPERATOR_CLASS_SEND ||
+                     op.op_class() == v1::OPERATOR_CLASS_RECV;
     const uint32_t low = p2p ? std::min<uint32_t>(rank, static_cast<uint32_t>(op.peer())) : 0;
     const uint32_t high = p2p ? std::max<uint32_t>(rank, static_cast<uint32_t>(op.peer())) : 0;
     const auto key = std::make_tuple(absl::StrCat(str(op.group()), "/", low, "/", high),
-                                     op.group_sequence(), p2p ? 1 : 0);
-    auto [it, first] = instances_.try_emplace(key, 0, rank, op.thread());
+                                     op.group_sequence(), p2p ? 1 : (gpu ? 2 : 0));
+    auto [it, first] = instances_.try_emplace(key, 0, pid, tid);
     if (first) {
       std::get<0>(it->second) = op.start_ns();  // the source's time, for its "s" events
       if (instances_.size() > kMaxOpenInstances) instances_.clear();
       continue;
     }
-    const auto& [source_ns, source_rank, source_thread] = it->second;
+    const auto& [source_ns, source_pid, source_tid] = it->second;
     const uint64_t id = next_flow_id_++;
     const std::string name = JsonString(str(op.name()));
     Event(absl::StrCat(R"({"ph":"s","id":)", id, R"(,"name":)", name, R"(,"cat":"flow")",
-                       absl::StrFormat(R"(,"pid":%u,"tid":%u,"ts":%s})", source_rank, source_thread,
+                       absl::StrFormat(R"(,"pid":%u,"tid":%u,"ts":%s})", source_pid, source_tid,
                                        Ts(source_ns))));
     Event(absl::StrCat(R"({"ph":"f","bp":"e","id":)", id, R"(,"name":)", name, R"(,"cat":"flow")",
-                       absl::StrFormat(R"(,"pid":%u,"tid":%u,"ts":%s})", rank, op.thread(), ts)));
+                       absl::StrFormat(R"(,"pid":%u,"tid":%u,"ts":%s})", pid, tid, ts)));
     ++flows_;
+  }
+}
+
+void ChromeTraceWriter::Describe(const v1::AlignedOperator& op, uint32_t pid, uint32_t tid) {
+  const bool gpu = IsGpuClass(op.op_class());
+  if (processes_.insert(pid).second) {
+    const std::string name =
+        gpu ? absl::StrCat("rank ", op.rank(), " GPU ", op.gpu_device()) : absl::StrCat("rank ", op.rank());
+    Event(absl::StrFormat(R"({"ph":"M","name":"process_name","pid":%u,"args":{"name":%s}})", pid,
+                          JsonString(name)));
+    // A rank's GPUs right after its CPU process.
+    Event(absl::StrFormat(
+        R"({"ph":"M","name":"process_sort_index","pid":%u,"args":{"sort_index":%u}})", pid,
+        op.rank() * (kMaxGpusPerRank + 1) + (gpu ? 1 + op.gpu_device() % kMaxGpusPerRank : 0)));
+  }
+  if (threads_.insert({pid, tid}).second) {
+    Event(absl::StrFormat(
+        R"({"ph":"M","name":"thread_name","pid":%u,"tid":%u,"args":{"name":"%s %u"}})", pid, tid,
+        gpu ? "stream" : "thread", tid));
   }
 }
 

@@ -18,6 +18,17 @@ uint64_t ThreadUuid(uint32_t rank, uint32_t thread) {
 }
 // Perfetto ties tracks to pids and tids; 0 is the kernel's, so ranks start at 1.
 int32_t Pid(uint32_t rank) { return static_cast<int32_t>(rank) + 1; }
+// A rank's GPU (devices < 256): a process and its streams' threads of its own.
+uint64_t GpuUuid(uint32_t rank, uint32_t device) {
+  return (uint64_t{3} << 40) | (uint64_t{rank} << 8) | (device & 0xFF);
+}
+uint64_t StreamUuid(uint32_t rank, uint32_t device, uint32_t stream) {
+  return (uint64_t{4} << 56) | (uint64_t{rank & 0xFFFFF} << 28) | (uint64_t{device & 0xFF} << 20) |
+         (stream & 0xFFFFF);
+}
+int32_t GpuPid(uint32_t rank, uint32_t device) {
+  return 10'000'000 + static_cast<int32_t>((rank & 0xFFFF) * 256 + (device & 0xFF));
+}
 
 }  // namespace
 
@@ -63,6 +74,40 @@ uint64_t PerfettoTraceWriter::ThreadTrack(uint32_t rank, uint32_t thread) {
   return it->second;
 }
 
+uint64_t PerfettoTraceWriter::StreamTrack(uint32_t rank, uint32_t gpu_device, uint32_t stream) {
+  if (gpus_.insert({rank, gpu_device}).second) {
+    perfetto::TracePacket packet;
+    perfetto::TrackDescriptor* track = packet.mutable_track_descriptor();
+    track->set_uuid(GpuUuid(rank, gpu_device));
+    track->mutable_process()->set_pid(GpuPid(rank, gpu_device));
+    track->mutable_process()->set_process_name(absl::StrCat("rank ", rank, " GPU ", gpu_device));
+    Write(packet);
+    ++tracks_;
+  }
+  auto [it, added] = streams_.try_emplace({rank, gpu_device, stream},
+                                          StreamUuid(rank, gpu_device, stream));
+  if (added) {
+    perfetto::TracePacket packet;
+    perfetto::TrackDescriptor* track = packet.mutable_track_descriptor();
+    track->set_uuid(it->second);
+    track->set_parent_uuid(GpuUuid(rank, gpu_device));
+    track->mutable_thread()->set_pid(GpuPid(rank, gpu_device));
+    // tids only need to be unique: past every thread tid Pid() * 100000 gives.
+    track->mutable_thread()->set_tid(
+        1'000'000'000 + static_cast<int32_t>(((rank & 0xFFF) * 64 + (gpu_device & 0x3F)) * 1000 +
+                                             stream % 1000));
+    track->mutable_thread()->set_thread_name(absl::StrCat("stream ", stream));
+    Write(packet);
+    ++tracks_;
+  }
+  return it->second;
+}
+
+uint64_t PerfettoTraceWriter::TrackOf(const v1::AlignedOperator& op) {
+  if (IsGpuClass(op.op_class())) return StreamTrack(op.rank(), op.gpu_device(), op.gpu_stream());
+  return ThreadTrack(op.rank(), op.thread());
+}
+
 void PerfettoTraceWriter::End(uint64_t track, int64_t at_ns) {
   perfetto::TracePacket packet;
   packet.set_timestamp(static_cast<uint64_t>(std::max<int64_t>(at_ns, 0)));
@@ -73,10 +118,11 @@ void PerfettoTraceWriter::End(uint64_t track, int64_t at_ns) {
 }
 
 void PerfettoTraceWriter::Add(const v1::OperatorBatch& batch) {
+  static const std::string* const kUnknownName = new std::string("?");
   // Per thread track, by start (the enclosing one first on a tie).
   std::map<uint64_t, std::vector<const v1::AlignedOperator*>> by_track;
   for (const v1::AlignedOperator& op : batch.operators()) {
-    by_track[ThreadTrack(op.rank(), op.thread())].push_back(&op);
+    by_track[TrackOf(op)].push_back(&op);
   }
   for (auto& [track, ops] : by_track) {
     std::sort(ops.begin(), ops.end(), [](const auto* a, const auto* b) {
@@ -100,10 +146,11 @@ void PerfettoTraceWriter::Add(const v1::OperatorBatch& batch) {
       perfetto::TrackEvent* event = packet.mutable_track_event();
       event->set_type(perfetto::TrackEvent::TYPE_SLICE_BEGIN);
       event->set_track_uuid(track);
-      event->add_categories(OperatorCategory(op->op_class()));
-      event->set_name(op->name() < static_cast<uint32_t>(batch.strings_size())
-                          ? batch.strings(static_cast<int>(op->name()))
-                          : std::string("?"));
+      const std::string& name = op->name() < static_cast<uint32_t>(batch.strings_size())
+                                    ? batch.strings(static_cast<int>(op->name()))
+                                    : *kUnknownName;
+      event->add_categories(OperatorCategory(op->op_class(), name));
+      event->set_name(name);
       Write(packet);
       open.push_back(std::max(end, op->start_ns()));
       ++slices_;

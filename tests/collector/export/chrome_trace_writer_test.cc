@@ -1,6 +1,7 @@
 #include "trainscope/collector/export/chrome_trace_writer.h"
 
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -72,6 +73,65 @@ TEST(ChromeTraceWriterTest, TimesAreMicrosecondsAfterTheFirstOperatorWithNanosec
   EXPECT_THAT(out.str(), ::testing::HasSubstr(R"("name":"aten::add","cat":"compute","pid":0,)"
                                               R"("tid":7,"ts":1.000,"dur":1.500)"));
   EXPECT_THAT(out.str(), ::testing::HasSubstr(R"("origin_unix_ns":1795000000000001000)"));
+}
+
+TEST(ChromeTraceWriterTest, GpuStreamsAreTracksOfTheirOwnPerDevice) {
+  std::ostringstream out;
+  ChromeTraceWriter writer(&out, "job-gpu");
+  writer.Add(ExportGpuTestBatch());
+  ASSERT_TRUE(writer.Finish().ok());
+  EXPECT_EQ(writer.operators_written(), 7u);
+  EXPECT_EQ(writer.flows_written(), 1u);  // the two NCCL kernels of collective 4
+
+  const Struct trace = Parse(out.str());
+  std::map<std::string, std::string> process_names;  // pid -> name
+  std::map<std::pair<std::string, std::string>, std::string> thread_names;
+  std::map<std::string, std::set<std::pair<std::string, std::string>>> places;  // name -> (pid, tid)
+  std::map<std::string, std::string> category;
+  for (const Value& e : Events(trace).values()) {
+    if (Field(e, "ph") == "s" || Field(e, "ph") == "f") continue;  // flows carry no args
+    const auto& args = e.struct_value().fields().at("args").struct_value().fields();
+    if (Field(e, "ph") == "M" && Field(e, "name") == "process_name") {
+      process_names[Field(e, "pid")] = args.at("name").string_value();
+    }
+    if (Field(e, "ph") == "M" && Field(e, "name") == "thread_name") {
+      thread_names[{Field(e, "pid"), Field(e, "tid")}] = args.at("name").string_value();
+    }
+    if (Field(e, "ph") == "X") {
+      places[Field(e, "name")].insert({Field(e, "pid"), Field(e, "tid")});
+      category[Field(e, "name")] = Field(e, "cat");
+    }
+  }
+  // One process per rank's CPU and one per rank's GPU.
+  ASSERT_EQ(process_names.size(), 3u);
+  const std::string gpu0 = std::to_string(ChromeTraceWriter::kGpuPidBase + 0.0);
+  const std::string gpu1 =
+      std::to_string(ChromeTraceWriter::kGpuPidBase + ChromeTraceWriter::kMaxGpusPerRank + 1.0);
+  EXPECT_EQ(process_names[std::to_string(0.0)], "rank 0");
+  EXPECT_EQ(process_names[gpu0], "rank 0 GPU 0");
+  EXPECT_EQ(process_names[gpu1], "rank 1 GPU 1");
+  auto thread_name = [&](const std::string& pid, double tid) {
+    return thread_names[{pid, std::to_string(tid)}];
+  };
+  // Each stream a thread of its GPU's process; the host operator stays on its thread.
+  EXPECT_EQ(thread_name(gpu0, 7.0), "stream 7");
+  EXPECT_EQ(thread_name(gpu0, 20.0), "stream 20");
+  EXPECT_EQ(thread_name(gpu1, 24.0), "stream 24");
+  EXPECT_EQ(thread_name(gpu1, 9.0), "stream 9");
+  EXPECT_EQ(thread_names.size(), 6u);  // rank 0's thread 11 and five streams
+  EXPECT_EQ(places["aten::mm"], (std::set<std::pair<std::string, std::string>>{
+                                    {std::to_string(0.0), std::to_string(11.0)}}));
+  EXPECT_EQ(places["ncclDevKernel_AllReduce_Sum_f32"],
+            (std::set<std::pair<std::string, std::string>>{{gpu0, std::to_string(20.0)},
+                                                           {gpu1, std::to_string(24.0)}}));
+  // Kineto's categories.
+  EXPECT_EQ(category["sm90_xmma_gemm"], "kernel");
+  EXPECT_EQ(category["ncclDevKernel_AllReduce_Sum_f32"], "kernel");
+  EXPECT_EQ(category["Memcpy HtoD (Pinned -> Device)"], "gpu_memcpy");
+  EXPECT_EQ(category["Memset (Device)"], "gpu_memset");
+  EXPECT_EQ(category["aten::mm"], "compute");
+  EXPECT_THAT(out.str(), ::testing::HasSubstr(R"("device":0,"stream":7,"correlation":102,)"
+                                              R"("launched_by":"aten::mm")"));
 }
 
 TEST(ChromeTraceWriterTest, EscapesNames) {

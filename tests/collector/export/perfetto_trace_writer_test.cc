@@ -1,6 +1,8 @@
 #include "trainscope/collector/export/perfetto_trace_writer.h"
 
 #include <map>
+#include <set>
+#include <string>
 #include <sstream>
 #include <vector>
 
@@ -95,6 +97,47 @@ TEST(PerfettoTraceWriterTest, OverlappingOperatorsAreClippedIntoTheirParent) {
     }
   }
   EXPECT_EQ(ends, (std::vector<uint64_t>{300, 300}));
+}
+
+TEST(PerfettoTraceWriterTest, GpuStreamsAreThreadTracksOfAProcessPerDevice) {
+  const perfetto::Trace trace = Written(ExportGpuTestBatch());
+  std::map<uint64_t, std::string> process_names;  // uuid -> name
+  std::map<uint64_t, std::pair<uint64_t, std::string>> threads;  // uuid -> (parent, name)
+  std::map<std::string, std::set<uint64_t>> tracks_of;  // slice name -> tracks
+  std::map<std::string, std::string> category;
+  std::set<int32_t> tids;
+  for (const perfetto::TracePacket& p : trace.packet()) {
+    if (p.has_track_descriptor()) {
+      const perfetto::TrackDescriptor& t = p.track_descriptor();
+      if (t.has_process()) process_names[t.uuid()] = t.process().process_name();
+      if (t.has_thread()) {
+        threads[t.uuid()] = {t.parent_uuid(), t.thread().thread_name()};
+        EXPECT_TRUE(tids.insert(t.thread().tid()).second) << "tids must be unique";
+      }
+    }
+    if (p.has_track_event() && p.track_event().type() == perfetto::TrackEvent::TYPE_SLICE_BEGIN) {
+      tracks_of[p.track_event().name()].insert(p.track_event().track_uuid());
+      category[p.track_event().name()] = p.track_event().categories(0);
+    }
+  }
+  std::set<std::string> names;
+  for (const auto& [uuid, name] : process_names) names.insert(name);
+  EXPECT_EQ(names, (std::set<std::string>{"rank 0", "rank 0 GPU 0", "rank 1 GPU 1"}));
+  EXPECT_EQ(threads.size(), 6u);  // rank 0's thread and five streams
+  // The two NCCL kernels sit on two stream tracks of two GPU processes.
+  ASSERT_EQ(tracks_of["ncclDevKernel_AllReduce_Sum_f32"].size(), 2u);
+  std::set<std::string> where;
+  for (uint64_t track : tracks_of["ncclDevKernel_AllReduce_Sum_f32"]) {
+    const auto& [parent, name] = threads.at(track);
+    where.insert(process_names.at(parent) + " / " + name);
+  }
+  EXPECT_EQ(where, (std::set<std::string>{"rank 0 GPU 0 / stream 20", "rank 1 GPU 1 / stream 24"}));
+  // The kernel and the NCCL kernel overlap on rank 0 but on separate
+  // tracks, so neither is clipped into the other.
+  EXPECT_NE(*tracks_of["sm90_xmma_gemm"].begin(), *tracks_of["ncclDevKernel_AllReduce_Sum_f32"].begin());
+  EXPECT_EQ(category["Memset (Device)"], "gpu_memset");
+  EXPECT_EQ(category["sm90_xmma_gemm"], "kernel");
+  EXPECT_EQ(category["aten::mm"], "compute");
 }
 
 }  // namespace

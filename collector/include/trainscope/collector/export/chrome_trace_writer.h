@@ -3,6 +3,11 @@
 // rank, one thread per recording thread, each operator a complete ("X")
 // event on the aligned clock, and flow events linking every participant of
 // a collective instance (and each send to its receive) to the first one.
+// GPU work keeps its streams: each of a rank's GPUs is a process of its own
+// ("rank R GPU d", pid kGpuPidBase + R * kMaxGpusPerRank + d, sorted right
+// after the rank) with one thread per stream ("stream S", tid S); its
+// events carry Kineto's categories, the device, stream and correlation, and
+// one collective's NCCL kernels are linked by flows like its host calls.
 //
 // Timestamps are microseconds (with ns precision) after the job's first
 // operator: absolute Unix microseconds would lose the nanoseconds in a
@@ -36,6 +41,9 @@ namespace trainscope::collector {
 
 class ChromeTraceWriter {
  public:
+  static constexpr uint32_t kGpuPidBase = 1'000'000;
+  static constexpr uint32_t kMaxGpusPerRank = 256;
+
   ChromeTraceWriter(std::ostream* out, std::string job_id);
 
   // Operators in any order; the first batch's earliest operator sets the
@@ -50,6 +58,8 @@ class ChromeTraceWriter {
  private:
   void Event(const std::string& json);
   std::string Ts(int64_t ns) const;
+  // Names the process and thread (pid, tid) on first use.
+  void Describe(const v1::AlignedOperator& op, uint32_t pid, uint32_t tid);
 
   std::ostream* out_;
   const std::string job_id_;
@@ -58,9 +68,9 @@ class ChromeTraceWriter {
   bool finished_ = false;
   uint64_t operators_ = 0;
   uint64_t flows_ = 0;
-  std::set<uint32_t> ranks_;
-  std::set<std::pair<uint32_t, uint32_t>> threads_;
-  // (group, sequence, op_class) -> the flow's source: (id, rank, thread).
+  std::set<uint32_t> processes_;                     // pids named
+  std::set<std::pair<uint32_t, uint32_t>> threads_;  // (pid, tid) named
+  // (group, sequence, kind) -> the flow's source: (ns, pid, tid).
   std::map<std::tuple<std::string, uint64_t, int>, std::tuple<uint64_t, uint32_t, uint32_t>>
       instances_;
   uint64_t next_flow_id_ = 1;

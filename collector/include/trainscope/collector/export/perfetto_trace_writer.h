@@ -3,7 +3,9 @@
 // Perfetto's packets (proto/trainscope/perfetto/trace.proto): a process
 // track per rank, a thread track per recording thread, each operator a
 // slice (begin and end track events) on the aligned clock, categories
-// compute / collective / send / recv.
+// compute / collective / send / recv. GPU work keeps its streams: each of a
+// rank's GPUs is a process track of its own ("rank R GPU d") with one thread
+// track per stream ("stream S"), categories kernel / gpu_memcpy / gpu_memset.
 //
 // Streaming: each packet is written as soon as it is known (the file is a
 // Trace message, one length-delimited `packet` field after another). Slices
@@ -23,6 +25,7 @@
 #include <map>
 #include <ostream>
 #include <set>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -47,6 +50,9 @@ class PerfettoTraceWriter {
   static constexpr uint32_t kSequenceId = 1;
   void Write(const perfetto::TracePacket& packet);
   uint64_t ThreadTrack(uint32_t rank, uint32_t thread);
+  uint64_t StreamTrack(uint32_t rank, uint32_t gpu_device, uint32_t stream);
+  // The operator's track: its thread's, or its GPU stream's.
+  uint64_t TrackOf(const v1::AlignedOperator& op);
   void End(uint64_t track, int64_t at_ns);
 
   std::ostream* out_;
@@ -56,6 +62,8 @@ class PerfettoTraceWriter {
   uint64_t tracks_ = 0;
   std::set<uint32_t> processes_;
   std::map<std::pair<uint32_t, uint32_t>, uint64_t> threads_;
+  std::set<std::pair<uint32_t, uint32_t>> gpus_;  // (rank, device) process tracks written
+  std::map<std::tuple<uint32_t, uint32_t, uint32_t>, uint64_t> streams_;
   // Per thread track: the ends of the slices still open, innermost last.
   std::map<uint64_t, std::vector<int64_t>> open_;
 };
