@@ -13,6 +13,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "segment_format.h"
+#include "trainscope/collector/store/data_dir_files.h"
 #include "segment_scanner.h"
 
 namespace trainscope::collector {
@@ -21,20 +22,8 @@ namespace {
 namespace fs = std::filesystem;
 using trainscope::v1::LogRecord;
 
-absl::Status ErrnoStatus(int error, std::string message) {
-  absl::StrAppend(&message, ": ", std::strerror(error));
-  switch (error) {
-    case ENOSPC:
-    case EDQUOT:
-    case EFBIG:
-      return absl::ResourceExhaustedError(message);
-    case EACCES:
-    case EPERM:
-    case EROFS:
-      return absl::PermissionDeniedError(message);
-    default:
-      return absl::InternalError(message);
-  }
+absl::Status ErrnoStatus(int error, const std::string& message) {
+  return ErrnoToStatus(error, message);
 }
 
 // pwrite until done; EINTR and short writes are retried, not errors.
@@ -137,6 +126,33 @@ void Fold(const LogRecord& record, std::optional<uint64_t> batch_bytes, JobLogSt
   }
 }
 
+// The stream a record changes in JobLogState, if any.
+std::optional<StreamKey> StreamOf(const LogRecord& record) {
+  switch (record.body_case()) {
+    case LogRecord::kStreamOpened:
+      return StreamKey{record.stream_opened().hello().rank(),
+                       record.stream_opened().hello().agent_instance_id()};
+    case LogRecord::kBatch:
+      return StreamKey{record.batch().rank(), record.batch().agent_instance_id()};
+    case LogRecord::kStreamClosed:
+      return StreamKey{record.stream_closed().rank(), record.stream_closed().agent_instance_id()};
+    default:
+      return std::nullopt;
+  }
+}
+
+// Events a record adds to the log (accepted batches only).
+uint64_t EventsOf(const LogRecord& record) {
+  if (!record.has_batch() || !record.batch().refused_reason().empty()) return 0;
+  return static_cast<uint64_t>(record.batch().batch().kind_size());
+}
+
+// Errors after which the log can take appends again: space can come back.
+// Any other write or sync error leaves the file in an unknown state.
+bool Retryable(const absl::Status& status) {
+  return status.code() == absl::StatusCode::kResourceExhausted;
+}
+
 class SegmentedJobLog final : public JobLog {
  public:
   SegmentedJobLog(const Options& options, int lock_fd) : options_(options), lock_fd_(lock_fd) {}
@@ -154,9 +170,25 @@ class SegmentedJobLog final : public JobLog {
   std::vector<SegmentInfo> segments() const override { return segments_; }
 
  private:
+  // What the last successful Sync (or rotation) left durable in the current
+  // segment, and how to undo the state changes made since.
+  struct DurablePoint {
+    uint64_t segment_size = 0;
+    uint64_t records = 0;
+    uint64_t events = 0;
+    size_t commands = 0;
+    // Streams changed since: their progress before (nullopt: the stream is new).
+    std::map<StreamKey, std::optional<StreamProgress>> streams_before;
+  };
+
+  absl::StatusOr<int> CreateSegmentFile(const fs::path& path);
   absl::Status CreateSegment(uint64_t index);
   absl::Status Rotate();
   absl::Status WritePending();
+  void MarkDurable();
+  // Drops everything since the durable point from disk and from state();
+  // `cause` is returned with what happened. Sticky when the file cannot be cut back.
+  absl::Status RollBack(const absl::Status& cause);
   absl::Status Fail(absl::Status status) {
     failed_ = absl::Status(status.code(),
                            absl::StrCat(status.message(), "; job log ", options_.dir.string(),
@@ -176,6 +208,10 @@ class SegmentedJobLog final : public JobLog {
   std::string scratch_;        // one record's serialization, reused
   std::vector<SegmentInfo> segments_;
   JobLogState state_;
+  DurablePoint durable_;
+  // Set when an Append had to roll back: the next Sync fails with it, so
+  // nothing appended since the previous Sync is acknowledged.
+  absl::Status rolled_back_;
   absl::Status failed_;  // sticky: see the failure contract in job_log.h
 };
 
@@ -188,10 +224,13 @@ absl::Status SegmentedJobLog::Recover(RecoveryReport* report) {
   for (size_t i = 0; i < files->size(); ++i) {
     const fs::path& path = (*files)[i].second;
     const bool last = i + 1 == files->size();
-    absl::StatusOr<SegmentScan> scan = ScanSegmentFile(path, [this](const LogRecord& record) {
-      Fold(record, std::nullopt, &state_);
-      return true;
-    });
+    uint64_t events = 0;
+    absl::StatusOr<SegmentScan> scan =
+        ScanSegmentFile(path, [this, &events](const LogRecord& record) {
+          Fold(record, std::nullopt, &state_);
+          events += EventsOf(record);
+          return true;
+        });
     if (!scan.ok()) return scan.status();
     ++report->segments;
     report->records += scan->records;
@@ -202,7 +241,8 @@ absl::Status SegmentedJobLog::Recover(RecoveryReport* report) {
       report->damage.push_back(std::move(range));
       ++report->corrupt_records;
     }
-    SegmentInfo info{.path = path, .records = scan->records, .bytes = scan->file_bytes};
+    SegmentInfo info{
+        .path = path, .records = scan->records, .bytes = scan->file_bytes, .events = events};
     if (!last) {
       if (scan->tail_bytes > 0) {
         // Only the last segment is ever appended to, so this is damage, not a torn write.
@@ -254,28 +294,41 @@ absl::Status SegmentedJobLog::Recover(RecoveryReport* report) {
     info.bytes = segment_size_;
     segments_.push_back(std::move(info));
   }
+  MarkDurable();
   // Records after a damaged header are readable, but appends go to a clean segment.
   if (!header_valid) return Rotate();
   return absl::OkStatus();
 }
 
-absl::Status SegmentedJobLog::CreateSegment(uint64_t index) {
-  const fs::path path = options_.dir / SegmentFileName(index);
-  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("cannot create log segment ", path.string()));
-  const std::string header = EncodeSegmentHeader();
-  absl::Status status = WriteAll(fd, header, 0, path);
+absl::StatusOr<int> SegmentedJobLog::CreateSegmentFile(const fs::path& path) {
+  absl::StatusOr<int> created = OpenDataFile(path, O_WRONLY | O_CREAT | O_EXCL);
+  if (!created.ok()) {
+    return absl::Status(created.status().code(),
+                        absl::StrCat("cannot create log segment: ", created.status().message()));
+  }
+  const int fd = *created;
+  absl::Status status = WriteAll(fd, EncodeSegmentHeader(), 0, path);
   if (status.ok() && options_.fsync) status = DataSync(fd, path);
   if (status.ok() && options_.fsync) status = SyncDirectory(options_.dir);
   if (!status.ok()) {
     ::close(fd);
+    // A header-less file would read as damage; try again at the next rotation.
+    (void)::unlink(path.c_str());
     return status;
   }
-  fd_ = fd;
+  return fd;
+}
+
+absl::Status SegmentedJobLog::CreateSegment(uint64_t index) {
+  const fs::path path = options_.dir / SegmentFileName(index);
+  absl::StatusOr<int> fd = CreateSegmentFile(path);
+  if (!fd.ok()) return fd.status();
+  fd_ = *fd;
   segment_index_ = index;
-  segment_size_ = header.size();
+  segment_size_ = kSegmentHeaderBytes;
   unsynced_ = false;
   segments_.push_back({.path = path, .records = 0, .bytes = segment_size_, .sealed = false});
+  MarkDurable();
   return absl::OkStatus();
 }
 
@@ -284,12 +337,22 @@ absl::Status SegmentedJobLog::Rotate() {
   if (options_.fsync && unsynced_) {
     if (absl::Status synced = DataSync(fd_, current_path()); !synced.ok()) return synced;
   }
+  unsynced_ = false;
+  MarkDurable();  // everything appended so far is on disk now
+  // The new segment first: when it cannot be created the current one stays
+  // open and takes the appends (a rotation is tried again at the next one).
+  const fs::path path = options_.dir / SegmentFileName(segment_index_ + 1);
+  absl::StatusOr<int> fd = CreateSegmentFile(path);
+  if (!fd.ok()) return fd.status();
   ::close(fd_);
-  fd_ = -1;
+  fd_ = *fd;
+  ++segment_index_;
   segments_.back().sealed = true;
   sealed_bytes_ += segment_size_;
-  segment_size_ = 0;
-  return CreateSegment(segment_index_ + 1);
+  segment_size_ = kSegmentHeaderBytes;
+  segments_.push_back({.path = path, .records = 0, .bytes = segment_size_, .sealed = false});
+  MarkDurable();
+  return absl::OkStatus();
 }
 
 absl::Status SegmentedJobLog::WritePending() {
@@ -305,6 +368,47 @@ absl::Status SegmentedJobLog::WritePending() {
   pending_.clear();
   unsynced_ = true;
   return absl::OkStatus();
+}
+
+void SegmentedJobLog::MarkDurable() {
+  durable_.segment_size = segment_size_;
+  durable_.records = segments_.back().records;
+  durable_.events = segments_.back().events;
+  durable_.commands = state_.commands.size();
+  durable_.streams_before.clear();
+}
+
+absl::Status SegmentedJobLog::RollBack(const absl::Status& cause) {
+  pending_.clear();
+  // Unsynced frames may or may not be on disk: cut the file back to what the
+  // last Sync made durable, so disk and state() agree again.
+  if (::ftruncate(fd_, static_cast<off_t>(durable_.segment_size)) != 0) {
+    return Fail(absl::Status(
+        cause.code(), absl::StrCat(cause.message(), "; and cannot cut ", current_path().string(),
+                                   " back to ", durable_.segment_size,
+                                   " bytes: ", std::strerror(errno))));
+  }
+  segment_size_ = durable_.segment_size;
+  unsynced_ = false;
+  SegmentInfo& current = segments_.back();
+  const uint64_t records_dropped = current.records - durable_.records;
+  current.bytes = segment_size_;
+  current.records = durable_.records;
+  current.events = durable_.events;
+  state_.commands.resize(durable_.commands);
+  for (auto& [key, before] : durable_.streams_before) {
+    if (before.has_value()) {
+      state_.streams[key] = std::move(*before);
+    } else {
+      state_.streams.erase(key);
+    }
+  }
+  durable_.streams_before.clear();
+  return absl::Status(
+      cause.code(),
+      absl::StrCat(cause.message(), "; the ", records_dropped,
+                   " records appended since the last sync are dropped, not durable; job log ",
+                   options_.dir.string(), " takes appends again"));
 }
 
 absl::Status SegmentedJobLog::Append(const LogRecord& record) {
@@ -326,10 +430,34 @@ absl::Status SegmentedJobLog::Append(const LogRecord& record) {
   // Rotate at a record boundary once the current segment is full, but never
   // leave a segment without records.
   if (segment_size_ + pending_.size() >= options_.segment_bytes && segments_.back().records > 0) {
-    if (absl::Status rotated = Rotate(); !rotated.ok()) return Fail(rotated);
+    if (absl::Status rotated = Rotate(); !rotated.ok()) {
+      if (!Retryable(rotated)) return Fail(rotated);
+      if (!pending_.empty() || segment_size_ != durable_.segment_size) {
+        // The earlier appends could not be written: they are gone, and the
+        // next Sync must say so.
+        absl::Status status = RollBack(rotated);
+        if (!failed_.ok()) return failed_;
+        rolled_back_ = status;
+        return status;
+      }
+      // Only the new segment could not be created: what came before is
+      // durable in the current one; this record is refused.
+      return absl::Status(rotated.code(),
+                          absl::StrCat(rotated.message(), "; this record is refused, job log ",
+                                       options_.dir.string(), " takes appends again"));
+    }
   }
   AppendFrame(scratch_, &pending_);
   ++segments_.back().records;
+  segments_.back().events += EventsOf(record);
+  if (std::optional<StreamKey> key = StreamOf(record)) {
+    if (!durable_.streams_before.contains(*key)) {
+      auto it = state_.streams.find(*key);
+      durable_.streams_before.emplace(
+          *key, it == state_.streams.end() ? std::nullopt
+                                           : std::optional<StreamProgress>(it->second));
+    }
+  }
   // SerializeToString just cached every submessage's size: no second pass over the batch.
   std::optional<uint64_t> batch_bytes;
   if (record.has_batch()) batch_bytes = record.batch().batch().GetCachedSize();
@@ -339,19 +467,34 @@ absl::Status SegmentedJobLog::Append(const LogRecord& record) {
 
 absl::Status SegmentedJobLog::Sync() {
   if (!failed_.ok()) return failed_;
-  if (absl::Status written = WritePending(); !written.ok()) return Fail(written);
-  if (options_.fsync && unsynced_) {
-    if (absl::Status synced = DataSync(fd_, current_path()); !synced.ok()) return Fail(synced);
+  if (!rolled_back_.ok()) {
+    // Appends after the rollback share the fate of the round they are in.
+    absl::Status status = rolled_back_;
+    rolled_back_ = absl::OkStatus();
+    (void)RollBack(status);
+    if (!failed_.ok()) return failed_;
+    return status;
+  }
+  absl::Status status = WritePending();
+  if (status.ok() && options_.fsync && unsynced_) status = DataSync(fd_, current_path());
+  if (!status.ok()) {
+    if (!Retryable(status)) return Fail(status);
+    return RollBack(status);
   }
   if (options_.fsync) unsynced_ = false;
+  MarkDurable();
   return absl::OkStatus();
 }
 
 // Holds dir/LOCK for the log's lifetime so two collectors never append to one job.
 absl::StatusOr<int> LockDirectory(const fs::path& dir) {
   const fs::path path = dir / "LOCK";
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoStatus(errno, absl::StrCat("cannot open lock file ", path.string()));
+  absl::StatusOr<int> opened = OpenDataFile(path, O_RDWR | O_CREAT);
+  if (!opened.ok()) {
+    return absl::Status(opened.status().code(),
+                        absl::StrCat("cannot open lock file: ", opened.status().message()));
+  }
+  const int fd = *opened;
   if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
     const int error = errno;
     ::close(fd);
@@ -380,10 +523,10 @@ absl::StatusOr<std::unique_ptr<JobLog>> JobLog::Open(const Options& options,
     return absl::FailedPreconditionError(
         absl::StrCat("log directory ", options.dir.string(), " exists and is not a directory"));
   }
-  fs::create_directories(options.dir, error);
-  if (error) {
+  if (absl::Status created = CreateDataDirectories(options.dir); !created.ok()) {
     return absl::FailedPreconditionError(
-        absl::StrCat("cannot create log directory ", options.dir.string(), ": ", error.message()));
+        absl::StrCat("cannot create log directory ", options.dir.string(), ": ",
+                     created.message()));
   }
   absl::StatusOr<int> lock_fd = LockDirectory(options.dir);
   if (!lock_fd.ok()) return lock_fd.status();

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "trainscope/collector/store/alert_selection.h"
+#include "trainscope/collector/store/data_dir_files.h"
 
 namespace trainscope::collector {
 namespace {
@@ -262,13 +263,17 @@ absl::Status SqliteLogIndex::Migrate() {
 }
 
 absl::Status SqliteLogIndex::Init() {
-  std::error_code error;
   if (path_.has_parent_path()) {
-    std::filesystem::create_directories(path_.parent_path(), error);
-    if (error) {
+    if (absl::Status s = CreateDataDirectories(path_.parent_path()); !s.ok()) {
       return absl::FailedPreconditionError(absl::StrCat("cannot create the directory of index ",
-                                                        path_.string(), ": ", error.message()));
+                                                        path_.string(), ": ", s.message()));
     }
+  }
+  // Created here with the data directory's mode; SQLite gives its -wal and
+  // -shm files the database file's mode.
+  if (absl::Status s = EnsureDataFile(path_); !s.ok()) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("cannot create index ", path_.string(), ": ", s.message()));
   }
   const int rc =
       sqlite3_open_v2(path_.c_str(), &db_.handle,

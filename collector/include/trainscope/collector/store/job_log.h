@@ -9,9 +9,15 @@
 //   log->Sync();                  // durable now: acknowledge what was appended
 //
 // Failure contract: when Append or Sync returns an error, nothing appended
-// since the last successful Sync may be acknowledged, and the log refuses all
-// further calls with the same error (after a failed write or fdatasync the
-// kernel's view of the file is unknown). Reopen it to recover from disk.
+// since the last successful Sync may be acknowledged.
+//  - RESOURCE_EXHAUSTED (the disk or the quota is full): the log cuts its
+//    file back to what the last Sync made durable, rolls state() and
+//    segments() back to match, and takes appends again: when space comes
+//    back the job goes on without a restart. An Append that fails this way
+//    (a rotation could not write) also makes the next Sync fail.
+//  - any other write or sync error (EIO, EFBIG...): the kernel's view of the
+//    file is unknown, and the log refuses all further calls with the same
+//    error. Reopen it to recover from disk.
 // Records appended after the last Sync are dropped when the log is destroyed.
 //
 // A directory is opened by one JobLog at a time (an flock on dir/LOCK); a
@@ -95,6 +101,7 @@ struct SegmentInfo {
   uint64_t records = 0;  // valid records, including ones appended but not yet synced
   uint64_t bytes = 0;    // file size on disk
   bool sealed = false;   // no more appends: a later segment exists
+  uint64_t events = 0;   // events of the accepted batches among `records`
 };
 
 class JobLog {
