@@ -4,6 +4,9 @@
 //     operators on every rank, probes every 100 ms), ranks' batches
 //     interleaved; items_per_second counts every event and probe.
 //   BM_AddPipeline: the 2x2 pipeline job (sends/receives and two DP groups).
+//   BM_AddGpuCollectives/<ranks>: the data-parallel job as a GPU job records
+//     it: every collective a CPU launch record plus an NCCL kernel, the
+//     kernels aligning the ranks (two hosts, so half the ranks are fitted).
 //   BM_AddOperatorOnly: an operator event alone (the common case).
 //   BM_ToReference: one timestamp mapped (called for every aligned operator).
 #include <utility>
@@ -44,6 +47,7 @@ void Feed(benchmark::State& state, SyntheticClockJob::Config config, uint32_t wo
     GroupDirectory groups(&strings);
     groups.set_world_size(world);
     ClockAligner aligner(&groups);
+    if (!config.host.empty()) job.DeclareDomains(&aligner);
     state.ResumeTiming();
     for (const auto& [rank, item] : items) {
       if (item.probe) {
@@ -66,6 +70,17 @@ void BM_AddDataParallel(benchmark::State& state) {
   Feed(state, config, config.world_size);
 }
 BENCHMARK(BM_AddDataParallel)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond);
+
+void BM_AddGpuCollectives(benchmark::State& state) {
+  SyntheticClockJob::Config config;
+  config.world_size = static_cast<uint32_t>(state.range(0));
+  config.iterations = 200;
+  config.gpu_collectives = true;
+  config.host.assign(config.world_size, 0);
+  for (uint32_t r = config.world_size / 2; r < config.world_size; ++r) config.host[r] = 1;
+  Feed(state, config, config.world_size);
+}
+BENCHMARK(BM_AddGpuCollectives)->Arg(8)->Arg(64)->Unit(benchmark::kMillisecond);
 
 void BM_AddPipeline(benchmark::State& state) {
   SyntheticClockJob::Config config;

@@ -11,6 +11,7 @@ namespace trainscope::collector {
 using clock_internal::FitRobustLine;
 using clock_internal::kMaxRank;
 using clock_internal::LineFit;
+using clock_internal::LineRules;
 using clock_internal::Median;
 using clock_internal::Point;
 using clock_internal::RootSumSquare;
@@ -56,9 +57,9 @@ void ClockAligner::Rebase(uint32_t rank) {
 void ClockAligner::ResetSamples() {
   for (Device& d : devices_) {
     d.level = kUnaligned;
-    d.collective.clear();
+    d.collective = CollectiveWindow();
+    d.gpu_collective = CollectiveWindow();
     d.p2p.clear();
-    d.collective_suspects.clear();
     d.internal = Line();
     d.source = v1::CLOCK_SOURCE_UNSPECIFIED;
   }
@@ -150,6 +151,7 @@ void ClockAligner::SyncFollower(uint32_t follower) {
   f.out = l.out;
   f.uncertainty = l.uncertainty;
   f.spread = l.spread;
+  f.insufficient = l.insufficient;
   f.updated_local = l.updated_local;
 }
 
@@ -190,37 +192,50 @@ bool ClockAligner::Internal(uint32_t rank, uint32_t epoch, int64_t local, int64_
   return true;
 }
 
-double ClockAligner::AnchorUncertainty(uint32_t rank) const {
-  const Device& d = devices_[rank];
-  if (d.collective.empty()) return 0;
-  const uint32_t anchor = d.collective.back().anchor_rank;
+double ClockAligner::AnchorUncertainty(const CollectiveWindow& window) const {
+  if (window.samples.empty()) return 0;
+  const uint32_t anchor = window.samples.back().anchor_rank;
   return anchor == reference_ ? 0 : devices_[anchor].uncertainty;
 }
 
-bool ClockAligner::FitCollectives(uint32_t rank, Device& d, Fit* fit) {
+LineRules ClockAligner::Rules(double prior_spread) const {
+  LineRules rules;
+  rules.min_span = options_.min_drift_span_ns;
+  rules.min_points = options_.min_drift_samples;
+  rules.max_slope = options_.max_drift_ppm * 1e-6;
+  rules.max_slope_error = options_.max_drift_error_ppm * 1e-6;
+  rules.outlier_sigmas = options_.outlier_sigmas;
+  rules.prior_spread = prior_spread;
+  rules.unfitted_slope = options_.unfitted_drift_ppm * 1e-6;
+  return rules;
+}
+
+bool ClockAligner::FitCollectives(Device& d, bool gpu, Fit* fit) {
+  const CollectiveWindow& window = gpu ? d.gpu_collective : d.collective;
   std::vector<Point> pts;
-  pts.reserve(d.collective.size());
-  for (const CollectiveSample& s : d.collective) {
+  pts.reserve(window.samples.size());
+  for (const CollectiveSample& s : window.samples) {
     int64_t mapped = 0;
     if (Internal(s.anchor_rank, s.anchor_epoch, s.anchor_local, &mapped)) {
       pts.push_back(Point{s.local, mapped - s.local});
     }
   }
   LineFit line;
-  if (!FitRobustLine(pts, d.internal.slope, options_.min_drift_span_ns,
-                     options_.max_drift_ppm * 1e-6, options_.outlier_sigmas, &line)) {
-    return false;
-  }
+  const double scatter =
+      gpu ? options_.gpu_collective_scatter_ns : options_.collective_scatter_ns;
+  if (!FitRobustLine(pts, Rules(scatter), &line)) return false;
   fit->line = Line{line.anchor, line.offset, line.slope};
   fit->spread = line.spread;
   fit->uncertainty = line.uncertainty;
   fit->used = line.used;
   fit->ok = true;
+  fit->insufficient = line.insufficient;
   d.updated_local = std::max(d.updated_local, line.newest);
   return true;
 }
 
-bool ClockAligner::ProbeCandidate(const Device& d, Line* line, double* uncertainty) const {
+bool ClockAligner::ProbeCandidate(const Device& d, Line* line, double* uncertainty,
+                                  bool* insufficient) const {
   if (!d.probe_fit.ok && !d.has_nominal) return false;
   // Through Unix time: unix = local + probe line, and the reference device's
   // own probe line back from Unix onto its clock.
@@ -236,10 +251,16 @@ bool ClockAligner::ProbeCandidate(const Device& d, Line* line, double* uncertain
   const double offset = (static_cast<double>(unix_line.offset - ref_line.offset) -
                          kr * static_cast<double>(unix_line.anchor - ref_line.anchor)) /
                         (1 + kr);
-  *line = Line{unix_line.anchor, std::llround(offset), (unix_line.slope - kr) / (1 + kr)};
-  const double ref_unc =
-      ref != nullptr && ref->probe_fit.ok ? ref->probe_fit.uncertainty : (ref ? 1e6 : 0);
-  *uncertainty = RootSumSquare(d.probe_fit.ok ? d.probe_fit.uncertainty : 1e6, ref_unc);
+  const bool ref_probed = ref != nullptr && ref->probe_fit.ok;
+  // Relative to the reference device a drift is known only when both lines
+  // state theirs.
+  *insufficient = !d.probe_fit.ok || d.probe_fit.insufficient ||
+                  (ref != nullptr && (!ref_probed || ref->probe_fit.insufficient));
+  const double slope = *insufficient ? 0 : (unix_line.slope - kr) / (1 + kr);
+  *line = Line{unix_line.anchor, std::llround(offset), slope};
+  const double nominal = options_.nominal_uncertainty_ns;
+  const double ref_unc = ref_probed ? ref->probe_fit.uncertainty : (ref ? nominal : 0);
+  *uncertainty = RootSumSquare(d.probe_fit.ok ? d.probe_fit.uncertainty : nominal, ref_unc);
   return true;
 }
 
@@ -250,6 +271,7 @@ void ClockAligner::Refit(uint32_t rank) {
   if (rank == reference_) {
     d.level = 0;
     d.internal = Line();
+    d.insufficient = false;  // itself, exactly
     // Its offset onto Unix time; relative to it every other device is exact.
     d.uncertainty = d.probe_fit.ok ? d.probe_fit.uncertainty : 0;
     d.source = d.best_rtt >= 0 ? v1::CLOCK_SOURCE_PROBES : v1::CLOCK_SOURCE_UNSPECIFIED;
@@ -260,31 +282,45 @@ void ClockAligner::Refit(uint32_t rank) {
   // wins. On an oversubscribed host, scheduling delays spread collective
   // completions by milliseconds while probes still pin the clock to tens of
   // microseconds, so collectives must not win there just by precedence.
+  // GPU collectives are the device's collective signal wherever it has them
+  // (see the class comment: its CPU records' ends may be launches).
   Fit fit;
   double anchor_unc = 0;
-  const bool collectives = FitCollectives(rank, d, &fit);
+  const bool gpu = FitCollectives(d, /*gpu=*/true, &fit);
+  const bool collectives = gpu || FitCollectives(d, /*gpu=*/false, &fit);
+  const v1::ClockSource collective_source =
+      gpu ? v1::CLOCK_SOURCE_GPU_COLLECTIVES : v1::CLOCK_SOURCE_COLLECTIVES;
+  const CollectiveWindow& window = gpu ? d.gpu_collective : d.collective;
   const double collective_unc =
-      collectives ? RootSumSquare(fit.uncertainty, AnchorUncertainty(rank)) : 0;
+      collectives ? RootSumSquare(fit.uncertainty, AnchorUncertainty(window)) : 0;
   Line probe_line;
   double probe_unc = 0;
+  bool probe_insufficient = true;
   // Through Unix time: the probes' line, or the nominal prior without probes.
-  const bool through_unix = ProbeCandidate(d, &probe_line, &probe_unc);
+  const bool through_unix = ProbeCandidate(d, &probe_line, &probe_unc, &probe_insufficient);
   const bool probes = through_unix && d.probe_fit.ok;
-  if (collectives && (!probes || collective_unc <= probe_unc)) {
-    d.source = v1::CLOCK_SOURCE_COLLECTIVES;
-    ClipToP2p(rank, d, &fit.line);
+  // A device's own wall-clock reading competes too: collective ends that
+  // scatter by more than NTP's millisecond (mismatched instances, launch
+  // records) are no evidence of a skew.
+  if (collectives && (!through_unix || collective_unc <= probe_unc)) {
+    d.source = collective_source;
+    ClipToP2p(d, window, &fit.line);
     d.internal = fit.line;
     d.spread = fit.spread;
     d.uncertainty = collective_unc;
-  } else if (!probes && FitP2p(rank, d, &fit, &anchor_unc)) {
+    d.insufficient = fit.insufficient;
+  } else if (Fit p2p; !probes && FitP2p(rank, d, &p2p, &anchor_unc)) {
     d.source = v1::CLOCK_SOURCE_POINT_TO_POINT;
-    d.internal = fit.line;
-    d.spread = fit.spread;
-    d.uncertainty = RootSumSquare(fit.uncertainty, anchor_unc);
+    d.internal = p2p.line;
+    d.spread = p2p.spread;
+    d.uncertainty = RootSumSquare(p2p.uncertainty, anchor_unc);
+    d.insufficient = p2p.insufficient;
   } else if (through_unix) {
     d.internal = probe_line;
-    d.source = v1::CLOCK_SOURCE_PROBES;
+    // Without probes the line is the device's own wall-clock reading.
+    d.source = probes ? v1::CLOCK_SOURCE_PROBES : v1::CLOCK_SOURCE_NOMINAL;
     d.uncertainty = probe_unc;
+    d.insufficient = probe_insufficient;
     if (d.probe_fit.ok && !d.probes.empty()) {
       d.updated_local = std::max(d.updated_local, d.probes.back().local);
     }
@@ -292,6 +328,7 @@ void ClockAligner::Refit(uint32_t rank) {
     d.source = v1::CLOCK_SOURCE_UNSPECIFIED;
     d.internal = Line();
     d.uncertainty = 0;
+    d.insufficient = true;
   }
   Publish(rank, d);
 }
@@ -333,9 +370,9 @@ void ClockAligner::PublishAll() {
 void ClockAligner::OnDeviceClosed(uint32_t rank) {
   if (rank >= kMaxRank) return;
   Touch(rank).closed = true;
-  for (auto& [group, state] : group_states_) {
-    CountSilent(group, state);
-    MaybeCloseInstances(group, state);
+  for (auto& [key, state] : group_states_) {
+    CountSilent(state);
+    MaybeCloseInstances(state);
   }
 }
 
@@ -364,8 +401,14 @@ ClockEstimate ClockAligner::Estimate(uint32_t rank) const {
   e.set_clock_domain(d.domain);
   e.set_domain_leader(leader_rank);
   e.set_uncertainty_ns(d.uncertainty);
+  // The reference's domain reads the reference clock itself; a device
+  // without any estimate (not even a nominal offset) has no evidence at all.
+  e.set_insufficient_evidence(leader_rank != reference_ &&
+                              (leader.insufficient ||
+                               leader.source == v1::CLOCK_SOURCE_UNSPECIFIED));
   e.set_probe_samples(d.probe_samples);
   e.set_collective_samples(d.collective_samples);
+  e.set_gpu_collective_samples(d.gpu_collective_samples);
   e.set_p2p_constraints(d.p2p_constraints);
   e.set_jumps(d.jumps);
   e.set_reference(rank == reference_);

@@ -26,7 +26,10 @@ using trainscope::v1::ClockSource;
 void ClockAligner::AddCollective(uint32_t rank, const DeviceEvent& e) {
   Touch(rank);
   groups_->NoteUse(e.group, rank);
-  GroupState& state = group_states_[e.group];
+  const bool gpu = e.kind == v1::EVENT_KIND_GPU_COLLECTIVE;
+  GroupState& state = group_states_[GroupKey(e.group, gpu)];
+  state.group = e.group;
+  state.gpu = gpu;
   if (state.any && e.group_sequence < state.low_water) {
     ++late_events_;
     return;
@@ -47,19 +50,19 @@ void ClockAligner::AddCollective(uint32_t rank, const DeviceEvent& e) {
   last = std::max(last, e.group_sequence + 1);
   if (!state.any || e.group_sequence > state.newest) {
     state.newest = e.group_sequence;
-    CountSilent(e.group, state);
+    CountSilent(state);
   }
   state.any = true;
-  MaybeCloseInstances(e.group, state);
+  MaybeCloseInstances(state);
 }
 
-void ClockAligner::CountSilent(uint32_t group, GroupState& state) {
+void ClockAligner::CountSilent(GroupState& state) {
   // Closed members, and members the group went on without for as many
   // sequences as an instance may wait (dead or detached ranks). Silent
   // members cannot have reported a pending instance: those are newer.
   const uint64_t bound = static_cast<uint64_t>(std::max(options_.max_pending_instances, 1));
   state.silent = 0;
-  for (uint32_t m : groups_->Members(group)) {
+  for (uint32_t m : groups_->Members(state.group)) {
     if (m < devices_.size() && devices_[m].closed) {
       ++state.silent;
       continue;
@@ -70,22 +73,21 @@ void ClockAligner::CountSilent(uint32_t group, GroupState& state) {
   }
 }
 
-bool ClockAligner::InstanceComplete(uint32_t group, const GroupState& state,
-                                    const Instance& instance) {
-  const std::vector<uint32_t>& members = groups_->Members(group);
+bool ClockAligner::InstanceComplete(const GroupState& state, const Instance& instance) {
+  const std::vector<uint32_t>& members = groups_->Members(state.group);
   if (members.empty()) return false;
   // Learned memberships grow as ranks show up: wait for two at least.
-  if (!groups_->MembershipKnown(group) && instance.ends.size() < 2) return false;
+  if (!groups_->MembershipKnown(state.group) && instance.ends.size() < 2) return false;
   return instance.ends.size() + state.silent >= members.size();
 }
 
-void ClockAligner::MaybeCloseInstances(uint32_t group, GroupState& state) {
+void ClockAligner::MaybeCloseInstances(GroupState& state) {
   const uint64_t bound = static_cast<uint64_t>(std::max(options_.max_pending_instances, 1));
   for (auto& [sequence, instance] : state.pending) {
     if (instance.done) continue;
-    if (InstanceComplete(group, state, instance) || state.newest >= sequence + bound) {
+    if (InstanceComplete(state, instance) || state.newest >= sequence + bound) {
       instance.done = true;
-      FinishInstance(instance);
+      FinishInstance(instance, state.gpu);
       instance.ends.clear();
       instance.ends.shrink_to_fit();
     }
@@ -97,7 +99,7 @@ void ClockAligner::MaybeCloseInstances(uint32_t group, GroupState& state) {
   }
 }
 
-void ClockAligner::FinishInstance(const Instance& instance) {
+void ClockAligner::FinishInstance(const Instance& instance, bool gpu) {
   if (instance.ends.size() < 2) return;
   // Ends read on one clock domain are one clock's readings of nearly one
   // true time: the domain takes part as its leader with the members' median
@@ -106,7 +108,7 @@ void ClockAligner::FinishInstance(const Instance& instance) {
   ends.reserve(instance.ends.size());
   bool shared = false;
   for (const auto& [r, end] : instance.ends) {
-    ++devices_[r].collective_samples;
+    ++(gpu ? devices_[r].gpu_collective_samples : devices_[r].collective_samples);
     const uint32_t leader = Leader(r);
     shared |= leader != r;
     ends.emplace_back(leader, end);
@@ -156,12 +158,14 @@ void ClockAligner::FinishInstance(const Instance& instance) {
     if (d.level <= min_level) continue;
     d.level = min_level + 1;
     CollectiveSample sample{end, anchor_end, anchor_rank, devices_[anchor_rank].epoch};
-    CheckCollectiveJump(r, d, sample);
+    CheckCollectiveJump(r, d, gpu, sample);
     Refit(r);
   }
 }
 
-void ClockAligner::CheckCollectiveJump(uint32_t rank, Device& d, const CollectiveSample& s) {
+void ClockAligner::CheckCollectiveJump(uint32_t rank, Device& d, bool gpu,
+                                       const CollectiveSample& s) {
+  CollectiveWindow& window = gpu ? d.gpu_collective : d.collective;
   auto residual = [&](const CollectiveSample& x, double* out) {
     int64_t mapped = 0;
     if (!Internal(x.anchor_rank, x.anchor_epoch, x.anchor_local, &mapped)) return false;
@@ -169,37 +173,43 @@ void ClockAligner::CheckCollectiveJump(uint32_t rank, Device& d, const Collectiv
     return true;
   };
   double res = 0;
-  const bool fitted = d.source == v1::CLOCK_SOURCE_COLLECTIVES && d.collective.size() >= 4;
+  // Judged against the line only when it was fitted on this kind of sample.
+  const v1::ClockSource source =
+      gpu ? v1::CLOCK_SOURCE_GPU_COLLECTIVES : v1::CLOCK_SOURCE_COLLECTIVES;
+  const bool fitted = d.source == source && window.samples.size() >= 4;
   if (fitted && residual(s, &res)) {
     const double threshold =
         std::max(static_cast<double>(options_.jump_min_ns), options_.jump_sigmas * d.spread);
     if (std::fabs(res) > threshold) {
-      d.collective_suspects.push_back(s);
-      if (static_cast<int>(d.collective_suspects.size()) < options_.jump_confirm) return;
+      window.suspects.push_back(s);
+      if (static_cast<int>(window.suspects.size()) < options_.jump_confirm) return;
       std::vector<double> shifts;
-      for (const CollectiveSample& x : d.collective_suspects) {
+      for (const CollectiveSample& x : window.suspects) {
         double r = 0;
         if (residual(x, &r)) shifts.push_back(r);
       }
       const double shift = Median(shifts);
-      bool agree = shifts.size() == d.collective_suspects.size();
+      bool agree = shifts.size() == window.suspects.size();
       for (double r : shifts) agree &= std::fabs(r - shift) <= threshold / 2;
       if (!agree) {
-        d.collective_suspects.erase(d.collective_suspects.begin());
+        window.suspects.erase(window.suspects.begin());
         return;
       }
       // Residual = reference - local moved by -step of the local clock.
-      RecordJump(rank, d.collective_suspects.front().local, -std::llround(shift), "collectives");
-      d.collective.assign(d.collective_suspects.begin(), d.collective_suspects.end());
-      d.collective_suspects.clear();
+      RecordJump(rank, window.suspects.front().local, -std::llround(shift),
+                 gpu ? "gpu collectives" : "collectives");
+      // The other kind's samples were read on the clock before the jump.
+      CollectiveWindow& other = gpu ? d.collective : d.gpu_collective;
+      other = CollectiveWindow();
+      window.samples.assign(window.suspects.begin(), window.suspects.end());
+      window.suspects.clear();
       return;
     }
   }
-  d.collective_suspects.clear();
-  d.collective.push_back(s);
-  while (static_cast<int>(d.collective.size()) > options_.collective_window) {
-    d.collective.pop_front();
-  }
+  window.suspects.clear();
+  window.samples.push_back(s);
+  const int limit = gpu ? options_.gpu_collective_window : options_.collective_window;
+  while (static_cast<int>(window.samples.size()) > limit) window.samples.pop_front();
 }
 
 void ClockAligner::RecordJump(uint32_t rank, int64_t local, int64_t size, const char* by) {
@@ -229,7 +239,8 @@ void ClockAligner::AddP2p(uint32_t rank, const DeviceEvent& e, bool send) {
   }
   Touch(rank);
   const uint32_t peer = static_cast<uint32_t>(e.peer);
-  const ChannelKey key{e.group, send ? rank : peer, send ? peer : rank};
+  const ChannelKey key{e.group, send ? rank : peer, send ? peer : rank,
+                       e.kind == v1::EVENT_KIND_GPU_COLLECTIVE};
   P2pChannel& channel = channels_[key];
   std::deque<P2pHalf>& others = send ? channel.recvs : channel.sends;
   std::deque<P2pHalf>& mine = send ? channel.sends : channel.recvs;
@@ -277,7 +288,7 @@ void ClockAligner::AddBound(uint32_t rank, const P2pBound& bound) {
   if (rank == reference_) return;
   // Devices aligned by collectives are clipped at their next instance; the
   // others refit a few times per bucket (a fit scans the whole window).
-  if (d.source == v1::CLOCK_SOURCE_COLLECTIVES) return;
+  if (ByCollectives(d.source)) return;
   if (d.source == v1::CLOCK_SOURCE_POINT_TO_POINT &&
       bound.local - d.p2p_refit_local < options_.p2p_bucket_ns / 4 &&
       bound.local >= d.p2p_refit_local) {
@@ -339,8 +350,8 @@ bool ClockAligner::FitP2p(uint32_t rank, Device& d, Fit* fit, double* anchor_unc
     if (mids.empty()) break;
     std::sort(mids.begin(), mids.end(), [](const Point& a, const Point& b) { return a.x < b.x; });
     LineFit line;
-    FitRobustLine(mids, d.internal.slope, options_.min_drift_span_ns, options_.max_drift_ppm * 1e-6,
-                  options_.outlier_sigmas, &line);
+    // The buckets' half widths bound each mid point: no scatter to assume.
+    FitRobustLine(mids, Rules(/*prior_spread=*/0), &line);
     slope = line.slope;  // second pass: buckets compared after this drift
     if (pass == 1) {
       fit->line = Line{line.anchor, line.offset, line.slope};
@@ -351,6 +362,7 @@ bool ClockAligner::FitP2p(uint32_t rank, Device& d, Fit* fit, double* anchor_unc
       fit->uncertainty = std::max(line.uncertainty, tightest);
       fit->used = line.used;
       fit->ok = true;
+      fit->insufficient = line.insufficient;
       d.updated_local = std::max(d.updated_local, line.newest);
     }
   }
@@ -362,11 +374,11 @@ bool ClockAligner::FitP2p(uint32_t rank, Device& d, Fit* fit, double* anchor_unc
   return false;
 }
 
-void ClockAligner::ClipToP2p(uint32_t rank, Device& d, Line* line) {
-  if (d.p2p.empty() || d.collective.empty()) return;
+void ClockAligner::ClipToP2p(const Device& d, const CollectiveWindow& window, Line* line) const {
+  if (d.p2p.empty() || window.samples.empty()) return;
   // Only bounds inside the span the line was fitted on: no extrapolation.
-  const int64_t first = d.collective.front().local;
-  const int64_t last = d.collective.back().local;
+  const int64_t first = window.samples.front().local;
+  const int64_t last = window.samples.back().local;
   double lowest_shift = -INFINITY, highest_shift = INFINITY;
   for (const P2pBound& b : d.p2p) {
     if (b.local < first || b.local > last) continue;
@@ -456,14 +468,12 @@ void ClockAligner::AddProbe(uint32_t rank, int64_t collector_send_unix_ns, int64
     }
     Refit(rank);
     PublishAll();
-  } else if (d.source != v1::CLOCK_SOURCE_COLLECTIVES &&
-             d.source != v1::CLOCK_SOURCE_POINT_TO_POINT) {
+  } else if (!ByCollectives(d.source) && d.source != v1::CLOCK_SOURCE_POINT_TO_POINT) {
     Refit(rank);
   }
 }
 
 void ClockAligner::FitProbes(Device& d) {
-  const double previous_slope = d.probe_fit.line.slope;
   d.probe_fit = Fit();
   if (d.probes.empty()) return;
   // Keep the lowest round trips: queueing only ever adds delay.
@@ -475,15 +485,14 @@ void ClockAligner::FitProbes(Device& d) {
     if (p.rtt <= cutoff) pts.push_back(Point{p.local, p.unix_offset});
   }
   LineFit line;
-  if (!FitRobustLine(pts, previous_slope, options_.min_drift_span_ns, options_.max_drift_ppm * 1e-6,
-                     options_.outlier_sigmas, &line)) {
-    return;
-  }
+  // The round trip bounds each probe: no scatter to assume.
+  if (!FitRobustLine(pts, Rules(/*prior_spread=*/0), &line)) return;
   d.probe_fit.line = Line{line.anchor, line.offset, line.slope};
   d.probe_fit.spread = line.spread;
   d.probe_fit.uncertainty = RootSumSquare(line.uncertainty, static_cast<double>(min_rtt) / 2);
   d.probe_fit.used = line.used;
   d.probe_fit.ok = true;
+  d.probe_fit.insufficient = line.insufficient;
 }
 
 }  // namespace trainscope::collector

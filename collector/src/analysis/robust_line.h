@@ -29,15 +29,31 @@ struct LineFit {
   double uncertainty = 0;  // standard error of the line at the newest x
   int used = 0;
   int64_t newest = 0;
+  // The points did not pin a slope down (LineRules): slope is 0 and
+  // uncertainty includes what an unfitted slope could hide at the newest x.
+  bool insufficient = false;
+};
+
+// When a slope is stated, and how an unstated one is accounted for (the
+// reasons for ClockAligner's values are in its Options).
+struct LineRules {
+  int64_t min_span = 0;         // the kept points' x span
+  int min_points = 3;           // points kept (never fewer than 3)
+  double max_slope = HUGE_VAL;        // |slope| above: the points follow no one line
+  double max_slope_error = HUGE_VAL;  // standard error of the slope above: not known
+  double outlier_sigmas = 3.5;  // trimming, in robust deviations
+  // The scatter of one point, assumed while fewer than 3 points leave the
+  // residuals too few degrees of freedom to say.
+  double prior_spread = 0;
+  double unfitted_slope = 0;  // the slope an unstated one may be, for the uncertainty
 };
 
 // Least-squares line over the points that survive trimming against a robust
 // first line and then against the fitted line itself: one late completion
-// at either end of the window has too much leverage for a plain fit.
-// Drift needs a span of at least `min_span`; below it the line keeps
-// `fallback_slope`.
-bool FitRobustLine(const std::vector<Point>& pts, double fallback_slope, int64_t min_span,
-                   double max_slope, double outlier_sigmas, LineFit* out);
+// at either end of the window has too much leverage for a plain fit. A slope
+// that breaks `rules` is not clamped: the line is flat through the points'
+// mean and says insufficient.
+bool FitRobustLine(const std::vector<Point>& pts, const LineRules& rules, LineFit* out);
 
 // The analysis' one Median (trainscope/collector/analysis/statistics.h).
 using ::trainscope::collector::Median;

@@ -10,6 +10,7 @@ namespace {
 constexpr int64_t kUptimeNs = 5'000'000'000'000;  // every device booted ~83 min ago
 constexpr int64_t kWarmupNs = 1'000'000'000;
 constexpr int64_t kCollectiveNs = 2'000'000;
+constexpr int64_t kLaunchNs = 300'000;  // a collective's CPU record when it only launches
 
 }  // namespace
 
@@ -107,7 +108,9 @@ void SyntheticClockJob::AddEvent(uint32_t rank, int iteration, int64_t true_star
   item.event.group = group;
   item.event.group_sequence = sequence;
   item.event.peer = peer;
-  item.event.name = strings_->Intern(kind == v1::EVENT_KIND_OPERATOR ? "aten::mm" : "comm");
+  item.event.name = strings_->Intern(kind == v1::EVENT_KIND_OPERATOR         ? "aten::mm"
+                                     : kind == v1::EVENT_KIND_GPU_COLLECTIVE ? "ncclDevKernel"
+                                                                             : "comm");
   streams_[rank].push_back(item);
 }
 
@@ -148,8 +151,18 @@ void SyntheticClockJob::BuildDataParallel() {
     for (uint32_t r = 0; r < config_.world_size; ++r) {
       AddOperators(r, k, t, arrival[r], config_.operators_per_collective);
       if (static_cast<int>(r) == config_.probe_only_rank) continue;
-      AddEvent(r, k, arrival[r], end + Jitter(), v1::EVENT_KIND_COLLECTIVE,
+      if (!config_.gpu_collectives) {
+        AddEvent(r, k, arrival[r], end + Jitter(), v1::EVENT_KIND_COLLECTIVE,
+                 v1::COLLECTIVE_KIND_ALL_REDUCE, world, k, -1);
+        continue;
+      }
+      // The CPU record returns once the kernel is queued; the kernel ends
+      // when the last rank's data is in.
+      AddEvent(r, k, arrival[r], arrival[r] + kLaunchNs, v1::EVENT_KIND_COLLECTIVE,
                v1::COLLECTIVE_KIND_ALL_REDUCE, world, k, -1);
+      std::normal_distribution<double> gpu_jitter(0, config_.gpu_jitter_ns);
+      AddEvent(r, k, arrival[r] + kLaunchNs, end + std::llround(std::fabs(gpu_jitter(rng_))),
+               v1::EVENT_KIND_GPU_COLLECTIVE, v1::COLLECTIVE_KIND_ALL_REDUCE, world, k, -1);
     }
     eval_times_[k] = {t, t + config_.iteration_ns / 2, end};
   }

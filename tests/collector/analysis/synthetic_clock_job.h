@@ -3,6 +3,9 @@
 // drift and optionally one jump; collectives complete with jitter (and rare
 // late wake-ups); one rank may straggle; sends/receives follow a pipeline
 // schedule; probes have asymmetric random delays. True time is Unix time.
+// With gpu_collectives, each data-parallel collective is what a GPU job
+// records: a CPU record that ends at its (asynchronous) launch, wherever the
+// rank arrived, and an NCCL kernel that ends with every other rank's.
 //
 // Usage:
 //   SyntheticClockJob job(config, &strings);
@@ -66,6 +69,11 @@ class SyntheticClockJob {
     // Clock domains: ranks with the same host index >= 0 read one clock (the
     // first such rank's offset and drift); missing or -1: a clock of its own.
     std::vector<int> host;
+    // Data parallel: each collective as a launch record plus an NCCL kernel
+    // (EVENT_KIND_GPU_COLLECTIVE, same group and sequence) whose end has
+    // |N(0, gpu_jitter_ns)| of jitter.
+    bool gpu_collectives = false;
+    double gpu_jitter_ns = 2'000;
   };
   struct Item {
     int iteration = 0;

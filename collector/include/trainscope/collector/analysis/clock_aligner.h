@@ -17,6 +17,12 @@
 //      median end of the instance's best-aligned participants (those closest
 //      to the reference in the alignment graph), so alignment propagates
 //      through groups that do not contain the reference device.
+//      GPU collectives (NCCL/RCCL kernels, EVENT_KIND_GPU_COLLECTIVE) are
+//      instances of their own and the primary signal wherever a device has
+//      them: one collective's kernels end within microseconds of each other
+//      on every rank, while its CPU record (an asynchronous launch, e.g.
+//      Kineto's record_param_comms) may end milliseconds before the
+//      collective does. CPU collectives align the devices without them.
 //   2. point to point: a receive cannot end before its matching send starts.
 //      Sends both ways between two devices bound the offset from both sides
 //      (NTP-like; the tightest bounds win); devices with collective estimates
@@ -24,7 +30,11 @@
 //   3. probes: NTP-style round trips to the collector, lowest round trips
 //      kept; the fallback for devices without either of the above.
 // Offset and drift are a robust (trimmed) least-squares line over a sliding
-// window of samples. A sudden shift of all new samples by far more than the
+// window of samples. A drift is stated only when the samples pin it down
+// (Options: enough samples, over a long enough span, a small standard error
+// and a plausible size); otherwise the estimate says insufficient evidence,
+// its drift is 0 and its uncertainty includes what an unfitted drift could
+// hide. A drift is never clamped. A sudden shift of all new samples by far more than the
 // uncertainty is a clock jump: reported once (TakeJumps/Report) and the
 // device's window restarts after it.
 //
@@ -36,7 +46,10 @@
 // fitting noise. A collective instance gives a domain one sample, the median
 // of its members' ends; probes of every member feed the leader's probe fit;
 // a send/recv inside a domain says nothing. Devices without a domain (old
-// agents, imported traces) are each a domain of their own.
+// agents) are each a domain of their own. Imports name one domain for the
+// files of one host or import ("host:<name>", "import:<job>"): with no
+// probes and no other domain, every rank's offset to the reference device is
+// exactly 0 and its drift 0.
 //
 // Usage:
 //   ClockAligner aligner(&groups);
@@ -64,12 +77,18 @@
 #include "trainscope/v1/analysis.pb.h"
 
 namespace trainscope::collector {
+namespace clock_internal {
+struct LineRules;
+}  // namespace clock_internal
 
 class ClockAligner : public ReferenceClock {
  public:
   struct Options {
     // Samples per device in the offset/drift fit.
     int collective_window = 64;
+    // A step can run dozens of NCCL kernels (one per bucket or layer): a
+    // window of several steps keeps the span that the drift needs.
+    int gpu_collective_window = 256;
     int p2p_window = 512;  // send/recv bounds kept per device
     int probe_window = 128;
     // An instance is closed without its missing participants once its group
@@ -77,10 +96,32 @@ class ClockAligner : public ReferenceClock {
     int max_pending_instances = 8;
     // Send/recv halves waiting for their match, per (group, sender, receiver).
     int max_pending_p2p = 256;
-    // Drift is fitted only over at least this span of samples; offset only
-    // below it (the previous drift is kept).
+    // When a drift is stated (else: insufficient evidence, drift 0).
+    // Over at least this span of samples: below it a line's slope is set by
+    // the samples' jitter, not by the clocks.
     int64_t min_drift_span_ns = 50'000'000;
+    // With at least this many samples kept: with fewer, the residuals that
+    // judge the slope have too few degrees of freedom (4) to be believed.
+    int min_drift_samples = 6;
+    // With a standard error of at most this: real oscillators differ by up
+    // to ~100 ppm, so a drift known to worse than a quarter of that cannot
+    // tell one clock's drift from another's.
+    double max_drift_error_ppm = 25;
+    // A fitted drift beyond this is no clock's (quartz and NTP-slewed clocks
+    // stay well inside 500 ppm): the samples do not follow one line
+    // (mismatched instances, another clock); never clamped to it.
     double max_drift_ppm = 1000;
+    // The drift an estimate without a stated drift may hide, for its
+    // uncertainty: the ~100 ppm two free-running oscillators can differ by.
+    double unfitted_drift_ppm = 100;
+    // The scatter of one sample, assumed while the residuals of fewer than 3
+    // samples cannot tell: CPU records of one collective end up to ~100 us
+    // apart on a busy host (wake-ups), NCCL kernels within ~10 us.
+    double collective_scatter_ns = 100'000;
+    double gpu_collective_scatter_ns = 10'000;
+    // How far a device's own wall-clock reading (nominal offset, no probes)
+    // may be off: NTP keeps hosts of one cluster within about a millisecond.
+    double nominal_uncertainty_ns = 1'000'000;
     // Send/recv bounds are combined per bucket of this span of local time.
     int64_t p2p_bucket_ns = 100'000'000;
     // Clock jumps: this many consecutive samples off the fit by at least
@@ -103,9 +144,10 @@ class ClockAligner : public ReferenceClock {
   uint32_t reference() const { return reference_; }
 
   // Every decoded event of `rank`, in the rank's order; only collectives,
-  // sends and receives are looked at (other kinds cost one branch).
+  // sends and receives, on the CPU or as GPU kernels, are looked at (other
+  // kinds cost two comparisons).
   void Add(uint32_t rank, const DeviceEvent& e) {
-    if (e.kind != trainscope::v1::EVENT_KIND_COLLECTIVE) return;
+    if (!e.IsCollective()) return;
     AddCommunication(rank, e);
   }
   // One agent<->collector round trip: collector Unix times around the
@@ -164,6 +206,11 @@ class ClockAligner : public ReferenceClock {
     uint32_t anchor_rank = 0;
     uint32_t anchor_epoch = 0;
   };
+  // A device's samples of one kind of collective (CPU records or GPU kernels).
+  struct CollectiveWindow {
+    std::deque<CollectiveSample> samples;
+    std::vector<CollectiveSample> suspects;  // off the fit: a jump once they agree
+  };
   // One send/recv half-bound: lower (peer sent, we received) or upper (we
   // sent, peer received) on this device's offset at `local`.
   struct P2pBound {
@@ -184,6 +231,7 @@ class ClockAligner : public ReferenceClock {
     double spread = 0;  // robust residual standard deviation
     int used = 0;
     bool ok = false;
+    bool insufficient = false;  // no drift stated (see Options)
   };
   struct Device {
     bool seen = false;
@@ -195,9 +243,11 @@ class ClockAligner : public ReferenceClock {
     Line out;       // local -> reference clock (ToReference)
     double uncertainty = 0;
     double spread = 0;
+    bool insufficient = true;  // the line in use states no drift
     int64_t updated_local = 0;
     int64_t p2p_refit_local = 0;  // local time of the last send/recv refit
-    std::deque<CollectiveSample> collective;
+    CollectiveWindow collective;
+    CollectiveWindow gpu_collective;
     std::deque<P2pBound> p2p;
     std::deque<ProbeSample> probes;
     Fit probe_fit;  // local -> Unix
@@ -205,10 +255,10 @@ class ClockAligner : public ReferenceClock {
     int64_t nominal = 0;
     int64_t best_rtt = -1;  // lowest probe round trip; -1: none
     uint64_t collective_samples = 0;
+    uint64_t gpu_collective_samples = 0;
     uint64_t p2p_constraints = 0;
     uint64_t probe_samples = 0;
     uint32_t jumps = 0;
-    std::vector<CollectiveSample> collective_suspects;
     std::vector<ProbeSample> probe_suspects;
     // Clock domain: a follower's fields above are copies of its leader's
     // (SyncFollower); its signals are fed to the leader.
@@ -220,7 +270,11 @@ class ClockAligner : public ReferenceClock {
     std::vector<std::pair<uint32_t, int64_t>> ends;  // rank, local end
     bool done = false;
   };
+  // CPU and GPU collectives of one group are instances of their own: their
+  // sequences may coincide while their ends do not.
   struct GroupState {
+    uint32_t group = 0;
+    bool gpu = false;
     std::map<uint64_t, Instance> pending;  // by group sequence
     uint64_t low_water = 0;                // below: closed
     uint64_t newest = 0;
@@ -240,23 +294,32 @@ class ClockAligner : public ReferenceClock {
     uint32_t group;
     uint32_t sender;
     uint32_t receiver;
+    bool gpu;  // GPU kernels and CPU records are matched apart
     bool operator==(const ChannelKey& o) const {
-      return group == o.group && sender == o.sender && receiver == o.receiver;
+      return group == o.group && sender == o.sender && receiver == o.receiver && gpu == o.gpu;
     }
     template <typename H>
     friend H AbslHashValue(H h, const ChannelKey& k) {
-      return H::combine(std::move(h), k.group, k.sender, k.receiver);
+      return H::combine(std::move(h), k.group, k.sender, k.receiver, k.gpu);
     }
   };
+  static uint64_t GroupKey(uint32_t group, bool gpu) {
+    return (static_cast<uint64_t>(gpu) << 32) | group;
+  }
+  static bool ByCollectives(trainscope::v1::ClockSource source) {
+    return source == trainscope::v1::CLOCK_SOURCE_COLLECTIVES ||
+           source == trainscope::v1::CLOCK_SOURCE_GPU_COLLECTIVES;
+  }
+
 
   void AddCommunication(uint32_t rank, const DeviceEvent& e);
   void AddCollective(uint32_t rank, const DeviceEvent& e);
   void AddP2p(uint32_t rank, const DeviceEvent& e, bool send);
   Device& Touch(uint32_t rank);
-  void MaybeCloseInstances(uint32_t group, GroupState& state);
-  bool InstanceComplete(uint32_t group, const GroupState& state, const Instance& instance);
-  void CountSilent(uint32_t group, GroupState& state);
-  void FinishInstance(const Instance& instance);
+  void MaybeCloseInstances(GroupState& state);
+  bool InstanceComplete(const GroupState& state, const Instance& instance);
+  void CountSilent(GroupState& state);
+  void FinishInstance(const Instance& instance, bool gpu);
   void OnP2pMatch(uint32_t sender, int64_t send_start, uint32_t receiver, int64_t recv_end);
   void AddBound(uint32_t rank, const P2pBound& bound);
   void Rebase(uint32_t reference);
@@ -276,12 +339,13 @@ class ClockAligner : public ReferenceClock {
   void Refit(uint32_t rank);
   // The device's line through Unix time (its probes or nominal offset) and
   // the reference device's probes; false when there is neither.
-  bool ProbeCandidate(const Device& d, Line* line, double* uncertainty) const;
-  bool FitCollectives(uint32_t rank, Device& d, Fit* fit);
+  bool ProbeCandidate(const Device& d, Line* line, double* uncertainty, bool* insufficient) const;
+  bool FitCollectives(Device& d, bool gpu, Fit* fit);
   bool FitP2p(uint32_t rank, Device& d, Fit* fit, double* anchor_unc);
-  void ClipToP2p(uint32_t rank, Device& d, Line* line);
+  // Shifts a line fitted on `window` into the send/recv bounds of its span.
+  void ClipToP2p(const Device& d, const CollectiveWindow& window, Line* line) const;
   void FitProbes(Device& d);
-  void CheckCollectiveJump(uint32_t rank, Device& d, const CollectiveSample& s);
+  void CheckCollectiveJump(uint32_t rank, Device& d, bool gpu, const CollectiveSample& s);
   void RecordJump(uint32_t rank, int64_t local, int64_t size, const char* by);
   // A leader's out line, then its followers' copies; a follower: its copy.
   void Publish(uint32_t rank, Device& d);
@@ -289,14 +353,17 @@ class ClockAligner : public ReferenceClock {
   void PublishAll();
   // The reference device's clock -> Unix time (its probe line).
   Line ReferenceLine() const;
-  double AnchorUncertainty(uint32_t rank) const;
+  // When a line states a drift (Options), for samples of this scatter.
+  clock_internal::LineRules Rules(double prior_spread) const;
+  // The uncertainty of the anchor the window's newest sample was taken against.
+  double AnchorUncertainty(const CollectiveWindow& window) const;
 
   GroupDirectory* const groups_;
   const Options options_;
   uint32_t reference_ = std::numeric_limits<uint32_t>::max();
   bool reference_fixed_ = false;  // set by SetReference
   std::vector<Device> devices_;
-  absl::flat_hash_map<uint32_t, GroupState> group_states_;
+  absl::flat_hash_map<uint64_t, GroupState> group_states_;  // by GroupKey
   absl::flat_hash_map<ChannelKey, P2pChannel> channels_;
   std::vector<trainscope::v1::ClockJump> new_jumps_;
   uint64_t late_events_ = 0;
