@@ -86,6 +86,15 @@ typedef struct trainscope_agent_options {
   int log_to_stderr;                /* default 1 */
   trainscope_halt_callback on_halt; /* optional */
   void* on_halt_user_data;
+  /* Halt the job when one of these alert kinds is raised (agent_options.h). */
+  const char* const* halt_when;
+  size_t halt_when_count;
+  double halt_below_efficiency; /* 0: off */
+  uint32_t halt_for_steps;
+  /* TEST ONLY: a simulated clock error (AgentOptions::test_clock_*). */
+  int64_t test_clock_offset_ns;
+  double test_clock_drift_ppm;
+  int64_t test_clock_origin_ns;
 } trainscope_agent_options;
 
 /* No typedef: the name is also the function that fills it (C keeps struct
@@ -101,6 +110,8 @@ struct trainscope_agent_stats {
   uint64_t batches_sent;
   uint64_t batches_acked;
   uint64_t reconnects;
+  uint64_t loss_reports_submitted;
+  uint64_t loss_reports_dropped;
   int connected;
   int recording;
   int halt_requested;

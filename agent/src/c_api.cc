@@ -7,6 +7,7 @@
 #include <string>
 
 #include "trainscope/agent/agent.h"
+#include "trainscope/agent/c_agent_options.h"
 #include "trainscope_agent.h"
 
 using trainscope::agent::Agent;
@@ -35,6 +36,71 @@ std::string Text(const char* text, const char* fallback = "") {
 absl::Duration Millis(uint32_t ms) { return absl::Milliseconds(static_cast<int64_t>(ms)); }
 
 }  // namespace
+
+namespace trainscope::agent {
+
+AgentOptions AgentOptionsFromC(const trainscope_agent_options& options) {
+  AgentOptions o;
+  o.collector_address = Text(options.collector_address, "127.0.0.1:7070");
+  o.job_id = Text(options.job_id);
+  o.run_id = Text(options.run_id);
+  o.job_token = Text(options.job_token);
+  o.rank = options.rank;
+  o.world_size = options.world_size;
+  o.local_rank = options.local_rank;
+  o.restart_count = options.restart_count;
+  o.host = Text(options.host);
+  o.device = Text(options.device, "cpu");
+  o.framework = Text(options.framework);
+  o.framework_version = Text(options.framework_version);
+  o.start_recording = options.start_recording != 0;
+  o.memory_budget_bytes = options.memory_budget_bytes;
+  o.ring_capacity_events = options.ring_capacity_events;
+  o.max_batch_events = options.max_batch_events;
+  o.flush_interval = Millis(options.flush_interval_ms);
+  o.reconnect_min = Millis(options.reconnect_min_ms);
+  o.reconnect_max = Millis(options.reconnect_max_ms);
+  o.hello_timeout = Millis(options.hello_timeout_ms);
+  o.shutdown_deadline = Millis(options.shutdown_deadline_ms);
+  o.log_to_stderr = options.log_to_stderr != 0;
+  if (options.on_halt != nullptr) {
+    const trainscope_halt_callback callback = options.on_halt;
+    void* const user_data = options.on_halt_user_data;
+    o.on_halt = [callback, user_data](const trainscope::agent::HaltInfo& info) {
+      callback(user_data, info.halt_id, info.reason.c_str(), info.requested_by.c_str());
+    };
+  }
+  for (size_t i = 0; options.halt_when != nullptr && i < options.halt_when_count; ++i) {
+    o.halt_when.push_back(Text(options.halt_when[i]));
+  }
+  o.halt_below_efficiency = options.halt_below_efficiency;
+  o.halt_for_steps = options.halt_for_steps;
+  o.test_clock_offset_ns = options.test_clock_offset_ns;
+  o.test_clock_drift_ppm = options.test_clock_drift_ppm;
+  o.test_clock_origin_ns = options.test_clock_origin_ns;
+  return o;
+}
+
+void AgentStatsToC(const AgentStats& s, struct trainscope_agent_stats* stats) {
+  std::memset(stats, 0, sizeof(*stats));
+  stats->events_recorded = s.events_recorded;
+  stats->dropped_ring_full = s.dropped_ring_full;
+  stats->dropped_buffer_full = s.dropped_buffer_full;
+  stats->dropped_shutdown = s.dropped_shutdown;
+  stats->events_sampled_out = s.events_sampled_out;
+  stats->events_refused = s.events_refused;
+  stats->events_acked = s.events_acked;
+  stats->batches_sent = s.batches_sent;
+  stats->batches_acked = s.batches_acked;
+  stats->reconnects = s.reconnects;
+  stats->loss_reports_submitted = s.loss_reports_submitted;
+  stats->loss_reports_dropped = s.loss_reports_dropped;
+  stats->connected = s.connected ? 1 : 0;
+  stats->recording = s.recording ? 1 : 0;
+  stats->halt_requested = s.halt_requested ? 1 : 0;
+}
+
+}  // namespace trainscope::agent
 
 extern "C" {
 
@@ -70,36 +136,7 @@ int trainscope_agent_start(const trainscope_agent_options* options, trainscope_a
       CopyOut("options and out: expected non-NULL pointers", error, error_len);
       return 1;
     }
-    AgentOptions o;
-    o.collector_address = Text(options->collector_address, "127.0.0.1:7070");
-    o.job_id = Text(options->job_id);
-    o.run_id = Text(options->run_id);
-    o.job_token = Text(options->job_token);
-    o.rank = options->rank;
-    o.world_size = options->world_size;
-    o.local_rank = options->local_rank;
-    o.restart_count = options->restart_count;
-    o.host = Text(options->host);
-    o.device = Text(options->device, "cpu");
-    o.framework = Text(options->framework);
-    o.framework_version = Text(options->framework_version);
-    o.start_recording = options->start_recording != 0;
-    o.memory_budget_bytes = options->memory_budget_bytes;
-    o.ring_capacity_events = options->ring_capacity_events;
-    o.max_batch_events = options->max_batch_events;
-    o.flush_interval = Millis(options->flush_interval_ms);
-    o.reconnect_min = Millis(options->reconnect_min_ms);
-    o.reconnect_max = Millis(options->reconnect_max_ms);
-    o.hello_timeout = Millis(options->hello_timeout_ms);
-    o.shutdown_deadline = Millis(options->shutdown_deadline_ms);
-    o.log_to_stderr = options->log_to_stderr != 0;
-    if (options->on_halt != nullptr) {
-      const trainscope_halt_callback callback = options->on_halt;
-      void* const user_data = options->on_halt_user_data;
-      o.on_halt = [callback, user_data](const trainscope::agent::HaltInfo& info) {
-        callback(user_data, info.halt_id, info.reason.c_str(), info.requested_by.c_str());
-      };
-    }
+    AgentOptions o = trainscope::agent::AgentOptionsFromC(*options);
     absl::StatusOr<std::unique_ptr<Agent>> agent = Agent::Start(std::move(o));
     if (!agent.ok()) {
       CopyOut(std::string(agent.status().message()), error, error_len);
@@ -227,20 +264,7 @@ void trainscope_agent_stats(const trainscope_agent* agent, struct trainscope_age
   std::memset(stats, 0, sizeof(*stats));
   if (agent == nullptr) return;
   try {
-    const trainscope::agent::AgentStats s = agent->agent->stats();
-    stats->events_recorded = s.events_recorded;
-    stats->dropped_ring_full = s.dropped_ring_full;
-    stats->dropped_buffer_full = s.dropped_buffer_full;
-    stats->dropped_shutdown = s.dropped_shutdown;
-    stats->events_sampled_out = s.events_sampled_out;
-    stats->events_refused = s.events_refused;
-    stats->events_acked = s.events_acked;
-    stats->batches_sent = s.batches_sent;
-    stats->batches_acked = s.batches_acked;
-    stats->reconnects = s.reconnects;
-    stats->connected = s.connected ? 1 : 0;
-    stats->recording = s.recording ? 1 : 0;
-    stats->halt_requested = s.halt_requested ? 1 : 0;
+    trainscope::agent::AgentStatsToC(agent->agent->stats(), stats);
   } catch (...) {
   }
 }

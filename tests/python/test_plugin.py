@@ -6,6 +6,7 @@ back through the extension's log reader.
 """
 
 import os
+import pathlib
 import subprocess
 import sys
 import textwrap
@@ -234,14 +235,15 @@ def test_halt_without_step_boundary_gets_sigterm(trainscope_module, collector, r
             child.wait()
 
 
-def test_version_mismatch_names_both_versions(trainscope_module):
+def test_version_mismatch_names_both_versions(trainscope_module, tmp_path):
     from trainscope import _loader
     with pytest.raises(ImportError) as raised:
         _loader.check_torch_version("1.12.1", torch.__version__)
     assert "1.12.1" in str(raised.value) and torch.__version__ in str(raised.value)
     _loader.check_torch_version(trainscope_module._C.TORCH_BUILD_VERSION, torch.__version__)
-    # End to end: a package whose extension says it was built for another torch.
-    result = run_python("""
+    # End to end: a package whose extension says it was built for another
+    # torch, with building one for this torch forbidden.
+    fake_other_torch = """
         import sys, types
         fake = types.ModuleType("trainscope._build_info"); fake.TORCH_VERSION = "9.8.7"
         sys.modules["trainscope._build_info"] = fake
@@ -249,9 +251,37 @@ def test_version_mismatch_names_both_versions(trainscope_module):
             import trainscope
         except ImportError as e:
             print("IMPORT-ERROR", e)
-        """)
+        """
+    result = run_python(fake_other_torch, env={"TRAINSCOPE_EXT_BUILD": "0",
+                                               "TRAINSCOPE_CACHE_DIR": str(tmp_path)})
     assert "IMPORT-ERROR" in result.stdout, result.stdout + result.stderr
     assert "9.8.7" in result.stdout and torch.__version__ in result.stdout
+    # Building allowed but no compiler or CMake: a clear message saying what is
+    # missing and the documented way to build once, and nothing half-built.
+    result = run_python(fake_other_torch, env={"PATH": str(tmp_path / "empty"),
+                                               "TRAINSCOPE_CACHE_DIR": str(tmp_path)})
+    assert "IMPORT-ERROR" in result.stdout, result.stdout + result.stderr
+    message = result.stdout
+    assert "cannot be built here" in message and "cmake" in message, message
+    assert torch.__version__ in message and "docs/pytorch-plugin.md" in message, message
+    assert not list(tmp_path.glob("ext/*/_C*.so"))
+
+
+def test_extension_links_only_the_agent_c_api(trainscope_module):
+    # The extension needs nothing of trainscope's C++ (Abseil, protobuf,
+    # gRPC): one libtrainscope_agent.so serves every torch it is built for.
+    so = pathlib.Path(trainscope_module._C.__file__)
+    needed = subprocess.run(["readelf", "-d", str(so)], capture_output=True, text=True).stdout
+    libs = [line.split("[")[1].rstrip("]") for line in needed.splitlines() if "(NEEDED)" in line]
+    assert "libtrainscope_agent.so" in libs, libs
+    assert not [lib for lib in libs if "absl" in lib or "grpc" in lib or "protobuf" in lib], libs
+    agent = so.parent.parent.parent / "lib" / "libtrainscope_agent.so"
+    exported = subprocess.run(["nm", "-D", "--defined-only", str(agent)], capture_output=True,
+                              text=True).stdout
+    symbols = [line.split()[-1] for line in exported.splitlines() if line.strip()]
+    assert "trainscope_session_start" in symbols and "trainscope_agent_start" in symbols
+    assert all(name.startswith("trainscope_") for name in symbols), [
+        name for name in symbols if not name.startswith("trainscope_")][:5]
 
 
 def test_unreachable_collector_counts_drops(trainscope_module, request):

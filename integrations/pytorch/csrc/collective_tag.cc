@@ -10,14 +10,14 @@ namespace {
 constexpr c10::DebugInfoKind kTagKind = c10::DebugInfoKind::TEST_INFO_2;
 
 struct CollectiveTagInfo final : c10::DebugInfoBase {
-  CollectiveTagInfo(uint64_t serial, CollectiveTracker::Tag t) : tracker_serial(serial), tag(t) {}
+  CollectiveTagInfo(uint64_t serial, trainscope_collective_tag t) : tracker_serial(serial), tag(t) {}
   uint64_t tracker_serial;
-  CollectiveTracker::Tag tag;
+  trainscope_collective_tag tag;
 };
 
 }  // namespace
 
-void PushCollectiveTag(uint64_t tracker_serial, CollectiveTracker::Tag tag) {
+void PushCollectiveTag(uint64_t tracker_serial, trainscope_collective_tag tag) {
   c10::ThreadLocalDebugInfo::_push(kTagKind,
                                    std::make_shared<CollectiveTagInfo>(tracker_serial, tag));
 }
@@ -29,10 +29,12 @@ void PopCollectiveTag() {
   }
 }
 
-CollectiveTracker::Tag CurrentCollectiveTag(const CollectiveTracker& tracker) {
+trainscope_collective_tag CurrentCollectiveTag(const trainscope_observer* observer) {
   const auto* info =
       dynamic_cast<const CollectiveTagInfo*>(c10::ThreadLocalDebugInfo::get(kTagKind));
-  if (info == nullptr || info->tracker_serial != tracker.serial()) return tracker.DefaultTag();
+  if (info == nullptr || info->tracker_serial != trainscope_observer_tracker_serial(observer)) {
+    return trainscope_observer_default_tag(observer);
+  }
   return info->tag;
 }
 

@@ -1,12 +1,13 @@
-// Carries a CollectiveTracker::Tag (process group, peer) from a
+// Carries a collective's tag (process group, peer; collective_tracker.h) from a
 // torch.distributed call to the observer that records the collective.
 //
 // Usage (the Python wrapper around dist.all_reduce, through trainscope._C):
-//   PushCollectiveTag(tracker.serial(), tracker.MakeTag(-1, "pg:1[0,2]"));
+//   trainscope_session_make_collective_tag(session, -1, "pg:1[0,2]", 9, &serial, &tag);
+//   PushCollectiveTag(serial, tag);
 //   ... dist.all_reduce(t, group=g) ...
 //   PopCollectiveTag();
 //   // in the observer, when the work item's RecordFunction starts:
-//   CollectiveTracker::Tag tag = CurrentCollectiveTag(tracker);
+//   trainscope_collective_tag tag = CurrentCollectiveTag(observer);
 //
 // Why not a thread_local: gloo starts the RecordFunction of an async work item
 // (all_reduce, broadcast, ...) on one of its worker threads, not on the
@@ -23,14 +24,14 @@
 
 #include <cstdint>
 
-#include "collective_tracker.h"
+#include "trainscope_session.h"
 
 namespace trainscope::pytorch {
 
-void PushCollectiveTag(uint64_t tracker_serial, CollectiveTracker::Tag tag);
+void PushCollectiveTag(uint64_t tracker_serial, trainscope_collective_tag tag);
 void PopCollectiveTag();
-// The innermost tag pushed by `tracker`'s session, else the default group's.
-CollectiveTracker::Tag CurrentCollectiveTag(const CollectiveTracker& tracker);
+// The innermost tag pushed by `observer`'s session, else the default group's.
+trainscope_collective_tag CurrentCollectiveTag(const trainscope_observer* observer);
 
 }  // namespace trainscope::pytorch
 

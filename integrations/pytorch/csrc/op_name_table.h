@@ -22,6 +22,7 @@
 #include "op_classifier.h"
 #include "trainscope/agent/agent.h"
 #include "trainscope/base/mutex.h"
+#include "trainscope_session.h"
 
 namespace trainscope::pytorch {
 
@@ -29,6 +30,9 @@ struct OpInfo {
   std::string name;  // NUL-terminated copy; the cache checks hits against it
   agent::StringId id = agent::kEmptyString;
   OpClass cls;
+  // The same, as the C API hands it to an extension (trainscope_session.h);
+  // c.internal points back here.
+  trainscope_op_info c{};
 };
 
 class OpNameTable {

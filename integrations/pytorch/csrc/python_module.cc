@@ -1,11 +1,15 @@
 // trainscope._C: the pybind11 face of the plugin. The Python package
 // (integrations/pytorch/trainscope) wraps it; nothing here is public API.
+// Compiled against the user's torch and nothing of trainscope's build but the
+// C headers of libtrainscope_agent.so (trainscope_session.h), which does the
+// work behind every call here.
 //
 // Threading: every function holds the GIL except Session.close, which
 // releases it while the agent flushes.
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
@@ -16,21 +20,44 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
-#include "absl/time/time.h"
 #include "collective_tag.h"
 #include "empty_callback.h"
 #include "loss_report_binding.h"
-#include "plugin_session.h"
 #include "record_function_observer.h"
-#include "trainscope/agent/agent.h"
+#include "trainscope_session.h"
+
+// A pip torch's build passes the version of the interpreter's torch: the
+// headers found must be that torch's (never another one's on the include
+// path, such as Debian's /usr/include/torch, which has no version.h at all).
+#ifdef TRAINSCOPE_EXPECT_TORCH_MAJOR
+#include <torch/version.h>
+#if TORCH_VERSION_MAJOR != TRAINSCOPE_EXPECT_TORCH_MAJOR || \
+    TORCH_VERSION_MINOR != TRAINSCOPE_EXPECT_TORCH_MINOR
+#error "the torch headers found are not those of the target interpreter's torch"
+#endif
+#endif
 
 namespace py = pybind11;
 
 namespace trainscope::pytorch {
 namespace {
 
-py::dict StatsDict(const agent::AgentStats& s) {
+// One attachment (trainscope_session.h); the Python object owns it.
+class NativeSession {
+ public:
+  explicit NativeSession(trainscope_session* s) : s_(s) {}
+  ~NativeSession() { trainscope_session_free(s_); }
+  NativeSession(const NativeSession&) = delete;
+  NativeSession& operator=(const NativeSession&) = delete;
+  trainscope_session* get() const { return s_; }
+
+ private:
+  trainscope_session* const s_;
+};
+
+py::dict StatsDict(const struct trainscope_agent_stats& s) {
   py::dict d;
   d["events_recorded"] = s.events_recorded;
   d["dropped_ring_full"] = s.dropped_ring_full;
@@ -44,9 +71,9 @@ py::dict StatsDict(const agent::AgentStats& s) {
   d["reconnects"] = s.reconnects;
   d["loss_reports_submitted"] = s.loss_reports_submitted;
   d["loss_reports_dropped"] = s.loss_reports_dropped;
-  d["connected"] = s.connected;
-  d["recording"] = s.recording;
-  d["halt_requested"] = s.halt_requested;
+  d["connected"] = s.connected != 0;
+  d["recording"] = s.recording != 0;
+  d["halt_requested"] = s.halt_requested != 0;
   return d;
 }
 
@@ -70,7 +97,7 @@ T TestClockFromEnv(const char* name, T fallback) {
   return value;
 }
 
-std::unique_ptr<PluginSession> StartSession(py::kwargs kw) {
+std::unique_ptr<NativeSession> StartSession(py::kwargs kw) {
   auto get_str = [&](const char* key, const char* fallback) {
     return kw.contains(key) && !kw[key].is_none() ? kw[key].cast<std::string>()
                                                   : std::string(fallback);
@@ -78,39 +105,50 @@ std::unique_ptr<PluginSession> StartSession(py::kwargs kw) {
   auto get_u32 = [&](const char* key, uint32_t fallback) {
     return kw.contains(key) && !kw[key].is_none() ? kw[key].cast<uint32_t>() : fallback;
   };
-  SessionOptions options;
-  agent::AgentOptions& a = options.agent;
-  a.collector_address = get_str("collector", "127.0.0.1:7070");
-  a.job_id = get_str("job", "");
-  a.run_id = get_str("run_id", "");
-  a.job_token = get_str("token", "");
+  // The strings the C options point to live until the session has started.
+  const std::string collector = get_str("collector", "127.0.0.1:7070");
+  const std::string job = get_str("job", ""), run_id = get_str("run_id", "");
+  const std::string token = get_str("token", ""), host = get_str("host", "");
+  const std::string device = get_str("device", "cpu");
+  const std::string framework_version = get_str("framework_version", "");
+  std::vector<std::string> halt_when;
+  if (kw.contains("halt_when") && !kw["halt_when"].is_none()) {
+    halt_when = kw["halt_when"].cast<std::vector<std::string>>();
+  }
+  std::vector<const char*> halt_when_c;
+  for (const std::string& kind : halt_when) halt_when_c.push_back(kind.c_str());
+
+  trainscope_session_options options;
+  trainscope_session_options_init(&options);
+  trainscope_agent_options& a = options.agent;
+  a.collector_address = collector.c_str();
+  a.job_id = job.c_str();
+  a.run_id = run_id.c_str();
+  a.job_token = token.c_str();
   a.rank = get_u32("rank", 0);
   a.world_size = get_u32("world_size", 1);
   a.local_rank = get_u32("local_rank", 0);
   a.restart_count = get_u32("restart_count", 0);
-  a.host = get_str("host", "");
-  a.device = get_str("device", "cpu");
+  a.host = host.c_str();
+  a.device = device.c_str();
   a.framework = "pytorch";
-  a.framework_version = get_str("framework_version", "");
-  a.start_recording = !kw.contains("recording") || kw["recording"].cast<bool>();
-  if (kw.contains("halt_when") && !kw["halt_when"].is_none()) {
-    a.halt_when = kw["halt_when"].cast<std::vector<std::string>>();
-  }
+  a.framework_version = framework_version.c_str();
+  a.start_recording = !kw.contains("recording") || kw["recording"].cast<bool>() ? 1 : 0;
+  a.halt_when = halt_when_c.data();
+  a.halt_when_count = halt_when_c.size();
   if (kw.contains("halt_below_efficiency") && !kw["halt_below_efficiency"].is_none()) {
     a.halt_below_efficiency = kw["halt_below_efficiency"].cast<double>();
   }
   a.halt_for_steps = get_u32("halt_for_steps", 0);
-  a.log_to_stderr = !kw.contains("log_to_stderr") || kw["log_to_stderr"].cast<bool>();
+  a.log_to_stderr = !kw.contains("log_to_stderr") || kw["log_to_stderr"].cast<bool>() ? 1 : 0;
   if (kw.contains("shutdown_timeout_s")) {
-    a.shutdown_deadline = absl::Seconds(kw["shutdown_timeout_s"].cast<double>());
+    const double s = kw["shutdown_timeout_s"].cast<double>();
+    a.shutdown_deadline_ms = s <= 0 ? 0 : static_cast<uint32_t>(s * 1000.0 + 0.5);
   }
-  a.test_clock_offset_ns =
-      TestClockFromEnv<int64_t>("TRAINSCOPE_TEST_CLOCK_OFFSET_NS", a.test_clock_offset_ns);
-  a.test_clock_drift_ppm =
-      TestClockFromEnv<double>("TRAINSCOPE_TEST_CLOCK_DRIFT_PPM", a.test_clock_drift_ppm);
-  a.test_clock_origin_ns =
-      TestClockFromEnv<int64_t>("TRAINSCOPE_TEST_CLOCK_ORIGIN_NS", a.test_clock_origin_ns);
-  options.shapes = !kw.contains("shapes") || kw["shapes"].cast<bool>();
+  a.test_clock_offset_ns = TestClockFromEnv<int64_t>("TRAINSCOPE_TEST_CLOCK_OFFSET_NS", 0);
+  a.test_clock_drift_ppm = TestClockFromEnv<double>("TRAINSCOPE_TEST_CLOCK_DRIFT_PPM", 0.0);
+  a.test_clock_origin_ns = TestClockFromEnv<int64_t>("TRAINSCOPE_TEST_CLOCK_ORIGIN_NS", 0);
+  options.shapes = !kw.contains("shapes") || kw["shapes"].cast<bool>() ? 1 : 0;
   options.shapes_every_n_steps = get_u32("shapes_every_n_steps", 1);
   if (kw.contains("halt_grace_s") && !kw["halt_grace_s"].is_none()) {
     options.halt_grace_s = kw["halt_grace_s"].cast<double>();
@@ -118,104 +156,163 @@ std::unique_ptr<PluginSession> StartSession(py::kwargs kw) {
     options.halt_grace_s = 0;  // None: no SIGTERM fallback
   }
   options.first_step = kw.contains("first_step") ? kw["first_step"].cast<uint64_t>() : 0;
-  options.clock = get_str("clock", "auto") == "monotonic" ? TickClock::Source::kMonotonic
-                                                          : TickClock::Source::kAuto;
-  absl::StatusOr<std::unique_ptr<PluginSession>> session =
-      PluginSession::Start(std::move(options), &InstallRecordFunctionObserver);
-  if (!session.ok()) throw std::invalid_argument(std::string(session.status().message()));
-  return *std::move(session);
+  options.monotonic_clock = get_str("clock", "auto") == "monotonic" ? 1 : 0;
+  trainscope_session* session = nullptr;
+  char error[1024];
+  if (trainscope_session_start(&options, &InstallRecordFunctionObserver, nullptr, &session, error,
+                               sizeof error) != 0) {
+    throw std::invalid_argument(error);
+  }
+  return std::make_unique<NativeSession>(session);
+}
+
+std::string JobToken(const trainscope_session* s) {
+  std::string token(256, '\0');
+  size_t n = trainscope_session_job_token(s, token.data(), token.size());
+  if (n >= token.size()) {
+    token.assign(n + 1, '\0');
+    n = trainscope_session_job_token(s, token.data(), token.size());
+  }
+  token.resize(std::min(n, token.size() - 1));
+  return token;
 }
 
 }  // namespace
 }  // namespace trainscope::pytorch
 
 PYBIND11_MODULE(_C, m) {
-  using trainscope::pytorch::PluginSession;
   namespace ts = trainscope::pytorch;
+  using ts::NativeSession;
   m.doc() = "trainscope's torch extension (internal; use the trainscope package)";
+  // An extension built against another libtrainscope_agent.so refuses to load.
+  if (trainscope_session_abi_version() != TRAINSCOPE_SESSION_ABI_VERSION) {
+    throw py::import_error("trainscope: this extension was built for session ABI " +
+                           std::to_string(TRAINSCOPE_SESSION_ABI_VERSION) +
+                           " but libtrainscope_agent.so has " +
+                           std::to_string(trainscope_session_abi_version()) +
+                           "; rebuild the extension against this agent library");
+  }
   m.attr("TORCH_BUILD_VERSION") = TRAINSCOPE_TORCH_BUILD_VERSION;
-  m.def("now_ns", &trainscope::agent::Agent::Now, "CLOCK_MONOTONIC ns (the agent's clock)");
+  m.attr("SESSION_ABI_VERSION") = TRAINSCOPE_SESSION_ABI_VERSION;
+  m.def("now_ns", &trainscope_now_ns, "CLOCK_MONOTONIC ns (the agent's clock)");
   m.def("_bench_empty_callback", &ts::SetEmptyCallback, py::arg("enable"),
         "Adds/removes an empty global RecordFunction callback (the benchmark's floor)");
 
   m.def("_has_global_callbacks", &ts::HasGlobalCallbacks,
         "Whether any global RecordFunction callback is registered (tests)");
 
-  py::class_<PluginSession>(m, "Session")
+  py::class_<NativeSession>(m, "Session")
       .def(py::init(&ts::StartSession))
       .def(
           "step_boundary",
-          [](PluginSession& s, std::optional<uint64_t> completed_step,
+          [](NativeSession& s, std::optional<uint64_t> completed_step,
              std::optional<uint64_t> device_allocated,
              std::optional<uint64_t> device_peak) -> py::object {
-            std::optional<std::pair<uint64_t, uint64_t>> device;
-            if (device_allocated && device_peak) device.emplace(*device_allocated, *device_peak);
-            const PluginSession::Boundary b = s.OnStepBoundary(completed_step, device);
-            if (!b.halt) return py::none();
-            return py::str(b.reason);
+            const bool device = device_allocated.has_value() && device_peak.has_value();
+            char reason[4096];
+            uint64_t next = 0;
+            const int halt = trainscope_session_step_boundary(
+                s.get(), completed_step.has_value() ? 1 : 0, completed_step.value_or(0),
+                device ? 1 : 0, device_allocated.value_or(0), device_peak.value_or(0), &next,
+                reason, sizeof reason);
+            if (!halt) return py::none();
+            return py::str(reason);
           },
           py::arg("completed_step") = py::none(), py::arg("device_allocated") = py::none(),
           py::arg("device_peak") = py::none(),
           "Marks a step boundary; returns the halt reason when the job halts here, else None")
-      .def("halt_handled", &PluginSession::HaltHandled)
+      .def("halt_handled", [](NativeSession& s) { trainscope_session_halt_handled(s.get()); })
       .def(
           "record_phase",
-          [](PluginSession& s, int phase, int64_t start_ns, int64_t end_ns) {
-            s.RecordPhase(static_cast<trainscope::agent::Phase>(phase), start_ns, end_ns);
+          [](NativeSession& s, int phase, int64_t start_ns, int64_t end_ns) {
+            trainscope_session_record_phase(s.get(), static_cast<uint32_t>(phase), start_ns,
+                                            end_ns);
           },
           py::arg("phase"), py::arg("start_ns"), py::arg("end_ns"))
-      .def("set_stage", &PluginSession::SetStage, py::arg("stage"),
-           "Records the pipeline.stage counter now and at every step boundary")
-      .def_property_readonly("stage", &PluginSession::stage)
+      .def(
+          "set_stage",
+          [](NativeSession& s, uint64_t stage) { trainscope_session_set_stage(s.get(), stage); },
+          py::arg("stage"), "Records the pipeline.stage counter now and at every step boundary")
+      .def_property_readonly("stage",
+                             [](NativeSession& s) -> std::optional<uint64_t> {
+                               uint64_t stage = 0;
+                               if (!trainscope_session_stage(s.get(), &stage)) return std::nullopt;
+                               return stage;
+                             })
       .def(
           "set_collective_tag",
-          [](PluginSession& s, int32_t peer, std::string_view group) {
-            ts::PushCollectiveTag(s.collectives().serial(), s.collectives().MakeTag(peer, group));
+          [](NativeSession& s, int32_t peer, std::string_view group) {
+            uint64_t serial = 0;
+            trainscope_collective_tag tag{0, -1};
+            trainscope_session_make_collective_tag(s.get(), peer, group.data(), group.size(),
+                                                   &serial, &tag);
+            ts::PushCollectiveTag(serial, tag);
           },
           py::arg("peer"), py::arg("group"),
           "Tags the collectives of this thread's torch.distributed call (until cleared)")
-      .def("clear_collective_tag", [](PluginSession&) { ts::PopCollectiveTag(); })
-      .def_property_readonly("step", &PluginSession::step)
-      .def_property_readonly("recording", [](PluginSession& s) { return s.agent().recording(); })
-      .def("set_recording", [](PluginSession& s, bool enabled) { s.agent().SetRecording(enabled); })
+      .def("clear_collective_tag", [](NativeSession&) { ts::PopCollectiveTag(); })
+      .def_property_readonly("step",
+                             [](NativeSession& s) { return trainscope_session_step(s.get()); })
+      .def_property_readonly(
+          "recording", [](NativeSession& s) { return trainscope_session_recording(s.get()) != 0; })
+      .def("set_recording",
+           [](NativeSession& s, bool enabled) {
+             trainscope_session_set_recording(s.get(), enabled ? 1 : 0);
+           })
       .def_property_readonly(
           "loss_contribution_switch",
-          [](PluginSession& s) -> std::optional<std::pair<bool, uint64_t>> {
-            auto v = s.agent().loss_contribution_switch();
-            if (!v.has_value()) return std::nullopt;
-            return std::make_pair(v->enabled, v->serial);
+          [](NativeSession& s) -> std::optional<std::pair<bool, uint64_t>> {
+            int enabled = 0;
+            uint64_t serial = 0;
+            if (!trainscope_session_loss_contribution_switch(s.get(), &enabled, &serial)) {
+              return std::nullopt;
+            }
+            return std::make_pair(enabled != 0, serial);
           },
           "the collector's loss-contribution switch: (enabled, serial), or None (never set)")
       .def(
           "submit_loss_report",
-          [](PluginSession& s, const py::dict& report) {
-            return s.agent().SubmitLossReport(ts::LossReportFromDict(report));
+          [](NativeSession& s, const py::dict& report) {
+            const ts::LossReportView view(report);
+            return trainscope_session_submit_loss_report(s.get(), view.report()) != 0;
           },
           py::arg("report"),
           "Sends a LossContribution report with the next batch; False when dropped (counted)")
-      .def_property_readonly("halt_pending", &PluginSession::halt_pending)
+      .def_property_readonly(
+          "halt_pending",
+          [](NativeSession& s) { return trainscope_session_halt_pending(s.get()) != 0; })
       .def("halt_info",
-           [](PluginSession& s) -> py::object {
-             const std::optional<trainscope::agent::HaltInfo> info = s.agent().halt_info();
-             if (!info.has_value()) return py::none();
+           [](NativeSession& s) -> py::object {
+             trainscope_halt_info info{};
+             char reason[4096], requested_by[1024];
+             if (!trainscope_session_halt_info(s.get(), &info, reason, sizeof reason,
+                                               requested_by, sizeof requested_by)) {
+               return py::none();
+             }
              py::dict d;
-             d["halt_id"] = info->halt_id;
-             d["reason"] = info->reason;
-             d["requested_by"] = info->requested_by;
-             d["requested_unix_ns"] = info->requested_unix_ns;
-             d["halt_at_step"] = info->halt_at_step;
+             d["halt_id"] = info.halt_id;
+             d["reason"] = std::string(reason);
+             d["requested_by"] = std::string(requested_by);
+             d["requested_unix_ns"] = info.requested_unix_ns;
+             d["halt_at_step"] = info.halt_at_step;
              return d;
            })
-      .def("stats", [](const PluginSession& s) { return ts::StatsDict(s.stats()); })
-      .def_property_readonly("job_token", [](PluginSession& s) { return s.agent().job_token(); })
-      .def_property_readonly("uses_tsc",
-                             [](const PluginSession& s) { return s.clock().uses_tsc(); })
-      .def_property_readonly("closed", &PluginSession::closed)
+      .def("stats",
+           [](const NativeSession& s) {
+             struct trainscope_agent_stats stats;
+             trainscope_session_stats(s.get(), &stats);
+             return ts::StatsDict(stats);
+           })
+      .def_property_readonly("job_token", [](NativeSession& s) { return ts::JobToken(s.get()); })
+      .def_property_readonly(
+          "uses_tsc", [](const NativeSession& s) { return trainscope_session_uses_tsc(s.get()) != 0; })
+      .def_property_readonly(
+          "closed", [](const NativeSession& s) { return trainscope_session_closed(s.get()) != 0; })
       .def(
           "close",
-          [](PluginSession& s, double timeout_s, std::string error) {
+          [](NativeSession& s, double timeout_s, std::string error) {
             py::gil_scoped_release release;
-            s.Close(absl::Seconds(timeout_s), std::move(error));
+            trainscope_session_close(s.get(), timeout_s, error.c_str());
           },
           py::arg("timeout_s") = 5.0, py::arg("error") = "");
 }

@@ -11,14 +11,14 @@
 #include <string_view>
 #include <thread>
 
-#include "absl/status/status.h"
+#include <time.h>
+#include <x86intrin.h>
+
 #include "collective_tag.h"
 #include "flop_formulas.h"
 
 namespace trainscope::pytorch {
 namespace {
-
-using agent::OperatorScope;
 
 constexpr uint32_t kMaxDepth = 128;      // deeper ranges are not timed
 constexpr uint32_t kPointerSlots = 512;  // per-thread name caches, powers of two
@@ -27,7 +27,7 @@ constexpr uint32_t kContentSlots = 512;
 // One operator in progress on this thread.
 struct Frame {
   const at::RecordFunction* rf;
-  const OpInfo* info;
+  const trainscope_op_info* info;
   uint64_t start_ticks;
   uint64_t aux;  // FLOPs of a FLOP operator; the running step of an optimizer range
 };
@@ -43,19 +43,27 @@ struct ThreadState {
   // the cached copy, costs a short strcmp.
   struct PointerSlot {
     const char* key;
-    const OpInfo* info;
+    const trainscope_op_info* info;
   } by_pointer[kPointerSlots];
   // Names built per call (autograd nodes, user ranges) live in fresh strings;
   // they are found by content.
   struct ContentSlot {
     uint64_t hash;
-    const OpInfo* info;
+    const trainscope_op_info* info;
   } by_content[kContentSlots];
   Frame frames[kMaxDepth];
 };
 
+// What the callbacks record into: the session's observer (the C API of
+// libtrainscope_agent.so) and what is fixed for it, read once at install.
+struct Targets {
+  const trainscope_observer* observer;
+  uint64_t generation;
+  bool uses_tsc;
+};
+
 // The callbacks are plain function pointers: they find their session here.
-std::atomic<const ObserverTargets*> g_targets{nullptr};
+std::atomic<const Targets*> g_targets{nullptr};
 std::atomic<bool> g_installed{false};
 
 // Initial-exec: a dlopen'ed module's default TLS model costs a __tls_get_addr
@@ -74,7 +82,7 @@ struct ThreadStateOwner {
 };
 
 // First operator of a thread, or the first under a new session: (re)start.
-ThreadState* ResetThreadState(const ObserverTargets* targets) {
+ThreadState* ResetThreadState(const Targets* targets) {
   if (t_exiting) return nullptr;
   ThreadState* ts = t_state;
   if (ts == nullptr) {
@@ -105,32 +113,45 @@ uint64_t HashName(const char* name, size_t length) {
   return h ^ (h >> 29);
 }
 
-const OpInfo* LookupSlow(ThreadState* ts, const ObserverTargets* t, const char* name) {
+// The session's clock: TSC ticks where the session chose the TSC, else
+// CLOCK_MONOTONIC ns (trainscope_now_ns's clock, read here without a call).
+inline uint64_t Ticks(const Targets* t) {
+  if (t->uses_tsc) [[likely]]
+    return __rdtsc();
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
+}
+
+inline bool Has(const trainscope_op_info* info, uint32_t flag) { return (info->flags & flag) != 0; }
+
+const trainscope_op_info* LookupSlow(ThreadState* ts, const Targets* t, const char* name) {
   const size_t length = std::strlen(name);
   const uint64_t hash = HashName(name, length);
   ThreadState::ContentSlot& slot = ts->by_content[hash & (kContentSlots - 1)];
   if (slot.hash == hash && slot.info != nullptr &&
-      slot.info->name == std::string_view(name, length)) {
+      std::string_view(slot.info->name) == std::string_view(name, length)) {
     return slot.info;
   }
-  const OpInfo* info = t->names->Find(std::string_view(name, length));
+  const trainscope_op_info* info = trainscope_observer_find_op(t->observer, name, length);
   slot = {hash, info};
   return info;
 }
 
-inline const OpInfo* Lookup(ThreadState* ts, const ObserverTargets* t, const char* name) {
+inline const trainscope_op_info* Lookup(ThreadState* ts, const Targets* t, const char* name) {
   const uintptr_t key = reinterpret_cast<uintptr_t>(name);
   ThreadState::PointerSlot& slot = ts->by_pointer[((key >> 4) ^ (key >> 13)) & (kPointerSlots - 1)];
-  if (slot.key == name && std::strcmp(name, slot.info->name.c_str()) == 0) [[likely]] {
+  if (slot.key == name && std::strcmp(name, slot.info->name) == 0) [[likely]] {
     return slot.info;
   }
-  const OpInfo* info = LookupSlow(ts, t, name);
+  const trainscope_op_info* info = LookupSlow(ts, t, name);
   slot = {name, info};
   return info;
 }
 
-inline bool OpensBackward(const at::RecordFunction& rf, const OpInfo* info) {
-  return info->cls.opens_backward || rf.scope() == at::RecordScope::BACKWARD_FUNCTION;
+inline bool OpensBackward(const at::RecordFunction& rf, const trainscope_op_info* info) {
+  return Has(info, TRAINSCOPE_OP_OPENS_BACKWARD) ||
+         rf.scope() == at::RecordScope::BACKWARD_FUNCTION;
 }
 
 inline uint64_t SequenceValue(const at::RecordFunction& rf) {
@@ -153,12 +174,11 @@ struct AsyncContext final : at::ObserverContext {
   }
   bool counted = false;
   uint64_t generation = 0;
-  const OpInfo* info = nullptr;
+  const trainscope_op_info* info = nullptr;
   uint64_t start_ticks = 0;
   uint64_t bytes = 0;
   uint64_t group_sequence = 0;
-  agent::StringId group = agent::kEmptyString;
-  int32_t peer = -1;
+  trainscope_collective_tag tag{0, -1};
   bool backward = false;
 };
 
@@ -178,38 +198,37 @@ uint64_t TensorBytes(const c10::IValue& value) {
 }
 
 std::unique_ptr<at::ObserverContext> EnterAsync(const at::RecordFunction& rf,
-                                                const ObserverTargets* t, ThreadState* ts,
-                                                const OpInfo* info) {
+                                                const Targets* t, ThreadState* ts,
+                                                const trainscope_op_info* info) {
   auto context = std::make_unique<AsyncContext>();
   context->generation = t->generation;
   context->info = info;
   context->backward = ts->backward_depth > 0;
-  if (info->cls.is_collective) {
+  if (Has(info, TRAINSCOPE_OP_COLLECTIVE)) {
     context->counted = true;
     g_open_collectives.fetch_add(1, std::memory_order_acq_rel);
     // c10d hands its work item the input tensors even without needsInputs.
     for (const c10::IValue& input : rf.inputs()) context->bytes += TensorBytes(input);
-    const CollectiveTracker::Tag tag = CurrentCollectiveTag(*t->collectives);
-    context->group = tag.group;
-    context->peer = info->cls.is_point_to_point ? tag.peer : -1;
-    context->group_sequence =
-        t->collectives->NextSequence(tag.group, context->peer, info->cls.is_point_to_point);
+    const bool p2p = Has(info, TRAINSCOPE_OP_POINT_TO_POINT);
+    context->tag = CurrentCollectiveTag(t->observer);
+    if (!p2p) context->tag.peer = -1;
+    context->group_sequence = trainscope_observer_next_sequence(
+        t->observer, context->tag.group, context->tag.peer, p2p ? 1 : 0);
   }
-  context->start_ticks = t->clock->Ticks();
+  context->start_ticks = Ticks(t);
   return context;
 }
 
 void ExitAsync(const at::RecordFunction& rf, const AsyncContext& c) {
-  const ObserverTargets* t = g_targets.load(std::memory_order_acquire);
+  const Targets* t = g_targets.load(std::memory_order_acquire);
   if (t == nullptr || t->generation != c.generation) return;
-  int64_t start_ns, end_ns;
-  t->clock->ToMonotonicNs(c.start_ticks, t->clock->Ticks(), &start_ns, &end_ns);
-  if (c.info->cls.is_collective) {
-    t->agent->RecordCollective(c.info->id, c.info->cls.collective, c.group, c.group_sequence,
-                               c.bytes, c.peer, start_ns, end_ns);
+  const uint64_t end_ticks = Ticks(t);
+  if (Has(c.info, TRAINSCOPE_OP_COLLECTIVE)) {
+    trainscope_observer_collective(t->observer, c.info, c.tag, c.group_sequence, c.bytes,
+                                   c.start_ticks, end_ticks);
   } else {
-    t->agent->RecordOperator(c.info->id, start_ns, end_ns, SequenceValue(rf),
-                             c.backward ? OperatorScope::kBackward : OperatorScope::kForward);
+    trainscope_observer_async_operator(t->observer, c.info, c.start_ticks, end_ticks,
+                                       SequenceValue(rf), c.backward ? 1 : 0);
   }
 }
 
@@ -238,20 +257,20 @@ Dims IntsOf(c10::ArrayRef<const c10::IValue> inputs, size_t i, std::array<int64_
   return Dims(storage.data(), n);
 }
 
-uint64_t ComputeFlops(FlopOp op, c10::ArrayRef<const c10::IValue> in) {
+uint64_t ComputeFlops(uint32_t op, c10::ArrayRef<const c10::IValue> in) {
   switch (op) {
-    case FlopOp::kMm:
+    case TRAINSCOPE_FLOP_MM:
       return MmFlops(SizesOf(in, 0), SizesOf(in, 1));
-    case FlopOp::kBmm:
+    case TRAINSCOPE_FLOP_BMM:
       return BmmFlops(SizesOf(in, 0), SizesOf(in, 1));
-    case FlopOp::kMatmul:
+    case TRAINSCOPE_FLOP_MATMUL:
       return MatmulFlops(SizesOf(in, 0), SizesOf(in, 1));
-    case FlopOp::kAddmm:
+    case TRAINSCOPE_FLOP_ADDMM:
       return AddmmFlops(SizesOf(in, 1), SizesOf(in, 2));
-    case FlopOp::kLinear:
+    case TRAINSCOPE_FLOP_LINEAR:
       return LinearFlops(SizesOf(in, 0), SizesOf(in, 1));
-    case FlopOp::kConv2d:
-    case FlopOp::kConvolution: {
+    case TRAINSCOPE_FLOP_CONV2D:
+    case TRAINSCOPE_FLOP_CONVOLUTION: {
       std::array<int64_t, 4> stride{}, padding{}, dilation{}, output_padding{};
       ConvGeometry g;
       g.stride = IntsOf(in, 3, stride);
@@ -261,7 +280,7 @@ uint64_t ComputeFlops(FlopOp op, c10::ArrayRef<const c10::IValue> in) {
         g.padding = IntsOf(in, 4, padding);
       }
       g.dilation = IntsOf(in, 5, dilation);
-      if (op == FlopOp::kConv2d) {
+      if (op == TRAINSCOPE_FLOP_CONV2D) {
         g.groups = in.size() > 6 && in[6].isInt() ? in[6].toInt() : 1;
       } else {
         g.transposed = in.size() > 6 && in[6].isBool() && in[6].toBool();
@@ -270,7 +289,7 @@ uint64_t ComputeFlops(FlopOp op, c10::ArrayRef<const c10::IValue> in) {
       }
       return ConvolutionFlops(SizesOf(in, 0), SizesOf(in, 1), g);
     }
-    case FlopOp::kNone:
+    default:
       break;
   }
   return 0;
@@ -279,7 +298,7 @@ uint64_t ComputeFlops(FlopOp op, c10::ArrayRef<const c10::IValue> in) {
 // ---- the callbacks ---------------------------------------------------------
 
 std::unique_ptr<at::ObserverContext> OnEnter(const at::RecordFunction& rf) {
-  const ObserverTargets* t = g_targets.load(std::memory_order_acquire);
+  const Targets* t = g_targets.load(std::memory_order_acquire);
   if (t == nullptr) [[unlikely]]
     return nullptr;
   ThreadState* ts = t_state;
@@ -287,18 +306,20 @@ std::unique_ptr<at::ObserverContext> OnEnter(const at::RecordFunction& rf) {
     ts = ResetThreadState(t);
     if (ts == nullptr) return nullptr;
   }
-  const OpInfo* info = Lookup(ts, t, rf.name());
-  if (info->cls.is_collective || rf.isAsync()) [[unlikely]]
+  const trainscope_op_info* info = Lookup(ts, t, rf.name());
+  if (Has(info, TRAINSCOPE_OP_COLLECTIVE) || rf.isAsync()) [[unlikely]]
     return EnterAsync(rf, t, ts, info);
   const uint32_t d = ts->depth++;
   if (OpensBackward(rf, info)) ++ts->backward_depth;
-  if (info->cls.flop != FlopOp::kNone) ++ts->flop_depth;
+  if (info->flop != TRAINSCOPE_FLOP_NONE) ++ts->flop_depth;
   if (d < kMaxDepth) [[likely]] {
     Frame& f = ts->frames[d];
     f.rf = &rf;
     f.info = info;
-    f.aux = info->cls.optimizer_step ? t->running_step->load(std::memory_order_relaxed) : 0;
-    f.start_ticks = t->clock->Ticks();  // last: the callback's own work is not timed
+    f.aux = Has(info, TRAINSCOPE_OP_OPTIMIZER_STEP)
+                ? trainscope_observer_running_step(t->observer)
+                : 0;
+    f.start_ticks = Ticks(t);  // last: the callback's own work is not timed
   }
   return nullptr;
 }
@@ -308,19 +329,19 @@ void OnExit(const at::RecordFunction& rf, at::ObserverContext* context) {
     ExitAsync(rf, *static_cast<const AsyncContext*>(context));
     return;
   }
-  const ObserverTargets* t = g_targets.load(std::memory_order_acquire);
+  const Targets* t = g_targets.load(std::memory_order_acquire);
   if (t == nullptr) [[unlikely]]
     return;
-  const uint64_t end_ticks = t->clock->Ticks();
+  const uint64_t end_ticks = Ticks(t);
   ThreadState* ts = t_state;
   if (ts == nullptr || ts->generation != t->generation || ts->depth == 0) [[unlikely]]
     return;
   const uint32_t d = --ts->depth;
   if (d >= kMaxDepth) [[unlikely]] {
     // Too deep to have had a frame (not timed): only undo the scope counts.
-    const OpInfo* info = Lookup(ts, t, rf.name());
+    const trainscope_op_info* info = Lookup(ts, t, rf.name());
     if (OpensBackward(rf, info) && ts->backward_depth > 0) --ts->backward_depth;
-    if (info->cls.flop != FlopOp::kNone && ts->flop_depth > 0) --ts->flop_depth;
+    if (info->flop != TRAINSCOPE_FLOP_NONE && ts->flop_depth > 0) --ts->flop_depth;
     return;
   }
   const Frame& f = ts->frames[d];
@@ -332,29 +353,21 @@ void OnExit(const at::RecordFunction& rf, at::ObserverContext* context) {
     ts->flop_depth = 0;
     return;
   }
-  const OpInfo* info = f.info;
+  const trainscope_op_info* info = f.info;
   const bool backward = ts->backward_depth > 0;
   if (OpensBackward(rf, info)) --ts->backward_depth;
-  if (info->cls.flop != FlopOp::kNone) --ts->flop_depth;
-
-  int64_t start_ns, end_ns;
-  t->clock->ToMonotonicNs(f.start_ticks, end_ticks, &start_ns, &end_ns);
-  agent::Agent* agent = t->agent;
-  agent->RecordOperator(info->id, start_ns, end_ns, SequenceValue(rf),
-                        backward ? OperatorScope::kBackward : OperatorScope::kForward);
-  if (f.aux != 0 && info->cls.flop != FlopOp::kNone) {
-    agent->RecordCounter(t->flops_name, f.aux, end_ns);
-  }
-  if (info->cls.optimizer_step) {
-    agent->RecordPhase(agent::Phase::kOptimizer, f.aux, start_ns, end_ns);
-  } else if (d == 0 && !info->cls.excluded_from_phases) {
-    t->phases->OnTopLevelOp(start_ns, end_ns, backward);
-  }
+  const bool flop_op = info->flop != TRAINSCOPE_FLOP_NONE;
+  if (flop_op) --ts->flop_depth;
+  // One call into the agent library: clock mapping, the operator, its FLOPs
+  // counter, the optimizer phase or the derived phases.
+  trainscope_observer_operator(t->observer, info, f.start_ticks, end_ticks, SequenceValue(rf),
+                               backward ? 1 : 0, flop_op ? f.aux : 0, flop_op ? 0 : f.aux,
+                               d == 0 ? 1 : 0);
 }
 
 // Registered after OnEnter, so the operator's frame is already on the stack.
 std::unique_ptr<at::ObserverContext> OnEnterShapes(const at::RecordFunction& rf) {
-  const ObserverTargets* t = g_targets.load(std::memory_order_acquire);
+  const Targets* t = g_targets.load(std::memory_order_acquire);
   ThreadState* ts = t_state;
   if (t == nullptr || ts == nullptr || ts->generation != t->generation) return nullptr;
   const uint32_t d = ts->depth;
@@ -362,14 +375,16 @@ std::unique_ptr<at::ObserverContext> OnEnterShapes(const at::RecordFunction& rf)
   Frame& f = ts->frames[d - 1];
   // Only the outermost FLOP operator: linear's addmm, conv2d's convolution
   // would count the same work again.
-  if (f.rf != &rf || f.info->cls.flop == FlopOp::kNone || ts->flop_depth != 1) return nullptr;
-  f.aux = ComputeFlops(f.info->cls.flop, rf.inputs());
+  if (f.rf != &rf || f.info->flop == TRAINSCOPE_FLOP_NONE || ts->flop_depth != 1) return nullptr;
+  f.aux = ComputeFlops(f.info->flop, rf.inputs());
   return nullptr;
 }
 
-class RecordFunctionObserver final : public OperatorHook {
+class RecordFunctionObserver {
  public:
-  explicit RecordFunctionObserver(const ObserverTargets* targets) {
+  explicit RecordFunctionObserver(const trainscope_observer* observer)
+      : targets_{observer, trainscope_observer_generation(observer),
+                 trainscope_observer_uses_tsc(observer) != 0} {
     // Added disabled-by-default in effect: the targets are published only
     // after both callbacks are switched off, so nothing records early.
     ops_handle_ =
@@ -379,22 +394,23 @@ class RecordFunctionObserver final : public OperatorHook {
                                                .needsInputs(true)
                                                .scopes({at::RecordScope::FUNCTION}));
     at::disableCallback(shapes_handle_);
-    g_targets.store(targets, std::memory_order_release);
+    g_targets.store(&targets_, std::memory_order_release);
   }
 
-  ~RecordFunctionObserver() override {
+  ~RecordFunctionObserver() {
     // Bounded: a collective stuck on a dead peer must not hang the detach.
     for (int i = 0; i < 1000 && g_open_collectives.load(std::memory_order_acquire) > 0; ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     }
     at::removeCallback(shapes_handle_);
     at::removeCallback(ops_handle_);
-    // Ranges still open keep calling OnExit; without targets it returns.
+    // Ranges still open keep calling OnExit; without targets it returns. The
+    // session keeps the observer's pointees alive after this (Close).
     g_targets.store(nullptr, std::memory_order_release);
     g_installed.store(false, std::memory_order_release);
   }
 
-  void SetRecording(bool enabled) override {
+  void SetRecording(bool enabled) {
     if (enabled) {
       at::reenableCallback(ops_handle_);
     } else {
@@ -402,7 +418,7 @@ class RecordFunctionObserver final : public OperatorHook {
     }
   }
 
-  void SetShapes(bool enabled) override {
+  void SetShapes(bool enabled) {
     if (enabled) {
       at::reenableCallback(shapes_handle_);
     } else {
@@ -411,20 +427,46 @@ class RecordFunctionObserver final : public OperatorHook {
   }
 
  private:
+  // Read by callbacks still running on other threads until removeCallback
+  // returns; the observer outlives them (destroyed after removal).
+  const Targets targets_;
   at::CallbackHandle ops_handle_ = at::INVALID_CALLBACK_HANDLE;
   at::CallbackHandle shapes_handle_ = at::INVALID_CALLBACK_HANDLE;
 };
 
+void CopyError(const char* text, char* error, size_t error_len) {
+  if (error == nullptr || error_len == 0) return;
+  std::strncpy(error, text, error_len - 1);
+  error[error_len - 1] = '\0';
+}
+
 }  // namespace
 
-absl::StatusOr<std::unique_ptr<OperatorHook>> InstallRecordFunctionObserver(
-    const ObserverTargets* targets) {
+int InstallRecordFunctionObserver(void* /*user_data*/, const trainscope_observer* observer,
+                                  trainscope_hook* out, char* error, size_t error_len) {
   if (g_installed.exchange(true, std::memory_order_acq_rel)) {
-    return absl::FailedPreconditionError(
+    CopyError(
         "a trainscope RecordFunction observer is already installed in this process; detach "
-        "the current session first");
+        "the current session first",
+        error, error_len);
+    return 1;
   }
-  return std::unique_ptr<OperatorHook>(new RecordFunctionObserver(targets));
+  try {
+    auto* observer_object = new RecordFunctionObserver(observer);
+    out->self = observer_object;
+    out->set_recording = [](void* self, int enabled) {
+      static_cast<RecordFunctionObserver*>(self)->SetRecording(enabled != 0);
+    };
+    out->set_shapes = [](void* self, int enabled) {
+      static_cast<RecordFunctionObserver*>(self)->SetShapes(enabled != 0);
+    };
+    out->destroy = [](void* self) { delete static_cast<RecordFunctionObserver*>(self); };
+    return 0;
+  } catch (const std::exception& e) {
+    g_installed.store(false, std::memory_order_release);
+    CopyError(e.what(), error, error_len);
+    return 1;
+  }
 }
 
 }  // namespace trainscope::pytorch

@@ -2,9 +2,8 @@
 // callbacks that record every operator, collective and FLOPs counter of the
 // process into the session's agent.
 //
-// Usage:
-//   absl::StatusOr<std::unique_ptr<OperatorHook>> hook = InstallRecordFunctionObserver(&targets);
-//   (*hook)->SetRecording(true);
+// Usage (the session's hook installer, trainscope_session.h):
+//   trainscope_session_start(&options, &InstallRecordFunctionObserver, nullptr, &session, ...);
 //
 // What is recorded, per operator (one EVENT_KIND_OPERATOR at its end):
 //   name (interned once per distinct name), start and end (TickClock mapped
@@ -39,18 +38,17 @@
 #ifndef TRAINSCOPE_INTEGRATIONS_PYTORCH_RECORD_FUNCTION_OBSERVER_H_
 #define TRAINSCOPE_INTEGRATIONS_PYTORCH_RECORD_FUNCTION_OBSERVER_H_
 
-#include <memory>
+#include <cstddef>
 
-#include "absl/status/statusor.h"
-#include "observer_targets.h"
-#include "operator_hook.h"
+#include "trainscope_session.h"
 
 namespace trainscope::pytorch {
 
-// Registers the callbacks (disabled until SetRecording(true)). Fails with
-// FAILED_PRECONDITION while another observer is installed.
-absl::StatusOr<std::unique_ptr<OperatorHook>> InstallRecordFunctionObserver(
-    const ObserverTargets* targets);
+// A trainscope_hook_install: registers the callbacks (disabled until
+// set_recording(1)). Fails (non-zero, with the message in error) while
+// another observer is installed.
+int InstallRecordFunctionObserver(void* user_data, const trainscope_observer* observer,
+                                  trainscope_hook* out, char* error, size_t error_len);
 
 }  // namespace trainscope::pytorch
 
