@@ -15,6 +15,8 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "clock_domain_id.h"
+#include "gpu/gpu_activity.h"
+#include "gpu/gpu_event_queue.h"
 #include "grpc_transport.h"
 #include "ring_registry.h"
 #include "sender.h"
@@ -23,11 +25,21 @@
 #include "trainscope/proto/job_id.h"
 #include "trainscope/v1/agent.pb.h"
 
+#if TRAINSCOPE_WITH_CUPTI
+#include "gpu/cupti_library_locator.h"
+#include "gpu/cupti_loader.h"
+#include "gpu/gpu_activity_tracer.h"
+#endif
+
 namespace trainscope::agent {
 
 // The public enums are copied onto the wire as they are.
 static_assert(static_cast<int>(EventKind::kCounter) == v1::EVENT_KIND_COUNTER);
 static_assert(static_cast<int>(EventKind::kOperatorEnd) == v1::EVENT_KIND_OPERATOR_END);
+static_assert(static_cast<int>(EventKind::kGpuKernel) == v1::EVENT_KIND_GPU_KERNEL);
+static_assert(static_cast<int>(EventKind::kGpuRuntime) == v1::EVENT_KIND_GPU_RUNTIME);
+static_assert(static_cast<int>(CopyKind::kHostToHost) == v1::COPY_KIND_HOST_TO_HOST);
+static_assert(static_cast<int>(RuntimeCall::kSync) == v1::RUNTIME_CALL_SYNC);
 static_assert(static_cast<int>(CollectiveKind::kScatter) == v1::COLLECTIVE_KIND_SCATTER);
 static_assert(static_cast<int>(CollectiveKind::kRecv) == v1::COLLECTIVE_KIND_RECV);
 static_assert(static_cast<int>(Phase::kOptimizer) == v1::PHASE_OPTIMIZER);
@@ -152,6 +164,24 @@ absl::Status ValidateAndComplete(AgentOptions& options) {
                                                    options.test_clock_drift_ppm,
                                                    ": expected a finite value in (-1e6, 1e6)"));
   }
+  if (options.gpu_buffer_bytes < (64 << 10) || options.gpu_buffer_bytes > (256ull << 20)) {
+    return absl::InvalidArgumentError(absl::StrCat("gpu_buffer_bytes ", options.gpu_buffer_bytes,
+                                                   ": expected 65536 .. 268435456"));
+  }
+  if (options.gpu_max_buffers < 1 || options.gpu_max_buffers > 1024) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gpu_max_buffers ", options.gpu_max_buffers, ": expected 1 .. 1024"));
+  }
+  if (options.gpu_queue_events < 64 || options.gpu_queue_events > kMaxRingCapacity) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "gpu_queue_events ", options.gpu_queue_events, ": expected 64 .. ", kMaxRingCapacity));
+  }
+  if (options.gpu_flush_interval < absl::Milliseconds(10) ||
+      options.gpu_flush_interval > absl::Seconds(60)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gpu_flush_interval ", absl::FormatDuration(options.gpu_flush_interval),
+                     ": expected 10ms .. 60s"));
+  }
   if (options.host.empty()) {
     char name[256] = {};
     if (gethostname(name, sizeof(name) - 1) == 0) options.host = name;
@@ -193,6 +223,7 @@ absl::StatusOr<std::unique_ptr<Agent>> Agent::StartWithTransport(
   if (transport == nullptr) return absl::InvalidArgumentError("transport: expected non-null");
   std::unique_ptr<Agent> agent(new Agent(std::move(options), std::move(transport)));
   agent->sender_->Start();
+  if (agent->options_.gpu_activity) agent->StartGpuActivity();
   return agent;
 }
 
@@ -224,11 +255,16 @@ Agent::Agent(AgentOptions options, std::unique_ptr<Transport> transport)
   hooks.orphan_drops = [this] { return orphan_drops_.load(std::memory_order_relaxed); };
   sender_ = std::make_unique<Sender>(std::move(hooks), options_, identity, strings_.get(),
                                      rings_.get(), std::move(transport));
+  if (options_.gpu_activity) {
+    gpu_events_ = std::make_unique<GpuEventQueue>(options_.gpu_queue_events);
+    sender_->set_gpu_events(gpu_events_.get());
+  }
   recording_.store(options_.start_recording, std::memory_order_relaxed);
 }
 
 Agent::~Agent() {
   Shutdown(options_.shutdown_deadline);
+  gpu_.reset();
   sender_.reset();
   rings_.reset();  // marks the rings agent-gone for threads that still hold them
 }
@@ -285,6 +321,79 @@ ThreadRing* Agent::LocalRingSlow() {
   }
 }
 
+void Agent::StartGpuActivity() {
+#if TRAINSCOPE_WITH_CUPTI
+  absl::StatusOr<CuptiLoader::Loaded> cupti = CuptiLoader::Load(CuptiLibraryLocator::Candidates(
+      CuptiLibraryLocator::FromProcess(options_.cupti_library, CuptiLoader::CompiledMajor())));
+  if (!cupti.ok()) {
+    sender_->Log(absl::StrCat("GPU activity off: ", cupti.status().message()));
+    return;
+  }
+  sender_->Log(absl::StrCat("GPU activity: loaded ", cupti->path, " (", cupti->why, "; CUPTI API ",
+                            cupti->version == 0 ? std::string("version unknown")
+                                                : absl::StrCat(cupti->version),
+                            ")"));
+  GpuActivityTracer::Options options;
+  options.buffer_bytes = options_.gpu_buffer_bytes;
+  options.max_buffers = options_.gpu_max_buffers;
+  options.flush_period = options_.gpu_flush_interval;
+  GpuActivityTracer::Sinks sinks;
+  sinks.queue = gpu_events_.get();
+  sinks.intern = [this](std::string_view text) { return Intern(text); };
+  sinks.recording = [this] { return recording(); };
+  sinks.log = [this](const std::string& line) { sender_->Log(line); };
+  sinks.now = &Agent::Now;
+  absl::StatusOr<std::unique_ptr<GpuActivityTracer>> tracer =
+      GpuActivityTracer::Start(cupti->api, std::move(options), std::move(sinks));
+  if (!tracer.ok()) {
+    sender_->Log(absl::StrCat("GPU activity off: ", tracer.status().message()));
+    return;
+  }
+  gpu_ = *std::move(tracer);
+#else
+  sender_->Log(
+      "GPU activity off: this agent was built without CUPTI (TRAINSCOPE_WITH_CUPTI=OFF; CMake "
+      "did not find cupti.h)");
+#endif
+}
+
+void Agent::GpuOperatorBegin(StringId name, uint64_t sequence) {
+  if (gpu_ != nullptr) gpu_->OperatorBegin(name, sequence);
+}
+
+void Agent::GpuOperatorEnd() {
+  if (gpu_ != nullptr) gpu_->OperatorEnd();
+}
+
+void Agent::GpuCollectiveBegin(StringId name, CollectiveKind kind, StringId group,
+                               uint64_t group_sequence, uint64_t bytes, int32_t peer) {
+  if (gpu_ == nullptr) return;
+  GpuCollectiveLaunch launch;
+  launch.name = name;
+  launch.kind = kind;
+  launch.group = group;
+  launch.group_sequence = group_sequence;
+  launch.bytes = bytes;
+  launch.peer = peer;
+  gpu_->CollectiveBegin(launch);
+}
+
+void Agent::GpuCollectiveEnd() {
+  if (gpu_ != nullptr) gpu_->CollectiveEnd();
+}
+
+void Agent::GpuStepBoundary() {
+  if (gpu_ != nullptr) gpu_->StepBoundary();
+}
+
+void Agent::YieldGpuActivity() {
+  if (gpu_ != nullptr) gpu_->Yield();
+}
+
+void Agent::ResumeGpuActivity() {
+  if (gpu_ != nullptr) gpu_->Resume();
+}
+
 bool Agent::SubmitLossReport(v1::LossReport report) {
   return sender_->SubmitLossReport(std::move(report));
 }
@@ -334,9 +443,21 @@ std::optional<HaltInfo> Agent::halt_info() const {
 }
 
 AgentStats Agent::stats() const {
-  const RingRegistry::Totals rings = rings_->Sum();
+  RingRegistry::Totals rings = rings_->Sum();
   const Sender::Counters sender = sender_->counters();
   AgentStats stats;
+  if (gpu_events_ != nullptr) gpu_events_->AddTo(&rings);
+  if (options_.gpu_activity) {
+    stats.gpu_activity = GpuActivityState::kUnavailable;
+    if (gpu_ != nullptr) {
+      const GpuActivity::Counters gpu = gpu_->counters();
+      stats.gpu_activity = gpu.state;
+      stats.gpu_records_lost = gpu.records_lost;
+      stats.gpu_buffers_refused = gpu.buffers_refused;
+      stats.gpu_events_unresolved = gpu.unresolved;
+      stats.gpu_events_out_of_order = gpu.out_of_order;
+    }
+  }
   stats.events_recorded = rings.recorded;
   stats.dropped_ring_full = rings.dropped_full + orphan_drops_.load(std::memory_order_relaxed);
   stats.events_sampled_out = rings.sampled_out;
@@ -358,6 +479,8 @@ AgentStats Agent::stats() const {
 
 void Agent::Shutdown(absl::Duration deadline, std::string error) {
   if (shutting_down_.exchange(true)) return;
+  // The last device work reaches the queue while recording still holds.
+  if (gpu_ != nullptr) gpu_->Stop();
   recording_.store(false);
   sender_->Shutdown(deadline, std::move(error));
 }

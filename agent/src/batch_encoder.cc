@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "trainscope/proto/event_batch_columns.h"
+
 namespace trainscope::agent {
 
 namespace {
@@ -49,11 +51,23 @@ void BatchEncoder::Add(EventRecord record, uint32_t os_thread_id) {
   thread_.push_back(os_thread_id);
   detail_.push_back(record.detail);
   value_.push_back(record.value);
-  if (record.kind == EventKind::kCollective) {
+  if (protocol::IsCollectiveKind(kind)) {
     group_.push_back(BatchIndex(record.group));
     group_sequence_.push_back(record.aux);
     peer_.push_back(record.peer);
   }
+}
+
+void BatchEncoder::AddGpu(const GpuEventRecord& record) {
+  const bool device_event = protocol::IsGpuKind(static_cast<int>(record.event.kind));
+  Add(record.event, device_event ? 0 : record.thread);
+  if (!device_event) return;
+  gpu_device_.push_back(record.device);
+  gpu_stream_.push_back(record.stream);
+  gpu_correlation_.push_back(record.correlation);
+  gpu_launch_delta_ns_.push_back(record.correlation != 0 ? std::min<int64_t>(record.launch_delta_ns, 0)
+                                                         : 0);
+  gpu_launch_op_.push_back(record.correlation != 0 ? BatchIndex(record.launch_op) : 0);
 }
 
 v1::EventBatch BatchEncoder::Finish(const StringTable& strings, const v1::DropCounters& drops) {
@@ -70,6 +84,11 @@ v1::EventBatch BatchEncoder::Finish(const StringTable& strings, const v1::DropCo
   CopyColumn(group_, batch.mutable_group());
   CopyColumn(group_sequence_, batch.mutable_group_sequence());
   CopyColumn(peer_, batch.mutable_peer());
+  CopyColumn(gpu_device_, batch.mutable_gpu_device());
+  CopyColumn(gpu_stream_, batch.mutable_gpu_stream());
+  CopyColumn(gpu_correlation_, batch.mutable_gpu_correlation());
+  CopyColumn(gpu_launch_delta_ns_, batch.mutable_gpu_launch_delta_ns());
+  CopyColumn(gpu_launch_op_, batch.mutable_gpu_launch_op());
   *batch.mutable_drops() = drops;
   Reset();
   return batch;
@@ -87,6 +106,11 @@ void BatchEncoder::Reset() {
   group_.clear();
   group_sequence_.clear();
   peer_.clear();
+  gpu_device_.clear();
+  gpu_stream_.clear();
+  gpu_correlation_.clear();
+  gpu_launch_delta_ns_.clear();
+  gpu_launch_op_.clear();
   string_ids_.assign(1, kEmptyString);
   if (++generation_ == 0) {  // wrapped: stale stamps could match again
     std::fill(stamp_.begin(), stamp_.end(), 0);

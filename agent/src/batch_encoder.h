@@ -4,6 +4,7 @@
 // Usage (sender thread):
 //   BatchEncoder encoder;
 //   encoder.Add(record, os_thread_id);  ...
+//   encoder.AddGpu(gpu_record);          // device activity, with the GPU columns
 //   v1::EventBatch batch = encoder.Finish(string_table, drops);  // ready for the next batch
 //
 // Start times are deltas from the previous event's start (the first from
@@ -36,6 +37,11 @@ class BatchEncoder {
   }
 
   void Add(EventRecord record, uint32_t os_thread_id);
+  // A GPU event: kinds kGpuKernel .. kGpuCollective get one entry in the GPU
+  // columns (thread 0: the stream says where it ran); kGpuRuntime is a CPU
+  // event on record.thread. A launch delta above 0 (a launch after the work
+  // started: clocks disagree) is written as 0, the order the protocol requires.
+  void AddGpu(const GpuEventRecord& record);
   size_t events() const { return kind_.size(); }
   // Distinct strings in the batch so far (each may be up to kMaxStringBytes).
   size_t distinct_strings() const { return string_ids_.size(); }
@@ -60,6 +66,11 @@ class BatchEncoder {
   std::vector<uint32_t> group_;
   std::vector<uint64_t> group_sequence_;
   std::vector<int32_t> peer_;
+  std::vector<uint32_t> gpu_device_;
+  std::vector<uint32_t> gpu_stream_;
+  std::vector<uint64_t> gpu_correlation_;
+  std::vector<int64_t> gpu_launch_delta_ns_;
+  std::vector<uint32_t> gpu_launch_op_;
 
   // Global id -> index in this batch, valid where stamp_[id] == generation_.
   std::vector<uint32_t> index_of_;

@@ -7,6 +7,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "gpu/gpu_event_queue.h"
 #include "trainscope/agent/agent.h"
 #include "trainscope/proto/protocol.h"
 
@@ -189,7 +190,7 @@ void Sender::Run() {
     }
     if (state_ == State::kStreaming) SendPending();
     if (final_ &&
-        ((queue_.empty() && rings_->Sum().waiting == 0) || absl::Now() >= final_deadline_)) {
+        ((queue_.empty() && Totals().waiting == 0) || absl::Now() >= final_deadline_)) {
       break;
     }
     if (state_ == State::kStreaming && next_to_send_ < queue_.size()) continue;
@@ -361,7 +362,7 @@ void Sender::DrainLossReports() {
 void Sender::Drain() {
   DrainLossReports();
   const std::vector<std::shared_ptr<ThreadRing>> rings = rings_->Snapshot();
-  if (rings.empty()) return;
+  if (rings.empty() && (gpu_events_ == nullptr || gpu_events_->waiting() == 0)) return;
   const uint64_t ring_bytes = rings_->bytes_in_use();
   const uint64_t bound =
       options_.memory_budget_bytes > ring_bytes ? options_.memory_budget_bytes - ring_bytes : 0;
@@ -393,7 +394,12 @@ void Sender::Drain() {
                           [&](const EventRecord& record) { encoder_.Add(record, thread_id); });
       if (encoder_.distinct_strings() >= kMaxStringsPerBatch) break;
     }
-    drain_cursor_ = (drain_cursor_ + 1) % rings.size();
+    if (gpu_events_ != nullptr && encoder_.events() < limit &&
+        encoder_.distinct_strings() < kMaxStringsPerBatch) {
+      gpu_events_->Consume(limit - encoder_.events(),
+                           [&](const GpuEventRecord& event) { encoder_.AddGpu(event); });
+    }
+    if (!rings.empty()) drain_cursor_ = (drain_cursor_ + 1) % rings.size();
     const size_t events = encoder_.events();
     if (events == 0) break;
 
@@ -464,7 +470,7 @@ void Sender::FinishRun() {
   for (const Queued& queued : queue_) unacked += queued.events;
   dropped_shutdown_unacked_.store(unacked, std::memory_order_relaxed);
   if (state_ == State::kStreaming) {
-    const RingRegistry::Totals totals = rings_->Sum();
+    const RingRegistry::Totals totals = Totals();
     v1::AgentMessage message;
     v1::Goodbye* goodbye = message.mutable_goodbye();
     *goodbye->mutable_drops() = CurrentDrops(unacked + totals.waiting);
@@ -520,9 +526,15 @@ v1::AgentMessage Sender::MakeHello() const {
   return message;
 }
 
+RingRegistry::Totals Sender::Totals() const {
+  RingRegistry::Totals totals = rings_->Sum();
+  if (gpu_events_ != nullptr) gpu_events_->AddTo(&totals);
+  return totals;
+}
+
 v1::DropCounters Sender::CurrentDrops(uint64_t shutdown) const {
   v1::DropCounters drops;
-  drops.set_ring_full(rings_->Sum().dropped_full + agent_.orphan_drops());
+  drops.set_ring_full(Totals().dropped_full + agent_.orphan_drops());
   drops.set_buffer_full(dropped_buffer_full_.load(std::memory_order_relaxed));
   drops.set_shutdown(shutdown);
   return drops;

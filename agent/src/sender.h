@@ -44,6 +44,8 @@
 
 namespace trainscope::agent {
 
+class GpuEventQueue;
+
 class Sender : public ControlListener {
  public:
   // What the sender needs of its Agent: the collector's controls applied, and
@@ -85,6 +87,9 @@ class Sender : public ControlListener {
          RingRegistry* rings, std::unique_ptr<Transport> transport);
   ~Sender() override;  // Shutdown(0) if still running
 
+  // Device events to send besides the rings' (AgentOptions::gpu_activity);
+  // counted with the rings' records. Before Start; the queue outlives the sender.
+  void set_gpu_events(GpuEventQueue* queue) { gpu_events_ = queue; }
   void Start();
   // Flushes until `deadline` from now, then stops. Returns within about the
   // deadline (a blocked stream write is cancelled a little after it).
@@ -97,6 +102,9 @@ class Sender : public ControlListener {
   // or the sender is shutting down (Agent::SubmitLossReport).
   bool SubmitLossReport(v1::LossReport report);
   std::string job_token() const;
+
+  // "trainscope-agent [job J rank R]: line" on stderr, unless log_to_stderr is off.
+  void Log(const std::string& line) const;
 
   // ControlListener (transport thread).
   void OnControl(v1::Control control, int64_t receive_ns) override;
@@ -134,13 +142,15 @@ class Sender : public ControlListener {
   void FinishRun();
   v1::AgentMessage MakeHello() const;
   v1::DropCounters CurrentDrops(uint64_t shutdown) const;
-  void Log(const std::string& line) const;
+  // The rings' totals plus the GPU event queue's.
+  RingRegistry::Totals Totals() const;
 
   const AgentHooks agent_;
   const AgentOptions& options_;
   const Identity identity_;
   StringTable* const strings_;
   RingRegistry* const rings_;
+  GpuEventQueue* gpu_events_ = nullptr;
   const std::unique_ptr<Transport> transport_;
   std::thread thread_;
 

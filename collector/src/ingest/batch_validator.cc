@@ -153,7 +153,9 @@ absl::Status BatchValidator::Validate(const v1::EventBatch& batch) {
     }
     // Phase marks summarise a span that may be closed after later events were
     // recorded (forward ends when backward starts), so they are not ordered.
-    if (kind == v1::EVENT_KIND_PHASE_MARK) continue;
+    // Runtime calls come from the GPU tracer's buffers, seconds after the
+    // operators of their thread were sent, so they are not ordered either.
+    if (kind == v1::EVENT_KIND_PHASE_MARK || kind == v1::EVENT_KIND_GPU_RUNTIME) continue;
     // Device work is ordered per stream, not per thread (its thread is 0):
     // streams key the map above the range of OS thread ids.
     const uint64_t thread =

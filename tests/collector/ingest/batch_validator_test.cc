@@ -199,6 +199,28 @@ TEST(BatchValidatorTest, PhaseMarksMayCloseASpanAfterLaterEvents) {
   EXPECT_EQ(last, 5025);  // the phase mark does not move the thread's clock
 }
 
+TEST(BatchValidatorTest, GpuRuntimeCallsMayArriveAfterLaterEventsOfTheirThread) {
+  BatchValidator validator(4);
+  ASSERT_TRUE(validator.Validate(MakeBatch(1, 3, 7, 5000)).ok());  // thread 7 up to 5025
+  // The GPU tracer delivers a runtime call made inside the first operator.
+  v1::EventBatch late = MakeBatch(2, 0, 7, 0);
+  late.set_base_time_ns(5001);
+  late.add_kind(v1::EVENT_KIND_GPU_RUNTIME);
+  late.add_start_delta_ns(0);
+  late.add_duration_ns(2);
+  late.add_name(0);
+  late.add_thread(7);
+  late.add_detail(v1::RUNTIME_CALL_LAUNCH);
+  late.add_value(42);
+  EXPECT_TRUE(validator.Validate(late).ok());
+  int64_t last = 0;
+  ASSERT_TRUE(validator.LastTime(7, &last));
+  EXPECT_EQ(last, 5025);
+  // An operator going backwards is still refused.
+  v1::EventBatch backwards = MakeBatch(3, 1, 7, 4000);
+  EXPECT_FALSE(validator.Validate(backwards).ok());
+}
+
 TEST(BatchValidatorTest, TimeOverflowIsRefused) {
   BatchValidator validator(4);
   v1::EventBatch batch = MakeBatch(1, 2, 7, std::numeric_limits<int64_t>::max() - 5);

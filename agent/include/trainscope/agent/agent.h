@@ -42,6 +42,8 @@ class LossReport;
 
 namespace trainscope::agent {
 
+class GpuActivity;
+class GpuEventQueue;
 class RingRegistry;
 class StringTable;
 class Sender;
@@ -113,6 +115,7 @@ class Agent {
     return Push(record);
   }
   bool RecordStep(uint64_t step, int64_t time_ns) {
+    if (gpu_ != nullptr) GpuStepBoundary();  // the step's device work is drained soon
     if (!recording_.load(std::memory_order_relaxed)) return false;
     return Push(MakeRecord(EventKind::kStepMark, kEmptyString, time_ns, time_ns, step, 0));
   }
@@ -125,6 +128,27 @@ class Agent {
     if (!recording_.load(std::memory_order_relaxed)) return false;
     return Push(MakeRecord(EventKind::kCounter, name, time_ns, time_ns, value, 0));
   }
+
+  // GPU activity (AgentOptions::gpu_activity; see agent/src/gpu/). Each is a
+  // no-op while it is off or cannot run here (stats().gpu_activity says).
+  // Around each operator, on the thread that runs it (nesting allowed; each
+  // Begin needs its End on that thread): the kernels, copies and memsets it
+  // launches name it as their launching operator. `sequence` as in
+  // RecordOperator. Costs a CUPTI call (a per-thread push) while active.
+  void GpuOperatorBegin(StringId name, uint64_t sequence);
+  void GpuOperatorEnd();
+  // Around the launch of a collective on CUDA tensors: its NCCL kernels
+  // become GPU collective events with this group, sequence and bytes.
+  void GpuCollectiveBegin(StringId name, CollectiveKind kind, StringId group,
+                          uint64_t group_sequence, uint64_t bytes, int32_t peer);
+  void GpuCollectiveEnd();
+  // Drains CUPTI's buffers soon (RecordStep calls it; it never waits) and,
+  // when another CUPTI client held CUPTI, tries to take it back.
+  void GpuStepBoundary();
+  // Lets CUPTI go for another client (e.g. before torch.profiler starts)
+  // until ResumeGpuActivity.
+  void YieldGpuActivity();
+  void ResumeGpuActivity();
 
   // A loss-contribution report (loss.proto), sent with the next batch.
   // Cold path (every K iterations): takes the sender's inbox mutex, never
@@ -198,6 +222,8 @@ class Agent {
   // Called by the sender's reader thread only (the switch's one writer).
   void ApplyLossContributionFromCollector(bool enabled, bool only_if_changed);
   void ApplyHalt(HaltInfo info);
+  // Loads CUPTI and starts the tracer (AgentOptions::gpu_activity), or says why not.
+  void StartGpuActivity();
 
   // Hot, read by every Record: kept together at the front.
   std::atomic<bool> recording_{false};
@@ -214,7 +240,9 @@ class Agent {
   std::optional<HaltInfo> halt_info_ ABSL_GUARDED_BY(halt_mu_);
   std::unique_ptr<StringTable> strings_;
   std::unique_ptr<RingRegistry> rings_;
+  std::unique_ptr<GpuEventQueue> gpu_events_;  // outlives sender_ and gpu_
   std::unique_ptr<Sender> sender_;
+  std::unique_ptr<GpuActivity> gpu_;  // null: GPU activity off or unavailable
 };
 
 }  // namespace trainscope::agent

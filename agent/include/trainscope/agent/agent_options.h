@@ -72,6 +72,26 @@ struct AgentOptions {
   // One line per notable connection event ("trainscope-agent: ...").
   bool log_to_stderr = true;
 
+  // GPU activity through CUPTI's Activity API (agent/src/gpu/): kernels
+  // (NCCL ones as collectives), copies, memsets, host synchronisation and the
+  // launching runtime calls, each tied to the operator around its launch
+  // (Agent::GpuOperatorBegin), on the agent's clock. CUPTI is loaded at run
+  // time; where it cannot run (no libcupti, no driver, another CUPTI client,
+  // an agent built without CUPTI) the agent says so once and records the rest.
+  // Its buffers are bounded apart from memory_budget_bytes: at most
+  // gpu_buffer_bytes * gpu_max_buffers for CUPTI plus the event queue.
+  bool gpu_activity = false;
+  uint64_t gpu_buffer_bytes = 4 << 20;  // one CUPTI activity buffer, 64 KiB .. 256 MiB
+  uint32_t gpu_max_buffers = 16;        // buffers CUPTI may hold at once, 1 .. 1024
+  uint32_t gpu_queue_events = 1 << 16;  // converted events waiting for the sender, 64 .. 4194304
+  // CUPTI is flushed this often, at every step mark (RecordStep) too; a
+  // yielded tracer retries this often at most.
+  absl::Duration gpu_flush_interval = absl::Seconds(1);  // 10 ms .. 60 s
+  // libcupti to load (a file, or its folder); empty: $TRAINSCOPE_CUPTI_LIBRARY,
+  // else the one beside torch's CUDA libraries, else the system's
+  // (agent/src/gpu/cupti_library_locator.h).
+  std::string cupti_library;
+
   // TEST ONLY: a simulated clock error, so clock alignment can be tested on
   // one machine with known ground truth. Every timestamp the agent sends
   // (event start/end, probe receive/send) becomes

@@ -12,6 +12,14 @@
 
 namespace trainscope::agent {
 
+// Where GPU activity recording (AgentOptions::gpu_activity) stands.
+enum class GpuActivityState : uint8_t {
+  kOff = 0,          // not asked for
+  kUnavailable = 1,  // asked for, cannot run here (no CUPTI, no driver, built without CUPTI)
+  kActive = 2,       // recording kernels, copies, memsets, syncs and launches
+  kYielded = 3,      // another CUPTI client holds it (torch.profiler, Nsight): retried
+};
+
 struct AgentStats {
   uint64_t events_recorded = 0;      // accepted into a ring
   uint64_t dropped_ring_full = 0;    // ring full, or no ring could be made for the thread
@@ -25,6 +33,13 @@ struct AgentStats {
   uint64_t reconnects = 0;  // streams re-established after one was lost
   uint64_t loss_reports_submitted = 0;  // SubmitLossReport calls accepted
   uint64_t loss_reports_dropped = 0;    // refused: over the pending bound, or shut down
+  // GPU activity. Its events count in events_recorded like ring records, a
+  // full GPU event queue's in dropped_ring_full.
+  GpuActivityState gpu_activity = GpuActivityState::kOff;
+  uint64_t gpu_records_lost = 0;     // CUPTI had no buffer for them (pool at its bound)
+  uint64_t gpu_buffers_refused = 0;  // buffer requests refused by the bounded pool
+  uint64_t gpu_events_unresolved = 0;    // device events sent without their launch
+  uint64_t gpu_events_out_of_order = 0;  // dropped: would end before their stream's last event
   bool connected = false;   // a stream is open and acknowledged by HelloAck
   bool recording = false;
   bool halt_requested = false;

@@ -28,6 +28,30 @@ enum class EventKind : uint8_t {
   kStepMark = 5,       // instant; value = step number that starts here
   kPhaseMark = 6,      // start..end; value = step number; detail = Phase
   kCounter = 7,        // instant; value = counter value; name = counter name
+  // Device activity (GpuEventRecord; see agent.proto for the GPU columns).
+  kGpuKernel = 8,       // value = FLOPs (0 when unknown); name = kernel name
+  kGpuMemcpy = 9,       // value = bytes; detail = CopyKind
+  kGpuMemset = 10,      // value = bytes
+  kGpuCollective = 11,  // NCCL kernel; value = bytes; detail = CollectiveKind; group/aux/peer
+  kGpuRuntime = 12,     // on a CPU thread; value = correlation id; detail = RuntimeCall
+};
+
+// Mirrors trainscope.v1.CopyKind (detail of kGpuMemcpy).
+enum class CopyKind : uint16_t {
+  kUnspecified = 0,
+  kHostToDevice = 1,
+  kDeviceToHost = 2,
+  kDeviceToDevice = 3,
+  kPeerToPeer = 4,
+  kHostToHost = 5,
+};
+
+// Mirrors trainscope.v1.RuntimeCall (detail of kGpuRuntime).
+enum class RuntimeCall : uint16_t {
+  kOther = 0,
+  kLaunch = 1,
+  kCopy = 2,
+  kSync = 3,
 };
 
 // Mirrors trainscope.v1.CollectiveKind.
@@ -79,6 +103,21 @@ struct EventRecord {
 static_assert(sizeof(EventRecord) == 48, "EventRecord must stay 48 bytes (ring slot size)");
 static_assert(std::is_trivially_copyable_v<EventRecord>);
 static_assert(std::is_standard_layout_v<EventRecord>);
+
+// One device-activity event: the common record (kind kGpu*, times on the
+// agent's clock) plus the GPU columns of agent.proto's EventBatch. Produced
+// by the GPU activity tracer, not by training threads, so it travels in its
+// own queue rather than in a thread ring (whose slot size it would double).
+struct GpuEventRecord {
+  EventRecord event;
+  uint32_t device = 0;          // gpu_device
+  uint32_t stream = 0;          // gpu_stream
+  uint64_t correlation = 0;     // gpu_correlation; 0: launch unknown
+  int64_t launch_delta_ns = 0;  // launching call's start minus event.start_ns (<= 0)
+  StringId launch_op = 0;       // the launching operator's name
+  uint32_t thread = 0;          // kGpuRuntime: the calling OS thread; else 0
+};
+static_assert(std::is_trivially_copyable_v<GpuEventRecord>);
 
 }  // namespace trainscope::agent
 

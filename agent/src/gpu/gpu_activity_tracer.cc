@@ -1,0 +1,325 @@
+#include "gpu/gpu_activity_tracer.h"
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+
+namespace trainscope::agent {
+
+namespace {
+
+std::atomic<GpuActivityTracer*> g_tracer{nullptr};
+
+// Which external correlation levels this thread pushed (bit d: level d).
+struct CorrelationStack {
+  uint64_t pushed = 0;
+  uint32_t depth = 0;
+};
+constexpr uint32_t kMaxTrackedDepth = 64;  // deeper levels are not pushed
+__thread CorrelationStack tls_operators __attribute__((tls_model("initial-exec")));
+__thread CorrelationStack tls_collectives __attribute__((tls_model("initial-exec")));
+
+void CUPTIAPI IgnoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}
+
+struct Kind {
+  CUpti_ActivityKind kind;
+  const char* name;
+  bool required;
+};
+constexpr Kind kKinds[] = {
+    {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, "CONCURRENT_KERNEL", true},
+    {CUPTI_ACTIVITY_KIND_RUNTIME, "RUNTIME", true},
+    {CUPTI_ACTIVITY_KIND_DRIVER, "DRIVER", false},
+    {CUPTI_ACTIVITY_KIND_MEMCPY, "MEMCPY", false},
+    {CUPTI_ACTIVITY_KIND_MEMSET, "MEMSET", false},
+    {CUPTI_ACTIVITY_KIND_SYNCHRONIZATION, "SYNCHRONIZATION", false},
+    {CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION, "EXTERNAL_CORRELATION", false},
+};
+
+void Push(const CuptiApi& api, CorrelationStack& stack, CUpti_ExternalCorrelationKind kind,
+          uint64_t id, bool active) {
+  if (stack.depth < kMaxTrackedDepth) {
+    const bool pushed = active && api.activity_push_external_correlation_id(kind, id) ==
+                                      CUPTI_SUCCESS;
+    const uint64_t bit = uint64_t{1} << stack.depth;
+    stack.pushed = pushed ? (stack.pushed | bit) : (stack.pushed & ~bit);
+  }
+  ++stack.depth;
+}
+
+void Pop(const CuptiApi& api, CorrelationStack& stack, CUpti_ExternalCorrelationKind kind) {
+  if (stack.depth == 0) return;  // an end without a begin: nothing of ours to pop
+  --stack.depth;
+  if (stack.depth < kMaxTrackedDepth && ((stack.pushed >> stack.depth) & 1) != 0) {
+    uint64_t last = 0;
+    api.activity_pop_external_correlation_id(kind, &last);
+  }
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<GpuActivityTracer>> GpuActivityTracer::Start(const CuptiApi& api,
+                                                                             Options options,
+                                                                             Sinks sinks) {
+  if (sinks.queue == nullptr || !sinks.intern || !sinks.now) {
+    return absl::InvalidArgumentError("GpuActivityTracer sinks: expected a queue, intern and now");
+  }
+  std::unique_ptr<GpuActivityTracer> tracer(
+      new GpuActivityTracer(api, std::move(options), std::move(sinks)));
+  GpuActivityTracer* expected = nullptr;
+  if (!g_tracer.compare_exchange_strong(expected, tracer.get())) {
+    tracer->stopped_for_start_failure_ = true;
+    return absl::FailedPreconditionError(
+        "another trainscope agent in this process already records GPU activity (CUPTI has one "
+        "activity client per process)");
+  }
+  {
+    base::MutexLock lock(&tracer->state_mu_);
+    tracer->Acquire(/*first=*/true);
+  }
+  if (tracer->state_.load() != GpuActivityState::kUnavailable) {
+    tracer->worker_ = std::thread([t = tracer.get()] { t->WorkerLoop(); });
+  }
+  return tracer;
+}
+
+GpuActivityTracer::GpuActivityTracer(const CuptiApi& api, Options options, Sinks sinks)
+    : api_(api),
+      options_(std::move(options)),
+      sinks_(std::move(sinks)),
+      pool_(options_.buffer_bytes, options_.max_buffers),
+      collectives_(options_.collective_slots),
+      converter_(options_.converter, &clock_, &collectives_, sinks_.intern, &api_) {}
+
+GpuActivityTracer::~GpuActivityTracer() {
+  if (stopped_for_start_failure_) return;  // never owned CUPTI
+  Stop();
+  GpuActivityTracer* self = this;
+  g_tracer.compare_exchange_strong(self, nullptr);
+}
+
+void GpuActivityTracer::Log(const std::string& line) const {
+  if (sinks_.log) sinks_.log(line);
+}
+
+void GpuActivityTracer::Acquire(bool first) {
+  CUptiResult result = api_.subscribe(&subscriber_, &IgnoreCallback, nullptr);
+  if (result != CUPTI_SUCCESS) return Fail("cuptiSubscribe", result);
+  subscribed_ = true;
+  result = api_.activity_register_callbacks(&BufferRequested, &BufferCompleted);
+  if (result != CUPTI_SUCCESS) return Fail("cuptiActivityRegisterCallbacks", result);
+  std::vector<std::string> missing;
+  bool sync = false;
+  for (const Kind& kind : kKinds) {
+    result = api_.activity_enable(kind.kind);
+    if (result == CUPTI_SUCCESS) {
+      enabled_.push_back(kind.kind);
+      sync = sync || kind.kind == CUPTI_ACTIVITY_KIND_SYNCHRONIZATION;
+      continue;
+    }
+    if (kind.required || result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+      return Fail(absl::StrCat("cuptiActivityEnable(", kind.name, ")"), result);
+    }
+    missing.push_back(absl::StrCat(kind.name, " (", api_.ResultName(result), ")"));
+  }
+  {
+    base::MutexLock lock(&convert_mu_);
+    converter_.set_sync_records(sync);
+  }
+  SampleClock();
+  active_.store(true, std::memory_order_release);
+  state_.store(GpuActivityState::kActive);
+  said_yield_ = false;
+  std::string line = first ? "GPU activity on" : "GPU activity resumed (CUPTI is free again)";
+  if (!missing.empty()) absl::StrAppend(&line, "; not recorded: ", absl::StrJoin(missing, ", "));
+  Log(line);
+}
+
+void GpuActivityTracer::Fail(const std::string& call, CUptiResult result) {
+  for (CUpti_ActivityKind kind : enabled_) api_.activity_disable(kind);
+  enabled_.clear();
+  if (subscribed_) {
+    api_.unsubscribe(subscriber_);
+    subscribed_ = false;
+  }
+  active_.store(false, std::memory_order_release);
+  if (result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED) {
+    state_.store(GpuActivityState::kYielded);
+    next_retry_ = absl::Now() + options_.flush_period;
+    if (!said_yield_) {
+      said_yield_ = true;
+      Log(absl::StrCat("GPU activity paused: another CUPTI client (torch.profiler, Nsight, ...) "
+                       "holds CUPTI (", call, ": ", api_.ResultName(result),
+                       "); retrying at step marks, at most every ",
+                       absl::FormatDuration(options_.flush_period)));
+    }
+    return;
+  }
+  state_.store(GpuActivityState::kUnavailable);
+  Log(absl::StrCat("GPU activity off: ", call, " failed with ", api_.ResultName(result),
+                   result == CUPTI_ERROR_UNKNOWN || result == CUPTI_ERROR_NOT_INITIALIZED
+                       ? " (no usable CUDA driver or GPU?)"
+                       : "",
+                   "; training continues without GPU timing"));
+}
+
+void GpuActivityTracer::Release() {
+  active_.store(false, std::memory_order_release);
+  for (CUpti_ActivityKind kind : enabled_) api_.activity_disable(kind);
+  enabled_.clear();
+  // Every buffer comes back now, while our callbacks are still CUPTI's.
+  api_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (subscribed_) {
+    api_.unsubscribe(subscriber_);
+    subscribed_ = false;
+  }
+}
+
+void GpuActivityTracer::SampleClock() {
+  for (int i = 0; i < 3; ++i) {
+    uint64_t cupti = 0;
+    const int64_t before = sinks_.now();
+    const CUptiResult result = api_.get_timestamp(&cupti);
+    const int64_t after = sinks_.now();
+    if (result == CUPTI_SUCCESS && cupti != 0) clock_.AddSample(before, cupti, after);
+  }
+  clock_.Commit();
+}
+
+void GpuActivityTracer::OperatorBegin(StringId name, uint64_t sequence) {
+  Push(api_, tls_operators, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+       ActivityRecordConverter::OperatorExternalId(name, sequence),
+       active_.load(std::memory_order_relaxed));
+}
+
+void GpuActivityTracer::OperatorEnd() {
+  Pop(api_, tls_operators, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0);
+}
+
+void GpuActivityTracer::CollectiveBegin(const GpuCollectiveLaunch& launch) {
+  const bool active = active_.load(std::memory_order_relaxed);
+  Push(api_, tls_collectives, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1,
+       active ? collectives_.Register(launch) : 0, active);
+}
+
+void GpuActivityTracer::CollectiveEnd() {
+  Pop(api_, tls_collectives, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1);
+}
+
+void GpuActivityTracer::StepBoundary() {
+  base::MutexLock lock(&wake_mu_);
+  wake_ = true;
+  wake_cv_.Signal();
+}
+
+void GpuActivityTracer::Yield() {
+  base::MutexLock lock(&state_mu_);
+  yield_requested_ = true;
+  if (stopped_ || state_.load() != GpuActivityState::kActive) return;
+  Release();
+  state_.store(GpuActivityState::kYielded);
+  Log("GPU activity paused on request (another CUPTI client is starting)");
+}
+
+void GpuActivityTracer::Resume() {
+  base::MutexLock lock(&state_mu_);
+  yield_requested_ = false;
+  if (stopped_ || state_.load() != GpuActivityState::kYielded) return;
+  Acquire(/*first=*/false);
+}
+
+void GpuActivityTracer::WorkerTurn(bool force_retry) {
+  base::MutexLock lock(&state_mu_);
+  if (stopped_) return;
+  const GpuActivityState state = state_.load();
+  if (state == GpuActivityState::kActive) {
+    api_.activity_flush_all(0);
+    SampleClock();
+  } else if (state == GpuActivityState::kYielded && !yield_requested_ &&
+             (force_retry || absl::Now() >= next_retry_)) {
+    next_retry_ = absl::Now() + options_.flush_period;
+    Acquire(/*first=*/false);
+  }
+}
+
+void GpuActivityTracer::WorkerLoop() {
+  while (true) {
+    {
+      base::MutexLock lock(&wake_mu_);
+      if (!wake_ && !quit_) wake_cv_.WaitWithTimeout(&wake_mu_, options_.flush_period);
+      if (quit_) return;
+      wake_ = false;
+    }
+    WorkerTurn(/*force_retry=*/false);
+  }
+}
+
+void GpuActivityTracer::Stop() {
+  {
+    base::MutexLock lock(&wake_mu_);
+    quit_ = true;
+    wake_cv_.Signal();
+  }
+  if (worker_.joinable()) worker_.join();
+  {
+    base::MutexLock lock(&state_mu_);
+    if (stopped_) return;
+    stopped_ = true;
+    if (state_.load() == GpuActivityState::kActive) Release();
+  }
+  base::MutexLock lock(&convert_mu_);
+  converter_.FinishAll([this](const GpuEventRecord& e) {
+    if (!sinks_.recording || sinks_.recording()) sinks_.queue->Push(e);
+  });
+}
+
+GpuActivity::Counters GpuActivityTracer::counters() const {
+  Counters counters;
+  counters.state = state_.load();
+  counters.records_lost = records_lost_.load(std::memory_order_relaxed);
+  counters.buffers_refused = pool_.refused();
+  base::MutexLock lock(&convert_mu_);
+  counters.unresolved = converter_.stats().unresolved;
+  counters.out_of_order = converter_.stats().out_of_order;
+  return counters;
+}
+
+void CUPTIAPI GpuActivityTracer::BufferRequested(uint8_t** buffer, size_t* size,
+                                                 size_t* max_records) {
+  GpuActivityTracer* tracer = g_tracer.load(std::memory_order_acquire);
+  *max_records = 0;  // as many as fit
+  *buffer = tracer != nullptr ? tracer->pool_.Acquire() : nullptr;
+  *size = *buffer != nullptr ? tracer->pool_.buffer_bytes() : 0;
+}
+
+void CUPTIAPI GpuActivityTracer::BufferCompleted(CUcontext context, uint32_t stream_id,
+                                                 uint8_t* buffer, size_t size, size_t valid_size) {
+  GpuActivityTracer* tracer = g_tracer.load(std::memory_order_acquire);
+  if (tracer == nullptr || buffer == nullptr) return;
+  tracer->OnBufferCompleted(context, stream_id, buffer, valid_size);
+}
+
+void GpuActivityTracer::OnBufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                                          size_t valid_size) {
+  {
+    base::MutexLock lock(&convert_mu_);
+    CUpti_Activity* record = nullptr;
+    while (valid_size > 0 &&
+           api_.activity_get_next_record(buffer, valid_size, &record) == CUPTI_SUCCESS) {
+      converter_.Add(record);
+    }
+    converter_.Finish([this](const GpuEventRecord& e) {
+      if (!sinks_.recording || sinks_.recording()) sinks_.queue->Push(e);
+    });
+  }
+  size_t dropped = 0;
+  if (api_.activity_get_num_dropped_records(context, stream_id, &dropped) == CUPTI_SUCCESS &&
+      dropped > 0) {
+    records_lost_.fetch_add(dropped, std::memory_order_relaxed);
+  }
+  pool_.Release(buffer);
+}
+
+}  // namespace trainscope::agent

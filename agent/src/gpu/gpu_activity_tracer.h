@@ -1,0 +1,164 @@
+// Records GPU activity through the CUPTI Activity API: kernels (NCCL ones as
+// collectives), copies, memsets, host synchronisation and the runtime/driver
+// calls that launched them, each tied to the operator around its launch, on
+// the agent's clock, into the agent's GPU event queue.
+//
+// Usage (by Agent, when AgentOptions::gpu_activity):
+//   absl::StatusOr<CuptiLoader::Loaded> cupti = CuptiLoader::Load(...);
+//   auto tracer = GpuActivityTracer::Start(cupti->api, options, sinks);
+//   // tracer->counters().state: kActive, kYielded or kUnavailable (said once)
+//   training thread: tracer->OperatorBegin(name, seq) ... OperatorEnd();
+//   step mark: tracer->StepBoundary();   at the end: tracer->Stop();
+//
+// Buffers: CUPTI fills buffers from a bounded ActivityBufferPool; each
+// completed buffer is converted (ActivityRecordConverter) and its events
+// pushed into the queue at once. A worker thread calls cuptiActivityFlushAll
+// every flush_period and whenever StepBoundary asks, so a step's records
+// reach the sender at least once per step without the training thread
+// waiting for CUPTI; it also re-reads the clock offset (GpuClockMap).
+//
+// One CUPTI client: the activity API is process-wide and CUPTI allows one
+// subscriber. The tracer subscribes (cuptiSubscribe) before enabling
+// anything, which both claims CUPTI and detects another client:
+//   - cuptiSubscribe, cuptiActivityRegisterCallbacks or cuptiActivityEnable
+//     returning CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED means another
+//     client (torch.profiler's Kineto, Nsight Systems, ...) holds CUPTI: the
+//     tracer yields (state kYielded), says so once, and tries again at step
+//     boundaries and on its timer (at most once per flush_period) until it
+//     succeeds, then says it resumed;
+//   - Yield() (the host knows another client is about to start, e.g. the
+//     plugin sees torch.profiler start) releases CUPTI (kinds disabled,
+//     buffers flushed, unsubscribed) until Resume();
+//   - any other failure (no driver: cuptiSubscribe says CUPTI_ERROR_UNKNOWN;
+//     insufficient privileges, ...) is permanent: kUnavailable, said once,
+//     training unaffected.
+// The tracer does not register a CUPTI timestamp callback (see GpuClockMap).
+// One tracer may be active per process (CUPTI's buffer callbacks carry no
+// context): a second Start is refused.
+//
+// Threading: every public method may be called from any thread. The push and
+// pop of external correlation ids are per thread (CUPTI keeps a stack per
+// thread); a thread-local bit stack remembers which levels were pushed, so a
+// state change between an operator's begin and end never unbalances it.
+// Conversion runs under one mutex on whichever thread CUPTI completes a
+// buffer on.
+#ifndef TRAINSCOPE_AGENT_SRC_GPU_GPU_ACTIVITY_TRACER_H_
+#define TRAINSCOPE_AGENT_SRC_GPU_GPU_ACTIVITY_TRACER_H_
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "gpu/activity_buffer_pool.h"
+#include "gpu/activity_record_converter.h"
+#include "gpu/collective_launch_table.h"
+#include "gpu/cupti_api.h"
+#include "gpu/gpu_activity.h"
+#include "gpu/gpu_clock_map.h"
+#include "gpu/gpu_event_queue.h"
+#include "trainscope/base/mutex.h"
+
+namespace trainscope::agent {
+
+class GpuActivityTracer : public GpuActivity {
+ public:
+  struct Options {
+    size_t buffer_bytes = 4 << 20;
+    size_t max_buffers = 16;
+    absl::Duration flush_period = absl::Seconds(1);
+    ActivityRecordConverter::Options converter;
+    size_t collective_slots = 4096;
+  };
+  struct Sinks {
+    GpuEventQueue* queue = nullptr;                 // where events go; must outlive the tracer
+    ActivityRecordConverter::Intern intern;         // the agent's string table
+    std::function<bool()> recording;                // false: events are not kept (dormant)
+    std::function<void(const std::string&)> log;    // one line per state change
+    std::function<int64_t()> now;                   // the agent's clock (Agent::Now)
+  };
+
+  // Takes CUPTI (or finds it held: kYielded, or unusable: kUnavailable, each
+  // said once through sinks.log); only a second active tracer in the process
+  // is an error.
+  static absl::StatusOr<std::unique_ptr<GpuActivityTracer>> Start(const CuptiApi& api,
+                                                                  Options options, Sinks sinks);
+  ~GpuActivityTracer() override;  // Stop()
+
+  void OperatorBegin(StringId name, uint64_t sequence) override;
+  void OperatorEnd() override;
+  void CollectiveBegin(const GpuCollectiveLaunch& launch) override;
+  void CollectiveEnd() override;
+  void StepBoundary() override;
+  void Yield() override;
+  void Resume() override;
+  void Stop() override;
+  Counters counters() const override;
+
+  // The worker's turn, for tests that do not want to wait for the timer:
+  // flushes CUPTI, re-reads the clock, retries a yielded CUPTI.
+  void RunWorkerTurnForTest() { WorkerTurn(/*force_retry=*/true); }
+  const GpuClockMap& clock() const { return clock_; }
+  const ActivityBufferPool& pool() const { return pool_; }
+
+ private:
+  GpuActivityTracer(const CuptiApi& api, Options options, Sinks sinks);
+
+  // CUPTI's buffer callbacks (static: CUPTI passes no context).
+  static void CUPTIAPI BufferRequested(uint8_t** buffer, size_t* size, size_t* max_records);
+  static void CUPTIAPI BufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                                       size_t size, size_t valid_size);
+  void OnBufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer,
+                         size_t valid_size);
+
+  // Subscribes, registers and enables; sets state_. Called with state_mu_ held.
+  void Acquire(bool first) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_mu_);
+  void Release() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_mu_);
+  // Undoes a partial Acquire and records why it failed.
+  void Fail(const std::string& call, CUptiResult result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_mu_);
+  void SampleClock();
+  void WorkerTurn(bool force_retry);
+  void WorkerLoop();
+  void Log(const std::string& line) const;
+
+  const CuptiApi api_;
+  const Options options_;
+  const Sinks sinks_;
+  ActivityBufferPool pool_;
+  GpuClockMap clock_;
+  CollectiveLaunchTable collectives_;
+
+  // True while kinds are enabled: the hot path's one relaxed load.
+  std::atomic<bool> active_{false};
+  std::atomic<GpuActivityState> state_{GpuActivityState::kOff};
+  std::atomic<uint64_t> records_lost_{0};
+
+  mutable base::Mutex state_mu_;  // acquire/release/yield and the worker's turn
+  CUpti_SubscriberHandle subscriber_ ABSL_GUARDED_BY(state_mu_) = nullptr;
+  bool subscribed_ ABSL_GUARDED_BY(state_mu_) = false;
+  std::vector<CUpti_ActivityKind> enabled_ ABSL_GUARDED_BY(state_mu_);
+  bool yield_requested_ ABSL_GUARDED_BY(state_mu_) = false;
+  bool said_yield_ ABSL_GUARDED_BY(state_mu_) = false;
+  absl::Time next_retry_ ABSL_GUARDED_BY(state_mu_) = absl::InfinitePast();
+  bool stopped_ ABSL_GUARDED_BY(state_mu_) = false;
+
+  mutable base::Mutex convert_mu_;  // the converter, fed by CUPTI's completions
+  ActivityRecordConverter converter_ ABSL_GUARDED_BY(convert_mu_);
+
+  base::Mutex wake_mu_;
+  base::CondVar wake_cv_;
+  bool wake_ ABSL_GUARDED_BY(wake_mu_) = false;
+  bool quit_ ABSL_GUARDED_BY(wake_mu_) = false;
+  std::thread worker_;
+  bool stopped_for_start_failure_ = false;  // a second tracer: never touched CUPTI
+};
+
+}  // namespace trainscope::agent
+
+#endif  // TRAINSCOPE_AGENT_SRC_GPU_GPU_ACTIVITY_TRACER_H_
