@@ -1,7 +1,9 @@
 #include <cstring>
 #include <string>
+#include <vector>
 
 #include "gtest/gtest.h"
+#include "trainscope/agent/c_agent_options.h"
 #include "trainscope_agent.h"
 
 extern "C" int trainscope_test_start_from_c(const char* job_id, const char* address, char* error,
@@ -36,6 +38,49 @@ TEST(CApiTest, InvalidOptionsNameTheField) {
   EXPECT_NE(trainscope_agent_start(&options, &agent, small, sizeof small), 0);
   EXPECT_EQ(std::strlen(small), 3u);
   EXPECT_NE(trainscope_agent_start(nullptr, &agent, nullptr, 0), 0);
+}
+
+TEST(CApiTest, EveryOptionCrossesToTheCppOptions) {
+  trainscope_agent_options c;
+  trainscope_agent_options_init(&c);
+  // Defaults: the C++ ones.
+  const trainscope::agent::AgentOptions defaults;
+  trainscope::agent::AgentOptions o = trainscope::agent::AgentOptionsFromC(c);
+  EXPECT_EQ(o.collector_address, defaults.collector_address);
+  EXPECT_EQ(o.flush_interval, defaults.flush_interval);
+  EXPECT_EQ(o.shutdown_deadline, defaults.shutdown_deadline);
+  EXPECT_TRUE(o.halt_when.empty());
+
+  const char* kinds[] = {"stalled_rank", "lost_device"};
+  c.job_id = "j";
+  c.halt_when = kinds;
+  c.halt_when_count = 2;
+  c.halt_below_efficiency = 0.4;
+  c.halt_for_steps = 7;
+  c.test_clock_offset_ns = -5;
+  c.test_clock_drift_ppm = 12.5;
+  c.test_clock_origin_ns = 99;
+  c.flush_interval_ms = 7;
+  o = trainscope::agent::AgentOptionsFromC(c);
+  EXPECT_EQ(o.job_id, "j");
+  EXPECT_EQ(o.halt_when, (std::vector<std::string>{"stalled_rank", "lost_device"}));
+  EXPECT_EQ(o.halt_below_efficiency, 0.4);
+  EXPECT_EQ(o.halt_for_steps, 7u);
+  EXPECT_EQ(o.test_clock_offset_ns, -5);
+  EXPECT_EQ(o.test_clock_drift_ppm, 12.5);
+  EXPECT_EQ(o.test_clock_origin_ns, 99);
+  EXPECT_EQ(o.flush_interval, absl::Milliseconds(7));
+
+  trainscope::agent::AgentStats stats;
+  stats.loss_reports_submitted = 3;
+  stats.loss_reports_dropped = 1;
+  stats.connected = true;
+  struct trainscope_agent_stats out;
+  trainscope::agent::AgentStatsToC(stats, &out);
+  EXPECT_EQ(out.loss_reports_submitted, 3u);
+  EXPECT_EQ(out.loss_reports_dropped, 1u);
+  EXPECT_EQ(out.connected, 1);
+  EXPECT_EQ(out.halt_requested, 0);
 }
 
 TEST(CApiTest, NullAgentIsANoOp) {
