@@ -22,16 +22,15 @@ namespace {
 
 namespace v1 = trainscope::v1;
 
-// "rank3.json", "trace_rank_3.pt.trace.json.gz", "worker-2.json": the number
-// after "rank" (or, failing that, the last number) of the file's name.
+// "rank3.json", "trace_rank_3.pt.trace.json.gz", "rank-0.Apr_03.pt.trace.json":
+// the number after "rank" in the file's name. Only that: other digits in a
+// name are versions, pids, dates ("ROCm6_2", "host_4242.pt.trace.json"), and
+// the name is only a fallback behind the trace's own distributedInfo.
 std::optional<uint32_t> RankFromName(const std::string& path) {
   const std::string name = std::filesystem::path(path).filename().string();
   static const std::regex kRank(R"(rank[_-]?(\d+))", std::regex::icase);
-  static const std::regex kLast(R"((\d+)(?!.*\d))");
   std::smatch m;
-  if (!std::regex_search(name, m, kRank) && !std::regex_search(name, m, kLast)) {
-    return std::nullopt;
-  }
+  if (!std::regex_search(name, m, kRank)) return std::nullopt;
   uint32_t rank = 0;
   if (!absl::SimpleAtoi(m[1].str(), &rank)) return std::nullopt;
   return rank;
@@ -52,14 +51,22 @@ int RunImportCommand(const std::vector<std::string>& args, const CommandContext&
   parser.AddFlag("data-dir", "DIR", "where the job is stored (the collector's --data-dir)",
                  "./trainscope-data");
   parser.AddFlag("rank", "R", "the rank of a single file without distributedInfo");
+  parser.AddBoolFlag("separate-clocks",
+                     "the files came from different hosts: a file that does not name its host "
+                     "gets a clock of its own (by default the files of one import share one "
+                     "clock, as ranks on one host do)");
   parser.AddBoolFlag("rank-from-pid",
                      "one file holds every rank, each event's rank is its pid (trainscope's own "
                      "Chrome exports)");
   parser.AddEpilog(
-      "Ranks: the file's distributedInfo.rank when it comes before the events (Kineto), else "
-      "the number after 'rank' in the file's name (or its last number), else --rank. A "
-      "malformed or truncated file is reported with its byte offset; what was read before it "
-      "is kept.");
+      "Ranks: --rank, else the file's distributedInfo.rank (wherever it is in the file), else "
+      "the number after 'rank' in the file's name, else 0 for a single file. Kineto GPU traces: "
+      "kernels, copies and memsets go on their device's streams, linked to the CPU launch "
+      "(args.correlation, or ac2g/async_cpu_to_gpu flows); NCCL kernels join their "
+      "record_param_comms; gpu_user_annotation ranges are skipped (counted). Steps: "
+      "ProfilerStep#N, else Optimizer.step# ranges, else the main thread's repeating pattern; "
+      "the output says which, or why none. A malformed or truncated file is reported with its "
+      "byte offset; what was read before it is kept.");
   client::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "import", args, ctx, &parsed)) return *code;
   const std::string job = parsed.Value("job").value_or("");
@@ -87,6 +94,7 @@ int RunImportCommand(const std::vector<std::string>& args, const CommandContext&
   collector::TraceImportOptions options;
   options.data_dir = parsed.Value("data-dir").value_or("./trainscope-data");
   options.job_id = job;
+  options.separate_clocks = parsed.Bool("separate-clocks");
   absl::StatusOr<std::unique_ptr<collector::TraceImporter>> importer =
       collector::TraceImporter::Create(options);
   if (!importer.ok()) return Fail(ctx, "import", importer.status());
@@ -118,6 +126,7 @@ int RunImportCommand(const std::vector<std::string>& args, const CommandContext&
                      "trainscope alerts ", job, " --data-dir ", options.data_dir.string(), ")");
   }
   const collector::TraceImportStats& s = (*importer)->stats();
+  const collector::TraceMappingStats& m = s.mapping;
   const double seconds = std::max(1e-9, absl::ToDoubleSeconds(absl::Now() - start));
   *ctx.out << absl::StrFormat(
                   "imported job %s into %s: %d events (%d collectives, %d step marks; %d "
@@ -126,7 +135,40 @@ int RunImportCommand(const std::vector<std::string>& args, const CommandContext&
                   files.size(), static_cast<double>(s.bytes) / 1e6, seconds,
                   static_cast<double>(s.bytes) / 1e6 / seconds,
                   static_cast<double>(s.events) / seconds)
-           << alert_summary << std::endl;
+           << alert_summary << "\n";
+  const uint64_t device_events = m.kernels + m.nccl_kernels + m.memcpys + m.memsets;
+  if (device_events > 0 || m.runtime_calls > 0) {
+    *ctx.out << absl::StrFormat(
+        "  GPU: %d kernels, %d NCCL kernels (%d joined to their record_param_comms), %d copies, "
+        "%d memsets, %d runtime calls; launches linked for %d of %d device events (%d without "
+        "a known launch, kept with correlation 0)\n",
+        m.kernels, m.nccl_kernels, m.nccl_joined, m.memcpys, m.memsets, m.runtime_calls,
+        m.gpu_linked, device_events, m.gpu_unlinked);
+  }
+  if (m.gpu_annotations_skipped + m.gpu_syncs_skipped + m.profiler_spans_skipped > 0) {
+    *ctx.out << absl::StrFormat(
+        "  skipped: %d gpu_user_annotation ranges (copies of CPU annotations on the device's "
+        "row), %d cuda_sync records (the CPU's synchronize call is kept), %d profiler spans\n",
+        m.gpu_annotations_skipped, m.gpu_syncs_skipped, m.profiler_spans_skipped);
+  }
+  for (const collector::TraceFileReport& f : s.files) {
+    std::string steps;
+    if (f.has_step_marks) {
+      steps = "steps from ProfilerStep# marks";
+    } else if (f.step_source != collector::StepFinder::Source::kNone) {
+      steps = absl::StrCat("steps from ", collector::StepFinder::SourceName(f.step_source), ": ",
+                           f.step_description);
+    } else {
+      steps = f.step_description.empty() ? "no steps" : f.step_description;
+    }
+    *ctx.out << absl::StrFormat(
+        "  %s: rank %s (%s%s), clock %s%s; %s\n", f.path,
+        f.rank ? absl::StrCat(*f.rank) : std::string("?"), f.rank_source,
+        f.trace_world_size ? absl::StrCat(", of ", *f.trace_world_size) : std::string(),
+        f.clock_domain.empty() ? std::string("-") : f.clock_domain,
+        f.gpus > 0 ? absl::StrCat(", ", f.gpus, " GPU(s)") : std::string(), steps);
+  }
+  ctx.out->flush();
   return imported.ok() ? kExitOk : kExitFailed;
 }
 

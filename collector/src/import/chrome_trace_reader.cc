@@ -3,6 +3,7 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <utility>
 
@@ -101,18 +102,65 @@ absl::Status ChromeTraceReader::ParseString(std::string* out) {
 
 absl::Status ChromeTraceReader::ParseNumber(double* out) {
   Peek();
-  std::string text;
+  number_.clear();
   while (pos_ < buffer_.size() || Fill()) {
     const char c = buffer_[pos_];
     if (!((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'e' || c == 'E')) {
       break;
     }
-    text.push_back(c);
+    number_.push_back(c);
     ++pos_;
   }
   char* end = nullptr;
-  *out = std::strtod(text.c_str(), &end);
-  if (text.empty() || end != text.c_str() + text.size()) return Error("a number");
+  *out = std::strtod(number_.c_str(), &end);
+  if (number_.empty() || end != number_.c_str() + number_.size()) return Error("a number");
+  return absl::OkStatus();
+}
+
+absl::Status ChromeTraceReader::ParseMicros(double* us, int64_t* ns) {
+  if (absl::Status s = ParseNumber(us); !s.ok()) return s;
+  // number_ holds the text: integer digits and up to 3 fraction digits are
+  // nanoseconds exactly; the 4th rounds. Exponents go through the double.
+  const std::string& t = number_;
+  if (t.find_first_of("eE") != std::string::npos || t.size() > 24) {
+    *ns = static_cast<int64_t>(std::llround(*us * 1000.0));
+    return absl::OkStatus();
+  }
+  size_t i = 0;
+  const bool negative = t[0] == '-';
+  if (negative || t[0] == '+') ++i;
+  int64_t whole = 0;
+  for (; i < t.size() && t[i] != '.'; ++i) whole = whole * 10 + (t[i] - '0');
+  int64_t frac = 0;
+  int digits = 0;
+  bool round_up = false;
+  if (i < t.size()) {
+    for (++i; i < t.size(); ++i, ++digits) {
+      if (digits < 3) {
+        frac = frac * 10 + (t[i] - '0');
+      } else if (digits == 3) {
+        round_up = t[i] >= '5';
+      }
+    }
+  }
+  for (int d = digits; d < 3; ++d) frac *= 10;
+  const int64_t value = whole * 1000 + frac + (round_up ? 1 : 0);
+  *ns = negative ? -value : value;
+  return absl::OkStatus();
+}
+
+absl::Status ChromeTraceReader::ParseUnsigned(uint64_t* out) {
+  double v = 0;
+  if (absl::Status s = ParseNumber(&v); !s.ok()) return s;
+  // Large ids (correlations) are integers in the text: read them exactly.
+  uint64_t exact = 0;
+  if (!number_.empty() && number_.find_first_not_of("0123456789") == std::string::npos &&
+      number_.size() < 20) {
+    for (char c : number_) exact = exact * 10 + static_cast<uint64_t>(c - '0');
+    *out = exact;
+  } else {
+    *out = v > 0 ? static_cast<uint64_t>(v) : 0;
+  }
   return absl::OkStatus();
 }
 
@@ -177,14 +225,32 @@ absl::Status ChromeTraceReader::SkipValue(int depth) {
 
 absl::Status ChromeTraceReader::ParseArgs(TraceEvent* event) {
   return ParseMembers("args", [&](const std::string& key) -> absl::Status {
-    if ((key == "group" || key == "Process Group Name") && Peek() == '"') {
+    const int c = Peek();
+    const bool text = c == '"';
+    const bool number = c == '-' || (c >= '0' && c <= '9');
+    if ((key == "group" || key == "Process Group Name") && text) {
       return ParseString(&event->group);
     }
-    if (key == "Collective name" && Peek() == '"') return ParseString(&event->collective_name);
-    if ((key == "sequence" || key == "step") && Peek() != '"') {
+    if (key == "Collective name" && text) return ParseString(&event->collective_name);
+    if (key == "dtype" && text) return ParseString(&event->dtype);
+    if (!number) return SkipValue(1);
+    if (key == "sequence" || key == "step") {
       double v = 0;
       if (absl::Status s = ParseNumber(&v); !s.ok()) return s;
       if (v >= 0) (key == "step" ? event->step : event->sequence) = static_cast<uint64_t>(v);
+      return absl::OkStatus();
+    }
+    uint64_t* unsigned_field = key == "correlation"       ? &event->correlation.emplace()
+                               : key == "bytes"           ? &event->bytes.emplace()
+                               : key == "flops"           ? &event->flops
+                               : key == "In msg nelems"   ? &event->in_nelems
+                               : key == "Out msg nelems"  ? &event->out_nelems
+                                                          : nullptr;
+    if (unsigned_field != nullptr) return ParseUnsigned(unsigned_field);
+    if (key == "device" || key == "stream") {
+      double v = 0;
+      if (absl::Status s = ParseNumber(&v); !s.ok()) return s;
+      (key == "device" ? event->device : event->stream) = static_cast<int64_t>(v);
       return absl::OkStatus();
     }
     return SkipValue(1);
@@ -199,28 +265,85 @@ absl::Status ChromeTraceReader::ParseEvent(TraceEvent* event, bool* complete) {
     if (key == "name" && text) return ParseString(&event->name);
     if (key == "cat" && text) return ParseString(&event->cat);
     if (key == "ph" && text) return ParseString(&ph);
-    if (key == "ts" && !text) return ParseNumber(&event->ts_us);
-    if (key == "dur" && !text) return ParseNumber(&event->dur_us);
+    if (key == "ts" && !text) return ParseMicros(&event->ts_us, &event->ts_ns);
+    if (key == "dur" && !text) return ParseMicros(&event->dur_us, &event->dur_ns);
     if ((key == "pid" || key == "tid") && !text) {
       double number = 0;
       if (absl::Status s = ParseNumber(&number); !s.ok()) return s;
       (key == "pid" ? event->pid : event->tid) = static_cast<int64_t>(number);
       return absl::OkStatus();
     }
+    if (key == "id" && !text) return ParseUnsigned(&event->flow_id);
     if (key == "args" && Peek() == '{') return ParseArgs(event);
     return SkipValue(1);
   });
-  *complete = parsed.ok() && ph == "X";
+  if (ph == "X") {
+    event->phase = TraceEvent::Phase::kComplete;
+    *complete = parsed.ok();
+  } else if ((ph == "s" || ph == "f") && (event->cat == "ac2g" || event->cat == "async_cpu_to_gpu")) {
+    // The CPU-to-GPU link: the launch's end ("s") and the kernel's ("f").
+    event->phase = ph == "s" ? TraceEvent::Phase::kFlowStart : TraceEvent::Phase::kFlowEnd;
+    *complete = parsed.ok();
+  } else {
+    *complete = false;
+  }
   return parsed;
+}
+
+absl::Status ChromeTraceReader::ParseTopLevel(const std::string& key) {
+  if (key == "distributedInfo" && Peek() == '{') return ParseDistributedInfo();
+  if (key == "deviceProperties" && Peek() == '[') return ParseDeviceProperties();
+  if ((key == "host_name" || key == "hostname") && Peek() == '"') {
+    return ParseString(&metadata_.host);
+  }
+  return SkipValue(1);
+}
+
+absl::Status ChromeTraceReader::ParseDeviceProperties() {
+  ++pos_;  // '['
+  if (Peek() == ']') {
+    ++pos_;
+    return absl::OkStatus();
+  }
+  while (true) {
+    TraceGpu gpu;
+    absl::Status s = ParseMembers("a deviceProperties entry", [&](const std::string& key) {
+      const bool text = Peek() == '"';
+      if (key == "name" && text) return ParseString(&gpu.name);
+      if (text) return SkipValue(1);
+      uint64_t v = 0;
+      if (key == "id" || key == "totalGlobalMem" || key == "numSms" || key == "computeMajor" ||
+          key == "computeMinor") {
+        if (absl::Status n = ParseUnsigned(&v); !n.ok()) return n;
+        if (key == "id") gpu.id = static_cast<uint32_t>(v);
+        if (key == "totalGlobalMem") gpu.total_memory = v;
+        if (key == "numSms") gpu.multiprocessors = static_cast<uint32_t>(v);
+        if (key == "computeMajor") gpu.compute_major = static_cast<int>(v);
+        if (key == "computeMinor") gpu.compute_minor = static_cast<int>(v);
+        return absl::OkStatus();
+      }
+      return SkipValue(1);
+    });
+    if (!s.ok()) return s;
+    metadata_.gpus.push_back(std::move(gpu));
+    if (Peek() == ']') {
+      ++pos_;
+      return absl::OkStatus();
+    }
+    if (absl::Status c = Expect(',', "',' or ']' in deviceProperties"); !c.ok()) return c;
+  }
 }
 
 absl::Status ChromeTraceReader::ParseDistributedInfo() {
   return ParseMembers("distributedInfo", [&](const std::string& key) -> absl::Status {
-    if (key != "rank" || Peek() == '"') return SkipValue(1);
-    double rank = 0;
-    if (absl::Status s = ParseNumber(&rank); !s.ok()) return s;
-    if (rank < 0 || rank > 1e6) return Error("a rank number");
-    rank_ = static_cast<uint32_t>(rank);
+    if ((key == "host_name" || key == "hostname") && Peek() == '"') {
+      return ParseString(&metadata_.host);
+    }
+    if ((key != "rank" && key != "world_size") || Peek() == '"') return SkipValue(1);
+    double v = 0;
+    if (absl::Status s = ParseNumber(&v); !s.ok()) return s;
+    if (v < 0 || v > 1e6) return Error(key == "rank" ? "a rank number" : "a world size");
+    (key == "rank" ? metadata_.rank : metadata_.world_size) = static_cast<uint32_t>(v);
     return absl::OkStatus();
   });
 }
@@ -249,9 +372,7 @@ absl::Status ChromeTraceReader::Start() {
     if (absl::Status s = ParseString(&key); !s.ok()) return s;
     if (absl::Status s = Expect(':', "':'"); !s.ok()) return s;
     if (key == "traceEvents") return Expect('[', "'[' (the list of events)");
-    absl::Status s =
-        key == "distributedInfo" && Peek() == '{' ? ParseDistributedInfo() : SkipValue(1);
-    if (!s.ok()) return s;
+    if (absl::Status s = ParseTopLevel(key); !s.ok()) return s;
     if (Peek() == '}') return Error("a \"traceEvents\" list in the top-level object");
     if (absl::Status c = Expect(',', "',' or '}' at the top level"); !c.ok()) return c;
   }
@@ -259,7 +380,8 @@ absl::Status ChromeTraceReader::Start() {
 
 absl::Status ChromeTraceReader::Finish() {
   if (!in_object_) return absl::OkStatus();
-  // Whatever follows the events (otherData, ...) is read and ignored.
+  // What follows the events: distributedInfo and the like are read (some
+  // writers put them last), the rest (otherData, ...) is skipped.
   std::string key;
   while (true) {
     if (Peek() == '}') {
@@ -269,7 +391,7 @@ absl::Status ChromeTraceReader::Finish() {
     if (absl::Status c = Expect(',', "',' or '}' at the top level"); !c.ok()) return c;
     if (absl::Status s = ParseString(&key); !s.ok()) return s;
     if (absl::Status s = Expect(':', "':'"); !s.ok()) return s;
-    if (absl::Status s = SkipValue(1); !s.ok()) return s;
+    if (absl::Status s = ParseTopLevel(key); !s.ok()) return s;
   }
 }
 
