@@ -8,8 +8,16 @@
 // `ops` operators (pairs of nested operators, a "flops" counter after each
 // inner one), 4 all-reduces of the world group, phase marks and a step mark.
 // Events of different ranks arrive interleaved in batches of 256.
+// The GPU workload (BM_StepAssembly<_, true>) adds per compute operator pair
+// its runtime launch call and the kernel it launched (on one of two compute
+// streams), per all-reduce its NCCL kernel (same group and sequence) on an
+// NCCL stream, and per 16 operators an H2D copy: about as many GPU events as
+// CPU ones, arriving after the host's events of their step (as CUPTI buffers
+// do), each attributed to its step by its launch time. ns/event of the two
+// workloads in one run compare the GPU path against the CPU-only baseline.
 //
 //   build-*/bin/step_assembly_bench --benchmark_counters_tabular=true
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -46,7 +54,7 @@ struct Job {
   int64_t step_ns = 0;
 };
 
-std::unique_ptr<Job> MakeJob(uint32_t ranks, uint32_t ops) {
+std::unique_ptr<Job> MakeJob(uint32_t ranks, uint32_t ops, bool gpu = false) {
   auto job = std::make_unique<Job>();
   job->groups.set_world_size(ranks);
   const uint32_t linear = job->strings.Intern("aten::linear");
@@ -54,6 +62,10 @@ std::unique_ptr<Job> MakeJob(uint32_t ranks, uint32_t ops) {
   const uint32_t flops = job->strings.Intern("flops");
   const uint32_t allreduce = job->strings.Intern("nccl:all_reduce");
   const uint32_t world = job->strings.Intern("default_pg");
+  const uint32_t gemm = job->strings.Intern("sm90_xmma_gemm_f32f32_tf32f32_f32_nn_n");
+  const uint32_t nccl = job->strings.Intern("ncclDevKernel_AllReduce_Sum_f32_RING_LL");
+  const uint32_t memcpy = job->strings.Intern("Memcpy HtoD (Pageable -> Device)");
+  const uint32_t launch = job->strings.Intern("cudaLaunchKernel");
   constexpr int64_t kOpNs = 2'000;
   job->step_ns = static_cast<int64_t>(ops / 2 + 8) * kOpNs + 100'000;
   job->step_events.resize(ranks);
@@ -72,22 +84,58 @@ std::unique_ptr<Job> MakeJob(uint32_t ranks, uint32_t ops) {
       ev.push_back(e);
       return &ev.back();
     };
+    // The step's GPU work, appended after its host events.
+    std::vector<DeviceEvent> device;
+    uint64_t correlation = 0;
+    auto gpu_work = [&](v1::EventKind kind, uint32_t name, uint32_t stream, int64_t launched,
+                        int64_t start, int64_t end, uint32_t detail) {
+      DeviceEvent e;
+      e.kind = kind;
+      e.name = name;
+      e.gpu_stream = stream;
+      e.correlation = ++correlation;  // made unique per step below
+      e.launch_ns = launched;
+      e.launch_op = addmm;
+      e.start_ns = start;
+      e.end_ns = end;
+      e.detail = detail;
+      device.push_back(e);
+      return &device.back();
+    };
     int64_t t = 10'000 + r * 50;
+    int64_t stream_free = t;  // the compute streams run behind the host
     for (uint32_t i = 0; i < ops / 2; ++i) {
       const uint32_t scope = i < ops / 4 ? v1::OPERATOR_SCOPE_FORWARD : v1::OPERATOR_SCOPE_BACKWARD;
       add(v1::EVENT_KIND_OPERATOR, addmm, t + 100, t + 1500, i, scope);
       add(v1::EVENT_KIND_COUNTER, flops, t + 1500, t + 1500, 1'000'000, 0);
       add(v1::EVENT_KIND_OPERATOR, linear, t, t + 1600, i, scope);
+      if (gpu) {
+        add(v1::EVENT_KIND_GPU_RUNTIME, launch, t + 200, t + 210, 0, v1::RUNTIME_CALL_LAUNCH);
+        stream_free = std::max(stream_free, t + 400) + 1'200;
+        gpu_work(v1::EVENT_KIND_GPU_KERNEL, gemm, 7 + i % 2, t + 200, stream_free - 1'200,
+                 stream_free, 0);
+        if (i % 16 == 0) {
+          gpu_work(v1::EVENT_KIND_GPU_MEMCPY, memcpy, 9, t + 220, t + 300, t + 900,
+                   v1::COPY_KIND_HOST_TO_DEVICE);
+        }
+      }
       t += kOpNs;
       if (i % (ops / 8 + 1) == ops / 8) {
         DeviceEvent* c = add(v1::EVENT_KIND_COLLECTIVE, allreduce, t, t + 5'000 + r * 100, 1 << 20,
                              v1::COLLECTIVE_KIND_ALL_REDUCE);
         c->group = world;
         c->group_sequence = i;  // made unique per step below
+        if (gpu) {
+          DeviceEvent* k = gpu_work(v1::EVENT_KIND_GPU_COLLECTIVE, nccl, 20, t + 10,
+                                    t + 1'000 + r * 100, t + 5'500, v1::COLLECTIVE_KIND_ALL_REDUCE);
+          k->group = world;
+          k->group_sequence = i;
+        }
         t += 6'000;
       }
     }
     add(v1::EVENT_KIND_PHASE_MARK, 0, 10'000, t, 0, v1::PHASE_FORWARD);
+    ev.insert(ev.end(), device.begin(), device.end());
   }
   return job;
 }
@@ -95,11 +143,11 @@ std::unique_ptr<Job> MakeJob(uint32_t ranks, uint32_t ops) {
 // Clock: DriftClock (offset + drift per rank), or with `with_aligner` the
 // real ClockAligner fed the collectives as JobAnalyzer does (its Add cost
 // included).
-template <bool with_aligner>
+template <bool with_aligner, bool gpu = false>
 void BM_StepAssembly(benchmark::State& state) {
   const uint32_t ranks = static_cast<uint32_t>(state.range(0));
   const uint32_t ops = static_cast<uint32_t>(state.range(1));
-  std::unique_ptr<Job> job = MakeJob(ranks, ops);
+  std::unique_ptr<Job> job = MakeJob(ranks, ops, gpu);
   DriftClock drift;
   ClockAligner aligner(&job->groups);
   const ReferenceClock& clock = with_aligner ? static_cast<const ReferenceClock&>(aligner) : drift;
@@ -136,9 +184,13 @@ void BM_StepAssembly(benchmark::State& state) {
           DeviceEvent e = ev[i];
           e.start_ns += base;
           e.end_ns += base;
-          if (e.kind == v1::EVENT_KIND_COLLECTIVE) e.group_sequence += step * ops;
+          if (e.IsCollective()) e.group_sequence += step * ops;
           if (e.kind == v1::EVENT_KIND_PHASE_MARK) e.value = step;
-          if (with_aligner && e.kind == v1::EVENT_KIND_COLLECTIVE) aligner.Add(r, e);
+          if (e.IsGpu()) {
+            e.launch_ns += base;
+            e.correlation += step * 4 * ops;
+          }
+          if (with_aligner && e.IsCollective()) aligner.Add(r, e);
           assembler.Add(r, e);
         }
         events += end - next[r];
@@ -164,6 +216,13 @@ BENCHMARK_TEMPLATE(BM_StepAssembly, false)
     ->Unit(benchmark::kMillisecond);
 BENCHMARK_TEMPLATE(BM_StepAssembly, true)
     ->ArgNames({"ranks", "ops"})
+    ->Args({8, 10'000})
+    ->Args({64, 1'000})
+    ->Unit(benchmark::kMillisecond);
+// The GPU workload beside the CPU-only one above (same ranks and operators).
+BENCHMARK_TEMPLATE(BM_StepAssembly, false, true)
+    ->ArgNames({"ranks", "ops"})
+    ->Args({8, 1'000})
     ->Args({8, 10'000})
     ->Args({64, 1'000})
     ->Unit(benchmark::kMillisecond);

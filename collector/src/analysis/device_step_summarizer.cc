@@ -83,70 +83,90 @@ DeviceStepSummarizer::Tally DeviceStepSummarizer::Align(uint32_t rank, uint32_t 
     cpu_links = &host_links_;
   }
   Tally t;
-  for (const DeviceEvent& e : b.events) {
-    OperatorRecord& op = ops->emplace_back();
-    op.raw_start_ns = e.start_ns;
-    op.raw_end_ns = e.end_ns;
-    op.start_ns = clock_->ToReference(rank, e.start_ns);
-    op.end_ns = clock_->ToReference(rank, e.end_ns);
-    op.step = step;
-    op.rank = rank;
-    op.name = e.name;
-    op.thread = e.thread;
-    op.stage = stage;
-    if (e.IsGpu()) {
-      // Device work: a GPU stream's operator for the store and the views;
-      // its figures are device time (GpuStepSummarizer), not the host's
-      // intervals below.
-      op.op_class = OperatorRecord::GpuClassOf(e.kind);
-      op.thread = 0;
-      op.gpu_device = e.gpu_device;
-      op.gpu_stream = e.gpu_stream;
-      op.launch_op = e.launch_op;
-      op.correlation = e.correlation;
-      if (e.kind == v1::EVENT_KIND_GPU_KERNEL) {
-        op.flops = e.value;
+  // The host's operators first, then the GPU work (arrived later, sorted by
+  // start among itself), merged below into one nearly start-ordered run: the
+  // OperatorStore sorts each rank's run cheaply only when it nearly is.
+  const size_t first = ops->size();
+  size_t gpu_first = first;
+  bool any_gpu = false;
+  for (const bool gpu_pass : {false, true}) {
+    if (gpu_pass) gpu_first = ops->size();
+    if (gpu_pass && !any_gpu) break;
+    for (const DeviceEvent& e : b.events) {
+      if (e.IsGpu() != gpu_pass) {
+        any_gpu = true;  // (in the first pass)
+        continue;
+      }
+      OperatorRecord& op = ops->emplace_back();
+      op.raw_start_ns = e.start_ns;
+      op.raw_end_ns = e.end_ns;
+      op.start_ns = clock_->ToReference(rank, e.start_ns);
+      op.end_ns = clock_->ToReference(rank, e.end_ns);
+      op.step = step;
+      op.rank = rank;
+      op.name = e.name;
+      op.thread = e.thread;
+      op.stage = stage;
+      if (e.IsGpu()) {
+        // Device work: a GPU stream's operator for the store and the views;
+        // its figures are device time (GpuStepSummarizer), not the host's
+        // intervals below.
+        op.op_class = OperatorRecord::GpuClassOf(e.kind);
+        op.thread = 0;
+        op.gpu_device = e.gpu_device;
+        op.gpu_stream = e.gpu_stream;
+        op.launch_op = e.launch_op;
+        op.correlation = e.correlation;
+        if (e.kind == v1::EVENT_KIND_GPU_KERNEL) {
+          op.flops = e.value;
+        } else {
+          op.bytes = e.value;
+          op.group = e.group;
+          op.group_sequence = e.group_sequence;
+          op.peer = e.peer;
+          if (e.kind == v1::EVENT_KIND_GPU_COLLECTIVE) {
+            op.collective_kind = static_cast<v1::CollectiveKind>(e.detail);
+          }
+        }
+        gpu_.Add(e, op, links);
+        continue;
+      }
+      t.first_start = std::min(t.first_start, op.start_ns);
+      t.last_end = std::max(t.last_end, op.end_ns);
+      const Interval iv{op.start_ns, op.end_ns};
+      all_.push_back(iv);
+      if (e.kind == v1::EVENT_KIND_OPERATOR) {
+        op.op_class = v1::OPERATOR_CLASS_COMPUTE;
+        op.op_sequence = e.value;
+        op.flops = e.group_sequence;  // see DeviceStepBuffer::events
+        op.scope = static_cast<v1::OperatorScope>(e.detail);
+        ++t.operators;
+        compute_.push_back(iv);
+        if (e.detail == v1::OPERATOR_SCOPE_FORWARD) forward_.push_back(iv);
+        if (e.detail == v1::OPERATOR_SCOPE_BACKWARD) backward_.push_back(iv);
       } else {
+        op.op_class = ClassOf(e.detail);
+        op.collective_kind = static_cast<v1::CollectiveKind>(e.detail);
         op.bytes = e.value;
         op.group = e.group;
         op.group_sequence = e.group_sequence;
         op.peer = e.peer;
-        if (e.kind == v1::EVENT_KIND_GPU_COLLECTIVE) {
-          op.collective_kind = static_cast<v1::CollectiveKind>(e.detail);
+        ++t.collectives;
+        communication_.push_back(iv);
+        const CollectiveMatcher::Wait w = matcher_->Match(op, cpu_links);
+        t.lateness += w.lateness_ns;
+        if (w.wait_ns > 0) {
+          t.wait += w.wait_ns;
+          waited_[w.waited_for] += w.wait_ns;
         }
       }
-      gpu_.Add(e, op, links);
-      continue;
     }
-    t.first_start = std::min(t.first_start, op.start_ns);
-    t.last_end = std::max(t.last_end, op.end_ns);
-    const Interval iv{op.start_ns, op.end_ns};
-    all_.push_back(iv);
-    if (e.kind == v1::EVENT_KIND_OPERATOR) {
-      op.op_class = v1::OPERATOR_CLASS_COMPUTE;
-      op.op_sequence = e.value;
-      op.flops = e.group_sequence;  // see DeviceStepBuffer::events
-      op.scope = static_cast<v1::OperatorScope>(e.detail);
-      ++t.operators;
-      compute_.push_back(iv);
-      if (e.detail == v1::OPERATOR_SCOPE_FORWARD) forward_.push_back(iv);
-      if (e.detail == v1::OPERATOR_SCOPE_BACKWARD) backward_.push_back(iv);
-    } else {
-      op.op_class = ClassOf(e.detail);
-      op.collective_kind = static_cast<v1::CollectiveKind>(e.detail);
-      op.bytes = e.value;
-      op.group = e.group;
-      op.group_sequence = e.group_sequence;
-      op.peer = e.peer;
-      ++t.collectives;
-      communication_.push_back(iv);
-      const CollectiveMatcher::Wait w = matcher_->Match(op, cpu_links);
-      t.lateness += w.lateness_ns;
-      if (w.wait_ns > 0) {
-        t.wait += w.wait_ns;
-        waited_[w.waited_for] += w.wait_ns;
-      }
-    }
+  }
+  if (gpu_first > first && gpu_first < ops->size()) {
+    std::inplace_merge(
+        ops->begin() + static_cast<ptrdiff_t>(first),
+        ops->begin() + static_cast<ptrdiff_t>(gpu_first), ops->end(),
+        [](const OperatorRecord& a, const OperatorRecord& c) { return a.start_ns < c.start_ns; });
   }
   return t;
 }
@@ -213,8 +233,7 @@ void DeviceStepSummarizer::Fill(uint32_t rank, uint32_t stage, uint64_t step,
 }
 
 void DeviceStepSummarizer::FillGpu(uint32_t rank, int64_t start, int64_t end,
-                                   const DeviceStepBuffer& b, const Tally& t,
-                                   v1::DeviceStep* out) {
+                                   const DeviceStepBuffer& b, const Tally& t, v1::DeviceStep* out) {
   host_operators_.Clear();
   for (const Interval& iv : all_) host_operators_.Add(iv.start, iv.end);
   host_operators_.Normalize();
