@@ -271,7 +271,7 @@ void OverviewModel::BuildBars() {
         {kGpuDataWaitColor, "idle: data wait"}, {kGpuIdleColor, "idle: other"}};
     for (const auto& [color, label] : legend) {
       AddSwatch(&list_, x, y, color, label, &advance);
-      x += advance - 6;
+      x += advance - 2;
     }
     // The kernel table takes the right part of the bars' area.
     const float table_w = std::min(430.0f, bars_area_.w * 0.45f);

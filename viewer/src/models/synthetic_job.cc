@@ -28,6 +28,20 @@ const char* const kForward[] = {"aten::conv2d", "aten::batch_norm", "aten::relu"
 const char* const kBackward[] = {"aten::convolution_backward", "aten::native_batch_norm_backward",
                                  "aten::threshold_backward", "aten::mm_backward"};
 
+// The kernel a CPU operator launches (by the operator's name).
+std::string KernelOf(const std::string& op) {
+  if (op.find("conv") != std::string::npos) return "implicit_convolve_sgemm";
+  if (op.find("batch_norm") != std::string::npos) return "batch_norm_collect_statistics_kernel";
+  if (op.find("relu") != std::string::npos || op.find("threshold") != std::string::npos)
+    return "vectorized_elementwise_kernel";
+  if (op.find("Optimizer") != std::string::npos) return "multi_tensor_apply_kernel";
+  return "sm90_xmma_gemm_f32f32_tf32f32";
+}
+
+constexpr uint32_t kComputeStream = 7;
+constexpr uint32_t kCopyStream = 9;
+constexpr uint32_t kNcclStream = 20;
+
 }  // namespace
 
 SyntheticJob GenerateSyntheticJob(const SyntheticJobOptions& options) {
@@ -74,6 +88,30 @@ SyntheticJob GenerateSyntheticJob(const SyntheticJobOptions& options) {
     out.operators.operators.push_back(record);
     return &out.operators.operators.back();
   };
+  // GPU state: when each device's compute stream is free, and per step its
+  // kernels' time by name.
+  std::vector<int64_t> stream_free(devices, options.start_ns);
+  std::vector<std::map<std::string, std::pair<uint32_t, int64_t>>> kernel_time(devices);
+  auto kernel = [&](uint32_t rank, int64_t start, int64_t end, const std::string& name,
+                    OpClass cls, uint32_t stream, uint64_t step) {
+    OperatorRecord* k = op(rank, start, end, name, cls, step);
+    k->gpu_stream = stream;
+    auto& [count, total] = kernel_time[rank][name];
+    ++count;
+    total += end - start;
+    return k;
+  };
+  // A compute operator's kernel: launched as the operator starts, run when
+  // the stream is free, a little shorter than the operator.
+  auto launch = [&](uint32_t rank, int64_t cpu_start, int64_t cpu_duration, const std::string& name,
+                    uint64_t step) {
+    if (!options.gpu) return int64_t{0};
+    const int64_t start = std::max(cpu_start + 6'000, stream_free[rank]);
+    const int64_t duration = cpu_duration * 7 / 10;
+    kernel(rank, start, start + duration, KernelOf(name), OpClass::kGpuKernel, kComputeStream, step);
+    stream_free[rank] = start + duration;
+    return duration;
+  };
 
   std::vector<int64_t> ready(devices, options.start_ns);
   uint64_t p2p_sequence = 0;
@@ -82,6 +120,7 @@ SyntheticJob GenerateSyntheticJob(const SyntheticJobOptions& options) {
     StepRecord record;
     record.step = step;
     std::vector<DeviceStepRecord> d(devices);
+    std::vector<int64_t> gpu_wait(devices, 0), gpu_transfer(devices, 0);  // NCCL kernels'
     std::vector<int64_t> clock = ready;
     const uint32_t forward_ops = options.compute_ops_per_step / 2;
     const uint32_t backward_ops = options.compute_ops_per_step - forward_ops;
@@ -91,6 +130,15 @@ SyntheticJob GenerateSyntheticJob(const SyntheticJobOptions& options) {
       d[r].start_ns = clock[r];
       d[r].data_wait_ns = static_cast<int64_t>(random.Uniform(300e3, 700e3));
       clock[r] += d[r].data_wait_ns;
+      kernel_time[r].clear();
+      if (options.gpu) {
+        // The batch goes to the device once loaded.
+        const int64_t copy = static_cast<int64_t>(random.Uniform(60e3, 90e3));
+        kernel(r, clock[r], clock[r] + copy, "Memcpy HtoD (Pinned -> Device)", OpClass::kGpuCopy,
+               kCopyStream, step);
+        d[r].h2d_copy_ns = copy;
+        stream_free[r] = std::max(stream_free[r], clock[r] + copy);
+      }
     }
     auto slow = [&](uint32_t r) {
       return options.straggler.has_value() && *options.straggler == r &&
@@ -104,6 +152,7 @@ SyntheticJob GenerateSyntheticJob(const SyntheticJobOptions& options) {
         const int64_t duration =
             static_cast<int64_t>(random.Uniform(40e3, 160e3) * slow(r) * (1 + (i % 3 == 0)));
         op(r, clock[r], clock[r] + duration, names[i % name_count], OpClass::kCompute, step);
+        d[r].gpu_busy_ns += launch(r, clock[r], duration, names[i % name_count], step);
         d[r].compute_ns += duration;
         d[r].flops += static_cast<uint64_t>(duration / slow(r) * 2e3);  // ~2 TFLOP/s nominal
         clock[r] += duration + static_cast<int64_t>(random.Uniform(2e3, 8e3));
@@ -159,11 +208,31 @@ SyntheticJob GenerateSyntheticJob(const SyntheticJobOptions& options) {
           d[r].wait_ns += last - clock[r];
           clock[r] = last + transfer;
         }
+        if (!options.gpu) continue;
+        // The NCCL kernels: each starts when its stream's work before it is
+        // done; all end once the last has started, plus the transfer.
+        int64_t last_kernel = 0;
+        for (uint32_t rep = 0; rep < replicas; ++rep)
+          last_kernel = std::max(last_kernel, stream_free[stage * replicas + rep]);
+        for (uint32_t rep = 0; rep < replicas; ++rep) {
+          const uint32_t r = stage * replicas + rep;
+          const int64_t start = stream_free[r];
+          OperatorRecord* nccl =
+              kernel(r, start, last_kernel + transfer, "ncclDevKernel_AllReduce_Sum_f32_RING_LL",
+                     OpClass::kGpuCollective, kNcclStream, step);
+          nccl->group = intern(group);
+          nccl->group_sequence = step * 100 + c + 1;
+          nccl->bytes = 25 << 20;
+          gpu_wait[r] += last_kernel - start;
+          gpu_transfer[r] += transfer;
+          stream_free[r] = last_kernel + transfer;
+        }
       }
     }
     for (uint32_t r = 0; r < devices; ++r) {
       const int64_t duration = static_cast<int64_t>(random.Uniform(100e3, 150e3));
       op(r, clock[r], clock[r] + duration, "Optimizer.step#SGD.step", OpClass::kCompute, step);
+      d[r].gpu_busy_ns += launch(r, clock[r], duration, "Optimizer.step#SGD.step", step);
       d[r].optimizer_ns = duration;
       d[r].compute_ns += duration;
       clock[r] += duration + 20'000;
@@ -175,6 +244,33 @@ SyntheticJob GenerateSyntheticJob(const SyntheticJobOptions& options) {
       d[r].peak_memory_bytes = (3ull << 30) + (uint64_t{d[r].stage} << 28) +
                                static_cast<uint64_t>(random.Uniform(0, 64e6));
       ready[r] = d[r].end_ns;
+      if (options.gpu) {
+        // Device time: compute kernels and NCCL kernels never overlap here
+        // (one stream each, NCCL after the backward's kernels).
+        DeviceStepRecord& g = d[r];
+        g.has_gpu = true;
+        g.gpu_streams = 3;
+        g.cpu_compute_ns = g.compute_ns;
+        g.cpu_collective_ns = g.collective_ns;
+        g.compute_ns = g.gpu_busy_ns;
+        g.collective_ns = gpu_wait[r] + gpu_transfer[r];
+        g.wait_ns = gpu_wait[r];
+        g.transfer_ns = gpu_transfer[r];
+        const int64_t busy = g.gpu_busy_ns + g.collective_ns + g.h2d_copy_ns;
+        const int64_t idle = std::max<int64_t>(0, g.step_time_ns - busy);
+        g.gpu_idle_data_wait_ns = std::min(idle, g.data_wait_ns);
+        g.gpu_idle_launch_bound_ns = idle - g.gpu_idle_data_wait_ns;
+        g.idle_ns = idle;
+        for (const auto& [name, totals] : kernel_time[r]) {
+          const OpClass cls = name.rfind("nccl", 0) == 0    ? OpClass::kGpuCollective
+                              : name.rfind("Memcpy", 0) == 0 ? OpClass::kGpuCopy
+                                                             : OpClass::kGpuKernel;
+          g.top_kernels.push_back({name, cls, totals.first, totals.second, ""});
+          g.kernels += totals.first;
+        }
+        std::sort(g.top_kernels.begin(), g.top_kernels.end(),
+                  [](const auto& a, const auto& b) { return a.total_ns > b.total_ns; });
+      }
     }
     record.start_ns = INT64_MAX;
     record.end_ns = INT64_MIN;

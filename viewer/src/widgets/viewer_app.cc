@@ -47,6 +47,8 @@ client::ArgParser MakeParser() {
   parser.AddFlag("synthetic-stages", "N", "pipeline stages of the synthetic job", "1");
   parser.AddFlag("synthetic-steps", "N", "steps of the synthetic job", "8");
   parser.AddFlag("straggler", "RANK", "the synthetic job's slow device; -1: none", "3");
+  parser.AddBoolFlag("synthetic-gpu",
+                     "the synthetic job runs on GPUs: kernels, NCCL kernels and copies on streams");
   parser.AddFlag("render", "VIEW",
                  "render offscreen and exit: overview, marey, alerts, jobs, selection, monitoring, "
                  "all (the window) or each (every one, FILE-VIEW.png)");
@@ -67,6 +69,10 @@ client::ArgParser MakeParser() {
                  "Monitoring views); default: loss with --item or --iteration, else performance");
   parser.AddRepeatedFlag("expand", "GROUP", "expand a Marey group, e.g. 'stage 0'");
   parser.AddBoolFlag("raw", "place operators by the devices' raw clocks, not the aligned one");
+  parser.AddFlag("cpu-rows", "MODE",
+                 "Marey rows of the CPU operators of devices with GPU streams: show (a thin row) "
+                 "or hide",
+                 "show");
   parser.AddFlag("from-ms", "MS", "Marey time range start, ms after the first operator");
   parser.AddFlag("to-ms", "MS", "Marey time range end, ms after the first operator");
   parser.AddFlag("history-steps", "N", "live: steps fetched from the collector at start", "50");
@@ -146,6 +152,7 @@ absl::StatusOr<Loaded> LoadSource(const client::ParsedArgs& args) {
       options.straggler = static_cast<uint32_t>(**straggler);
     }
     if (args.Has("job")) options.job_id = *args.Value("job");
+    options.gpu = args.Bool("synthetic-gpu");
     loaded.data = GenerateSyntheticJob(options);
     loaded.source = "synthetic";
     return loaded;
@@ -283,6 +290,11 @@ absl::Status ApplyViewFlags(const client::ParsedArgs& args, bool loss_loaded, Vi
   }
   for (const std::string& group : args.Values("expand")) state->marey.SetExpanded(group, true);
   if (args.Bool("raw")) state->marey.SetRawTimestamps(true);
+  const std::string cpu_rows = args.Value("cpu-rows").value_or("show");
+  if (cpu_rows != "show" && cpu_rows != "hide") {
+    return Fail(absl::StrCat("--cpu-rows: unknown mode '", cpu_rows, "' (expected show or hide)"));
+  }
+  state->marey.SetShowCpuRows(cpu_rows == "show");
   if (args.Has("ranks")) {
     absl::StatusOr<std::vector<uint32_t>> ranks = ParseRanks(*args.Value("ranks"));
     if (!ranks.ok()) return ranks.status();

@@ -2,7 +2,12 @@
 // data-parallel replicas (optionally split into pipeline stages joined by
 // send/recv), each step data wait -> forward -> backward -> all-reduce ->
 // optimizer, one device optionally a straggler (slower compute, so the
-// others wait in the all-reduce) with a matching alert.
+// others wait in the all-reduce) with a matching alert. With `gpu`, every
+// device also runs on a GPU: each compute operator launches a kernel on
+// stream 7, each all-reduce an NCCL kernel on stream 20 (it ends when the
+// last device's kernel has started, plus the transfer), each step begins
+// with a host-to-device copy on stream 9, and the steps carry device time
+// and their top kernels.
 //
 // Usage:
 //   SyntheticJob job = GenerateSyntheticJob({.devices = 8, .straggler = 5});
@@ -35,6 +40,7 @@ struct SyntheticJobOptions {
   int64_t clock_skew_ns = 40'000;  // raw clocks differ by multiples of this
   uint64_t seed = 1;
   int64_t start_ns = 1'700'000'000'000'000'000;
+  bool gpu = false;
 };
 
 using SyntheticJob = JobData;
