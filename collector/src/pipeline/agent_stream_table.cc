@@ -180,11 +180,17 @@ void AgentStreamTable::FinishAll(const absl::Status& status) {
 
 void AgentStreamTable::OnBatch(uint32_t rank, const v1::EventBatch& batch, bool refused,
                                uint64_t bytes, int64_t logged_unix_ns) {
+  OnBatch(rank, batch.sequence(), static_cast<uint64_t>(batch.kind_size()),
+          batch.has_drops() ? &batch.drops() : nullptr, refused, bytes, logged_unix_ns);
+}
+
+void AgentStreamTable::OnBatch(uint32_t rank, uint64_t sequence, uint64_t events,
+                               const v1::DropCounters* drops, bool refused, uint64_t bytes,
+                               int64_t logged_unix_ns) {
   v1::RankStatus& r = ranks_[rank];
   if (refused) {
     r.set_batches_refused(r.batches_refused() + 1);
   } else {
-    const uint64_t events = static_cast<uint64_t>(batch.kind_size());
     r.set_events_received(r.events_received() + events);
     r.set_batches_received(r.batches_received() + 1);
     r.set_bytes_received(r.bytes_received() + bytes);
@@ -192,9 +198,16 @@ void AgentStreamTable::OnBatch(uint32_t rank, const v1::EventBatch& batch, bool 
     bytes_total_ += bytes;
     last_event_unix_ns_ = logged_unix_ns;
   }
-  r.set_last_sequence(batch.sequence());
+  r.set_last_sequence(sequence);
   r.set_last_seen_unix_ns(logged_unix_ns);
-  if (batch.has_drops()) *r.mutable_agent_drops() = batch.drops();
+  if (drops != nullptr) *r.mutable_agent_drops() = *drops;
+  changed_ranks_.insert(rank);
+}
+
+void AgentStreamTable::OnStoreRefused(uint32_t rank, uint64_t events) {
+  v1::RankStatus& r = ranks_[rank];
+  r.set_store_refused_batches(r.store_refused_batches() + 1);
+  r.set_store_refused_events(r.store_refused_events() + events);
   changed_ranks_.insert(rank);
 }
 

@@ -414,16 +414,31 @@ void JobPipeline::DoAppendBatch(uint64_t connection_id, v1::StreamBatch& batch, 
   v1::LogRecord record;
   record.mutable_batch()->Swap(&batch);
   const absl::Status appended = AppendRecord(record);
+  // Counted once durable (or refused by the log), never before: a batch the
+  // disk did not take is not "received".
+  const v1::EventBatch& logged = record.batch().batch();
+  std::optional<v1::DropCounters> drops;
+  if (logged.has_drops()) drops = logged.drops();
+  const uint64_t sequence = logged.sequence();
+  const uint64_t events = static_cast<uint64_t>(logged.kind_size());
+  const int64_t logged_unix_ns = record.logged_unix_ns();
   if (appended.ok()) {
-    const v1::EventBatch& events = record.batch().batch();
-    streams_.OnBatch(rank, events, refused, bytes, record.logged_unix_ns());
-    counters_changed_ = true;
     // A peer going on past a rank whose stream closed may decide its loss.
-    if (!refused && step_progress_.Note(rank, events)) JudgeLosses(NowUnixNs());
+    if (!refused && step_progress_.Note(rank, logged)) JudgeLosses(NowUnixNs());
     if (!refused) Analyse(std::move(record));
   }
-  after_sync_.push_back([appended, durable = std::move(durable)](const absl::Status& sync_status) {
-    durable(appended.ok() ? sync_status : appended);
+  after_sync_.push_back([this, rank, refused, bytes, sequence, events, logged_unix_ns, appended,
+                         drops = std::move(drops),
+                         durable = std::move(durable)](const absl::Status& sync_status) mutable {
+    const absl::Status status = appended.ok() ? sync_status : appended;
+    if (status.ok()) {
+      streams_.OnBatch(rank, sequence, events, drops ? &*drops : nullptr, refused, bytes,
+                       logged_unix_ns);
+    } else {
+      streams_.OnStoreRefused(rank, refused ? 0 : events);
+    }
+    counters_changed_ = true;
+    durable(status);
   });
 }
 

@@ -100,7 +100,14 @@ class AgentStreamTable {
   // A batch logged for `rank`: its counters (refused ones count apart).
   void OnBatch(uint32_t rank, const trainscope::v1::EventBatch& batch, bool refused,
                uint64_t bytes, int64_t logged_unix_ns);
+  // The same from the batch's figures (`drops` may be null: none reported).
+  void OnBatch(uint32_t rank, uint64_t sequence, uint64_t events,
+               const trainscope::v1::DropCounters* drops, bool refused, uint64_t bytes,
+               int64_t logged_unix_ns);
   void SetDrops(uint32_t rank, const trainscope::v1::DropCounters& drops);
+  // A batch for `rank` that the log could not store (disk full, failing):
+  // counted apart, never as received.
+  void OnStoreRefused(uint32_t rank, uint64_t events);
 
   // Sends a clock probe to every acknowledged stream; unanswered probes are
   // forgotten after a few.
