@@ -403,8 +403,12 @@ void StepAssembler::OnStepMark(uint32_t rank, Device& d, const DeviceEvent& e) {
   DeviceStepBuffer* ended = nullptr;
   uint64_t ended_step = 0;
   const bool first_mark = !d.has_mark;
+  // The first mark: what arrived before it but happened at or after it
+  // (another thread's event, work launched after it) is the new step's.
+  DeviceStepBuffer after_mark;
   if (first_mark) {
     std::unique_ptr<DeviceStepBuffer> prelude = std::move(d.prelude);
+    MoveFrom(prelude.get(), at, &after_mark);
     const bool empty = prelude->events.empty() && prelude->flops == 0 &&
                        std::none_of(prelude->phase_seen.begin(), prelude->phase_seen.end(),
                                     [](bool seen) { return seen; });
@@ -440,16 +444,17 @@ void StepAssembler::OnStepMark(uint32_t rank, Device& d, const DeviceEvent& e) {
     b->start_raw_ns = at;
     d.current = b;
     d.spans.push_back({at, next, b});
-    // The first mark: what arrived before it but happened after it (another
-    // thread's event, work launched after it) is the new step's.
-    if (first_mark && ended != nullptr) MoveFrom(ended, at, b);
+    MoveFrom(&after_mark, std::numeric_limits<int64_t>::min(), b);
   } else {
     d.current = nullptr;
+    stats_.events_late += after_mark.events.size();
+    buffered_events_ -= after_mark.events.size();
   }
   TryClose();
 }
 
 void StepAssembler::MoveFrom(DeviceStepBuffer* from, int64_t at, DeviceStepBuffer* to) {
+  if (from->events.empty() && from->host_syncs.empty()) return;
   std::vector<DeviceEvent> events = std::move(from->events);
   from->events.clear();
   from->gpu_events = from->gpu_collectives = 0;

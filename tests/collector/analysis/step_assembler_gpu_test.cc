@@ -254,5 +254,20 @@ TEST_F(StepAssemblerGpuTest, WhatArrivesBeforeTheFirstMarkButHappensAfterItIsThe
   EXPECT_EQ(Step(1)->operators.size(), 2u);
 }
 
+// ... and when nothing before the first mark happened before it, there is
+// no step before it at all (not one from 0 to the mark).
+TEST_F(StepAssemblerGpuTest, APreludeThatAllHappensAfterTheFirstMarkIsNoStep) {
+  Make(1);
+  assembler_->Add(0, Op(mm_, 1500, 1600, /*thread=*/2));
+  assembler_->Add(0, Mark(1, 1000));
+  assembler_->Add(0, Op(mm_, 1100, 1200));
+  assembler_->Add(0, Mark(2, 2000));
+  assembler_->Add(0, Op(mm_, 2100, 2200));
+  EXPECT_EQ(Step(0), nullptr);
+  ASSERT_NE(Step(1), nullptr);
+  EXPECT_EQ(Device(*Step(1), 0)->cpu_compute_ns(), 200);
+  EXPECT_EQ(assembler_->stats().buffered_events, 1u);  // step 2's
+}
+
 }  // namespace
 }  // namespace trainscope::collector
