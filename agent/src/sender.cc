@@ -15,11 +15,12 @@ namespace trainscope::agent {
 
 namespace {
 
-// Planning figures for a batch in memory: columns take at most 56 bytes per
-// event (collectives; 40 for others) and a message carries fixed overhead and
-// its strings. The exact size is checked after encoding; these keep that check
-// from discarding drained records in the common case.
-constexpr uint64_t kPlannedBytesPerEvent = 64;
+// Planning figures for a batch in memory: columns take at most 84 bytes per
+// event (GPU collectives; 56 for CPU collectives, 68 for other GPU events, 40
+// for the rest) and a message carries fixed overhead and its strings. The
+// exact size is checked after encoding; these keep that check from discarding
+// drained records in the common case.
+constexpr uint64_t kPlannedBytesPerEvent = 96;
 constexpr uint64_t kPlannedBytesPerBatch = 4096;
 // Keeps a batch's string table well under kMaxMessageBytes.
 constexpr size_t kMaxStringsPerBatch = (kMaxMessageBytes / 4) / Agent::kMaxStringBytes;
