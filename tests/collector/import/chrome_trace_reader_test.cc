@@ -143,5 +143,53 @@ TEST_F(ChromeTraceReaderTest, ReadsAcrossChunkBoundaries) {
   EXPECT_EQ(reader.bytes(), text.size());
 }
 
+TEST_F(ChromeTraceReaderTest, MetadataAfterTheEventsFlowsGpuArgsAndExactNanoseconds) {
+  // AMD's writer (and others) put distributedInfo and the like after the events.
+  ChromeTraceReader reader(Write("late.json", R"({
+    "schemaVersion": 1,
+    "deviceProperties": [{"id": 0, "name": "NVIDIA A100", "totalGlobalMem": 42297524224,
+                          "computeMajor": 8, "computeMinor": 0, "numSms": 108}],
+    "traceEvents": [
+      {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7,
+       "ts": 1712195495519689.123456, "dur": 2.5,
+       "args": {"device": 0, "stream": 7, "correlation": 18446744073709551, "bytes": 12}},
+      {"ph": "X", "cat": "cuda_runtime", "name": "hipMemcpyWithStream", "pid": 5, "tid": 5,
+       "ts": 1, "dur": 1, "args": {"stream": "0x0", "correlation": 3, "flops": 1000}},
+      {"ph": "f", "id": 3, "pid": 0, "tid": 7, "ts": 2, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+      {"ph": "s", "id": 4, "pid": 5, "tid": 5, "ts": 1, "cat": "async_cpu_to_gpu", "name": "a"},
+      {"ph": "s", "id": 1, "pid": 5, "tid": 5, "ts": 1, "cat": "fwdbwd", "name": "fwdbwd"},
+      {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 5, "tid": 5, "ts": 3,
+       "dur": 1, "args": {"In msg nelems": 10, "Out msg nelems": 20, "dtype": "Float"}}
+    ],
+    "distributedInfo": {"backend": "nccl", "rank": 5, "world_size": 8, "hostname": "node-7"}
+  })"));
+  std::vector<TraceEvent> events;
+  ASSERT_TRUE(ReadAll(reader, &events).ok());
+  ASSERT_EQ(events.size(), 5u);  // the fwdbwd flow is skipped
+  EXPECT_EQ(events[0].ts_ns, 1712195495519689123);  // a double would round it
+  EXPECT_EQ(events[0].dur_ns, 2500);
+  EXPECT_EQ(events[0].device, 0);
+  EXPECT_EQ(events[0].stream, 7);
+  EXPECT_EQ(events[0].correlation, 18446744073709551u);
+  EXPECT_EQ(events[0].bytes, 12u);
+  EXPECT_FALSE(events[1].stream.has_value()) << "a runtime call's \"0x0\" is not a stream";
+  EXPECT_EQ(events[1].flops, 1000u);
+  EXPECT_EQ(events[2].phase, TraceEvent::Phase::kFlowEnd);
+  EXPECT_EQ(events[2].flow_id, 3u);
+  EXPECT_EQ(events[3].phase, TraceEvent::Phase::kFlowStart);
+  EXPECT_EQ(events[4].in_nelems, 10u);
+  EXPECT_EQ(events[4].out_nelems, 20u);
+  EXPECT_EQ(events[4].dtype, "Float");
+  const TraceMetadata& meta = reader.metadata();
+  EXPECT_EQ(meta.rank, 5u);
+  EXPECT_EQ(meta.world_size, 8u);
+  EXPECT_EQ(meta.host, "node-7");
+  ASSERT_EQ(meta.gpus.size(), 1u);
+  EXPECT_EQ(meta.gpus[0].name, "NVIDIA A100");
+  EXPECT_EQ(meta.gpus[0].total_memory, 42297524224u);
+  EXPECT_EQ(meta.gpus[0].multiprocessors, 108u);
+  EXPECT_EQ(meta.gpus[0].compute_major, 8);
+}
+
 }  // namespace
 }  // namespace trainscope::collector

@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "trainscope/collector/offline/stored_job_analysis.h"
+#include "trainscope/collector/store/log_reader.h"
 
 namespace trainscope::collector {
 namespace {
@@ -113,6 +114,83 @@ TEST_F(TraceImporterTest, DistributedInfoWinsOverANumberInTheFileName) {
   ASSERT_TRUE(analyzer.ok()) << analyzer.status();
   ASSERT_EQ((*analyzer)->hosts().size(), 1u);
   EXPECT_EQ((*analyzer)->hosts().begin()->first, 1u);
+}
+
+TEST_F(TraceImporterTest, KernelsWithoutCorrelationLinkByFlowsAndCarryTheirOperatorsFlops) {
+  // Two launches inside aten::mm (with_flops): the first kernel gets the
+  // FLOPs. The kernels carry no args.correlation: ac2g flows link them. A
+  // third kernel has neither and is kept with correlation 0. The file comes
+  // out of time order (kernels first), as Kineto writes it.
+  const std::string path = (dir_ / "flows.json").string();
+  std::ofstream(path) << R"({"traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "gemm", "pid": 0, "tid": 7, "ts": 120, "dur": 30,
+     "args": {"device": 0, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "gemm_tail", "pid": 0, "tid": 7, "ts": 160, "dur": 5,
+     "args": {"device": 0, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "orphan", "pid": 0, "tid": 9, "ts": 170, "dur": 5,
+     "args": {"device": 0, "stream": 9}},
+    {"ph": "f", "id": 11, "pid": 0, "tid": 7, "ts": 120, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+    {"ph": "f", "id": 12, "pid": 0, "tid": 7, "ts": 160, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+    {"ph": "X", "cat": "gpu_user_annotation", "name": "## fwd ##", "pid": 0, "tid": 7, "ts": 100,
+     "dur": 90},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 42, "tid": 42, "ts": 100, "dur": 40,
+     "args": {"flops": 5000}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 42, "tid": 42,
+     "ts": 105, "dur": 5},
+    {"ph": "s", "id": 11, "pid": 42, "tid": 42, "ts": 105, "cat": "ac2g", "name": "ac2g"},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 42, "tid": 42,
+     "ts": 115, "dur": 5},
+    {"ph": "s", "id": 12, "pid": 42, "tid": 42, "ts": 115, "cat": "ac2g", "name": "ac2g"}
+  ], "distributedInfo": {"rank": 2, "world_size": 4}})";
+  auto importer = TraceImporter::Create({.data_dir = dir_, .job_id = "f", .fsync = false});
+  ASSERT_TRUE((*importer)->Import({{.path = path}}).ok());
+  const TraceMappingStats& m = (*importer)->stats().mapping;
+  EXPECT_EQ(m.kernels, 3u);
+  EXPECT_EQ(m.gpu_linked, 2u);
+  EXPECT_EQ(m.gpu_unlinked, 1u);
+  EXPECT_EQ(m.gpu_annotations_skipped, 1u);
+  EXPECT_EQ(m.runtime_calls, 2u);
+
+  struct Gpu {
+    std::string name;
+    uint64_t value, correlation;
+    int64_t delta;
+    std::string op;
+  };
+  std::vector<Gpu> gpu;
+  uint32_t rank = 99;
+  absl::StatusOr<LogReader> reader = LogReader::Open(dir_ / "jobs" / "f");
+  ASSERT_TRUE(reader.ok());
+  ASSERT_TRUE(reader
+                  ->ForEach(
+                      [&](const v1::LogRecord& r) {
+                        if (r.has_stream_opened()) rank = r.stream_opened().hello().rank();
+                        if (!r.has_batch()) return true;
+                        const v1::EventBatch& b = r.batch().batch();
+                        for (int i = 0, g = 0; i < b.kind_size(); ++i) {
+                          if (b.kind(i) != v1::EVENT_KIND_GPU_KERNEL) continue;
+                          gpu.push_back({b.strings(b.name(i)), b.value(i), b.gpu_correlation(g),
+                                         b.gpu_launch_delta_ns(g),
+                                         b.gpu_correlation(g) ? b.strings(b.gpu_launch_op(g))
+                                                              : ""});
+                          ++g;
+                        }
+                        return true;
+                      },
+                      nullptr)
+                  .ok());
+  EXPECT_EQ(rank, 2u) << "distributedInfo after the events";
+  ASSERT_EQ(gpu.size(), 3u);
+  EXPECT_EQ(gpu[0].name, "gemm");
+  EXPECT_EQ(gpu[0].correlation, 11u);
+  EXPECT_EQ(gpu[0].value, 5000u) << "the operator's FLOPs, on its first kernel";
+  EXPECT_EQ(gpu[0].delta, -15'000);
+  EXPECT_EQ(gpu[0].op, "aten::mm");
+  EXPECT_EQ(gpu[1].correlation, 12u);
+  EXPECT_EQ(gpu[1].value, 0u);
+  EXPECT_EQ(gpu[1].op, "aten::mm");
+  EXPECT_EQ(gpu[2].name, "orphan");
+  EXPECT_EQ(gpu[2].correlation, 0u);
 }
 
 }  // namespace
