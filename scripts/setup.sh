@@ -16,6 +16,8 @@ PACKAGES=(
   # PyTorch plugin and real training data
   python3-torch libtorch-dev pybind11-dev python3-dev python3-numpy python3-sklearn python3-pytest
   dataset-fashion-mnist gdb
+  # the relocatable agent bundle (scripts/bundle_agent.sh)
+  patchelf
   # fuzzing
   clang-14 libclang-rt-14-dev
 )
