@@ -77,7 +77,7 @@ void PrintLines(const std::vector<v1::Alert>& alerts, bool json, const CommandCo
 // little after the job finished, was halted or was lost.
 int Follow(const std::string& job, v1::AlertQuery query, const client::ConnectionOptions& conn,
            absl::Time end, const CommandContext& ctx) {
-  client::ZmqFeedSource source(conn.feed, conn.snapshot, ctx.stop);
+  client::ZmqFeedSource source(conn.feed, conn.snapshot, ctx.stop, conn.security);
   client::FeedFollower follower(&source, job, conn.timeout);
   uint64_t last_id = query.after_alert_id();
   std::set<std::pair<uint64_t, int>> printed;  // (id, state): a resnapshot repeats nothing
@@ -220,7 +220,7 @@ int RunAlertsCommand(const std::vector<std::string>& args, const CommandContext&
   } else if (data_dir) {
     alerts = AskAlertIndex(*data_dir, job, query);
   } else {
-    client::ZmqFeedSource source(conn->feed, conn->snapshot, nullptr);
+    client::ZmqFeedSource source(conn->feed, conn->snapshot, nullptr, conn->security);
     alerts = AskLiveAlerts(source, job, query, conn->timeout);
   }
   if (!alerts.ok()) return Fail(ctx, "alerts", alerts.status());
@@ -266,7 +266,7 @@ int RunPolicyCommand(const std::vector<std::string>& args, const CommandContext&
   if (off && policy->enabled()) {
     return UsageError(ctx, "policy", "--off and a new policy do not mix");
   }
-  client::CommandsClient client(conn->collector, conn->timeout);
+  client::CommandsClient client(conn->collector, conn->timeout, conn->security);
   if (!off && !policy->enabled()) {
     absl::StatusOr<v1::JobStatus> status = client.GetJobStatus(job);
     if (!status.ok()) return Fail(ctx, "policy", status.status());

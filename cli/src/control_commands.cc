@@ -65,7 +65,7 @@ int RunHaltCommand(const std::vector<std::string>& args, const CommandContext& c
   request.set_token(token->token);
   request.set_reason(*reason);
   request.set_requested_by(ctx.requested_by);
-  client::CommandsClient client(conn->collector, conn->timeout);
+  client::CommandsClient client(conn->collector, conn->timeout, conn->security);
   absl::StatusOr<trainscope::v1::CommandReply> reply = client.Halt(request);
   if (!reply.ok()) return Fail(ctx, "halt", reply.status());
   if (conn->json) {
@@ -118,7 +118,7 @@ int RunRecordingCommand(bool enabled, const std::vector<std::string>& args,
   request.set_enabled(enabled);
   request.set_sampling_period(static_cast<uint32_t>(sampling->value_or(0)));
   request.set_loss_contribution(loss_contribution);
-  client::CommandsClient client(conn->collector, conn->timeout);
+  client::CommandsClient client(conn->collector, conn->timeout, conn->security);
   absl::StatusOr<trainscope::v1::CommandReply> reply = client.SetRecording(request);
   if (!reply.ok()) return Fail(ctx, name, reply.status());
   if (conn->json) {

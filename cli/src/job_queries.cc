@@ -23,7 +23,7 @@ absl::StatusOr<v1::FeedSnapshot> AskAnalysis(const std::optional<std::string>& d
     if (!analyzer.ok()) return analyzer.status();
     return (*analyzer)->Answer(request);
   }
-  client::ZmqFeedSource source(conn.feed, conn.snapshot, nullptr);
+  client::ZmqFeedSource source(conn.feed, conn.snapshot, nullptr, conn.security);
   absl::StatusOr<v1::FeedSnapshot> reply = source.Request(request, conn.timeout);
   if (reply.ok() && !reply->error().empty()) {
     return absl::FailedPreconditionError(reply->error());

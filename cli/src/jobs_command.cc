@@ -20,7 +20,7 @@ int RunJobsCommand(const std::vector<std::string>& args, const CommandContext& c
       client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, "jobs", conn.status().message());
 
-  client::CommandsClient client(conn->collector, conn->timeout);
+  client::CommandsClient client(conn->collector, conn->timeout, conn->security);
   absl::StatusOr<trainscope::v1::ListJobsResponse> jobs = client.ListJobs();
   if (!jobs.ok()) return Fail(ctx, "jobs", jobs.status());
   if (conn->json) {
@@ -47,7 +47,7 @@ int RunStatusCommand(const std::vector<std::string>& args, const CommandContext&
     return UsageError(ctx, "status", s.message());
   }
 
-  client::CommandsClient client(conn->collector, conn->timeout);
+  client::CommandsClient client(conn->collector, conn->timeout, conn->security);
   absl::StatusOr<trainscope::v1::JobStatus> status = client.GetJobStatus(job);
   if (!status.ok()) return Fail(ctx, "status", status.status());
   if (conn->json) {

@@ -209,7 +209,8 @@ absl::StatusOr<LogReplayer::Summary> LogReplayer::Run(const Options& options) {
   arguments.SetMaxReceiveMessageSize(kMaxMessageBytes);
   arguments.SetMaxSendMessageSize(kMaxMessageBytes);
   std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateCustomChannel(options.collector, grpc::InsecureChannelCredentials(), arguments);
+      grpc::CreateCustomChannel(options.collector, options.security.ChannelCredentials(&arguments),
+                                arguments);
   std::unique_ptr<trainscope::v1::AgentService::Stub> stub =
       trainscope::v1::AgentService::NewStub(channel);
 

@@ -47,6 +47,7 @@ int RunReplayCommand(const std::vector<std::string>& args, const CommandContext&
   LogReplayer::Options options;
   options.log_dir = *parsed.Positional("LOGDIR");
   options.collector = conn->collector;
+  options.security = conn->security;
   options.as_job = as_job;
   options.job_token = parsed.Value("token").value_or("");
   options.speed = speed->value_or(0);

@@ -261,7 +261,7 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandContext&
   if (data_dir) {
     alerts = AskAlertIndex(*data_dir, job, v1::AlertQuery());
   } else {
-    client::ZmqFeedSource source(conn->feed, conn->snapshot, nullptr);
+    client::ZmqFeedSource source(conn->feed, conn->snapshot, nullptr, conn->security);
     alerts = AskLiveAlerts(source, job, v1::AlertQuery(), conn->timeout);
   }
   if (!alerts.ok()) return Fail(ctx, "report", alerts.status());

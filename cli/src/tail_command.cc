@@ -78,7 +78,7 @@ int RunTailCommand(const std::vector<std::string>& args, const CommandContext& c
       duration->has_value() ? start + absl::Seconds(**duration) : absl::InfiniteFuture();
   const absl::Duration quiet_limit = absl::Seconds(quiet_after->value_or(5));
 
-  client::ZmqFeedSource source(conn->feed, conn->snapshot, ctx.stop);
+  client::ZmqFeedSource source(conn->feed, conn->snapshot, ctx.stop, conn->security);
   client::FeedFollower follower(&source, job, conn->timeout);
   UpdateFormatter formatter(ctx.time_zone);
   int64_t printed = 0;

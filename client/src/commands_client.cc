@@ -19,17 +19,21 @@ absl::Status FromGrpcStatus(const grpc::Status& status) {
   return absl::Status(static_cast<absl::StatusCode>(status.error_code()), status.error_message());
 }
 
-CommandsClient::CommandsClient(std::string target, absl::Duration timeout)
-    : target_(std::move(target)), timeout_(timeout) {
+CommandsClient::CommandsClient(std::string target, absl::Duration timeout,
+                               ClientSecurity security)
+    : target_(std::move(target)), timeout_(timeout), security_(std::move(security)) {
   grpc::ChannelArguments arguments;
   arguments.SetMaxReceiveMessageSize(kMaxMessageBytes);
   arguments.SetMaxSendMessageSize(kMaxMessageBytes);
-  channel_ = grpc::CreateCustomChannel(target_, grpc::InsecureChannelCredentials(), arguments);
+  channel_ = grpc::CreateCustomChannel(target_, security_.ChannelCredentials(&arguments), arguments);
   stub_ = trainscope::v1::Commands::NewStub(channel_);
 }
 
 void CommandsClient::PrepareContext(grpc::ClientContext* context) const {
   context->set_deadline(std::chrono::system_clock::now() + absl::ToChronoNanoseconds(timeout_));
+  if (!security_.read_token.empty()) {
+    context->AddMetadata("trainscope-read-token", security_.read_token);
+  }
 }
 
 absl::Status CommandsClient::ToStatus(const grpc::Status& status) const {
@@ -41,7 +45,15 @@ absl::Status CommandsClient::ToStatus(const grpc::Status& status) const {
   const bool connected = channel_->GetState(/*try_to_connect=*/false) == GRPC_CHANNEL_READY;
   if (!connected && (status.error_code() == grpc::StatusCode::UNAVAILABLE ||
                      status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED)) {
-    return absl::UnavailableError(CannotReachCollectorMessage(target_));
+    std::string message = CannotReachCollectorMessage(target_);
+    if (!status.error_message().empty()) absl::StrAppend(&message, "; gRPC: ", status.error_message());
+    absl::StrAppend(&message, security_.grpc_credentials == nullptr
+                                  ? "; a collector with TLS refuses plaintext clients: give "
+                                    "--tls-ca (TRAINSCOPE_TLS_CA), and --tls-cert/--tls-key for "
+                                    "mutual TLS"
+                                  : "; with TLS: check --tls-ca, --tls-cert, --tls-key and "
+                                    "--tls-server-name against the collector's certificates");
+    return absl::UnavailableError(message);
   }
   if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
     return absl::DeadlineExceededError(

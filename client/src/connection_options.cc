@@ -39,6 +39,7 @@ void ConnectionOptions::AddFlags(ArgParser* parser, bool with_feed) {
   parser->AddFlag("timeout", "SECONDS", "deadline for each request to the collector",
                   absl::StrCat(kDefaultTimeoutSeconds));
   parser->AddBoolFlag("json", "print machine-readable JSON instead of text");
+  ClientSecurity::AddFlags(parser);
 }
 
 absl::StatusOr<ConnectionOptions> ConnectionOptions::Resolve(const ParsedArgs& args,
@@ -57,6 +58,9 @@ absl::StatusOr<ConnectionOptions> ConnectionOptions::Resolve(const ParsedArgs& a
   if (!timeout.ok()) return timeout.status();
   if (timeout->has_value()) options.timeout = absl::Seconds(**timeout);
   options.json = args.Bool("json");
+  absl::StatusOr<ClientSecurity> security = ClientSecurity::Resolve(args, env);
+  if (!security.ok()) return security.status();
+  options.security = std::move(*security);
   return options;
 }
 

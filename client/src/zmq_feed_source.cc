@@ -6,18 +6,21 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "zmq_handshake_monitor.h"
 #include "zmq_sockets.h"
 
 namespace trainscope::client {
 
 ZmqFeedSource::ZmqFeedSource(std::string feed_endpoint, std::string snapshot_endpoint,
-                             const std::atomic<bool>* stop)
+                             const std::atomic<bool>* stop, ClientSecurity security)
     : feed_endpoint_(std::move(feed_endpoint)),
       stop_(stop),
-      snapshots_(std::move(snapshot_endpoint), stop),
+      security_(std::move(security)),
+      snapshots_(std::move(snapshot_endpoint), stop, security_),
       context_(1) {}
 
 ZmqFeedSource::~ZmqFeedSource() {
+  monitor_.reset();
   subscriber_.reset();
   context_.close();
 }
@@ -26,12 +29,16 @@ absl::Status ZmqFeedSource::Subscribe(const std::string& topic_prefix) {
   try {
     if (subscriber_ == nullptr) {
       auto socket = std::make_unique<zmq::socket_t>(context_, zmq::socket_type::sub);
-      ConfigureSocket(socket.get(), feed_endpoint_);
+      ConfigureSocket(socket.get(), feed_endpoint_, security_);
+      // After the socket: if connect throws, it stops monitoring before the socket closes.
+      auto monitor = std::make_unique<ZmqHandshakeMonitor>(
+          &context_, socket.get(), absl::StrCat("the live feed at ", feed_endpoint_));
       // Deep enough to ride out a burst while the terminal is slow; past it
       // ZeroMQ drops and the follower sees a gap and re-snapshots.
       socket->set(zmq::sockopt::rcvhwm, 100000);
       socket->connect(feed_endpoint_);
       subscriber_ = std::move(socket);
+      monitor_ = std::move(monitor);
     }
     subscriber_->set(zmq::sockopt::subscribe, topic_prefix);
   } catch (const zmq::error_t& error) {
@@ -47,6 +54,10 @@ absl::StatusOr<std::optional<trainscope::v1::FeedUpdate>> ZmqFeedSource::Receive
   if (subscriber_ == nullptr) return absl::FailedPreconditionError("Receive before Subscribe");
   try {
     if (!WaitReadable(subscriber_.get(), timeout, stop_)) {
+      // Silence from a feed that refused the handshake is an error, not a quiet job.
+      if (std::optional<std::string> failure = monitor_->Failure(); failure.has_value()) {
+        return absl::UnauthenticatedError(*failure);
+      }
       return std::optional<trainscope::v1::FeedUpdate>();
     }
     std::vector<zmq::message_t> frames;

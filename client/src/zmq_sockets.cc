@@ -15,8 +15,14 @@ constexpr absl::Duration kStopCheckInterval = absl::Milliseconds(100);
 
 }  // namespace
 
-void ConfigureSocket(zmq::socket_t* socket, const std::string& endpoint) {
+void ConfigureSocket(zmq::socket_t* socket, const std::string& endpoint,
+                     const ClientSecurity& security) {
   socket->set(zmq::sockopt::linger, 0);
+  if (!security.curve_server_key.empty() && security.curve_client.has_value()) {
+    socket->set(zmq::sockopt::curve_serverkey, security.curve_server_key);
+    socket->set(zmq::sockopt::curve_publickey, security.curve_client->public_key);
+    socket->set(zmq::sockopt::curve_secretkey, security.curve_client->secret_key);
+  }
   socket->set(zmq::sockopt::maxmsgsize, static_cast<int64_t>(kMaxMessageBytes));
   if (endpoint.find('[') != std::string::npos) socket->set(zmq::sockopt::ipv6, 1);
 }

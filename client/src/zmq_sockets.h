@@ -16,12 +16,14 @@
 #include <zmq.hpp>
 
 #include "absl/time/time.h"
+#include "trainscope/client/client_security.h"
 
 namespace trainscope::client {
 
 // Linger 0 (closing never blocks), the protocol's message size cap, IPv6 for
-// a bracketed address.
-void ConfigureSocket(zmq::socket_t* socket, const std::string& endpoint);
+// a bracketed address, and CURVE when `security` has the collector's key.
+void ConfigureSocket(zmq::socket_t* socket, const std::string& endpoint,
+                     const ClientSecurity& security = {});
 
 // Waits until `socket` is readable, `timeout` passes or `stop` (may be null)
 // is raised, checking `stop` every 100 ms. Returns whether it is readable.

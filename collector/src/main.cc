@@ -75,6 +75,22 @@ ABSL_FLAG(std::string, port_file, "",
           "once everything listens");
 ABSL_FLAG(int, max_queued_mb, 256,
           "bound on received batches not yet durable, over all streams (memory bound)");
+// Transport security (docs/security.md).
+ABSL_FLAG(std::string, tls_cert, "", "TLS on the gRPC port: the collector's certificate (PEM)");
+ABSL_FLAG(std::string, tls_key, "", "TLS on the gRPC port: its private key (PEM)");
+ABSL_FLAG(std::string, tls_client_ca, "",
+          "mutual TLS: agents and clients must show a certificate this CA (PEM) signed");
+ABSL_FLAG(std::string, curve_secret_key, "",
+          "CURVE on the feed and snapshot ports: the collector's secret key file "
+          "(trainscope-curve-keygen writes one)");
+ABSL_FLAG(std::string, curve_client_keys, "",
+          "CURVE: only the clients whose public keys this file lists (one per line) may connect");
+ABSL_FLAG(std::string, read_token_file, "",
+          "ListJobs and GetJobStatus need this token (the CLI's --read-token-file)");
+ABSL_FLAG(bool, insecure, false,
+          "serve beyond loopback without encryption and without gating reads (trusted "
+          "networks only); without it a non-loopback --listen, --feed, --snapshot or "
+          "--metrics-host needs the flags above");
 
 namespace {
 
@@ -239,6 +255,12 @@ int main(int argc, char** argv) {
   options.rules = std::move(rules);
   options.halt_policy = *halt_policy;
   options.max_queued_bytes = static_cast<uint64_t>(queued_mb) << 20;
+  options.tls = {absl::GetFlag(FLAGS_tls_cert), absl::GetFlag(FLAGS_tls_key),
+                 absl::GetFlag(FLAGS_tls_client_ca)};
+  options.curve_secret_key_file = absl::GetFlag(FLAGS_curve_secret_key);
+  options.curve_client_keys_file = absl::GetFlag(FLAGS_curve_client_keys);
+  options.read_token_file = absl::GetFlag(FLAGS_read_token_file);
+  options.insecure = absl::GetFlag(FLAGS_insecure);
 
   auto server = trainscope::collector::CollectorServer::Start(options);
   if (!server.ok()) return Fail(std::string(server.status().message()));

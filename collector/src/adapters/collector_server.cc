@@ -6,13 +6,18 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "grpcpp/grpcpp.h"
 #include "trainscope/collector/adapters/grpc_agent_service.h"
 #include "trainscope/collector/adapters/grpc_commands_service.h"
+#include "trainscope/security/curve_keys.h"
+#include "trainscope/security/listen_exposure.h"
 
 namespace trainscope::collector {
 namespace {
@@ -51,6 +56,68 @@ absl::Status CheckDataDir(const std::filesystem::path& data_dir) {
   return absl::OkStatus();
 }
 
+// A port beyond loopback must be encrypted and its reads gated, unless
+// --insecure: job data (operators, steps, loss reports) is the user's.
+absl::Status CheckExposure(const CollectorServerOptions& options) {
+  if (options.insecure) return absl::OkStatus();
+  constexpr absl::string_view kOr =
+      ", or --insecure to serve it unencrypted on a network you trust (docs/security.md)";
+  if (!security::IsLoopbackGrpcAddress(options.listen)) {
+    if (!options.tls.enabled()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--listen ", options.listen,
+          " is beyond loopback: refusing to serve agents and commands without TLS; give "
+          "--tls-cert and --tls-key (and --tls-client-ca for mutual TLS)",
+          kOr));
+    }
+    if (!options.tls.mutual() && options.read_token_file.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "--listen ", options.listen,
+          " is beyond loopback: refusing to let anyone read the jobs; give --tls-client-ca "
+          "(mutual TLS: only clients with a certificate it signed) or --read-token-file",
+          kOr));
+    }
+  }
+  for (const auto& [endpoint, flag] :
+       {std::pair<const std::string&, absl::string_view>{options.feed, "--feed"},
+        std::pair<const std::string&, absl::string_view>{options.snapshot, "--snapshot"}}) {
+    if (security::IsLoopbackZmqEndpoint(endpoint)) continue;
+    if (options.curve_secret_key_file.empty() || options.curve_client_keys_file.empty()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          flag, " ", endpoint,
+          " is beyond loopback: refusing to publish job data without CURVE; give "
+          "--curve-secret-key (the collector's key, from trainscope-curve-keygen) and "
+          "--curve-client-keys (the public keys of the viewers and CLIs allowed)",
+          kOr));
+    }
+  }
+  if (!options.metrics.empty() && !security::IsLoopbackGrpcAddress(options.metrics)) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "--metrics-host: ", options.metrics,
+        " is beyond loopback and the metrics endpoint has no encryption or authentication: "
+        "keep it on 127.0.0.1 behind a proxy that has them",
+        kOr));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) {
+    return absl::InvalidArgumentError(absl::StrCat("--read-token-file: cannot read '", path,
+                                                   "': ", std::strerror(errno)));
+  }
+  std::ostringstream contents;
+  contents << in.rdbuf();
+  std::string token(absl::StripAsciiWhitespace(contents.str()));
+  if (token.size() < 16) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--read-token-file: '", path, "' holds ", token.size(),
+                     " characters; expected a token of at least 16 (e.g. `openssl rand -hex 32`)"));
+  }
+  return token;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
@@ -63,6 +130,36 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
         absl::StrCat("--max-message-bytes: ", options.max_message_bytes,
                      " is too small; expected at least 1024"));
   }
+  if (absl::Status s = CheckExposure(options); !s.ok()) return s;
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials =
+      security::MakeServerCredentials(options.tls);
+  if (!credentials.ok()) return credentials.status();
+  std::string read_token;
+  if (!options.read_token_file.empty()) {
+    absl::StatusOr<std::string> token = ReadTokenFile(options.read_token_file);
+    if (!token.ok()) return token.status();
+    read_token = std::move(*token);
+  }
+  ZmqFeedPublisher::Options feed_options;
+  feed_options.feed_endpoint = options.feed;
+  feed_options.snapshot_endpoint = options.snapshot;
+  if (!options.curve_secret_key_file.empty()) {
+    absl::StatusOr<security::CurveKeyPair> curve =
+        security::LoadCurveSecretKeyFile(options.curve_secret_key_file, "--curve-secret-key");
+    if (!curve.ok()) return curve.status();
+    feed_options.curve = std::move(*curve);
+  }
+  if (!options.curve_client_keys_file.empty()) {
+    if (!feed_options.curve.has_value()) {
+      return absl::InvalidArgumentError(
+          "--curve-client-keys needs --curve-secret-key: the client list gates CURVE "
+          "handshakes, and without the collector's own key there are none");
+    }
+    absl::StatusOr<std::set<std::string>> clients =
+        security::LoadCurvePublicKeyList(options.curve_client_keys_file, "--curve-client-keys");
+    if (!clients.ok()) return clients.status();
+    feed_options.curve_clients = std::move(*clients);
+  }
   if (absl::Status s = CheckDataDir(options.data_dir); !s.ok()) return s;
 
   std::unique_ptr<CollectorServer> server(new CollectorServer());
@@ -70,9 +167,6 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   server->counters_ = std::make_unique<BadInputCounters>();
   server->budget_ = std::make_unique<IngestBudget>(options.max_queued_bytes);
 
-  ZmqFeedPublisher::Options feed_options;
-  feed_options.feed_endpoint = options.feed;
-  feed_options.snapshot_endpoint = options.snapshot;
   absl::StatusOr<std::unique_ptr<ZmqFeedPublisher>> publisher =
       ZmqFeedPublisher::Bind(feed_options);
   if (!publisher.ok()) return publisher.status();
@@ -116,11 +210,11 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   session_options.max_in_flight = options.max_in_flight_per_stream;
   server->agent_service_ = std::make_unique<GrpcAgentService>(
       registry, server->budget_.get(), server->counters_.get(), session_options);
-  server->commands_service_ = std::make_unique<GrpcCommandsService>(registry);
+  server->commands_service_ = std::make_unique<GrpcCommandsService>(registry, read_token);
 
   grpc::ServerBuilder builder;
   int selected_port = 0;
-  builder.AddListeningPort(options.listen, grpc::InsecureServerCredentials(), &selected_port);
+  builder.AddListeningPort(options.listen, *credentials, &selected_port);
   builder.RegisterService(server->agent_service_.get());
   builder.RegisterService(server->commands_service_.get());
   // Oversized messages are refused by gRPC itself (RESOURCE_EXHAUSTED), before decoding.

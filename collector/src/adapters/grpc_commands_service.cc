@@ -7,12 +7,40 @@
 
 namespace trainscope::collector {
 
-GrpcCommandsService::GrpcCommandsService(JobRegistry* registry) : registry_(registry) {}
+GrpcCommandsService::GrpcCommandsService(JobRegistry* registry, std::string read_token)
+    : registry_(registry), read_token_(std::move(read_token)) {}
+
+grpc::Status GrpcCommandsService::CheckReadToken(
+    const grpc::CallbackServerContext* context) const {
+  if (read_token_.empty()) return grpc::Status::OK;
+  const auto& metadata = context->client_metadata();
+  const auto found = metadata.find(kReadTokenMetadata);
+  bool match = false;
+  if (found != metadata.end() && found->second.size() == read_token_.size()) {
+    // Constant time: the comparison does not tell how much of a guess was right.
+    unsigned char difference = 0;
+    for (size_t i = 0; i < read_token_.size(); ++i) {
+      difference |= static_cast<unsigned char>(found->second.data()[i] ^ read_token_[i]);
+    }
+    match = difference == 0;
+  }
+  if (match) return grpc::Status::OK;
+  return grpc::Status(grpc::StatusCode::UNAUTHENTICATED,
+                      found == metadata.end()
+                          ? "this collector gates reads: give its read token (--read-token-file "
+                            "or TRAINSCOPE_READ_TOKEN_FILE)"
+                          : "the read token given is not this collector's (--read-token-file "
+                            "or TRAINSCOPE_READ_TOKEN_FILE)");
+}
 
 grpc::ServerUnaryReactor* GrpcCommandsService::ListJobs(grpc::CallbackServerContext* context,
                                                         const v1::ListJobsRequest*,
                                                         v1::ListJobsResponse* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (grpc::Status denied = CheckReadToken(context); !denied.ok()) {
+    reactor->Finish(denied);
+    return reactor;
+  }
   for (v1::JobSummary& summary : registry_->ListJobs()) *response->add_jobs() = std::move(summary);
   reactor->Finish(grpc::Status::OK);
   return reactor;
@@ -22,6 +50,10 @@ grpc::ServerUnaryReactor* GrpcCommandsService::GetJobStatus(grpc::CallbackServer
                                                             const v1::JobStatusRequest* request,
                                                             v1::JobStatus* response) {
   grpc::ServerUnaryReactor* reactor = context->DefaultReactor();
+  if (grpc::Status denied = CheckReadToken(context); !denied.ok()) {
+    reactor->Finish(denied);
+    return reactor;
+  }
   // gRPC keeps `response` alive until Finish, which the pipeline's completion calls.
   registry_->JobStatus(request->job_id(), context->peer(),
                        [reactor, response](absl::StatusOr<v1::JobStatus> status) {

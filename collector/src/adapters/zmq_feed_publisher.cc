@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "trainscope/collector/adapters/zap_authenticator.h"
 #include "zmq.hpp"
 
 namespace trainscope::collector {
@@ -13,6 +14,7 @@ struct ZmqFeedPublisher::Sockets {
   zmq::context_t context{1};
   zmq::socket_t pub{context, zmq::socket_type::xpub};
   zmq::socket_t rep{context, zmq::socket_type::rep};
+  std::unique_ptr<ZapAuthenticator> zap;  // with Options::curve_clients
 };
 
 absl::StatusOr<std::unique_ptr<ZmqFeedPublisher>> ZmqFeedPublisher::Bind(Options options) {
@@ -21,8 +23,21 @@ absl::StatusOr<std::unique_ptr<ZmqFeedPublisher>> ZmqFeedPublisher::Bind(Options
     sockets->pub.set(zmq::sockopt::linger, 0);
     sockets->pub.set(zmq::sockopt::sndhwm, options.send_high_water_mark);
     sockets->rep.set(zmq::sockopt::linger, 0);
+    if (options.curve.has_value()) {
+      for (zmq::socket_t* socket : {&sockets->pub, &sockets->rep}) {
+        socket->set(zmq::sockopt::curve_server, 1);
+        socket->set(zmq::sockopt::curve_secretkey, options.curve->secret_key);
+      }
+    }
   } catch (const zmq::error_t& e) {
     return absl::InternalError(absl::StrCat("cannot configure ZeroMQ sockets: ", e.what()));
+  }
+  if (options.curve.has_value() && !options.curve_clients.empty()) {
+    // Bound before the sockets, so no handshake happens without it.
+    absl::StatusOr<std::unique_ptr<ZapAuthenticator>> zap =
+        ZapAuthenticator::Bind(&sockets->context, options.curve_clients);
+    if (!zap.ok()) return zap.status();
+    sockets->zap = std::move(*zap);
   }
   auto bind = [](zmq::socket_t& socket, const std::string& endpoint,
                  absl::string_view what) -> absl::StatusOr<std::string> {
@@ -64,6 +79,10 @@ void ZmqFeedPublisher::Stop() {
   sockets_.reset();
 }
 
+uint64_t ZmqFeedPublisher::clients_refused() const {
+  return clients_refused_.load(std::memory_order_relaxed);
+}
+
 void ZmqFeedPublisher::Publish(v1::FeedUpdate update) {
   {
     absl::MutexLock lock(&mu_);
@@ -83,13 +102,20 @@ void ZmqFeedPublisher::Run() {
       absl::MutexLock lock(&mu_);
       idle = queue_.empty();
     }
-    zmq::pollitem_t items[] = {{sockets_->rep.handle(), 0, ZMQ_POLLIN, 0},
-                               {sockets_->pub.handle(), 0, ZMQ_POLLIN, 0}};
+    zmq::pollitem_t items[] = {
+        {sockets_->rep.handle(), 0, ZMQ_POLLIN, 0},
+        {sockets_->pub.handle(), 0, ZMQ_POLLIN, 0},
+        {sockets_->zap ? sockets_->zap->socket().handle() : nullptr, 0, ZMQ_POLLIN, 0}};
     try {
       // Short timeout: pipelines cannot wake a ZeroMQ poll, and Stop must be quick.
-      zmq::poll(items, 2, std::chrono::milliseconds(idle && !stopping ? 5 : 0));
+      zmq::poll(items, sockets_->zap ? 3 : 2,
+                std::chrono::milliseconds(idle && !stopping ? 5 : 0));
     } catch (const zmq::error_t&) {
       // EINTR: poll again.
+    }
+    if (sockets_->zap && (items[2].revents & ZMQ_POLLIN)) {
+      sockets_->zap->Serve();
+      clients_refused_.store(sockets_->zap->refused(), std::memory_order_relaxed);
     }
     if (items[0].revents & ZMQ_POLLIN) ServeSnapshot();
     if (items[1].revents & ZMQ_POLLIN) ReadSubscriptions();

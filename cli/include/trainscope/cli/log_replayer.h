@@ -28,6 +28,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "trainscope/cli/replay_planner.h"
+#include "trainscope/client/client_security.h"
 
 namespace trainscope::cli {
 
@@ -36,6 +37,7 @@ class LogReplayer {
   struct Options {
     std::filesystem::path log_dir;
     std::string collector;  // gRPC target
+    client::ClientSecurity security;  // TLS towards the collector (as an agent's)
     std::string as_job;     // empty: "<original>-replay"
     std::string job_token;  // empty: the collector generates one
     double speed = 0;       // 0: as fast as acks allow; 1: original pacing; 2: twice as fast

@@ -9,7 +9,11 @@
 // A collector that cannot be reached (nothing listening, or no answer within
 // the deadline while the channel never connected) gives UNAVAILABLE with the
 // message "cannot reach the collector at ADDRESS (...)"; any other error is the
-// collector's own code and message (NOT_FOUND, PERMISSION_DENIED, ...).
+// collector's own code and message (NOT_FOUND, PERMISSION_DENIED, ...). With
+// `security` the channel uses TLS (mutual with a client certificate) and
+// every call carries the read token; when the channel cannot connect, the
+// message adds gRPC's reason and, for a plaintext client, the TLS flags (a
+// collector with TLS looks to it like one that closes every connection).
 //
 // Threading: the methods may be called from several threads (gRPC stubs are
 // thread-safe); the client owns its channel.
@@ -23,13 +27,14 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "trainscope/client/client_security.h"
 #include "trainscope/v1/commands.grpc.pb.h"
 
 namespace trainscope::client {
 
 class CommandsClient {
  public:
-  CommandsClient(std::string target, absl::Duration timeout);
+  CommandsClient(std::string target, absl::Duration timeout, ClientSecurity security = {});
 
   absl::StatusOr<trainscope::v1::ListJobsResponse> ListJobs();
   absl::StatusOr<trainscope::v1::JobStatus> GetJobStatus(const std::string& job_id);
@@ -47,6 +52,7 @@ class CommandsClient {
 
   std::string target_;
   absl::Duration timeout_;
+  ClientSecurity security_;
   std::shared_ptr<grpc::Channel> channel_;
   std::unique_ptr<trainscope::v1::Commands::Stub> stub_;
 };

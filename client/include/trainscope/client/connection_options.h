@@ -17,6 +17,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "trainscope/client/arg_parser.h"
+#include "trainscope/client/client_security.h"
 #include "trainscope/client/environment.h"
 
 namespace trainscope::client {
@@ -33,8 +34,10 @@ struct ConnectionOptions {
   std::string snapshot;   // ZeroMQ endpoint of the snapshot server (REP)
   absl::Duration timeout = absl::Seconds(kDefaultTimeoutSeconds);
   bool json = false;
+  ClientSecurity security;  // TLS, read token, CURVE (client_security.h)
 
-  // Adds --collector, --timeout, --json and, with `with_feed`, --feed and --snapshot.
+  // Adds --collector, --timeout, --json, the security flags (ClientSecurity)
+  // and, with `with_feed`, --feed and --snapshot.
   static void AddFlags(ArgParser* parser, bool with_feed);
   // Without --feed/TRAINSCOPE_FEED the feed is tcp://<collector host>:7071
   // (and the snapshot server :7072), so pointing --collector at another host

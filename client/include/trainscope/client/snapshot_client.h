@@ -19,13 +19,16 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "trainscope/client/client_security.h"
 #include "trainscope/v1/feed.pb.h"
 
 namespace trainscope::client {
 
 class SnapshotClient {
  public:
-  SnapshotClient(std::string endpoint, const std::atomic<bool>* stop);
+  // `security`: CURVE keys when the collector requires them (ClientSecurity).
+  SnapshotClient(std::string endpoint, const std::atomic<bool>* stop,
+                 ClientSecurity security = {});
   ~SnapshotClient();
   SnapshotClient(const SnapshotClient&) = delete;
   SnapshotClient& operator=(const SnapshotClient&) = delete;
@@ -40,6 +43,7 @@ class SnapshotClient {
 
   std::string endpoint_;
   const std::atomic<bool>* stop_;
+  ClientSecurity security_;
   zmq::context_t context_;
 };
 

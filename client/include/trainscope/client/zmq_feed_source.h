@@ -14,6 +14,7 @@
 
 #include <atomic>
 #include <memory>
+#include <optional>
 #include <string>
 #include <zmq.hpp>
 
@@ -22,10 +23,13 @@
 
 namespace trainscope::client {
 
+class ZmqHandshakeMonitor;  // client/src: the socket's handshake events
+
 class ZmqFeedSource : public FeedSource {
  public:
+  // `security`: CURVE keys when the collector requires them (ClientSecurity).
   ZmqFeedSource(std::string feed_endpoint, std::string snapshot_endpoint,
-                const std::atomic<bool>* stop);
+                const std::atomic<bool>* stop, ClientSecurity security = {});
   ~ZmqFeedSource() override;
 
   absl::Status Subscribe(const std::string& topic_prefix) override;
@@ -41,9 +45,12 @@ class ZmqFeedSource : public FeedSource {
  private:
   std::string feed_endpoint_;
   const std::atomic<bool>* stop_;
+  ClientSecurity security_;
   SnapshotClient snapshots_;
   zmq::context_t context_;
   std::unique_ptr<zmq::socket_t> subscriber_;
+  // Watches subscriber_'s handshakes (a refused CURVE key); reset before it.
+  std::unique_ptr<ZmqHandshakeMonitor> monitor_;
 };
 
 }  // namespace trainscope::client

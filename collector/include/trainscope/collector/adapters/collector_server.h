@@ -11,7 +11,16 @@
 //   server->Shutdown(absl::Seconds(5));
 //
 // Start fails with a message naming the flag-level problem (bad address, busy
-// port, unwritable data directory) and leaves nothing running.
+// port, unwritable data directory, a missing certificate or key) and leaves
+// nothing running.
+//
+// Security (docs/security.md): `tls` puts TLS (mutual with a client CA) on
+// the gRPC port, the CURVE key files put CURVE on the feed and snapshot
+// ports, `read_token_file` gates the Commands service's reads (ListJobs,
+// GetJobStatus). A port bound beyond loopback must be encrypted and gated
+// (gRPC: TLS plus a client CA or a read token; ZeroMQ: CURVE plus a client
+// list; the metrics endpoint, which has neither, not at all) unless
+// `insecure`: Start refuses otherwise, naming the flags.
 //
 // Threading: Start/Shutdown from one owner thread; accessors are thread-safe.
 #ifndef TRAINSCOPE_COLLECTOR_ADAPTERS_COLLECTOR_SERVER_H_
@@ -32,6 +41,7 @@
 #include "trainscope/collector/ingest/ingest_budget.h"
 #include "trainscope/collector/pipeline/job_registry.h"
 #include "trainscope/proto/protocol.h"
+#include "trainscope/security/tls_credentials.h"
 
 namespace grpc {
 class Server;
@@ -67,6 +77,13 @@ struct CollectorServerOptions {
   absl::Duration keepalive_time = absl::Seconds(10);
   absl::Duration snapshot_timeout = absl::Seconds(2);
   std::function<void(absl::string_view)> notice;  // one-line notices; null: stderr
+
+  // Transport security (see above).
+  security::TlsServerConfig tls;       // --tls-cert, --tls-key, --tls-client-ca
+  std::string curve_secret_key_file;   // --curve-secret-key
+  std::string curve_client_keys_file;  // --curve-client-keys
+  std::string read_token_file;         // --read-token-file
+  bool insecure = false;               // --insecure: serve beyond loopback without them
 };
 
 class CollectorServer {

@@ -2,13 +2,20 @@
 // call forwards to the JobRegistry and finishes from the pipeline's
 // completion, so no gRPC thread waits on a pipeline.
 //
+// With a read token (--read-token-file), ListJobs and GetJobStatus answer
+// only calls carrying it in the "trainscope-read-token" metadata
+// (UNAUTHENTICATED otherwise); the commands that change a job check the
+// job's own token as before.
+//
 // Usage:
-//   GrpcCommandsService commands(&registry);
+//   GrpcCommandsService commands(&registry, /*read_token=*/"");
 //   builder.RegisterService(&commands);
 //
 // Threading: gRPC callback threads; the registry is thread-safe.
 #ifndef TRAINSCOPE_COLLECTOR_ADAPTERS_GRPC_COMMANDS_SERVICE_H_
 #define TRAINSCOPE_COLLECTOR_ADAPTERS_GRPC_COMMANDS_SERVICE_H_
+
+#include <string>
 
 #include "trainscope/collector/pipeline/job_registry.h"
 #include "trainscope/v1/commands.grpc.pb.h"
@@ -17,7 +24,11 @@ namespace trainscope::collector {
 
 class GrpcCommandsService final : public trainscope::v1::Commands::CallbackService {
  public:
-  explicit GrpcCommandsService(JobRegistry* registry);
+  // The metadata key of the read token.
+  static constexpr char kReadTokenMetadata[] = "trainscope-read-token";
+
+  // `read_token` empty: reads are not gated here (loopback, or mutual TLS).
+  GrpcCommandsService(JobRegistry* registry, std::string read_token);
 
   grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context,
                                      const trainscope::v1::ListJobsRequest* request,
@@ -39,7 +50,11 @@ class GrpcCommandsService final : public trainscope::v1::Commands::CallbackServi
   grpc::ServerUnaryReactor* Run(grpc::CallbackServerContext* context, const std::string& job_id,
                                 JobCommand command, trainscope::v1::CommandReply* response);
 
+  // OK when no read token is configured or the call carries it.
+  grpc::Status CheckReadToken(const grpc::CallbackServerContext* context) const;
+
   JobRegistry* const registry_;
+  const std::string read_token_;
 };
 
 }  // namespace trainscope::collector

@@ -18,6 +18,10 @@
 // ingest never waits for a viewer. REP answers each SnapshotRequest with a
 // FeedSnapshot (error set for a bad request or an unknown job).
 //
+// With Options::curve both sockets are CURVE servers (encrypted; a client
+// must know the collector's public key), and with curve_clients a
+// ZapAuthenticator on the worker thread admits only the listed client keys.
+//
 // Threading: Publish and the counters are thread-safe; Bind, Start and Stop
 // belong to the owner.
 #ifndef TRAINSCOPE_COLLECTOR_ADAPTERS_ZMQ_FEED_PUBLISHER_H_
@@ -28,6 +32,8 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <thread>
 
@@ -36,6 +42,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "trainscope/collector/publish/feed_sink.h"
+#include "trainscope/security/curve_keys.h"
 #include "trainscope/v1/feed.pb.h"
 
 namespace trainscope::collector {
@@ -47,6 +54,11 @@ class ZmqFeedPublisher final : public FeedSink {
     std::string snapshot_endpoint = "tcp://127.0.0.1:7072";
     size_t max_queued_updates = 1u << 16;
     int send_high_water_mark = 100000;  // messages per subscriber
+    // The collector's CURVE key pair (--curve-secret-key); unset: no encryption.
+    std::optional<security::CurveKeyPair> curve;
+    // Z85 public keys of the clients allowed (--curve-client-keys); empty with
+    // curve set: any client that knows the collector's public key.
+    std::set<std::string> curve_clients;
   };
   using SnapshotFn =
       std::function<trainscope::v1::FeedSnapshot(const trainscope::v1::SnapshotRequest&)>;
@@ -70,6 +82,8 @@ class ZmqFeedPublisher final : public FeedSink {
   uint64_t published() const { return published_.load(std::memory_order_relaxed); }
   uint64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
   uint64_t snapshots_served() const { return snapshots_served_.load(std::memory_order_relaxed); }
+  // CURVE handshakes refused by the client list (0 without one).
+  uint64_t clients_refused() const;
 
  private:
   struct Sockets;
@@ -95,6 +109,7 @@ class ZmqFeedPublisher final : public FeedSink {
   std::atomic<uint64_t> published_{0};
   std::atomic<uint64_t> dropped_{0};
   std::atomic<uint64_t> snapshots_served_{0};
+  std::atomic<uint64_t> clients_refused_{0};  // copied from the ZapAuthenticator
   std::thread thread_;
 };
 
