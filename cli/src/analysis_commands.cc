@@ -247,6 +247,17 @@ int RunClocksCommand(const std::vector<std::string>& args, const CommandContext&
       "drift against the reference device (0 for ranks sharing its clock), "
       "uncertainty, the signals used, jumps detected.");
   AddAnalysisFlags(&parser);
+  parser.AddEpilog(
+      "OFFSET is the reference rank's clock minus the device's (add it to the device's "
+      "timestamps to read them on the reference clock), DRIFT how much faster the reference "
+      "clock runs, in ppm; UNCERTAINTY is one standard error of the offset. Ranks of one clock "
+      "domain (one host's boot; the files of one import) read the reference clock itself: "
+      "\"exact\". SOURCE is the signal used: gpu collectives (NCCL kernel ends), collectives "
+      "(their CPU records), send/recv, probes, own wall clock (no signal: the device's own "
+      "reading). GPU_COLL, CPU_COLL and PROBES count the samples of each. \"insufficient "
+      "evidence\": too few samples, or too short a span, to fit a drift; the offset stands "
+      "with drift 0 and its uncertainty. --json prints the raw ClockReport (offset_ns maps "
+      "onto Unix time and is epoch-sized).");
   client::ParsedArgs parsed;
   client::ConnectionOptions conn;
   std::string job;

@@ -121,34 +121,89 @@ std::string ShortClockDomain(const std::string& domain) {
   return domain.substr(0, id + 8) + domain.substr(end);
 }
 
+std::string FormatDuration(double ns, bool plus_sign) {
+  if (!std::isfinite(ns)) return "?";
+  if (ns == 0) return "0";
+  const double a = std::fabs(ns);
+  const char* sign = ns < 0 ? "-" : (plus_sign ? "+" : "");
+  if (a < 1e3) return absl::StrFormat("%s%.0f ns", sign, a);
+  if (a < 1e6) return absl::StrFormat("%s%.1f us", sign, a / 1e3);
+  if (a < 1e9) return absl::StrFormat("%s%.3f ms", sign, a / 1e6);
+  return absl::StrFormat("%s%.3f s", sign, a / 1e9);
+}
+
+namespace {
+
+std::string ClockSourceName(const trainscope::v1::ClockEstimate& c) {
+  switch (c.source()) {
+    case trainscope::v1::CLOCK_SOURCE_CLOCK_DOMAIN:
+      return absl::StrCat("same clock as rank ", c.domain_leader());
+    case trainscope::v1::CLOCK_SOURCE_GPU_COLLECTIVES:
+      return "gpu collectives";
+    case trainscope::v1::CLOCK_SOURCE_COLLECTIVES:
+      return "collectives";
+    case trainscope::v1::CLOCK_SOURCE_POINT_TO_POINT:
+      return "send/recv";
+    case trainscope::v1::CLOCK_SOURCE_PROBES:
+      return "probes";
+    case trainscope::v1::CLOCK_SOURCE_NOMINAL:
+      return "own wall clock";
+    default:
+      return "none";
+  }
+}
+
+}  // namespace
+
 std::string FormatClockTable(const trainscope::v1::ClockReport& report) {
+  const trainscope::v1::ClockEstimate* reference = nullptr;
+  for (const trainscope::v1::ClockEstimate& c : report.devices()) {
+    if (c.reference()) reference = &c;
+  }
+  std::string out;
+  if (reference != nullptr) {
+    absl::StrAppend(&out, "Against rank ", reference->rank(),
+                    "'s clock (the reference): OFFSET is its clock minus the device's, DRIFT "
+                    "how much faster it runs.\n");
+  }
   TablePrinter table({{"RANK", TablePrinter::kRight},
                       {"DOMAIN"},
-                      {"OFFSET_MS", TablePrinter::kRight},
-                      {"DRIFT_PPM", TablePrinter::kRight},
-                      {"UNCERTAINTY_US", TablePrinter::kRight},
+                      {"OFFSET", TablePrinter::kRight},
+                      {"DRIFT", TablePrinter::kRight},
+                      {"UNCERTAINTY", TablePrinter::kRight},
                       {"SOURCE"},
-                      {"COLLECTIVES", TablePrinter::kRight},
+                      {"GPU_COLL", TablePrinter::kRight},
+                      {"CPU_COLL", TablePrinter::kRight},
                       {"PROBES", TablePrinter::kRight},
-                      {"JUMPS", TablePrinter::kRight}});
+                      {"JUMPS", TablePrinter::kRight},
+                      {"EVIDENCE"}});
   for (const trainscope::v1::ClockEstimate& c : report.devices()) {
-    std::string source;
+    // The reference and its domain read the reference clock itself.
+    const bool exact =
+        c.reference() || (reference != nullptr && c.domain_leader() == reference->rank() &&
+                          c.source() == trainscope::v1::CLOCK_SOURCE_CLOCK_DOMAIN);
+    std::string offset = FormatDuration(static_cast<double>(c.offset_to_reference_device_ns()),
+                                        /*plus_sign=*/true);
+    std::string drift = c.insufficient_evidence()
+                            ? "-"
+                            : (c.drift_to_reference_device_ppm() == 0
+                                   ? "0"
+                                   : absl::StrFormat("%+.2f ppm", c.drift_to_reference_device_ppm()));
+    std::string uncertainty = exact ? "exact" : absl::StrCat("+/-", FormatDuration(c.uncertainty_ns()));
+    if (!exact && c.source() == trainscope::v1::CLOCK_SOURCE_UNSPECIFIED) uncertainty = "unknown";
+    std::string evidence = "";
     if (c.reference()) {
-      source = "reference";
-    } else if (c.source() == trainscope::v1::CLOCK_SOURCE_CLOCK_DOMAIN) {
-      source = absl::StrCat("same clock as rank ", c.domain_leader());
-    } else {
-      source = trainscope::v1::ClockSource_Name(c.source());
-      if (absl::StartsWith(source, "CLOCK_SOURCE_")) source = absl::AsciiStrToLower(source.substr(13));
+      evidence = "reference";
+    } else if (c.insufficient_evidence()) {
+      evidence = "insufficient evidence";
     }
-    table.AddRow({absl::StrCat(c.rank()), ShortClockDomain(c.clock_domain()),
-                  absl::StrFormat("%.3f", static_cast<double>(c.offset_to_reference_device_ns()) / 1e6),
-                  absl::StrFormat("%.2f", c.drift_to_reference_device_ppm()),
-                  absl::StrFormat("%.1f", c.uncertainty_ns() / 1e3), source,
-                  absl::StrCat(c.collective_samples()), absl::StrCat(c.probe_samples()),
-                  absl::StrCat(c.jumps())});
+    table.AddRow({absl::StrCat(c.rank()), ShortClockDomain(c.clock_domain()), offset, drift,
+                  uncertainty, c.reference() ? "reference" : ClockSourceName(c),
+                  absl::StrCat(c.gpu_collective_samples()), absl::StrCat(c.collective_samples()),
+                  absl::StrCat(c.probe_samples()), absl::StrCat(c.jumps()), evidence});
   }
-  return table.Render();
+  absl::StrAppend(&out, table.Render());
+  return out;
 }
 
 }  // namespace trainscope::cli

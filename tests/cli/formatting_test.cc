@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 namespace trainscope::cli {
 namespace {
 
@@ -89,6 +91,16 @@ TEST(FormattingTest, ShortClockDomainCutsTheBootId) {
   EXPECT_EQ(ShortClockDomain("host-1"), "host-1");
 }
 
+TEST(FormattingTest, DurationsInTheUnitThatSuitsThem) {
+  EXPECT_EQ(FormatDuration(0), "0");
+  EXPECT_EQ(FormatDuration(812), "812 ns");
+  EXPECT_EQ(FormatDuration(-4'200), "-4.2 us");
+  EXPECT_EQ(FormatDuration(37'012'345, /*plus_sign=*/true), "+37.012 ms");
+  EXPECT_EQ(FormatDuration(-87'000'000, /*plus_sign=*/true), "-87.000 ms");
+  EXPECT_EQ(FormatDuration(2.5e9), "2.500 s");
+  EXPECT_EQ(FormatDuration(NAN), "?");
+}
+
 TEST(FormattingTest, ClockTableShowsOffsetsAgainstTheReferenceDeviceAndDomains) {
   trainscope::v1::ClockReport report;
   const std::string host_a = "monotonic@boot:3f1c0e7a-5d2b-4c8e-9a61-0b7d2e4f8c11";
@@ -105,23 +117,44 @@ TEST(FormattingTest, ClockTableShowsOffsetsAgainstTheReferenceDeviceAndDomains) 
     c->set_reference(rank == 0);
     c->set_source(source);
     c->set_collective_samples(30);
+    c->set_uncertainty_ns(relative == 0 ? 0 : 12'345);
+    return c;
   };
   add(0, host_a, 0, 0, trainscope::v1::CLOCK_SOURCE_PROBES);
   add(1, host_a, 0, 0, trainscope::v1::CLOCK_SOURCE_CLOCK_DOMAIN);
   add(2, host_a + "+test:37000000:80@5", 2, -37'000'123, trainscope::v1::CLOCK_SOURCE_COLLECTIVES);
-  add(3, "", 3, 12'500'000, trainscope::v1::CLOCK_SOURCE_COLLECTIVES);
+  add(3, "", 3, 12'500'000, trainscope::v1::CLOCK_SOURCE_GPU_COLLECTIVES)
+      ->set_gpu_collective_samples(64);
+  // Four NCCL kernel ends: an offset, no drift.
+  trainscope::v1::ClockEstimate* few =
+      add(4, "trace@host:b", 4, 412, trainscope::v1::CLOCK_SOURCE_GPU_COLLECTIVES);
+  few->set_gpu_collective_samples(4);
+  few->set_drift_to_reference_device_ppm(0);
+  few->set_insufficient_evidence(true);
+  trainscope::v1::ClockEstimate* none =
+      add(5, "trace@host:c", 5, 0, trainscope::v1::CLOCK_SOURCE_NOMINAL);
+  none->set_insufficient_evidence(true);
+  none->set_uncertainty_ns(1'414'214);
   const std::string table = FormatClockTable(report);
   EXPECT_EQ(table,
-            "RANK  DOMAIN                                      OFFSET_MS  DRIFT_PPM  UNCERTAINTY_US  "
-            "SOURCE                COLLECTIVES  PROBES  JUMPS\n"
-            "   0  monotonic@boot:3f1c0e7a                         0.000       0.00             0.0  "
-            "reference                      30       0      0\n"
-            "   1  monotonic@boot:3f1c0e7a                         0.000       0.00             0.0  "
-            "same clock as rank 0           30       0      0\n"
-            "   2  monotonic@boot:3f1c0e7a+test:37000000:80@5    -37.000      80.00             0.0  "
-            "collectives                    30       0      0\n"
-            "   3  -                                              12.500      80.00             0.0  "
-            "collectives                    30       0      0\n")
+            "Against rank 0's clock (the reference): OFFSET is its clock minus the device's, "
+            "DRIFT how much faster it runs.\n"
+            "RANK  DOMAIN                                          OFFSET       DRIFT  "
+            "UNCERTAINTY  SOURCE                GPU_COLL  CPU_COLL  PROBES  JUMPS  EVIDENCE\n"
+            "   0  monotonic@boot:3f1c0e7a                              0           0  "
+            "      exact  reference                    0        30       0      0  reference\n"
+            "   1  monotonic@boot:3f1c0e7a                              0           0  "
+            "      exact  same clock as rank 0         0        30       0      0\n"
+            "   2  monotonic@boot:3f1c0e7a+test:37000000:80@5  -37.000 ms  +80.00 ppm  "
+            " +/-12.3 us  collectives                  0        30       0      0\n"
+            "   3  -                                           +12.500 ms  +80.00 ppm  "
+            " +/-12.3 us  gpu collectives             64        30       0      0\n"
+            "   4  trace@host:b                                   +412 ns           -  "
+            " +/-12.3 us  gpu collectives              4        30       0      0  "
+            "insufficient evidence\n"
+            "   5  trace@host:c                                         0           -  "
+            "+/-1.414 ms  own wall clock               0        30       0      0  "
+            "insufficient evidence\n")
       << table;
   EXPECT_EQ(table.find("1700000"), std::string::npos) << table;
 }

@@ -40,9 +40,15 @@ std::string Quote(const std::string& text);
 // A clock domain as `trainscope clocks` shows it: the boot id cut to 8
 // characters ("monotonic@boot:3f1c0e7a+test:..."), "-" for none.
 std::string ShortClockDomain(const std::string& domain);
-// `trainscope clocks`' table: per device its domain, its offset and drift
-// relative to the reference device (0 within the reference's domain, never
-// the epoch-sized offset onto Unix time), uncertainty and signals.
+// A duration in the unit that suits its size: 37012345 -> "37.012 ms",
+// -4200 -> "-4.2 us", 812 -> "812 ns", 0 -> "0"; "+" before positive ones
+// when `plus_sign` (offsets, where the sign says which clock is ahead).
+std::string FormatDuration(double ns, bool plus_sign = false);
+// `trainscope clocks`' table: a line naming the reference rank, then per
+// device its domain, its offset and drift relative to the reference device
+// (0 within the reference's domain, never the epoch-sized offset onto Unix
+// time) in human units, uncertainty, the signal used and the samples of
+// each signal, and "insufficient evidence" where no drift could be fitted.
 std::string FormatClockTable(const trainscope::v1::ClockReport& report);
 
 }  // namespace trainscope::cli
