@@ -90,7 +90,7 @@ void JobIndexWriter::Flush(absl::Time now, bool force, int64_t created_unix_ns,
     segments_dirty_ = false;
     for (const SegmentInfo& segment : log_->segments()) {
       if (!Written(index_->UpsertSegment(job_id_, segment.path.string(), segment.records,
-                                         segment.bytes, segment.sealed))) {
+                                         segment.bytes, segment.sealed, segment.events))) {
         return;
       }
     }

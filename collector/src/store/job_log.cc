@@ -221,9 +221,19 @@ absl::Status SegmentedJobLog::Recover(RecoveryReport* report) {
   if (files->empty()) return CreateSegment(0);
 
   bool header_valid = true;
+  uint64_t expected_index = 0;  // the chain starts at 0 and has no gaps
   for (size_t i = 0; i < files->size(); ++i) {
     const fs::path& path = (*files)[i].second;
     const bool last = i + 1 == files->size();
+    for (; expected_index < (*files)[i].first; ++expected_index) {
+      const std::string name = SegmentFileName(expected_index);
+      report->messages.push_back(absl::StrCat("segment ", name, " is missing from the chain (",
+                                              path.filename().string(),
+                                              " follows): its records are lost"));
+      report->missing_segments.push_back(name);
+      ++report->lost.segments_missing;
+    }
+    expected_index = (*files)[i].first + 1;
     uint64_t events = 0;
     absl::StatusOr<SegmentScan> scan =
         ScanSegmentFile(path, [this, &events](const LogRecord& record) {
@@ -244,6 +254,11 @@ absl::Status SegmentedJobLog::Recover(RecoveryReport* report) {
     SegmentInfo info{
         .path = path, .records = scan->records, .bytes = scan->file_bytes, .events = events};
     if (!last) {
+      if (scan->file_bytes == 0) {
+        // Rotation only seals a segment that holds records.
+        report->messages.push_back(absl::StrCat("sealed segment ", path.string(),
+                                                " is empty (0 bytes): its records are lost"));
+      }
       if (scan->tail_bytes > 0) {
         // Only the last segment is ever appended to, so this is damage, not a torn write.
         report->messages.push_back(

@@ -3,6 +3,9 @@
 #include <sqlite3.h>
 
 #include <system_error>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include <utility>
 
 #include "absl/status/status.h"
@@ -77,6 +80,20 @@ CREATE TABLE alerts(
   alert BLOB NOT NULL,
   PRIMARY KEY(job_id, alert_id, state));
 )sql",
+    // Events per segment, and the losses recovery found (recovery_audit.cc).
+    R"sql(
+ALTER TABLE segments ADD COLUMN events INTEGER NOT NULL DEFAULT 0;
+CREATE TABLE losses(
+  job_id TEXT NOT NULL,
+  found_unix_ns INTEGER NOT NULL,
+  segment TEXT NOT NULL,
+  rank INTEGER NOT NULL,
+  problem TEXT NOT NULL,
+  records INTEGER NOT NULL,
+  events INTEGER NOT NULL,
+  bytes INTEGER NOT NULL);
+CREATE INDEX losses_by_job ON losses(job_id);
+)sql",
 };
 static_assert(std::size(kMigrations) == LogIndex::kSchemaVersion);
 
@@ -100,10 +117,17 @@ ON CONFLICT(job_id, rank, agent_instance_id) DO UPDATE SET
   last_sequence = excluded.last_sequence, batches = excluded.batches, events = excluded.events,
   bytes = excluded.bytes, goodbye = excluded.goodbye)sql";
 constexpr const char* kUpsertSegment = R"sql(
-INSERT INTO segments(job_id, path, records, bytes, sealed) VALUES(?1, ?2, ?3, ?4, ?5)
+INSERT INTO segments(job_id, path, records, bytes, sealed, events) VALUES(?1, ?2, ?3, ?4, ?5, ?6)
 ON CONFLICT(path) DO UPDATE SET
   job_id = excluded.job_id, records = excluded.records, bytes = excluded.bytes,
-  sealed = excluded.sealed)sql";
+  sealed = excluded.sealed, events = excluded.events)sql";
+constexpr const char* kDeleteSegment = "DELETE FROM segments WHERE path = ?1";
+constexpr const char* kInsertLoss = R"sql(
+INSERT INTO losses(job_id, found_unix_ns, segment, rank, problem, records, events, bytes)
+VALUES(?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8))sql";
+constexpr const char* kListLosses = R"sql(
+SELECT found_unix_ns, segment, rank, problem, records, events, bytes FROM losses
+WHERE job_id = ?1 ORDER BY rowid)sql";
 constexpr const char* kListJobs = R"sql(
 SELECT j.job_id, j.created_unix_ns, j.world_size, COUNT(s.rank), COALESCE(SUM(s.events), 0)
 FROM jobs j LEFT JOIN streams s ON s.job_id = j.job_id
@@ -113,7 +137,7 @@ SELECT rank, agent_instance_id, restart_count, host, pid, device, framework, las
        batches, events, bytes, goodbye
 FROM streams WHERE job_id = ?1 ORDER BY rank, agent_instance_id)sql";
 constexpr const char* kListSegments = R"sql(
-SELECT path, records, bytes, sealed FROM segments WHERE job_id = ?1 ORDER BY path)sql";
+SELECT path, records, bytes, sealed, events FROM segments WHERE job_id = ?1 ORDER BY path)sql";
 constexpr const char* kUpsertDeviceStep = R"sql(
 INSERT OR REPLACE INTO device_steps(job_id, step, rank, stage, start_ns, step_time_ns,
   data_wait_ns, compute_ns, wait_ns, transfer_ns, idle_ns, flops, peak_memory_bytes, complete)
@@ -177,7 +201,12 @@ class SqliteLogIndex final : public LogIndex {
                          uint32_t world_size) override;
   absl::Status UpsertStream(const std::string& job_id, const StreamProgress& progress) override;
   absl::Status UpsertSegment(const std::string& job_id, const std::string& segment_path,
-                             uint64_t records, uint64_t bytes, bool sealed) override;
+                             uint64_t records, uint64_t bytes, bool sealed,
+                             uint64_t events) override;
+  absl::Status DeleteSegment(const std::string& segment_path) override;
+  absl::Status InsertLoss(const std::string& job_id, const IndexedLoss& loss) override;
+  absl::StatusOr<std::vector<IndexedLoss>> ListLosses(const std::string& job_id) override;
+  absl::Status DeleteJob(const std::string& job_id) override;
   absl::Status UpsertDeviceSteps(const std::string& job_id,
                                  const std::vector<IndexedDeviceStep>& steps) override;
   absl::StatusOr<std::vector<IndexedDeviceStep>> ListDeviceSteps(const std::string& job_id,
@@ -218,6 +247,9 @@ class SqliteLogIndex final : public LogIndex {
   Statement list_device_steps_;
   Statement insert_alert_;
   Statement list_alerts_;
+  Statement delete_segment_;
+  Statement insert_loss_;
+  Statement list_losses_;
 };
 
 absl::Status SqliteLogIndex::Exec(const char* sql, const std::string& what) {
@@ -315,6 +347,9 @@ absl::Status SqliteLogIndex::Init() {
       {&list_device_steps_, kListDeviceSteps},
       {&insert_alert_, kInsertAlert},
       {&list_alerts_, kListAlerts},
+      {&delete_segment_, kDeleteSegment},
+      {&insert_loss_, kInsertLoss},
+      {&list_losses_, kListLosses},
   };
   for (const auto& [statement, sql] : statements) {
     if (statement->Prepare(db_.handle, sql) != SQLITE_OK)
@@ -364,7 +399,7 @@ absl::Status SqliteLogIndex::UpsertStream(const std::string& job_id,
 
 absl::Status SqliteLogIndex::UpsertSegment(const std::string& job_id,
                                            const std::string& segment_path, uint64_t records,
-                                           uint64_t bytes, bool sealed) {
+                                           uint64_t bytes, bool sealed, uint64_t events) {
   ensure_job_.Bind(1, job_id);
   if (absl::Status s = Run(ensure_job_, absl::StrCat("cannot insert job ", job_id)); !s.ok()) {
     return s;
@@ -374,7 +409,72 @@ absl::Status SqliteLogIndex::UpsertSegment(const std::string& job_id,
   upsert_segment_.Bind(3, ToSql(records));
   upsert_segment_.Bind(4, ToSql(bytes));
   upsert_segment_.Bind(5, sealed ? 1 : 0);
+  upsert_segment_.Bind(6, ToSql(events));
   return Run(upsert_segment_, absl::StrCat("cannot upsert segment ", segment_path));
+}
+
+absl::Status SqliteLogIndex::DeleteSegment(const std::string& segment_path) {
+  delete_segment_.Bind(1, segment_path);
+  return Run(delete_segment_, absl::StrCat("cannot delete segment row ", segment_path));
+}
+
+absl::Status SqliteLogIndex::InsertLoss(const std::string& job_id, const IndexedLoss& loss) {
+  ensure_job_.Bind(1, job_id);
+  if (absl::Status s = Run(ensure_job_, absl::StrCat("cannot insert job ", job_id)); !s.ok()) {
+    return s;
+  }
+  Statement& st = insert_loss_;
+  st.Bind(1, job_id);
+  st.Bind(2, loss.found_unix_ns);
+  st.Bind(3, loss.segment);
+  st.Bind(4, loss.rank);
+  st.Bind(5, loss.problem);
+  st.Bind(6, ToSql(loss.records));
+  st.Bind(7, ToSql(loss.events));
+  st.Bind(8, ToSql(loss.bytes));
+  return Run(st, absl::StrCat("cannot record a loss of job ", job_id));
+}
+
+absl::StatusOr<std::vector<IndexedLoss>> SqliteLogIndex::ListLosses(const std::string& job_id) {
+  std::vector<IndexedLoss> losses;
+  Statement& st = list_losses_;
+  st.Bind(1, job_id);
+  int rc;
+  while ((rc = st.Step()) == SQLITE_ROW) {
+    losses.push_back({.found_unix_ns = st.Int(0),
+                      .segment = st.Text(1),
+                      .rank = st.Int(2),
+                      .problem = st.Text(3),
+                      .records = FromSql(st.Int(4)),
+                      .events = FromSql(st.Int(5)),
+                      .bytes = FromSql(st.Int(6))});
+  }
+  absl::Status status =
+      rc == SQLITE_DONE ? absl::OkStatus() : Error(absl::StrCat("cannot list losses of ", job_id));
+  st.Reset();
+  if (!status.ok()) return status;
+  return losses;
+}
+
+absl::Status SqliteLogIndex::DeleteJob(const std::string& job_id) {
+  if (absl::Status s = Exec("BEGIN IMMEDIATE", "cannot begin a transaction"); !s.ok()) return s;
+  for (const char* table :
+       {"streams", "segments", "device_steps", "alerts", "losses", "jobs"}) {
+    Statement st;
+    const std::string sql = absl::StrCat("DELETE FROM ", table, " WHERE job_id = ?1");
+    if (st.Prepare(db_.handle, sql.c_str()) != SQLITE_OK) {
+      absl::Status s = Error(absl::StrCat("cannot prepare the deletion from ", table));
+      (void)Exec("ROLLBACK", "rollback");
+      return s;
+    }
+    st.Bind(1, job_id);
+    if (absl::Status s = Run(st, absl::StrCat("cannot delete job ", job_id, " from ", table));
+        !s.ok()) {
+      (void)Exec("ROLLBACK", "rollback");
+      return s;
+    }
+  }
+  return Exec("COMMIT", absl::StrCat("cannot commit the deletion of job ", job_id));
 }
 
 absl::Status SqliteLogIndex::UpsertDeviceSteps(const std::string& job_id,
@@ -534,7 +634,8 @@ absl::StatusOr<std::vector<IndexedSegment>> SqliteLogIndex::ListSegments(
     segments.push_back({.path = list_segments_.Text(0),
                         .records = FromSql(list_segments_.Int(1)),
                         .bytes = FromSql(list_segments_.Int(2)),
-                        .sealed = list_segments_.Int(3) != 0});
+                        .sealed = list_segments_.Int(3) != 0,
+                        .events = FromSql(list_segments_.Int(4))});
   }
   absl::Status status = rc == SQLITE_DONE ? absl::OkStatus()
                                           : Error(absl::StrCat("cannot list segments of ", job_id));
@@ -544,6 +645,65 @@ absl::StatusOr<std::vector<IndexedSegment>> SqliteLogIndex::ListSegments(
 }
 
 }  // namespace
+
+absl::StatusOr<std::string> LogIndex::CheckOrSetAside(const std::filesystem::path& db_path) {
+  std::error_code ec;
+  if (!std::filesystem::exists(db_path, ec)) {
+    return absl::StrCat("index ", db_path.string(),
+                        " was missing: rebuilt from the job logs (jobs, streams, segments; "
+                        "step metrics and alerts come back as jobs are analysed again)");
+  }
+  std::string problem;
+  {
+    sqlite3* db = nullptr;
+    int rc = sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
+                             nullptr);
+    if (rc == SQLITE_OK) {
+      sqlite3_busy_timeout(db, 5000);
+      sqlite3_stmt* stmt = nullptr;
+      rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &stmt, nullptr);
+      if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
+      if (rc == SQLITE_ROW) {
+        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+        const std::string verdict = text != nullptr ? text : "";
+        if (verdict != "ok") problem = absl::StrCat("quick_check says: ", verdict);
+      } else {
+        const int primary = rc & 0xFF;
+        if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT) {
+          problem = sqlite3_errmsg(db);
+        } else {
+          // Busy, no permission...: not damage; let Open report it.
+          sqlite3_finalize(stmt);
+          sqlite3_close_v2(db);
+          return std::string();
+        }
+      }
+      sqlite3_finalize(stmt);
+    } else {
+      problem = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    }
+    sqlite3_close_v2(db);
+  }
+  if (problem.empty()) return std::string();
+  const std::string aside = absl::StrCat(
+      db_path.string(), ".damaged-", absl::ToUnixSeconds(absl::Now()));
+  std::filesystem::rename(db_path, aside, ec);
+  if (ec) {
+    return absl::FailedPreconditionError(absl::StrCat("index ", db_path.string(),
+                                                      " is damaged (", problem,
+                                                      ") and cannot be moved aside: ",
+                                                      ec.message()));
+  }
+  for (const char* suffix : {"-wal", "-shm"}) {
+    const std::filesystem::path side = db_path.string() + suffix;
+    if (std::filesystem::exists(side, ec)) {
+      std::filesystem::rename(side, aside + suffix, ec);
+    }
+  }
+  return absl::StrCat("index ", db_path.string(), " was damaged (", problem, "): moved to ",
+                      aside, " and rebuilt from the job logs (jobs, streams, segments; step "
+                      "metrics and alerts come back as jobs are analysed again)");
+}
 
 absl::StatusOr<std::unique_ptr<LogIndex>> LogIndex::Open(const std::filesystem::path& db_path) {
   if (db_path.empty()) {

@@ -157,10 +157,10 @@ TEST(LogIndexTest, StreamsAndSegmentsRoundTrip) {
   StreamProgress progress = Progress(3, high_instance, 1234);
   progress.goodbye = true;
   ASSERT_TRUE(index->UpsertStream("job", progress).ok());
-  ASSERT_TRUE(index->UpsertSegment("job", "/data/job/segment-00000001.tslog", 5, 999, false).ok());
+  ASSERT_TRUE(index->UpsertSegment("job", "/data/job/segment-00000001.tslog", 5, 999, false, 50).ok());
   ASSERT_TRUE(
-      index->UpsertSegment("job", "/data/job/segment-00000000.tslog", 10, 2048, false).ok());
-  ASSERT_TRUE(index->UpsertSegment("job", "/data/job/segment-00000000.tslog", 12, 4096, true).ok());
+      index->UpsertSegment("job", "/data/job/segment-00000000.tslog", 10, 2048, false, 100).ok());
+  ASSERT_TRUE(index->UpsertSegment("job", "/data/job/segment-00000000.tslog", 12, 4096, true, 120).ok());
 
   auto streams = index->ListStreams("job");
   ASSERT_TRUE(streams.ok()) << streams.status();
@@ -184,6 +184,7 @@ TEST(LogIndexTest, StreamsAndSegmentsRoundTrip) {
   EXPECT_EQ((*segments)[0].path, "/data/job/segment-00000000.tslog");
   EXPECT_EQ((*segments)[0].records, 12u);
   EXPECT_EQ((*segments)[0].bytes, 4096u);
+  EXPECT_EQ((*segments)[0].events, 120u);
   EXPECT_TRUE((*segments)[0].sealed);
   EXPECT_FALSE((*segments)[1].sealed);
   auto none = index->ListSegments("other-job");

@@ -50,14 +50,31 @@ struct DamagedRange {
   std::string problem;  // e.g. "frame CRC32C mismatch"
 };
 
+// Data the log no longer holds, as far as known (the segment chain shows
+// that a segment is missing; only the index knows how much it held).
+struct LossTotals {
+  uint64_t segments_missing = 0;
+  uint64_t records = 0;
+  uint64_t events = 0;
+  uint64_t bytes = 0;
+  std::map<uint32_t, uint64_t> events_by_rank;  // where the index knew the rank's count
+};
+
 // What Open found on disk and what it repaired.
 struct RecoveryReport {
   uint64_t segments = 0;
   uint64_t records = 0;               // valid records read
   uint64_t corrupt_records = 0;       // skipped: bad CRC or bad framing, resynchronised after
   uint64_t torn_bytes_cut = 0;        // incomplete tail of the last segment, truncated
-  std::vector<std::string> messages;  // one human-readable line per repair
+  std::vector<std::string> messages;  // one human-readable line per repair or finding
   std::vector<DamagedRange> damage;   // the corrupt records, left in place (readers skip them)
+  // Segment files missing from the chain: an index below the last one
+  // present has no file (file names).
+  std::vector<std::string> missing_segments;
+  // Filled by AuditRecovery (recovery_audit.h), which knows the index:
+  LossTotals lost;       // found at this Open
+  LossTotals lost_ever;  // with what earlier reopenings found
+  bool index_rebuilt = false;
 };
 
 // Identity of one agent stream within a job.

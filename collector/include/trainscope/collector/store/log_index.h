@@ -5,7 +5,7 @@
 //   ASSIGN_OR_RETURN(auto index, LogIndex::Open(data_dir / "index.sqlite"));
 //   index->UpsertJob(job_id, created_unix_ns, world_size);
 //   index->UpsertStream(job_id, progress);
-//   index->UpsertSegment(job_id, segment_path, records, bytes, sealed);
+//   index->UpsertSegment(job_id, segment_path, records, bytes, sealed, events);
 //   index->ListJobs();
 //
 // The index is derived data: every row can be rebuilt from the logs, so it
@@ -59,6 +59,20 @@ struct IndexedSegment {
   uint64_t records = 0;
   uint64_t bytes = 0;
   bool sealed = false;
+  uint64_t events = 0;
+};
+
+// Data a job's log no longer holds though the index knew it, as found when
+// the log was reopened (recovery_audit.h). Kept so that the loss is still
+// reported after the index rows it was measured against are corrected.
+struct IndexedLoss {
+  int64_t found_unix_ns = 0;
+  std::string segment;  // file name; empty for a per-rank finding
+  int64_t rank = -1;    // >= 0: this rank's events (per-rank view of the same loss)
+  std::string problem;
+  uint64_t records = 0;
+  uint64_t events = 0;
+  uint64_t bytes = 0;
 };
 
 // One device's metrics in one step (from the collector's step assembly).
@@ -82,10 +96,17 @@ class LogIndex {
  public:
   // Current schema version (PRAGMA user_version). Opening a database written
   // by a newer version fails with FAILED_PRECONDITION.
-  static constexpr int kSchemaVersion = 3;
+  static constexpr int kSchemaVersion = 4;
 
   // Creates the file (and its parent directory) if needed.
   static absl::StatusOr<std::unique_ptr<LogIndex>> Open(const std::filesystem::path& db_path);
+
+  // For the collector's start: checks the index file (PRAGMA quick_check)
+  // and, when it is damaged or not a database, moves it (and its -wal, -shm)
+  // aside as db_path + ".damaged-<unix seconds>" so that Open starts a new
+  // one, to be rebuilt from the logs. Returns a line saying what was done;
+  // empty when the index is sound. A missing index says so too ("missing").
+  static absl::StatusOr<std::string> CheckOrSetAside(const std::filesystem::path& db_path);
   virtual ~LogIndex() = default;
 
   // Inserts the job or updates it: the earliest non-zero created time wins; a
@@ -97,7 +118,14 @@ class LogIndex {
   virtual absl::Status UpsertStream(const std::string& job_id, const StreamProgress& progress) = 0;
   // Keyed by segment_path. Creates the job row if missing.
   virtual absl::Status UpsertSegment(const std::string& job_id, const std::string& segment_path,
-                                     uint64_t records, uint64_t bytes, bool sealed) = 0;
+                                     uint64_t records, uint64_t bytes, bool sealed,
+                                     uint64_t events) = 0;
+  virtual absl::Status DeleteSegment(const std::string& segment_path) = 0;
+  virtual absl::Status InsertLoss(const std::string& job_id, const IndexedLoss& loss) = 0;
+  // A job's losses in the order they were found.
+  virtual absl::StatusOr<std::vector<IndexedLoss>> ListLosses(const std::string& job_id) = 0;
+  // Removes every row of the job (jobs, streams, segments, steps, alerts, losses).
+  virtual absl::Status DeleteJob(const std::string& job_id) = 0;
   // Keyed by (job_id, step, rank); one transaction for all of `steps`.
   virtual absl::Status UpsertDeviceSteps(const std::string& job_id,
                                          const std::vector<IndexedDeviceStep>& steps) = 0;
