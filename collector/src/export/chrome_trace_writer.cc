@@ -58,9 +58,8 @@ void ChromeTraceWriter::Add(const v1::OperatorBatch& batch) {
     const v1::AlignedOperator& op = *sorted_op;
     const uint32_t rank = op.rank();
     const bool gpu = IsGpuClass(op.op_class());
-    const uint32_t pid =
-        gpu ? kGpuPidBase + rank * kMaxGpusPerRank + op.gpu_device() % kMaxGpusPerRank : rank;
-    const uint32_t tid = gpu ? op.gpu_stream() : op.thread();
+    const uint32_t pid = rank;
+    const uint32_t tid = gpu ? StreamTid(op.gpu_device(), op.gpu_stream()) : op.thread();
     Describe(op, pid, tid);
     const std::string ts = Ts(op.start_ns());
     const int64_t dur = std::max<int64_t>(0, op.end_ns() - op.start_ns());
@@ -110,22 +109,26 @@ void ChromeTraceWriter::Add(const v1::OperatorBatch& batch) {
 }
 
 void ChromeTraceWriter::Describe(const v1::AlignedOperator& op, uint32_t pid, uint32_t tid) {
-  const bool gpu = IsGpuClass(op.op_class());
   if (processes_.insert(pid).second) {
-    const std::string name =
-        gpu ? absl::StrCat("rank ", op.rank(), " GPU ", op.gpu_device()) : absl::StrCat("rank ", op.rank());
-    Event(absl::StrFormat(R"({"ph":"M","name":"process_name","pid":%u,"args":{"name":%s}})", pid,
-                          JsonString(name)));
-    // A rank's GPUs right after its CPU process.
     Event(absl::StrFormat(
-        R"({"ph":"M","name":"process_sort_index","pid":%u,"args":{"sort_index":%u}})", pid,
-        op.rank() * (kMaxGpusPerRank + 1) + (gpu ? 1 + op.gpu_device() % kMaxGpusPerRank : 0)));
-  }
-  if (threads_.insert({pid, tid}).second) {
+        R"({"ph":"M","name":"process_name","pid":%u,"args":{"name":"rank %u"}})", pid, pid));
     Event(absl::StrFormat(
-        R"({"ph":"M","name":"thread_name","pid":%u,"tid":%u,"args":{"name":"%s %u"}})", pid, tid,
-        gpu ? "stream" : "thread", tid));
+        R"({"ph":"M","name":"process_sort_index","pid":%u,"args":{"sort_index":%u}})", pid, pid));
   }
+  if (!threads_.insert({pid, tid}).second) return;
+  if (!IsGpuClass(op.op_class())) {
+    Event(absl::StrFormat(
+        R"({"ph":"M","name":"thread_name","pid":%u,"tid":%u,"args":{"name":"thread %u"}})", pid,
+        tid, tid));
+    return;
+  }
+  Event(absl::StrFormat(
+      R"({"ph":"M","name":"thread_name","pid":%u,"tid":%u,"args":{"name":"GPU %u stream %u"}})",
+      pid, tid, op.gpu_device(), op.gpu_stream()));
+  // The streams under the rank's CPU threads, by device and stream.
+  Event(absl::StrFormat(
+      R"({"ph":"M","name":"thread_sort_index","pid":%u,"tid":%u,"args":{"sort_index":%u}})", pid,
+      tid, tid));
 }
 
 absl::Status ChromeTraceWriter::Finish() {

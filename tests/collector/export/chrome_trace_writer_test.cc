@@ -102,28 +102,30 @@ TEST(ChromeTraceWriterTest, GpuStreamsAreTracksOfTheirOwnPerDevice) {
       category[Field(e, "name")] = Field(e, "cat");
     }
   }
-  // One process per rank's CPU and one per rank's GPU.
-  ASSERT_EQ(process_names.size(), 3u);
-  const std::string gpu0 = std::to_string(ChromeTraceWriter::kGpuPidBase + 0.0);
-  const std::string gpu1 =
-      std::to_string(ChromeTraceWriter::kGpuPidBase + ChromeTraceWriter::kMaxGpusPerRank + 1.0);
-  EXPECT_EQ(process_names[std::to_string(0.0)], "rank 0");
-  EXPECT_EQ(process_names[gpu0], "rank 0 GPU 0");
-  EXPECT_EQ(process_names[gpu1], "rank 1 GPU 1");
-  auto thread_name = [&](const std::string& pid, double tid) {
-    return thread_names[{pid, std::to_string(tid)}];
+  // A process per rank (the rank stays the pid: the export imports back);
+  // each GPU stream a thread of its own in it, apart from the CPU threads.
+  ASSERT_EQ(process_names.size(), 2u);
+  const std::string rank0 = std::to_string(0.0), rank1 = std::to_string(1.0);
+  EXPECT_EQ(process_names[rank0], "rank 0");
+  EXPECT_EQ(process_names[rank1], "rank 1");
+  auto stream = [](uint32_t device, uint32_t s) {
+    return std::to_string(static_cast<double>(ChromeTraceWriter::StreamTid(device, s)));
   };
-  // Each stream a thread of its GPU's process; the host operator stays on its thread.
-  EXPECT_EQ(thread_name(gpu0, 7.0), "stream 7");
-  EXPECT_EQ(thread_name(gpu0, 20.0), "stream 20");
-  EXPECT_EQ(thread_name(gpu1, 24.0), "stream 24");
-  EXPECT_EQ(thread_name(gpu1, 9.0), "stream 9");
+  auto thread_name = [&](const std::string& pid, const std::string& tid) {
+    return thread_names[{pid, tid}];
+  };
+  EXPECT_EQ(thread_name(rank0, std::to_string(11.0)), "thread 11");
+  EXPECT_EQ(thread_name(rank0, stream(0, 7)), "GPU 0 stream 7");
+  EXPECT_EQ(thread_name(rank0, stream(0, 20)), "GPU 0 stream 20");
+  EXPECT_EQ(thread_name(rank1, stream(1, 24)), "GPU 1 stream 24");
+  EXPECT_EQ(thread_name(rank1, stream(1, 9)), "GPU 1 stream 9");
   EXPECT_EQ(thread_names.size(), 6u);  // rank 0's thread 11 and five streams
-  EXPECT_EQ(places["aten::mm"], (std::set<std::pair<std::string, std::string>>{
-                                    {std::to_string(0.0), std::to_string(11.0)}}));
+  EXPECT_NE(stream(0, 7), stream(1, 7));  // one stream id on two GPUs: two tracks
+  EXPECT_EQ(places["aten::mm"],
+            (std::set<std::pair<std::string, std::string>>{{rank0, std::to_string(11.0)}}));
   EXPECT_EQ(places["ncclDevKernel_AllReduce_Sum_f32"],
-            (std::set<std::pair<std::string, std::string>>{{gpu0, std::to_string(20.0)},
-                                                           {gpu1, std::to_string(24.0)}}));
+            (std::set<std::pair<std::string, std::string>>{{rank0, stream(0, 20)},
+                                                           {rank1, stream(1, 24)}}));
   // Kineto's categories.
   EXPECT_EQ(category["sm90_xmma_gemm"], "kernel");
   EXPECT_EQ(category["ncclDevKernel_AllReduce_Sum_f32"], "kernel");

@@ -3,11 +3,13 @@
 // rank, one thread per recording thread, each operator a complete ("X")
 // event on the aligned clock, and flow events linking every participant of
 // a collective instance (and each send to its receive) to the first one.
-// GPU work keeps its streams: each of a rank's GPUs is a process of its own
-// ("rank R GPU d", pid kGpuPidBase + R * kMaxGpusPerRank + d, sorted right
-// after the rank) with one thread per stream ("stream S", tid S); its
-// events carry Kineto's categories, the device, stream and correlation, and
-// one collective's NCCL kernels are linked by flows like its host calls.
+// GPU work keeps its streams: each stream is a thread of its rank's process
+// of its own ("GPU d stream S", tid kStreamTidBase + d * kMaxStreams + S,
+// sorted after the rank's CPU threads), so the rank stays the pid and
+// `trainscope import` reads the export back (device and stream also ride
+// in args); GPU events carry Kineto's categories, the device, stream and
+// correlation, and one collective's NCCL kernels are linked by flows like
+// its host calls.
 //
 // Timestamps are microseconds (with ns precision) after the job's first
 // operator: absolute Unix microseconds would lose the nanoseconds in a
@@ -41,8 +43,14 @@ namespace trainscope::collector {
 
 class ChromeTraceWriter {
  public:
-  static constexpr uint32_t kGpuPidBase = 1'000'000;
-  static constexpr uint32_t kMaxGpusPerRank = 256;
+  static constexpr uint32_t kStreamTidBase = 1'000'000'000;
+  static constexpr uint32_t kMaxStreams = 1'000'000;  // per GPU; larger ids wrap
+  // Below 2^31 for readers that take tids as int32: GPU d and d + 1000 share tids.
+
+  // The tid of a GPU stream's thread in its rank's process.
+  static uint32_t StreamTid(uint32_t gpu_device, uint32_t stream) {
+    return kStreamTidBase + (gpu_device % 1000) * kMaxStreams + stream % kMaxStreams;
+  }
 
   ChromeTraceWriter(std::ostream* out, std::string job_id);
 
