@@ -97,7 +97,9 @@ struct TraceEventMapperOptions {
   // on `step_thread`.
   std::vector<int64_t> step_starts_ns;
   int64_t step_thread = 0;
-  size_t launch_capacity = size_t{1} << 20;
+  // Launches waiting for their device work: the GPU runs at most some
+  // thousands of launches behind the CPU (CUDA queues ~1 k per stream).
+  size_t launch_capacity = size_t{1} << 16;
 };
 
 class TraceEventMapper {
