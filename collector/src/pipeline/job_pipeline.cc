@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "trainscope/collector/ingest/hello_validator.h"
+#include "trainscope/collector/store/recovery_audit.h"
 
 namespace trainscope::collector {
 namespace {
@@ -27,18 +28,23 @@ absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::Open(std::string job_i
   log_options.fsync = options.fsync;
   RecoveryReport local_report;
   if (report == nullptr) report = &local_report;
+  const bool index_rebuilt = report->index_rebuilt;
+  std::vector<std::string> caller_messages = std::move(report->messages);
   absl::StatusOr<std::unique_ptr<JobLog>> log = JobLog::Open(log_options, report);
   if (!log.ok()) {
     return absl::Status(log.status().code(),
                         absl::StrCat("job ", job_id, ": cannot open its log in ", job_dir.string(),
                                      ": ", log.status().message()));
   }
-  return OpenWithLog(std::move(job_id), std::move(options), std::move(*log));
+  report->index_rebuilt = index_rebuilt;
+  report->messages.insert(report->messages.begin(), caller_messages.begin(),
+                          caller_messages.end());
+  return OpenWithLog(std::move(job_id), std::move(options), std::move(*log), report);
 }
 
-absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::OpenWithLog(std::string job_id,
-                                                                      JobPipelineOptions options,
-                                                                      std::unique_ptr<JobLog> log) {
+absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::OpenWithLog(
+    std::string job_id, JobPipelineOptions options, std::unique_ptr<JobLog> log,
+    RecoveryReport* report) {
   if (absl::Status s = ValidateJobId(job_id, "job_id"); !s.ok()) return s;
   const std::filesystem::path job_dir = options.data_dir / "jobs" / job_id;
   std::unique_ptr<LogIndex> index;
@@ -52,10 +58,24 @@ absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::OpenWithLog(std::strin
                                   ": running without the index: ", opened.status().message()));
     }
   }
+  if (report != nullptr && index != nullptr) {
+    // Before anything new is appended or indexed: the index still says what it knew.
+    if (absl::Status audited = AuditRecovery(job_id, *log, index.get(), absl::Now(), report);
+        !audited.ok() && options.notice) {
+      options.notice(absl::StrCat("trainscope-collector: job ", job_id,
+                                  ": cannot compare its log with the index: ", audited.message()));
+    }
+  }
   absl::StatusOr<JobToken> token = ReadJobToken(job_dir);
   if (!token.ok()) return token.status();
   std::unique_ptr<JobPipeline> pipeline(new JobPipeline(
       std::move(job_id), std::move(options), std::move(log), std::move(index), std::move(*token)));
+  if (report != nullptr && WorthShowing(*report)) {
+    pipeline->recovery_ = RecoveryToProto(*report, absl::Now());
+    const LossTotals& lost =
+        report->lost_ever.events_by_rank.empty() ? report->lost : report->lost_ever;
+    pipeline->events_lost_by_rank_ = lost.events_by_rank;
+  }
   pipeline->RecoverState();
   pipeline->StartAnalysis();
   JobPipeline* raw = pipeline.get();
@@ -410,6 +430,7 @@ void JobPipeline::DoAppendBatch(uint64_t connection_id, v1::StreamBatch& batch, 
     return;
   }
   const uint32_t rank = connection->key.rank;
+  const StreamKey key = connection->key;
   const bool refused = !batch.refused_reason().empty();
   v1::LogRecord record;
   record.mutable_batch()->Swap(&batch);
@@ -427,13 +448,15 @@ void JobPipeline::DoAppendBatch(uint64_t connection_id, v1::StreamBatch& batch, 
     if (!refused && step_progress_.Note(rank, logged)) JudgeLosses(NowUnixNs());
     if (!refused) Analyse(std::move(record));
   }
-  after_sync_.push_back([this, rank, refused, bytes, sequence, events, logged_unix_ns, appended,
+  after_sync_.push_back([this, rank, key, refused, bytes, sequence, events, logged_unix_ns, appended,
                          drops = std::move(drops),
                          durable = std::move(durable)](const absl::Status& sync_status) mutable {
     const absl::Status status = appended.ok() ? sync_status : appended;
     if (status.ok()) {
       streams_.OnBatch(rank, sequence, events, drops ? &*drops : nullptr, refused, bytes,
                        logged_unix_ns);
+      // The index's count is what a later recovery measures losses against.
+      index_.MarkStream(key);
     } else {
       streams_.OnStoreRefused(rank, refused ? 0 : events);
     }
@@ -711,7 +734,14 @@ v1::JobSummary JobPipeline::BuildSummary() const {
 v1::JobStatus JobPipeline::BuildStatus() const {
   v1::JobStatus status;
   *status.mutable_summary() = BuildSummary();
-  for (const auto& [rank, r] : streams_.ranks()) *status.add_ranks() = r;
+  for (const auto& [rank, r] : streams_.ranks()) {
+    v1::RankStatus* row = status.add_ranks();
+    *row = r;
+    if (auto lost = events_lost_by_rank_.find(rank); lost != events_lost_by_rank_.end()) {
+      row->set_events_lost(lost->second);
+    }
+  }
+  if (recovery_.has_value()) *status.mutable_recovery() = *recovery_;
   for (const v1::CommandRecord& c : commands_.commands()) *status.add_commands() = c;
   status.set_feed_sequence(feed_sequence_);
   *status.mutable_halt_policy() = alerts_.halt_policy();

@@ -8,6 +8,7 @@
 #include "absl/strings/str_join.h"
 #include "trainscope/collector/ingest/bad_input.h"
 #include "trainscope/collector/ingest/hello_validator.h"
+#include "trainscope/collector/store/recovery_audit.h"
 
 namespace trainscope::collector {
 
@@ -38,19 +39,41 @@ absl::Status JobRegistry::RecoverJobs() {
     return absl::UnavailableError(
         absl::StrCat("cannot list ", jobs_dir.string(), ": ", ec.message()));
   std::sort(names.begin(), names.end());
+  // A damaged index is set aside before any job opens it, and rebuilt by
+  // the jobs' recovery (recovery_audit.h).
+  std::string index_note;
+  if (options_.use_index && !names.empty()) {
+    absl::StatusOr<std::string> checked =
+        LogIndex::CheckOrSetAside(options_.data_dir / "index.sqlite");
+    if (!checked.ok()) {
+      Notice(absl::StrCat("trainscope-collector: ", checked.status().message()));
+    } else if (!checked->empty()) {
+      index_note = *checked;
+      Notice(absl::StrCat("trainscope-collector: ", index_note));
+    }
+  }
   absl::MutexLock lock(&mu_);
   for (const std::string& name : names) {
     if (jobs_.count(name)) continue;
     RecoveryReport report;
+    if (!index_note.empty()) {
+      report.index_rebuilt = true;
+      report.messages.push_back(index_note);
+    }
     absl::StatusOr<JobPipeline*> pipeline = CreateLocked(name, &report);
     if (!pipeline.ok()) {
       Notice(absl::StrCat("trainscope-collector: skipping job ", name, ": ",
                           pipeline.status().message()));
       continue;
     }
+    std::string lost = DescribeLoss(report.lost);
+    if (DescribeLoss(report.lost_ever) != DescribeLoss(report.lost)) {
+      absl::StrAppend(&lost, "; since the job began: ", DescribeLoss(report.lost_ever));
+    }
     Notice(absl::StrCat("trainscope-collector: recovered job ", name, ": ", report.records,
-                        " records in ", report.segments, " segments, ", report.corrupt_records,
-                        " corrupt records skipped, ", report.torn_bytes_cut, " torn bytes cut"));
+                        " records in ", report.segments, " segments, ", lost, ", ",
+                        report.corrupt_records, " damaged stretches skipped, ",
+                        report.torn_bytes_cut, " torn bytes cut"));
     for (const std::string& message : report.messages) {
       Notice(absl::StrCat("trainscope-collector: job ", name, ": ", message));
     }

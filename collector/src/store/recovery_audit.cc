@@ -55,6 +55,36 @@ std::string DescribeLoss(const LossTotals& totals) {
   return out;
 }
 
+trainscope::v1::LogRecovery RecoveryToProto(const RecoveryReport& report, absl::Time now) {
+  trainscope::v1::LogRecovery out;
+  out.set_segments(report.segments);
+  out.set_records(report.records);
+  out.set_corrupt_records(report.corrupt_records);
+  out.set_torn_bytes_cut(report.torn_bytes_cut);
+  // Without an index only this reopening is known.
+  const LossTotals& lost =
+      report.lost_ever.segments_missing + report.lost_ever.records + report.lost_ever.events +
+                  report.lost_ever.bytes >
+              0
+          ? report.lost_ever
+          : report.lost;
+  out.set_segments_missing(lost.segments_missing);
+  out.set_records_lost(lost.records);
+  out.set_events_lost(lost.events);
+  out.set_bytes_lost(lost.bytes);
+  out.set_index_rebuilt(report.index_rebuilt);
+  for (const std::string& message : report.messages) out.add_messages(message);
+  out.set_recovered_unix_ns(absl::ToUnixNanos(now));
+  return out;
+}
+
+bool WorthShowing(const RecoveryReport& report) {
+  return report.records > 0 || report.corrupt_records > 0 || report.torn_bytes_cut > 0 ||
+         report.index_rebuilt || !report.messages.empty() ||
+         DescribeLoss(report.lost_ever) != "nothing lost" ||
+         DescribeLoss(report.lost) != "nothing lost";
+}
+
 absl::Status AuditRecovery(const std::string& job_id, const JobLog& log, LogIndex* index,
                            absl::Time now, RecoveryReport* report) {
   if (index == nullptr) return absl::OkStatus();

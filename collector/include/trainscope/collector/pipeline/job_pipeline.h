@@ -52,6 +52,7 @@
 #include <deque>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -145,14 +146,18 @@ struct AttachResult {
 
 class JobPipeline {
  public:
-  // Opens (or recovers) the job's log and starts the pipeline thread.
+  // Opens (or recovers) the job's log, audits it against the index
+  // (recovery_audit.h; the loss shows in its status) and starts the pipeline
+  // thread. `report` may be null; the caller's index_rebuilt and messages in
+  // it are kept.
   static absl::StatusOr<std::unique_ptr<JobPipeline>> Open(std::string job_id,
                                                            JobPipelineOptions options,
                                                            RecoveryReport* report);
-  // As Open, over a log the caller opened (tests inject a failing one).
-  static absl::StatusOr<std::unique_ptr<JobPipeline>> OpenWithLog(std::string job_id,
-                                                                  JobPipelineOptions options,
-                                                                  std::unique_ptr<JobLog> log);
+  // As Open, over a log the caller opened (tests inject a failing one);
+  // `report` (may be null): what opening the log found, audited here.
+  static absl::StatusOr<std::unique_ptr<JobPipeline>> OpenWithLog(
+      std::string job_id, JobPipelineOptions options, std::unique_ptr<JobLog> log,
+      RecoveryReport* report = nullptr);
   ~JobPipeline();  // Stop()
 
   JobPipeline(const JobPipeline&) = delete;
@@ -281,6 +286,9 @@ class JobPipeline {
   int64_t created_unix_ns_ = 0;
   std::optional<absl::Status> ending_;  // set by EndStreams: no new streams
   uint64_t feed_sequence_ = 0;
+  // What reopening the log found (JobStatus.recovery); unset for a new job.
+  std::optional<v1::LogRecovery> recovery_;
+  std::map<uint32_t, uint64_t> events_lost_by_rank_;  // since the job began
   bool needs_sync_ = false;
   std::vector<Completion> after_sync_;
   std::vector<trainscope::v1::FeedUpdate> pending_feed_;

@@ -27,6 +27,7 @@
 #include "absl/time/time.h"
 #include "trainscope/collector/store/job_log.h"
 #include "trainscope/collector/store/log_index.h"
+#include "trainscope/v1/status.pb.h"
 
 namespace trainscope::collector {
 
@@ -35,6 +36,13 @@ namespace trainscope::collector {
 // with `log`. Fails only when the index cannot be read or written.
 absl::Status AuditRecovery(const std::string& job_id, const JobLog& log, LogIndex* index,
                            absl::Time now, RecoveryReport* report);
+
+// The report as JobStatus.recovery shows it (lost_ever for the losses:
+// status tells everything lost so far, the log line what is new).
+trainscope::v1::LogRecovery RecoveryToProto(const RecoveryReport& report, absl::Time now);
+
+// Whether status should show the report: anything was read, lost or repaired.
+bool WorthShowing(const RecoveryReport& report);
 
 // "1,234 events, 56 records, 7.8 MB lost" style summary of `totals`, for log
 // lines and the CLI; "nothing lost" when empty.
