@@ -63,6 +63,7 @@ struct TraceImporter::Pass {
   std::optional<int64_t> only_pid;
   bool forced_rank = false;
   bool has_step_marks = false;
+  std::optional<int64_t> device;  // the GPU its device work ran on
   StepFinder::Result steps;
   std::unique_ptr<TraceEventMapper> mapper;
   const SortedTraceEvent* next = nullptr;  // the pass's next event, when live
@@ -144,7 +145,11 @@ absl::Status TraceImporter::Import(const std::vector<Source>& sources) {
           p.has_step_marks = true;
         }
       }
-      if (absl::Status s = p.sorter->Add(e, IsDeviceWork(e)); !s.ok()) return s;
+      const bool device_work = IsDeviceWork(e);
+      if (device_work && !p.device && e.phase == TraceEvent::Phase::kComplete) {
+        p.device = e.device.value_or(e.pid);
+      }
+      if (absl::Status s = p.sorter->Add(e, device_work); !s.ok()) return s;
     }
     if (absl::Status s = p.sorter->Finish(); !s.ok()) return s;
     stats_.skipped += p.reader->skipped();
@@ -285,7 +290,13 @@ absl::Status TraceImporter::Open(uint32_t rank_number, uint32_t world_size, cons
   hello->set_agent_instance_id(slot->instance_id);
   hello->set_agent_version("trainscope import");
   hello->set_recording(true);
-  if (!meta.gpus.empty()) hello->set_device(absl::StrCat("cuda:", meta.gpus.front().id));
+  // deviceProperties lists every GPU of the host; the rank's is the one its
+  // kernels ran on.
+  if (pass.device) {
+    hello->set_device(absl::StrCat("cuda:", *pass.device));
+  } else if (!meta.gpus.empty()) {
+    hello->set_device(absl::StrCat("cuda:", meta.gpus.front().id));
+  }
   // AMD's Kineto writes ROCm devices into the same deviceProperties.
   for (const TraceGpu& g : meta.gpus) {
     v1::GpuDevice* gpu = hello->add_gpus();

@@ -266,6 +266,12 @@ TEST_F(KinetoGpuImportTest, HelloCarriesTheGpusTheHostAndOneClockPerHost) {
   EXPECT_NE(apart.hellos[0].clock_domains(0).domain_id(),
             apart.hellos[1].clock_domains(0).domain_id());
 
+  Import("diff", {(kData / "trace_diff__control__control.json.gz").string()});
+  const StoredLogCensus diff = Census("diff");
+  ASSERT_EQ(diff.hellos.size(), 1u);
+  EXPECT_EQ(diff.hellos[0].device(), "cuda:3") << "rank 3's kernels ran on GPU 3";
+  EXPECT_EQ(diff.hellos[0].gpus_size(), 8) << "deviceProperties lists the host's GPUs";
+
   Import("amd", {(kData / "amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz").string()});
   const StoredLogCensus amd = Census("amd");
   ASSERT_EQ(amd.hellos.size(), 1u);
