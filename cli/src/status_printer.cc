@@ -58,6 +58,42 @@ std::string RenderCommandRecord(const trainscope::v1::CommandRecord& command, ab
   return line;
 }
 
+std::string RenderLogRecovery(const trainscope::v1::LogRecovery& recovery) {
+  std::string out = absl::StrCat("recovered from disk: ", FormatCount(recovery.records()),
+                                 " records in ", FormatCount(recovery.segments()), " segments");
+  const bool lost = recovery.events_lost() > 0 || recovery.records_lost() > 0 ||
+                    recovery.bytes_lost() > 0 || recovery.segments_missing() > 0;
+  if (lost) {
+    absl::StrAppend(&out, "; LOST ", FormatCount(recovery.events_lost()), " events, ",
+                    FormatCount(recovery.records_lost()), " records, ",
+                    FormatBytes(recovery.bytes_lost()));
+    if (recovery.segments_missing() > 0) {
+      absl::StrAppend(&out, " (", recovery.segments_missing(), " segment",
+                      recovery.segments_missing() == 1 ? "" : "s", " missing)");
+    }
+  } else {
+    absl::StrAppend(&out, ", nothing lost");
+  }
+  if (recovery.corrupt_records() > 0) {
+    absl::StrAppend(&out, "; ", FormatCount(recovery.corrupt_records()),
+                    " damaged stretches skipped");
+  }
+  if (recovery.torn_bytes_cut() > 0) {
+    absl::StrAppend(&out, "; ", FormatBytes(recovery.torn_bytes_cut()), " torn tail cut");
+  }
+  if (recovery.index_rebuilt()) absl::StrAppend(&out, "; index rebuilt");
+  absl::StrAppend(&out, "\n");
+  constexpr int kMaxLines = 10;
+  for (int i = 0; i < recovery.messages_size() && i < kMaxLines; ++i) {
+    absl::StrAppend(&out, "  ", recovery.messages(i), "\n");
+  }
+  if (recovery.messages_size() > kMaxLines) {
+    absl::StrAppend(&out, "  ... ", recovery.messages_size() - kMaxLines,
+                    " more (trainscope status --json shows all)\n");
+  }
+  return out;
+}
+
 std::string RenderJobStatus(const trainscope::v1::JobStatus& status, absl::Time now,
                             absl::TimeZone zone) {
   const trainscope::v1::JobSummary& summary = status.summary();
@@ -95,8 +131,19 @@ std::string RenderJobStatus(const trainscope::v1::JobStatus& status, absl::Time 
         absl::StrAppend(&out, "rank ", rank.rank(), " ended with an error: ", rank.exit_error(),
                         "\n");
       }
+      if (rank.store_refused_batches() > 0) {
+        absl::StrAppend(&out, "rank ", rank.rank(), ": ", FormatCount(rank.store_refused_events()),
+                        " events in ", FormatCount(rank.store_refused_batches()),
+                        " batches refused by the log (disk full or failing; the agent resends "
+                        "what it kept)\n");
+      }
+      if (rank.events_lost() > 0) {
+        absl::StrAppend(&out, "rank ", rank.rank(), ": ", FormatCount(rank.events_lost()),
+                        " events LOST from the log (see recovery below)\n");
+      }
     }
   }
+  if (status.has_recovery()) absl::StrAppend(&out, RenderLogRecovery(status.recovery()));
   if (status.commands_size() > 0) {
     absl::StrAppend(&out, "commands:\n");
     for (const trainscope::v1::CommandRecord& command : status.commands()) {

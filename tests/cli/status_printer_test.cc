@@ -115,6 +115,35 @@ TEST(StatusPrinterTest, ARankThatFailedSaysWhy) {
               HasSubstr("rank 2 ended with an error: RuntimeError: Connection closed by peer\n"));
 }
 
+TEST(StatusPrinterTest, StoreRefusalsAndRecoveryLossesAreShown) {
+  trainscope::v1::JobStatus status;
+  *status.mutable_summary() = Summary("resnet");
+  trainscope::v1::RankStatus* rank = status.add_ranks();
+  rank->set_rank(1);
+  rank->set_store_refused_batches(3);
+  rank->set_store_refused_events(1200);
+  rank->set_events_lost(4'900'000);
+  trainscope::v1::LogRecovery* recovery = status.mutable_recovery();
+  recovery->set_segments(3);
+  recovery->set_records(12345);
+  recovery->set_segments_missing(1);
+  recovery->set_records_lost(1000);
+  recovery->set_events_lost(4'900'000);
+  recovery->set_bytes_lost(64 << 20);
+  recovery->set_index_rebuilt(true);
+  recovery->add_messages("segment-00000001.tslog: segment missing (deleted?)");
+  const std::string text = RenderJobStatus(status, kNow, absl::UTCTimeZone());
+  EXPECT_THAT(text, HasSubstr("rank 1: 1,200 events in 3 batches refused by the log"));
+  EXPECT_THAT(text, HasSubstr("rank 1: 4,900,000 events LOST"));
+  EXPECT_THAT(text, HasSubstr("recovered from disk: 12,345 records in 3 segments; LOST 4,900,000 "
+                              "events, 1,000 records, 64.0 MiB (1 segment missing); index "
+                              "rebuilt\n  segment-00000001.tslog: segment missing (deleted?)\n"));
+  status.mutable_recovery()->Clear();
+  status.mutable_recovery()->set_records(5);
+  EXPECT_THAT(RenderJobStatus(status, kNow, absl::UTCTimeZone()),
+              HasSubstr("recovered from disk: 5 records in 0 segments, nothing lost\n"));
+}
+
 TEST(StatusPrinterTest, JobWithoutRanks) {
   trainscope::v1::JobStatus status;
   *status.mutable_summary() = Summary("j");

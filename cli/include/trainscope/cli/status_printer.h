@@ -19,9 +19,14 @@ std::string RenderJobsTable(const trainscope::v1::ListJobsResponse& jobs,
                             const std::string& collector);
 
 // The job's summary, a per-rank table (RANK HOST PID CONNECTED EVENTS BATCHES
-// AGENT-DROPS REFUSED LAST-SEEN) and the commands issued so far.
+// AGENT-DROPS REFUSED LAST-SEEN), what the log refused or lost per rank, what
+// reopening the log found (RenderLogRecovery) and the commands issued so far.
 std::string RenderJobStatus(const trainscope::v1::JobStatus& status, absl::Time now,
                             absl::TimeZone zone);
+
+// "recovered from disk: N records in S segments; LOST E events, R records,
+// B (k segments missing)..." and one indented line per finding (at most 10).
+std::string RenderLogRecovery(const trainscope::v1::LogRecovery& recovery);
 
 // The one-line summary of a job used by `status` and `tail`:
 // "job J: running, 3/4 ranks connected (4 seen), 12,345 events (1,204/s), recording on".
