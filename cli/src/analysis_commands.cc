@@ -18,6 +18,7 @@
 #include "subcommand_support.h"
 #include "trainscope/cli/formatting.h"
 #include "trainscope/cli/status_printer.h"
+#include "trainscope/cli/step_table.h"
 #include "trainscope/cli/subcommands.h"
 #include "trainscope/cli/table_printer.h"
 #include "trainscope/client/connection_options.h"
@@ -75,7 +76,12 @@ int RunStepsCommand(const std::vector<std::string>& args, const CommandContext& 
   parser.AddFlag("max", "N", "show at most N steps (0: the collector's cap)", "0");
   parser.AddEpilog(
       "Times are milliseconds. WAIT is time inside collectives spent waiting for the last "
-      "participant to arrive (WAITED_FOR names it); XFER is the rest of the collective time.");
+      "participant to arrive (WAITED_FOR names it); XFER is the rest of the collective time. "
+      "On a device with GPU work the figures are device time (each kernel counts in the step "
+      "whose CPU launch made it): COMPUTE is GPU busy, WAIT/XFER split the NCCL kernels, and "
+      "COPY_MS, LAUNCH_MS (GPU idle while the CPU launched nothing), SYNC_MS (GPU idle while "
+      "the host sat in a sync call) and KERNELS follow, then a line per device saying where "
+      "its GPU's time went.");
   client::ParsedArgs parsed;
   client::ConnectionOptions conn;
   std::string job;
@@ -104,29 +110,7 @@ int RunStepsCommand(const std::vector<std::string>& args, const CommandContext& 
     *ctx.out << "no closed steps yet for job " << job << "\n";
     return kExitOk;
   }
-  TablePrinter table({{"STEP", TablePrinter::kRight},
-                      {"RANK", TablePrinter::kRight},
-                      {"STAGE", TablePrinter::kRight},
-                      {"STEP_MS", TablePrinter::kRight},
-                      {"DATA_MS", TablePrinter::kRight},
-                      {"COMPUTE_MS", TablePrinter::kRight},
-                      {"WAIT_MS", TablePrinter::kRight},
-                      {"XFER_MS", TablePrinter::kRight},
-                      {"IDLE_MS", TablePrinter::kRight},
-                      {"GFLOPS", TablePrinter::kRight},
-                      {"PEAK_MEM"},
-                      {"WAITED_FOR", TablePrinter::kRight}});
-  for (const v1::StepReport& step : reply->steps()) {
-    for (const v1::DeviceStep& d : step.devices()) {
-      table.AddRow({absl::StrCat(d.step()), absl::StrCat(d.rank()), absl::StrCat(d.stage()),
-                    FormatMs(d.step_time_ns()), FormatMs(d.data_wait_ns()),
-                    FormatMs(d.compute_ns()), FormatMs(d.wait_ns()), FormatMs(d.transfer_ns()),
-                    FormatMs(d.idle_ns()), absl::StrFormat("%.2f", d.flops_per_second() / 1e9),
-                    FormatBytes(d.peak_memory_bytes()),
-                    d.waited_for_rank() < 0 ? "-" : absl::StrCat(d.waited_for_rank())});
-    }
-  }
-  *ctx.out << table.Render() << std::flush;
+  *ctx.out << RenderStepTable(reply->steps()) << std::flush;
   return kExitOk;
 }
 
