@@ -1,5 +1,6 @@
 #include "grpc_transport.h"
 
+#include <cstdlib>
 #include <utility>
 
 #include "trainscope/agent/agent.h"
@@ -7,9 +8,28 @@
 
 namespace trainscope::agent {
 
-std::unique_ptr<GrpcTransport> GrpcTransport::Create(const std::string& address,
-                                                     absl::Duration reconnect_min,
-                                                     absl::Duration reconnect_max) {
+namespace {
+
+std::string FieldOrEnv(const std::string& field, const char* variable) {
+  if (!field.empty()) return field;
+  const char* value = std::getenv(variable);
+  return value == nullptr ? "" : value;
+}
+
+}  // namespace
+
+security::TlsClientConfig GrpcTransport::TlsConfig(const AgentOptions& options) {
+  security::TlsClientConfig tls;
+  tls.ca_file = FieldOrEnv(options.tls_ca_file, "TRAINSCOPE_TLS_CA");
+  tls.cert_file = FieldOrEnv(options.tls_cert_file, "TRAINSCOPE_TLS_CERT");
+  tls.key_file = FieldOrEnv(options.tls_key_file, "TRAINSCOPE_TLS_KEY");
+  tls.server_name = FieldOrEnv(options.tls_server_name, "TRAINSCOPE_TLS_SERVER_NAME");
+  return tls;
+}
+
+absl::StatusOr<std::unique_ptr<GrpcTransport>> GrpcTransport::Create(const AgentOptions& options) {
+  const absl::Duration reconnect_min = options.reconnect_min;
+  const absl::Duration reconnect_max = options.reconnect_max;
   grpc::ChannelArguments args;
   args.SetMaxSendMessageSize(kMaxMessageBytes);
   args.SetMaxReceiveMessageSize(kMaxMessageBytes);
@@ -24,7 +44,10 @@ std::unique_ptr<GrpcTransport> GrpcTransport::Create(const std::string& address,
   args.SetInt(GRPC_ARG_KEEPALIVE_TIME_MS, 120000);
   args.SetInt(GRPC_ARG_KEEPALIVE_TIMEOUT_MS, 20000);
   args.SetInt(GRPC_ARG_ENABLE_RETRIES, 0);
-  auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
+  absl::StatusOr<std::shared_ptr<grpc::ChannelCredentials>> credentials =
+      security::MakeChannelCredentials(TlsConfig(options), &args);
+  if (!credentials.ok()) return credentials.status();
+  auto channel = grpc::CreateCustomChannel(options.collector_address, *credentials, args);
   return std::unique_ptr<GrpcTransport>(new GrpcTransport(std::move(channel)));
 }
 

@@ -1,12 +1,14 @@
 // Transport over gRPC: AgentService.Connect, a bidirectional stream.
 //
 // Usage:
-//   std::unique_ptr<Transport> t = GrpcTransport::Create("127.0.0.1:7070", min, max);
+//   ASSIGN_OR_RETURN(std::unique_ptr<GrpcTransport> t, GrpcTransport::Create(agent_options));
 //   (then as Transport; see transport.h)
 //
 // The channel reconnects by itself with exponential backoff between
 // reconnect_min and reconnect_max (gRPC adds jitter); ReadyToOpen waits for it
-// only briefly, so the sender never blocks long waiting for a collector. (The
+// only briefly, so the sender never blocks long waiting for a collector.
+// The channel uses TLS when the options' tls_* fields (or their
+// TRAINSCOPE_TLS_* variables) say so; Create fails on a bad file, naming it. (The
 // wait also drives the connection attempt: a bare GetState would leave it to
 // gRPC's backup poller, which runs every 5 s.) A stream is
 // opened fail-fast on a ready channel. Control messages are read on a reader
@@ -24,7 +26,10 @@
 #include <thread>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
+#include "trainscope/agent/agent_options.h"
+#include "trainscope/security/tls_credentials.h"
 #include "trainscope/base/mutex.h"
 #include "trainscope/v1/agent.grpc.pb.h"
 #include "transport.h"
@@ -33,9 +38,11 @@ namespace trainscope::agent {
 
 class GrpcTransport : public Transport {
  public:
-  static std::unique_ptr<GrpcTransport> Create(const std::string& address,
-                                               absl::Duration reconnect_min,
-                                               absl::Duration reconnect_max);
+  // A channel to options.collector_address, reconnecting between
+  // reconnect_min and reconnect_max.
+  static absl::StatusOr<std::unique_ptr<GrpcTransport>> Create(const AgentOptions& options);
+  // The options' tls_* fields, each empty one from its TRAINSCOPE_TLS_* variable.
+  static security::TlsClientConfig TlsConfig(const AgentOptions& options);
   ~GrpcTransport() override;
 
   bool ReadyToOpen(absl::Duration max_wait) override;

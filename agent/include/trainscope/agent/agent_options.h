@@ -72,6 +72,17 @@ struct AgentOptions {
   // One line per notable connection event ("trainscope-agent: ...").
   bool log_to_stderr = true;
 
+  // TLS towards the collector (docs/security.md), for a collector started
+  // with --tls-cert (and --tls-client-ca: mutual TLS, then the agent needs
+  // its own certificate). Each empty field is read from its environment
+  // variable, so a job launched with them set (the PyTorch plugin, `trainscope
+  // run`, trainscope-loadgen) needs no code change. All empty: plaintext.
+  std::string tls_ca_file;      // TRAINSCOPE_TLS_CA: the CA of the collector's certificate
+  std::string tls_cert_file;    // TRAINSCOPE_TLS_CERT: this agent's certificate (mutual TLS)
+  std::string tls_key_file;     // TRAINSCOPE_TLS_KEY: its private key
+  std::string tls_server_name;  // TRAINSCOPE_TLS_SERVER_NAME: the name in the collector's
+                                // certificate, when collector_address does not carry it
+
   // GPU activity through CUPTI's Activity API (agent/src/gpu/): kernels
   // (NCCL ones as collectives), copies, memsets, host synchronisation and the
   // launching runtime calls, each tied to the operator around its launch
@@ -87,6 +98,12 @@ struct AgentOptions {
   // CUPTI is flushed this often, at every step mark (RecordStep) too; a
   // yielded tracer retries this often at most.
   absl::Duration gpu_flush_interval = absl::Seconds(1);  // 10 ms .. 60 s
+  // Operator nesting levels GpuOperatorBegin ties device work to, 0 .. 64:
+  // 64 names each kernel's innermost operator; 1 only top-level operators; 0
+  // none (each level costs a CUPTI push and pop, about 280 ns per operator on
+  // an H100 host; without them a kernel keeps its launch call's thread and
+  // time, from which the innermost operator can still be found).
+  uint32_t gpu_operator_depth = 64;
   // libcupti to load (a file, or its folder); empty: $TRAINSCOPE_CUPTI_LIBRARY,
   // else the one beside torch's CUDA libraries, else the system's
   // (agent/src/gpu/cupti_library_locator.h).
