@@ -1,12 +1,14 @@
 // `trainscope report JOB --out DIR`: a report without a display. One HTML
 // page (DIR/index.html) with the viewer's views rendered offscreen (the
 // trainscope-viewer binary beside this one, run as a child: Qt stays out of
-// the CLI), the job's alerts, a per-rank summary and the per-step table.
+// the CLI), the job's alerts, a per-rank summary, for GPU jobs the device
+// time per rank and the top kernels, and the per-step table.
 #include <algorithm>
 #include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -162,6 +164,114 @@ std::string RankSummary(const std::vector<v1::StepReport>& steps) {
   return html + "</table>\n";
 }
 
+// Per rank, the medians of its steps' device time (DeviceStep.has_gpu):
+// where the GPU's time went. Empty when no step has GPU work.
+std::string DeviceTimeSummary(const std::vector<v1::StepReport>& steps) {
+  struct Rank {
+    std::vector<int64_t> step, busy, nccl_wait, nccl_transfer, copies, launch_bound, host_sync,
+        data_wait, overlap, kernels;
+    uint32_t streams = 0;
+  };
+  std::map<uint32_t, Rank> ranks;
+  for (const v1::StepReport& s : steps) {
+    for (const v1::DeviceStep& d : s.devices()) {
+      if (!d.complete() || !d.has_gpu()) continue;
+      Rank& r = ranks[d.rank()];
+      r.step.push_back(d.step_time_ns());
+      r.busy.push_back(d.gpu_busy_ns());
+      r.nccl_wait.push_back(d.wait_ns());
+      r.nccl_transfer.push_back(d.transfer_ns());
+      r.copies.push_back(d.h2d_copy_ns() + d.d2h_copy_ns() + d.other_copy_ns());
+      r.launch_bound.push_back(d.gpu_idle_launch_bound_ns());
+      r.host_sync.push_back(d.gpu_idle_host_sync_ns());
+      r.data_wait.push_back(d.gpu_idle_data_wait_ns());
+      r.overlap.push_back(d.comm_compute_overlap_ns());
+      r.kernels.push_back(d.kernels());
+      r.streams = std::max(r.streams, d.gpu_streams());
+    }
+  }
+  if (ranks.empty()) return "";
+  std::string html =
+      "<p>Medians over each rank's steps, in device time: GPU busy is the union of its compute "
+      "kernels over its streams; NCCL wait and transfer come from its NCCL kernels; idle time is "
+      "split by what the host was doing.</p>\n"
+      "<table><tr><th>rank</th><th>steps</th><th>step ms</th><th>GPU busy ms</th>"
+      "<th>GPU busy %</th><th>NCCL wait ms</th><th>NCCL transfer ms</th>"
+      "<th>overlapped with compute ms</th><th>copies ms</th><th>idle: launch-bound ms</th>"
+      "<th>idle: host sync ms</th><th>idle: data wait ms</th><th>kernels</th><th>streams</th>"
+      "</tr>\n";
+  for (const auto& [rank, r] : ranks) {
+    const double step = Median(r.step);
+    absl::StrAppend(
+        &html,
+        absl::StrFormat("<tr><td>%u</td><td>%u</td><td>%.2f</td><td>%.2f</td><td>%.1f</td>"
+                        "<td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td>"
+                        "<td>%.2f</td><td>%.2f</td><td>%.0f</td><td>%u</td></tr>\n",
+                        rank, r.step.size(), step / 1e6, Median(r.busy) / 1e6,
+                        step > 0 ? 100 * Median(r.busy) / step : 0.0, Median(r.nccl_wait) / 1e6,
+                        Median(r.nccl_transfer) / 1e6, Median(r.overlap) / 1e6,
+                        Median(r.copies) / 1e6, Median(r.launch_bound) / 1e6,
+                        Median(r.host_sync) / 1e6, Median(r.data_wait) / 1e6, Median(r.kernels),
+                        r.streams));
+  }
+  return html + "</table>\n";
+}
+
+// The kernels that took the most device time over the job's steps and
+// devices (each step's DeviceStep.top_kernels summed by name).
+std::string TopKernelsTable(const std::vector<v1::StepReport>& steps) {
+  struct Kernel {
+    v1::OperatorClass op_class = v1::OPERATOR_CLASS_UNSPECIFIED;
+    uint64_t count = 0;
+    int64_t total_ns = 0;
+    std::map<std::string, int64_t> launchers;  // launching operator -> its share
+    std::set<uint64_t> steps;
+  };
+  std::map<std::string, Kernel> kernels;
+  for (const v1::StepReport& s : steps) {
+    for (const v1::DeviceStep& d : s.devices()) {
+      for (const v1::KernelSummary& k : d.top_kernels()) {
+        Kernel& kernel = kernels[k.name()];
+        kernel.op_class = k.op_class();
+        kernel.count += k.count();
+        kernel.total_ns += k.total_ns();
+        if (!k.launch_op().empty()) kernel.launchers[k.launch_op()] += k.total_ns();
+        kernel.steps.insert(s.step());
+      }
+    }
+  }
+  if (kernels.empty()) return "";
+  std::vector<std::pair<std::string, const Kernel*>> sorted;
+  for (const auto& [name, k] : kernels) sorted.emplace_back(name, &k);
+  std::sort(sorted.begin(), sorted.end(), [](const auto& a, const auto& b) {
+    return a.second->total_ns != b.second->total_ns ? a.second->total_ns > b.second->total_ns
+                                                    : a.first < b.first;
+  });
+  constexpr size_t kMaxKernelRows = 20;
+  if (sorted.size() > kMaxKernelRows) sorted.resize(kMaxKernelRows);
+  std::string html =
+      "<p>Summed over every device and step from each step's top kernels (at most 10 per device "
+      "and step).</p>\n<table><tr><th>#</th><th>kernel</th><th>class</th><th>count</th>"
+      "<th>total ms</th><th>ms per step</th><th>launched by</th></tr>\n";
+  int place = 0;
+  for (const auto& [name, k] : sorted) {
+    std::string launcher;
+    int64_t most = -1;
+    for (const auto& [op, ns] : k->launchers) {
+      if (ns > most) most = ns, launcher = op;
+    }
+    const char* cls = k->op_class == v1::OPERATOR_CLASS_GPU_COLLECTIVE ? "NCCL"
+                      : k->op_class == v1::OPERATOR_CLASS_GPU_COPY     ? "copy"
+                                                                       : "compute";
+    absl::StrAppend(&html, "<tr><td>", ++place, "</td><td style=\"text-align:left\">", Html(name),
+                    "</td><td>", cls, "</td><td>", k->count, "</td><td>",
+                    FormatMs(k->total_ns), "</td><td>",
+                    FormatMs(k->total_ns / static_cast<int64_t>(std::max<size_t>(1, k->steps.size()))),
+                    "</td><td>", Html(launcher), "</td></tr>\n");
+  }
+  return html + "</table>\n";
+}
+
 // The job-wide top-N by loss contribution (trainscope.LossContribution).
 std::string ItemsTable(const v1::LossState& state) {
   std::string html = absl::StrCat(
@@ -226,8 +336,8 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandContext&
   client::ArgParser parser(
       "trainscope report",
       "Write a report of a job without a display: DIR/index.html with the viewer's "
-      "views rendered offscreen, the alerts, a per-rank summary and the per-step "
-      "table (open it in any browser).");
+      "views rendered offscreen, the alerts, a per-rank summary, the device time and "
+      "top kernels of GPU jobs and the per-step table (open it in any browser).");
   parser.AddPositional("JOB", "the job's id");
   client::ConnectionOptions::AddFlags(&parser, /*with_feed=*/true);
   parser.AddFlag("data-dir", "DIR",
@@ -307,7 +417,12 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandContext&
                     Html(views.ok() ? "nothing rendered" : std::string(views.status().message())),
                     "</p>\n");
   }
-  absl::StrAppend(&html, "<h2>Ranks</h2>\n", RankSummary(steps), "<h2>Steps</h2>\n",
+  absl::StrAppend(&html, "<h2>Ranks</h2>\n", RankSummary(steps));
+  if (const std::string device = DeviceTimeSummary(steps); !device.empty()) {
+    absl::StrAppend(&html, "<h2>Device time</h2>\n", device, "<h2>Top kernels</h2>\n",
+                    TopKernelsTable(steps));
+  }
+  absl::StrAppend(&html, "<h2>Steps</h2>\n",
                   steps.size() > kMaxStepRows ? absl::StrCat("<p>The newest ", kMaxStepRows, " of ",
                                                              steps.size(), " steps.</p>\n")
                                               : "",
