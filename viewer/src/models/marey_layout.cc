@@ -172,8 +172,13 @@ void MareyLayout::Lay(const Frame& frame) {
         // stages run other layers, whatever their operators are called.
         const int a = frame_->stages[above], b = frame_->stages[i];
         const bool same_stage = a < 0 || b < 0 || a == b;
+        // Across streams only NCCL kernels join (one collective's kernels
+        // may run on other streams per device); kernels and copies join their
+        // twins on the same stream, or the picture fills with crossing lines.
+        const bool collectives_only =
+            rows()[i].gpu && rows()[above].gpu_stream != rows()[i].gpu_stream;
         AddJoins(previous[p], current.back(), rows()[above].axis_y + BandHalf(above),
-                 rows()[i].axis_y - BandHalf(i), same_stage);
+                 rows()[i].axis_y - BandHalf(i), same_stage, collectives_only);
       }
       if (rows()[i].height >= options_.chart_row_px && !rows()[i].gpu) {
         AddLineCharts(i, rows()[i].axis_y, rows()[i].height);
@@ -559,7 +564,7 @@ size_t MareyLayout::RowAt(float y) const {
 }
 
 void MareyLayout::AddJoins(const RowLayout& upper, const RowLayout& lower, float y_top,
-                           float y_bottom, bool same_stage) {
+                           float y_bottom, bool same_stage, bool collectives_only) {
   if (y_bottom - y_top < 2) return;
   std::unordered_map<uint64_t, size_t> by_key;
   by_key.reserve(lower.items.size() * 2);
@@ -569,6 +574,7 @@ void MareyLayout::AddJoins(const RowLayout& upper, const RowLayout& lower, float
     if (it == by_key.end()) continue;
     const bool point_to_point = item.cls == OpClass::kSend || item.cls == OpClass::kRecv;
     if (!same_stage && !point_to_point) continue;
+    if (collectives_only && item.cls != OpClass::kGpuCollective) continue;
     const auto& other = lower.items[it->second];
     Quad quad;
     quad.p[0] = {item.x0, y_top};
@@ -579,7 +585,8 @@ void MareyLayout::AddJoins(const RowLayout& upper, const RowLayout& lower, float
     list_.quads.push_back(quad);
     ++stats_.joins;
   }
-  const size_t bins = same_stage ? std::min(upper.merged.size(), lower.merged.size()) : 0;
+  const size_t bins =
+      same_stage && !collectives_only ? std::min(upper.merged.size(), lower.merged.size()) : 0;
   for (size_t k = 0; k < bins; ++k) {
     const auto& a = upper.merged[k];
     const auto& b = lower.merged[k];

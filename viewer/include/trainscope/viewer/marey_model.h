@@ -6,9 +6,9 @@
 // GPU work: a device that ran kernels gets one axis per GPU stream (kernels
 // green, NCCL kernels yellow, copies and memsets teal) under a thin axis of
 // its CPU operators (hidden on demand: SetShowCpuRows). Joins go from each
-// row to the rows of the same kind (CPU or GPU) of the device above, so one
+// row to the rows of the same kind (CPU or GPU) of the device above: one
 // collective's NCCL kernels are joined across devices whichever streams
-// they ran on.
+// they ran on, other kernels and copies only to the same stream.
 //
 // The model holds the data (operators per device in MareyTrack, steps,
 // alerts) and the view state (zoom, grouping, filter, focus), decides the
