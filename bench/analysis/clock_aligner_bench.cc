@@ -66,8 +66,8 @@ void Feed(benchmark::State& state, SyntheticClockJob::Config config, uint32_t wo
   }
   state.SetItemsProcessed(state.iterations() * static_cast<int64_t>(items.size()));
   state.counters["ns/sample"] = benchmark::Counter(
-      static_cast<double>(samples) * 1e-9, benchmark::Counter::kIsIterationInvariantRate |
-                                               benchmark::Counter::kInvert);
+      static_cast<double>(samples) * 1e-9,
+      benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
 }
 
 void BM_AddDataParallel(benchmark::State& state) {

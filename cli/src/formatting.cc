@@ -184,14 +184,19 @@ std::string FormatClockTable(const trainscope::v1::ClockReport& report) {
                           c.source() == trainscope::v1::CLOCK_SOURCE_CLOCK_DOMAIN);
     std::string offset = FormatDuration(static_cast<double>(c.offset_to_reference_device_ns()),
                                         /*plus_sign=*/true);
-    std::string drift = c.insufficient_evidence()
-                            ? "-"
-                            : (c.drift_to_reference_device_ppm() == 0
-                                   ? "0"
-                                   : absl::StrFormat("%+.2f ppm", c.drift_to_reference_device_ppm()));
-    std::string uncertainty = exact ? "exact" : absl::StrCat("+/-", FormatDuration(c.uncertainty_ns()));
-    if (!exact && c.source() == trainscope::v1::CLOCK_SOURCE_UNSPECIFIED) uncertainty = "unknown";
-    std::string evidence = "";
+    // No drift was fitted: "-", not a 0 that reads as a measurement.
+    std::string drift = "-";
+    if (!c.insufficient_evidence()) {
+      const double ppm = c.drift_to_reference_device_ppm();
+      drift = ppm == 0 ? "0" : absl::StrFormat("%+.2f ppm", ppm);
+    }
+    std::string uncertainty = "exact";
+    if (!exact) {
+      uncertainty = c.source() == trainscope::v1::CLOCK_SOURCE_UNSPECIFIED
+                        ? "unknown"
+                        : absl::StrCat("+/-", FormatDuration(c.uncertainty_ns()));
+    }
+    std::string evidence;
     if (c.reference()) {
       evidence = "reference";
     } else if (c.insufficient_evidence()) {

@@ -221,8 +221,7 @@ bool ClockAligner::FitCollectives(Device& d, bool gpu, Fit* fit) {
     }
   }
   LineFit line;
-  const double scatter =
-      gpu ? options_.gpu_collective_scatter_ns : options_.collective_scatter_ns;
+  const double scatter = gpu ? options_.gpu_collective_scatter_ns : options_.collective_scatter_ns;
   if (!FitRobustLine(pts, Rules(scatter), &line)) return false;
   fit->line = Line{line.anchor, line.offset, line.slope};
   fit->spread = line.spread;
@@ -403,9 +402,9 @@ ClockEstimate ClockAligner::Estimate(uint32_t rank) const {
   e.set_uncertainty_ns(d.uncertainty);
   // The reference's domain reads the reference clock itself; a device
   // without any estimate (not even a nominal offset) has no evidence at all.
-  e.set_insufficient_evidence(leader_rank != reference_ &&
-                              (leader.insufficient ||
-                               leader.source == v1::CLOCK_SOURCE_UNSPECIFIED));
+  e.set_insufficient_evidence(
+      leader_rank != reference_ &&
+      (leader.insufficient || leader.source == v1::CLOCK_SOURCE_UNSPECIFIED));
   e.set_probe_samples(d.probe_samples);
   e.set_collective_samples(d.collective_samples);
   e.set_gpu_collective_samples(d.gpu_collective_samples);

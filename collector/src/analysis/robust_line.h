@@ -37,11 +37,11 @@ struct LineFit {
 // When a slope is stated, and how an unstated one is accounted for (the
 // reasons for ClockAligner's values are in its Options).
 struct LineRules {
-  int64_t min_span = 0;         // the kept points' x span
-  int min_points = 3;           // points kept (never fewer than 3)
+  int64_t min_span = 0;               // the kept points' x span
+  int min_points = 3;                 // points kept (never fewer than 3)
   double max_slope = HUGE_VAL;        // |slope| above: the points follow no one line
   double max_slope_error = HUGE_VAL;  // standard error of the slope above: not known
-  double outlier_sigmas = 3.5;  // trimming, in robust deviations
+  double outlier_sigmas = 3.5;        // trimming, in robust deviations
   // The scatter of one point, assumed while fewer than 3 points leave the
   // residuals too few degrees of freedom to say.
   double prior_spread = 0;

@@ -333,8 +333,7 @@ TEST_F(ClockAlignerEvidenceTest, EndsThatFitNoOffsetFallBackToTheOwnWallClock) {
   std::uniform_int_distribution<int64_t> wrong(-50 * kMs, 50 * kMs);
   std::vector<int64_t> extra;
   for (int k = 0; k < 12; ++k) extra.push_back(wrong(rng));
-  const v1::ClockEstimate c =
-      PairEstimate(&groups_, group_, 0, 100 * kMs, extra, /*nominal=*/true);
+  const v1::ClockEstimate c = PairEstimate(&groups_, group_, 0, 100 * kMs, extra, /*nominal=*/true);
   EXPECT_EQ(c.source(), v1::CLOCK_SOURCE_NOMINAL);
   EXPECT_TRUE(c.insufficient_evidence());
   EXPECT_EQ(c.offset_to_reference_device_ns(), 0);

@@ -311,7 +311,6 @@ class ClockAligner : public ReferenceClock {
            source == trainscope::v1::CLOCK_SOURCE_GPU_COLLECTIVES;
   }
 
-
   void AddCommunication(uint32_t rank, const DeviceEvent& e);
   void AddCollective(uint32_t rank, const DeviceEvent& e);
   void AddP2p(uint32_t rank, const DeviceEvent& e, bool send);
