@@ -12,8 +12,11 @@ IntervalSet IntervalSet::Window(int64_t start, int64_t end) {
 
 void IntervalSet::Normalize() {
   if (intervals_.size() < 2) return;
-  std::sort(intervals_.begin(), intervals_.end(),
-            [](const Interval& a, const Interval& b) { return a.start < b.start; });
+  const auto by_start = [](const Interval& a, const Interval& b) { return a.start < b.start; };
+  // One stream's work is added in start order: no sort needed then.
+  if (!std::is_sorted(intervals_.begin(), intervals_.end(), by_start)) {
+    std::sort(intervals_.begin(), intervals_.end(), by_start);
+  }
   size_t out = 0;
   for (size_t i = 1; i < intervals_.size(); ++i) {
     Interval& last = intervals_[out];
