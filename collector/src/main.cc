@@ -19,6 +19,7 @@
 #include "trainscope/collector/adapters/grpc_agent_service.h"
 #include "trainscope/collector/analysis/halt_policy_spec.h"
 #include "trainscope/collector/analysis/rules_config.h"
+#include "trainscope/collector/store/data_dir_files.h"
 #include "trainscope/proto/protocol.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
@@ -262,6 +263,12 @@ int main(int argc, char** argv) {
   options.read_token_file = absl::GetFlag(FLAGS_read_token_file);
   options.insecure = absl::GetFlag(FLAGS_insecure);
 
+  // Private to the collector's user and group (0750), whatever the umask.
+  if (absl::Status created =
+          trainscope::collector::CreateDataDirectories(options.data_dir / "jobs");
+      !created.ok()) {
+    return Fail(absl::StrCat("--data-dir: ", created.message()));
+  }
   auto server = trainscope::collector::CollectorServer::Start(options);
   if (!server.ok()) return Fail(std::string(server.status().message()));
 
