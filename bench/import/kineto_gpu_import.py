@@ -9,7 +9,10 @@ and the device events after them, as Kineto orders them).
         [--sort-budget N] [--no-baseline]
 
 Prints the trace's size, the import's MB/s (uncompressed JSON) and events/s,
-its peak RSS (from /usr/bin/time -v), and the same figures for a baseline
+its peak RSS: of the importer alone (build/bin/import_bench) and of the
+whole `trainscope import` command (from /usr/bin/time -v; it also runs the
+rules over the imported job, whose analysis holds per-step state), and the
+same figures for a baseline
 measured in the same run: Python's json.load of the same file (what a
 Python analysis such as HTA starts with), skipped above 400 MB. A second
 import of a quarter of the trace shows whether RSS grows with the trace (the
@@ -141,6 +144,13 @@ def run_import(binary, trace, data, job, extra):
     return secs, peak_rss_mb(p.stderr), p.stdout
 
 
+def run_importer_alone(binary, trace):
+    p = subprocess.run([binary, trace], capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit("import_bench failed:\n" + p.stdout + p.stderr)
+    return p.stdout.strip()
+
+
 def run_baseline(trace):
     code = "import json,sys; json.load(open(sys.argv[1]))"
     cmd = ["/usr/bin/time", "-v", sys.executable, "-c", code, trace]
@@ -166,13 +176,15 @@ def main():
             secs, rss, out = run_import(binary, trace, os.path.join(work, "data"), label, [])
             events = int(re.search(r": (\d+) events", out).group(1))
             gpu_line = next((l.strip() for l in out.splitlines() if l.strip().startswith("GPU:")), "")
-            print("%-7s %7.1f MB, %d steps, %d kernels: import %.2f s, %.1f MB/s, %.0f events/s, "
-                  "peak RSS %.0f MB" % (label, size_mb, steps, kernels, secs, size_mb / secs,
+            print("%-7s %7.1f MB, %d steps, %d kernels: trainscope import %.2f s, %.1f MB/s, "
+                  "%.0f events/s, peak RSS %.0f MB" % (label, size_mb, steps, kernels, secs, size_mb / secs,
                                         events / secs, rss))
             print("        " + gpu_line)
+            print("        " + run_importer_alone(os.path.join(args.build, "bin", "import_bench"),
+                                                 trace))
             results.append((size_mb, secs, rss, trace))
         size_mb, secs, rss, trace = results[-1]
-        print("RSS growth with 4x the trace: %.2fx" % (rss / results[0][2]))
+        print("trainscope import's RSS growth with 4x the trace: %.2fx" % (rss / results[0][2]))
         if not args.no_baseline and size_mb <= 400:
             bsecs, brss = run_baseline(trace)
             print("baseline json.load (same file, same run): %.2f s, %.1f MB/s, peak RSS %.0f MB"
