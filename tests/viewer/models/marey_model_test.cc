@@ -540,12 +540,15 @@ TEST_F(MareyModelTest, OneCollectivesNcclKernelsAreJoinedAcrossDevicesWhateverTh
       Gpu(Op(1, 1100, 2100, "sm90_gemm", OpClass::kGpuKernel), 7),
       nccl(1, 3200, 24, 1),  // another stream on rank 1
       nccl(1, 6000, 24, 2),  // the next collective: no partner
+      // The same kernel on another stream: kernels join only on one stream.
+      Gpu(Op(1, 7000, 8000, "sm90_gemm", OpClass::kGpuKernel), 9),
   });
   model.SetViewport(1000, 600);
   model.SetTimeRange(0, 10'000);
   model.SetShowCpuRows(false);
-  ASSERT_THAT(Labels(model), ::testing::ElementsAre("rank 0 GPU0 s7", "rank 0 GPU0 s20",
-                                                    "rank 1 GPU0 s7", "rank 1 GPU0 s24"));
+  ASSERT_THAT(Labels(model),
+              ::testing::ElementsAre("rank 0 GPU0 s7", "rank 0 GPU0 s20", "rank 1 GPU0 s7",
+                                     "rank 1 GPU0 s9", "rank 1 GPU0 s24"));
   const auto& rows = model.Rows();
   std::vector<Quad> yellow, green;
   for (const Quad& q : model.Draw().quads) {
@@ -559,8 +562,8 @@ TEST_F(MareyModelTest, OneCollectivesNcclKernelsAreJoinedAcrossDevicesWhateverTh
   EXPECT_NEAR(yellow[0].p[3].x, model.TimeToX(3200), 0.01);
   EXPECT_GT(yellow[0].p[0].y, rows[1].axis_y);
   EXPECT_LT(yellow[0].p[0].y, rows[2].top);
-  EXPECT_LT(yellow[0].p[3].y, rows[3].axis_y);
-  EXPECT_GT(yellow[0].p[3].y, rows[3].top);
+  EXPECT_LT(yellow[0].p[3].y, rows[4].axis_y);
+  EXPECT_GT(yellow[0].p[3].y, rows[4].top);
   // The kernel joins its twin on the next device.
   ASSERT_EQ(green.size(), 1u);
   EXPECT_NEAR(green[0].p[3].x, model.TimeToX(1100), 0.01);

@@ -8,9 +8,13 @@
 #include <QColor>
 #include <QImage>
 #include <cstdlib>
+#include <filesystem>
+#include <unistd.h>
 #include <functional>
 #include <string>
 
+#include "trainscope/collector/import/trace_importer.h"
+#include "trainscope/viewer/stored_job_loader.h"
 #include "trainscope/viewer/synthetic_job.h"
 #include "trainscope/viewer/viewer_state.h"
 #include "trainscope/viewer/widgets/offscreen_renderer.h"
@@ -25,6 +29,11 @@ bool Green(QColor c) { return c.green() > c.red() + 40 && c.green() > c.blue() +
 bool Yellow(QColor c) { return c.red() > 200 && c.green() > 150 && c.blue() < 110; }
 bool Teal(QColor c) { return c.red() < 60 && c.green() > 110 && c.blue() > 100; }
 bool Red(QColor c) { return c.red() > 190 && c.green() < 80 && c.blue() < 80; }
+// Kernels, drawn one by one or merged (a merged bin's green pales with its
+// busy share); teal copies (red 0) are not.
+bool Greenish(QColor c) {
+  return c.red() > 30 && c.green() > c.red() + 25 && c.green() > c.blue() + 25;
+}
 
 int CountOnLine(const QImage& image, int y, int x0, int x1, const Predicate& match) {
   int count = 0;
@@ -142,6 +151,59 @@ TEST_F(GpuViewsRenderTest, OverviewBarsAreDeviceTime) {
   bool nccl = false;
   for (const auto& k : kernels) nccl = nccl || k.op_class == OpClass::kGpuCollective;
   EXPECT_TRUE(nccl);
+}
+
+
+// A real GPU trace (rank 0 of a 2-rank NCCL job, 3 steps, 2.7 k kernels),
+// imported as a user would and opened from the data dir.
+TEST_F(GpuViewsRenderTest, AnImportedKinetoTraceShowsItsGpuStreams) {
+  const std::filesystem::path trace =
+      std::filesystem::path(KINETO_GPU_DATA) / "nccl_parser_config__nccl_data.json.gz";
+  ASSERT_TRUE(std::filesystem::exists(trace)) << trace << " is missing";
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
+                                    ("trainscope-gpu-views-" + std::to_string(::getpid()));
+  std::filesystem::remove_all(dir);
+  {
+    auto importer = collector::TraceImporter::Create(
+        {.data_dir = dir, .job_id = "nccl", .fsync = false});
+    ASSERT_TRUE(importer.ok()) << importer.status();
+    ASSERT_TRUE((*importer)->Import({{.path = trace.string()}}).ok());
+  }
+  absl::StatusOr<JobData> data = LoadStoredJob(dir, "nccl", {});
+  std::filesystem::remove_all(dir);
+  ASSERT_TRUE(data.ok()) << data.status();
+  ViewerState state;
+  state.Load(*data);
+
+  const QImage marey = Render(&state, "marey");
+  const RectF plot = state.marey.plot_rect();
+  const int x0 = static_cast<int>(plot.x), x1 = static_cast<int>(plot.x + plot.w);
+  const auto& rows = state.marey.Rows();
+  const MareyModel::Row* kernels = nullptr;
+  const MareyModel::Row* nccl = nullptr;
+  for (const auto& row : rows) {
+    if (!row.gpu) continue;
+    // The compute stream holds most pixels of kernels; the NCCL stream's
+    // bands are yellow.
+    if (CountOnLine(marey, static_cast<int>(row.axis_y), x0, x1, Greenish) > 100) kernels = &row;
+    if (CountOnLine(marey, static_cast<int>(row.axis_y), x0, x1, Yellow) > 10) nccl = &row;
+  }
+  ASSERT_NE(kernels, nullptr) << "no GPU stream row with kernels";
+  ASSERT_NE(nccl, nullptr) << "no GPU stream row with NCCL kernels";
+  EXPECT_NE(kernels->gpu_stream, nccl->gpu_stream);
+  EXPECT_EQ(kernels->rank, 0u);
+  ASSERT_FALSE(rows.front().gpu);  // the thin CPU row first
+  EXPECT_LT(rows.front().height, kernels->height);
+
+  // The overview's bars are device time: the step is CPU-bound, so the
+  // launch-bound idle segment is larger than GPU compute.
+  Render(&state, "overview");
+  const auto& bars = state.overview.Bars();
+  ASSERT_EQ(bars.size(), 1u);
+  ASSERT_TRUE(bars[0].gpu);
+  EXPECT_GT(bars[0].segments[0].ns, 0);  // GPU compute
+  EXPECT_GT(bars[0].segments[4].ns, bars[0].segments[0].ns);  // idle: launch-bound
+  EXPECT_FALSE(state.overview.TopKernels().empty());
 }
 
 }  // namespace
