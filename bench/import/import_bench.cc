@@ -54,13 +54,12 @@ int main(int argc, char** argv) {
   rusage usage{};
   getrusage(RUSAGE_SELF, &usage);
   const auto& stats = (*importer)->stats();
-  std::printf("import_bench: %.1f MB, %llu events in %.2f s: %.1f MB/s, %.0f events/s, "
-              "peak RSS %.0f MB, %zu sort runs spilled\n",
-              static_cast<double>(stats.bytes) / 1e6,
-              static_cast<unsigned long long>(stats.events), seconds,
-              static_cast<double>(stats.bytes) / 1e6 / seconds,
-              static_cast<double>(stats.events) / seconds,
-              static_cast<double>(usage.ru_maxrss) / 1024.0,
-              stats.files.empty() ? size_t{0} : stats.files[0].sort_runs_spilled);
+  std::printf(
+      "import_bench: %.1f MB, %llu events in %.2f s: %.1f MB/s, %.0f events/s, "
+      "peak RSS %.0f MB, %zu sort runs spilled\n",
+      static_cast<double>(stats.bytes) / 1e6, static_cast<unsigned long long>(stats.events),
+      seconds, static_cast<double>(stats.bytes) / 1e6 / seconds,
+      static_cast<double>(stats.events) / seconds, static_cast<double>(usage.ru_maxrss) / 1024.0,
+      stats.files.empty() ? size_t{0} : stats.files[0].sort_runs_spilled);
   return 0;
 }

@@ -107,10 +107,13 @@ int RunImportCommand(const std::vector<std::string>& args, const CommandContext&
   const absl::Status imported = (*importer)->Import(sources);
   if (!imported.ok()) *ctx.err << "trainscope import: " << imported.message() << "\n";
   // The rules over the imported steps, into the data dir's index: the viewer
-  // and `trainscope alerts --data-dir` show them as a live job's.
+  // and `trainscope alerts --data-dir` show them as a live job's. A profiler
+  // trace holds the few steps its schedule chose to record, past the
+  // profiler's own wait and warm-up steps: the rules skip no warm-up steps of
+  // their own (a live job's 5 would leave most traces without a judged step).
   std::string alert_summary;
   if (absl::StatusOr<std::vector<v1::Alert>> alerts =
-          EvaluateRules(options.data_dir.string(), job, std::nullopt);
+          EvaluateRules(options.data_dir.string(), job, std::nullopt, /*default_warmup_steps=*/0);
       !alerts.ok()) {
     *ctx.err << "warning: the rules could not run over the import: " << alerts.status().message()
              << "\n";

@@ -65,9 +65,9 @@ TEST_F(ImportCommandTest, TheAmdTraceIsRankZeroNotTheDigitInItsName) {
 }
 
 TEST_F(ImportCommandTest, AlexNetSaysWhyItHasNoSteps) {
-  ASSERT_EQ(
-      Import("alexnet", {"critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz"}),
-      0)
+  ASSERT_EQ(Import("alexnet",
+                   {"critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz"}),
+            0)
       << err_.str();
   EXPECT_THAT(out_.str(), HasSubstr("no steps: the trace has no ProfilerStep# marks"));
 }

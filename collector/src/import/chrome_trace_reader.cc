@@ -240,12 +240,12 @@ absl::Status ChromeTraceReader::ParseArgs(TraceEvent* event) {
       if (v >= 0) (key == "step" ? event->step : event->sequence) = static_cast<uint64_t>(v);
       return absl::OkStatus();
     }
-    uint64_t* unsigned_field = key == "correlation"       ? &event->correlation.emplace()
-                               : key == "bytes"           ? &event->bytes.emplace()
-                               : key == "flops"           ? &event->flops
-                               : key == "In msg nelems"   ? &event->in_nelems
-                               : key == "Out msg nelems"  ? &event->out_nelems
-                                                          : nullptr;
+    uint64_t* unsigned_field = key == "correlation"      ? &event->correlation.emplace()
+                               : key == "bytes"          ? &event->bytes.emplace()
+                               : key == "flops"          ? &event->flops
+                               : key == "In msg nelems"  ? &event->in_nelems
+                               : key == "Out msg nelems" ? &event->out_nelems
+                                                         : nullptr;
     if (unsigned_field != nullptr) return ParseUnsigned(unsigned_field);
     if (key == "device" || key == "stream") {
       double v = 0;
@@ -280,7 +280,8 @@ absl::Status ChromeTraceReader::ParseEvent(TraceEvent* event, bool* complete) {
   if (ph == "X") {
     event->phase = TraceEvent::Phase::kComplete;
     *complete = parsed.ok();
-  } else if ((ph == "s" || ph == "f") && (event->cat == "ac2g" || event->cat == "async_cpu_to_gpu")) {
+  } else if ((ph == "s" || ph == "f") &&
+             (event->cat == "ac2g" || event->cat == "async_cpu_to_gpu")) {
     // The CPU-to-GPU link: the launch's end ("s") and the kernel's ("f").
     event->phase = ph == "s" ? TraceEvent::Phase::kFlowStart : TraceEvent::Phase::kFlowEnd;
     *complete = parsed.ok();

@@ -81,9 +81,9 @@ uint32_t DtypeBytes(absl::string_view dtype) {
   std::string lower = absl::AsciiStrToLower(dtype);
   if (absl::StartsWith(lower, "c10::")) lower = lower.substr(5);
   static constexpr std::pair<const char*, uint32_t> kSizes[] = {
-      {"double", 8}, {"long", 8},  {"int64", 8},   {"complexfloat", 8}, {"float", 4},
-      {"int", 4},    {"half", 2},  {"bfloat16", 2}, {"short", 2},        {"byte", 1},
-      {"char", 1},   {"bool", 1},  {"int8", 1},    {"uint8", 1},        {"float8", 1},
+      {"double", 8}, {"long", 8}, {"int64", 8},    {"complexfloat", 8}, {"float", 4},
+      {"int", 4},    {"half", 2}, {"bfloat16", 2}, {"short", 2},        {"byte", 1},
+      {"char", 1},   {"bool", 1}, {"int8", 1},     {"uint8", 1},        {"float8", 1},
   };
   for (const auto& [name, size] : kSizes) {
     if (lower == name) return size;

@@ -99,7 +99,7 @@ bool StepFinder::FromOptimizer(Result* result) const {
   std::optional<uint32_t> opener;
   if (ends.size() >= 2) {
     absl::flat_hash_map<uint32_t, std::vector<int>> counts;  // name -> per segment
-    const size_t segments = ends.size();  // before ends[0], then between ends
+    const size_t segments = ends.size();                     // before ends[0], then between ends
     for (const Op& op : ops) {
       const size_t segment = static_cast<size_t>(
           std::upper_bound(ends.begin(), ends.end(), op.start_ns) - ends.begin());

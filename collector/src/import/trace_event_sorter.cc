@@ -19,8 +19,7 @@ bool Earlier(const SortedTraceEvent& a, const SortedTraceEvent& b) {
 
 }  // namespace
 
-TraceEventSorter::TraceEventSorter(TraceEventSorterOptions options)
-    : options_(std::move(options)) {
+TraceEventSorter::TraceEventSorter(TraceEventSorterOptions options) : options_(std::move(options)) {
   strings_.emplace_back();
   string_ids_.emplace("", 0);
 }

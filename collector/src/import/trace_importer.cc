@@ -225,8 +225,7 @@ absl::Status TraceImporter::Import(const std::vector<Source>& sources) {
     const uint32_t rank = *p.rank;
     p.mapper = std::make_unique<TraceEventMapper>(
         p.sorter.get(),
-        TraceEventMapperOptions{.step_starts_ns = p.steps.starts_ns,
-                                .step_thread = p.steps.thread},
+        TraceEventMapperOptions{.step_starts_ns = p.steps.starts_ns, .step_thread = p.steps.thread},
         [this, rank](const MappedEvent& m) { return Add(rank, m); });
     p.next = p.sorter->Next();
     if (p.next != nullptr) p.origin_ns = p.next->ts_ns;
@@ -308,8 +307,7 @@ absl::Status TraceImporter::Open(uint32_t rank_number, uint32_t world_size, cons
     gpu->set_memory_bytes(g.total_memory);
     gpu->set_multiprocessors(g.multiprocessors);
     if (g.compute_major >= 0) {
-      gpu->set_compute_capability(
-          absl::StrCat(g.compute_major, ".", std::max(g.compute_minor, 0)));
+      gpu->set_compute_capability(absl::StrCat(g.compute_major, ".", std::max(g.compute_minor, 0)));
     }
   }
   // The file's clock is the rank's: nominally Unix time (an import has no

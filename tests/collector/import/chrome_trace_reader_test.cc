@@ -165,7 +165,7 @@ TEST_F(ChromeTraceReaderTest, MetadataAfterTheEventsFlowsGpuArgsAndExactNanoseco
   })"));
   std::vector<TraceEvent> events;
   ASSERT_TRUE(ReadAll(reader, &events).ok());
-  ASSERT_EQ(events.size(), 5u);  // the fwdbwd flow is skipped
+  ASSERT_EQ(events.size(), 5u);                     // the fwdbwd flow is skipped
   EXPECT_EQ(events[0].ts_ns, 1712195495519689123);  // a double would round it
   EXPECT_EQ(events[0].dur_ns, 2500);
   EXPECT_EQ(events[0].device, 0);

@@ -186,8 +186,8 @@ TEST_F(KinetoGpuImportTest, EveryTraceImportsEveryKernelOnAGpuStreamAndEachColle
     };
     EXPECT_EQ(kind_count(v1::EVENT_KIND_GPU_MEMCPY), Count(text, R"("cat": "gpu_memcpy")"));
     EXPECT_EQ(kind_count(v1::EVENT_KIND_GPU_MEMSET), Count(text, R"("cat": "gpu_memset")"));
-    EXPECT_EQ(kind_count(v1::EVENT_KIND_GPU_RUNTIME), Count(text, R"("cat": "cuda_runtime")") +
-                                                          Count(text, R"("cat": "cuda_driver")"));
+    EXPECT_EQ(kind_count(v1::EVENT_KIND_GPU_RUNTIME),
+              Count(text, R"("cat": "cuda_runtime")") + Count(text, R"("cat": "cuda_driver")"));
     // One CPU collective per c10d collective: never its record_param_comms
     // and its "nccl:<op>" range both.
     EXPECT_EQ(kind_count(v1::EVENT_KIND_COLLECTIVE),
@@ -205,7 +205,9 @@ TEST_F(KinetoGpuImportTest, EveryTraceImportsEveryKernelOnAGpuStreamAndEachColle
     EXPECT_FALSE(census.hellos[0].clock_domains(0).domain_id().empty());
     // NCCL kernels joined to their CPU collective share its group and sequence.
     for (const auto& [rank, gpu] : census.gpu_collectives) {
-      const auto& cpu = census.cpu_collectives.count(rank) ? census.cpu_collectives.at(rank) : decltype(census.cpu_collectives)::mapped_type();
+      const auto& cpu = census.cpu_collectives.count(rank)
+                            ? census.cpu_collectives.at(rank)
+                            : decltype(census.cpu_collectives)::mapped_type();
       const std::set<std::pair<std::string, uint64_t>> host(cpu.begin(), cpu.end());
       uint64_t shared = 0;
       for (const auto& c : gpu) shared += host.count(c);
@@ -218,16 +220,18 @@ TEST_F(KinetoGpuImportTest, EveryTraceImportsEveryKernelOnAGpuStreamAndEachColle
 TEST_F(KinetoGpuImportTest, NcclKernelsJoinTheirRecordParamCommsOnCorrelation) {
   // trace_filter's record_param_comms carry no collective name: the kind
   // comes from the c10d range inside, the join from the launch's correlation.
-  for (const std::string name : {"trace_filter__sampled_rank-0.json.gz",
-                                 "nccl_parser_config__nccl_data.json.gz",
-                                 "trace_diff__control__control.json.gz"}) {
+  for (const std::string name :
+       {"trace_filter__sampled_rank-0.json.gz", "nccl_parser_config__nccl_data.json.gz",
+        "trace_diff__control__control.json.gz"}) {
     SCOPED_TRACE(name);
     const TraceImportStats stats = Import("j", {(kData / name).string()});
     EXPECT_GT(stats.mapping.nccl_kernels, 0u);
     EXPECT_EQ(stats.mapping.nccl_joined, stats.mapping.nccl_kernels);
     const StoredLogCensus census = Census("j");
     for (const auto& [rank, gpu] : census.gpu_collectives) {
-      const auto& cpu = census.cpu_collectives.count(rank) ? census.cpu_collectives.at(rank) : decltype(census.cpu_collectives)::mapped_type();
+      const auto& cpu = census.cpu_collectives.count(rank)
+                            ? census.cpu_collectives.at(rank)
+                            : decltype(census.cpu_collectives)::mapped_type();
       for (const auto& c : gpu) {
         EXPECT_NE(std::find(cpu.begin(), cpu.end(), c), cpu.end())
             << c.first << "#" << c.second << " has no CPU collective";
@@ -238,8 +242,8 @@ TEST_F(KinetoGpuImportTest, NcclKernelsJoinTheirRecordParamCommsOnCorrelation) {
 }
 
 TEST_F(KinetoGpuImportTest, HelloCarriesTheGpusTheHostAndOneClockPerHost) {
-  Import("ns", {(kData / "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz")
-                    .string()});
+  Import("ns",
+         {(kData / "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz").string()});
   const StoredLogCensus ns = Census("ns");
   ASSERT_EQ(ns.hellos.size(), 1u);
   EXPECT_EQ(ns.hellos[0].host(), "twshared39868.02.pnb3.facebook.com");
@@ -295,7 +299,8 @@ TEST_F(KinetoGpuImportTest, SpillingToSortGivesTheSameLog) {
 
 TEST_F(KinetoGpuImportTest, WithoutMarksStepsComeFromOptimizerRanges) {
   for (const std::string name :
-       {"nccl_parser_config__nccl_data.json.gz", "negative_queue_length_values_check__rank0.json.gz",
+       {"nccl_parser_config__nccl_data.json.gz",
+        "negative_queue_length_values_check__rank0.json.gz",
         "ns_resolution_trace__rank-0.Apr_03_18_51_38.1102.pt.trace.json.gz",
         "trace_diff__control__control.json.gz", "trace_diff__test__test.json.gz",
         "trace_filter__sampled_rank-0.json.gz"}) {
@@ -329,10 +334,10 @@ TEST_F(KinetoGpuImportTest, WithoutMarksOrOptimizerStepsComeFromTheRepeatingPatt
 }
 
 TEST_F(KinetoGpuImportTest, AlexNetGetsAClearStatementOfWhyNoSteps) {
-  const TraceImportStats stats = Import(
-      "alexnet",
-      {(kData / "critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz")
-           .string()});
+  const TraceImportStats stats =
+      Import("alexnet",
+             {(kData / "critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz")
+                  .string()});
   ASSERT_EQ(stats.files.size(), 1u);
   EXPECT_EQ(stats.files[0].step_source, StepFinder::Source::kNone);
   EXPECT_THAT(stats.files[0].step_description, HasSubstr("no steps"));

@@ -32,8 +32,7 @@ TEST(LogBeforeDeviceTracksTest, TodaysReaderGivesItsEventsCollectivesAndSteps) {
 TEST(LogBeforeDeviceTracksTest, TodaysAnalysisAssemblesItsSteps) {
   // AnalyzeStoredJob reads <data_dir>/jobs/<job>: give the old segment one.
   const std::filesystem::path data =
-      std::filesystem::temp_directory_path() /
-      ("trainscope-old-log-" + std::to_string(::getpid()));
+      std::filesystem::temp_directory_path() / ("trainscope-old-log-" + std::to_string(::getpid()));
   std::filesystem::remove_all(data);
   std::filesystem::create_directories(data / "jobs" / "old");
   for (const auto& entry : std::filesystem::directory_iterator(kOldLog)) {

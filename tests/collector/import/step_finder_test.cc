@@ -22,7 +22,8 @@ StepFinder Iterations(int steps, bool optimizer, bool two_optimizers = false) {
   for (int s = 0; s < steps; ++s) {
     const int64_t t = 1000 * kMs + s * 100 * kMs;
     f.Add(1, t, t + 2 * kMs, "Optimizer.zero_grad#SGD.zero_grad");
-    for (int k = 0; k < s % 3; ++k) f.Add(1, t + (3 + k) * kMs, t + (3 + k) * kMs + 1, "aten::zeros");
+    for (int k = 0; k < s % 3; ++k)
+      f.Add(1, t + (3 + k) * kMs, t + (3 + k) * kMs + 1, "aten::zeros");
     f.Add(1, t + 10 * kMs, t + 40 * kMs, "## forward ##");
     for (int l = 0; l < 5; ++l) f.Add(1, t + (11 + 5 * l) * kMs, t + (15 + 5 * l) * kMs, "layer");
     f.Add(1, t + 40 * kMs, t + 80 * kMs, "## backward ##");
@@ -58,8 +59,7 @@ TEST(StepFinderTest, WithoutOptimizerRangesTheRepeatingPatternOfTheMainThread) {
   const StepFinder::Result r = Iterations(5, /*optimizer=*/false).Find();
   EXPECT_EQ(r.source, StepFinder::Source::kRepeatingPattern);
   EXPECT_EQ(r.thread, 1);
-  EXPECT_THAT(r.starts_ns,
-              ElementsAre(1000 * kMs, 1100 * kMs, 1200 * kMs, 1300 * kMs, 1400 * kMs));
+  EXPECT_THAT(r.starts_ns, ElementsAre(1000 * kMs, 1100 * kMs, 1200 * kMs, 1300 * kMs, 1400 * kMs));
   EXPECT_THAT(r.description, HasSubstr("Optimizer.zero_grad#SGD.zero_grad"));
 }
 

@@ -22,12 +22,12 @@ namespace trainscope::collector {
 
 struct StoredLogCensus {
   std::vector<v1::Hello> hellos;
-  std::map<int, uint64_t> kinds;              // EventKind -> events
+  std::map<int, uint64_t> kinds;  // EventKind -> events
   std::map<uint32_t, uint64_t> events_by_rank;
   uint64_t gpu_events = 0;
   uint64_t gpu_linked = 0;  // gpu_correlation != 0
   uint64_t gpu_collectives_with_group = 0;
-  uint64_t bad_batches = 0;  // failing the column rule
+  uint64_t bad_batches = 0;         // failing the column rule
   uint64_t launch_after_start = 0;  // gpu_launch_delta_ns > 0
   std::vector<int64_t> step_marks_ns;
   std::vector<uint64_t> step_values;

@@ -39,8 +39,8 @@ TEST(TraceEventSorterTest, TimeThenFlowsCpuDeviceThenParentsFirstThenFileOrder) 
   ASSERT_TRUE(sorter.Finish().ok());
   std::vector<std::string> names;
   for (const SortedTraceEvent& e : ReadAll(sorter)) names.push_back(sorter.str(e.name));
-  EXPECT_EQ(names, (std::vector<std::string>{"parent", "child", "sibling", "ac2g", "launch",
-                                             "kernel"}));
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"parent", "child", "sibling", "ac2g", "launch", "kernel"}));
   EXPECT_EQ(sorter.runs_spilled(), 0u);
 }
 
@@ -90,8 +90,7 @@ TEST(TraceEventSorterTest, KeepsTheArgsAndWhichWereGiven) {
   ASSERT_TRUE(sorter.Finish().ok());
   const std::vector<SortedTraceEvent> out = ReadAll(sorter);
   ASSERT_EQ(out.size(), 2u);
-  EXPECT_TRUE(out[0].has_correlation && out[0].has_device && out[0].has_stream &&
-              out[0].has_bytes);
+  EXPECT_TRUE(out[0].has_correlation && out[0].has_device && out[0].has_stream && out[0].has_bytes);
   EXPECT_EQ(out[0].correlation, 77u);
   EXPECT_EQ(out[0].device, 3);
   EXPECT_EQ(out[0].stream, 20);

@@ -169,10 +169,10 @@ TEST_F(TraceImporterTest, KernelsWithoutCorrelationLinkByFlowsAndCarryTheirOpera
                         const v1::EventBatch& b = r.batch().batch();
                         for (int i = 0, g = 0; i < b.kind_size(); ++i) {
                           if (b.kind(i) != v1::EVENT_KIND_GPU_KERNEL) continue;
-                          gpu.push_back({b.strings(b.name(i)), b.value(i), b.gpu_correlation(g),
-                                         b.gpu_launch_delta_ns(g),
-                                         b.gpu_correlation(g) ? b.strings(b.gpu_launch_op(g))
-                                                              : ""});
+                          gpu.push_back(
+                              {b.strings(b.name(i)), b.value(i), b.gpu_correlation(g),
+                               b.gpu_launch_delta_ns(g),
+                               b.gpu_correlation(g) ? b.strings(b.gpu_launch_op(g)) : ""});
                           ++g;
                         }
                         return true;

@@ -76,7 +76,7 @@ struct TraceEvent {
 struct TraceGpu {
   uint32_t id = 0;
   std::string name;
-  uint64_t total_memory = 0;  // totalGlobalMem
+  uint64_t total_memory = 0;     // totalGlobalMem
   uint32_t multiprocessors = 0;  // numSms
   int compute_major = -1;
   int compute_minor = -1;

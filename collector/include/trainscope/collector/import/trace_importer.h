@@ -69,9 +69,9 @@ struct TraceFileReport {
   std::optional<uint32_t> rank;
   std::string rank_source;  // "--rank", "distributedInfo", "file name", "only file", "pid"
   std::optional<uint32_t> trace_world_size;  // distributedInfo.world_size
-  std::string host;         // from the trace; empty when it names none
+  std::string host;                          // from the trace; empty when it names none
   std::string clock_domain;
-  size_t gpus = 0;          // deviceProperties entries
+  size_t gpus = 0;              // deviceProperties entries
   bool has_step_marks = false;  // ProfilerStep#N or an export's step args
   // When it had none: which source the StepFinder used, or why none.
   StepFinder::Source step_source = StepFinder::Source::kNone;
@@ -80,11 +80,11 @@ struct TraceFileReport {
 };
 
 struct TraceImportStats {
-  uint64_t events = 0;   // complete events read
-  uint64_t skipped = 0;  // other phases (metadata, instants, flows other than launches')
-  uint64_t collectives = 0;  // CPU collectives
-  uint64_t steps = 0;  // step marks
-  uint64_t bytes = 0;  // of the files, uncompressed
+  uint64_t events = 0;        // complete events read
+  uint64_t skipped = 0;       // other phases (metadata, instants, flows other than launches')
+  uint64_t collectives = 0;   // CPU collectives
+  uint64_t steps = 0;         // step marks
+  uint64_t bytes = 0;         // of the files, uncompressed
   TraceMappingStats mapping;  // kernels, copies, NCCL kernels, launches linked...
   std::vector<TraceFileReport> files;
 };
@@ -117,8 +117,7 @@ class TraceImporter {
   struct Rank;
   explicit TraceImporter(TraceImportOptions options, std::unique_ptr<JobLog> log);
   struct Pass;
-  absl::Status Open(uint32_t rank, uint32_t world_size, const Pass& pass,
-                    TraceFileReport* report);
+  absl::Status Open(uint32_t rank, uint32_t world_size, const Pass& pass, TraceFileReport* report);
   absl::Status Add(uint32_t rank, const MappedEvent& event);
   absl::Status Flush(uint32_t rank);
   absl::Status Close();
