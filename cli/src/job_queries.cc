@@ -59,12 +59,16 @@ absl::StatusOr<std::vector<v1::Alert>> AskAlertIndex(const std::string& data_dir
 
 absl::StatusOr<std::vector<v1::Alert>> EvaluateRules(const std::string& data_dir,
                                                      const std::string& job,
-                                                     const std::optional<std::string>& rules_path) {
+                                                     const std::optional<std::string>& rules_path,
+                                                     std::optional<uint32_t> default_warmup_steps) {
   v1::RulesConfig rules;
   if (rules_path) {
     absl::StatusOr<v1::RulesConfig> loaded = collector::LoadRulesFile(*rules_path);
     if (!loaded.ok()) return loaded.status();
     rules = std::move(*loaded);
+  }
+  if (default_warmup_steps && !rules.has_warmup_steps()) {
+    rules.set_warmup_steps(*default_warmup_steps);
   }
   // The rules read steps only: keep no more operators than one step's.
   collector::JobAnalyzerOptions options;

@@ -31,9 +31,12 @@ absl::StatusOr<std::vector<trainscope::v1::Alert>> AskLiveAlerts(
 
 // Runs the rules (the defaults, or the rules file at `rules_path`) over the
 // steps of a stored job log, as the live collector would have.
+// `default_warmup_steps`, when set, replaces the default of warmup_steps
+// (a rules file that sets it still wins).
 absl::StatusOr<std::vector<trainscope::v1::Alert>> EvaluateRules(
     const std::string& data_dir, const std::string& job,
-    const std::optional<std::string>& rules_path);
+    const std::optional<std::string>& rules_path,
+    std::optional<uint32_t> default_warmup_steps = std::nullopt);
 
 }  // namespace trainscope::cli
 

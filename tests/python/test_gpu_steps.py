@@ -321,3 +321,21 @@ def test_a_late_rank_is_named_by_the_straggler_and_collective_wait_rules(tmp_pat
     for rule in ("straggler", "collective_wait"):
         assert named.get(rule) == {LATE_RANK}, \
             f"{rule} named {sorted(named.get(rule, []))}, not rank {LATE_RANK} alone: {alerts}"
+
+
+def test_an_imported_cpu_bound_trace_is_named_launch_bound(tmp_path):
+    """The finding a user of nccl_parser_config needs: its GPU idles about
+    three quarters of each step because the host cannot launch work fast
+    enough. The import's rules raise launch_bound for its one rank (and the
+    import judges every recorded step: a profiler trace has no warm-up steps
+    of its own to skip), and `trainscope steps` says so per device."""
+    data = tmp_path / "data"
+    path = DATA / "nccl_parser_config__nccl_data.json.gz"
+    out = cli("import", "--job", "cpubound", "--data-dir", str(data), str(path))
+    assert "the rules raised" in out, out
+    alerts = [json.loads(line) for line in
+              cli("alerts", "cpubound", "--data-dir", str(data), "--json").splitlines()]
+    launch_bound = [a for a in alerts if a["rule"] == "launch_bound"]
+    assert launch_bound and {tuple(a["ranks"]) for a in launch_bound} == {(0,)}, alerts
+    table = cli("steps", "cpubound", "--data-dir", str(data))
+    assert "launch-bound (the CPU does not launch work fast enough)" in table, table
