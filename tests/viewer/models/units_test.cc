@@ -31,5 +31,15 @@ TEST(UnitsTest, NiceTicksAreRoundAndInside) {
   EXPECT_TRUE(NiceTicks(5, 5, 4).empty());
 }
 
+TEST(UnitsTest, ShortKernelNameDropsReturnTypeTemplatesAndParameters) {
+  EXPECT_EQ(ShortKernelName("void at::native::vectorized_elementwise_kernel<4, "
+                            "at::native::CUDAFunctor_add<float> >(int, float*)"),
+            "at::native::vectorized_elementwise_kernel");
+  EXPECT_EQ(ShortKernelName("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long)"),
+            "ncclKernel_AllReduce_RING_LL_Sum_float");
+  EXPECT_EQ(ShortKernelName("sm90_xmma_gemm_f32f32_tf32f32"), "sm90_xmma_gemm_f32f32_tf32f32");
+  EXPECT_EQ(ShortKernelName("Memcpy HtoD (Pinned -> Device)"), "Memcpy HtoD (Pinned -> Device)");
+}
+
 }  // namespace
 }  // namespace trainscope::viewer

@@ -444,7 +444,7 @@ void OverviewModel::BuildTopKernels(const StepRecord& step, const RectF& area) {
                          : k.op_class == OpClass::kGpuCopy     ? kCopyColor
                                                                : kGpuComputeColor;
     list_.rects.push_back({{area.x + 8, y - 4, 8, 8}, swatch});
-    std::string name = k.name;
+    std::string name = ShortKernelName(k.name);
     if (!k.launch_op.empty()) name += "  (" + k.launch_op + ")";
     if (name.size() > fit) name = name.substr(0, fit - 1) + "\xE2\x80\xA6";
     list_.texts.push_back({name_x, y, name, kTextColor, Text::Align::kLeft});

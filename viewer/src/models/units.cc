@@ -46,6 +46,20 @@ std::string FormatFlops(double flops, bool per_second) {
   return Scaled(flops, per_second ? kRateUnits : kUnits, 6, 1000.0);
 }
 
+std::string ShortKernelName(const std::string& name) {
+  std::string out = name;
+  if (out.rfind("void ", 0) == 0) out.erase(0, 5);
+  // Cut at the first '<' or '(' right after a name: "Memcpy HtoD (Pinned ->
+  // Device)" keeps its words, "operator()" its parentheses.
+  for (size_t cut = out.find_first_of("<(", 1); cut != std::string::npos;
+       cut = out.find_first_of("<(", cut + 1)) {
+    if (out[cut - 1] == ' ' || out.compare(cut, 2, "()") == 0) continue;
+    out.resize(cut);
+    break;
+  }
+  return out.empty() ? name : out;
+}
+
 std::vector<double> NiceTicks(double lo, double hi, int max_ticks) {
   std::vector<double> ticks;
   if (!(hi > lo) || max_ticks < 1) return ticks;

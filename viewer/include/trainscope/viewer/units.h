@@ -22,6 +22,10 @@ std::string FormatOffset(double ns);
 std::string FormatBytes(double bytes);
 // "1.2 GFLOP" (with `per_second`: "1.2 GFLOP/s").
 std::string FormatFlops(double flops, bool per_second);
+// A kernel's signature without its return type, template arguments and
+// parameters, for lists that must stay narrow: "void at::native::foo<float,
+// 4>(int, float*)" -> "at::native::foo"; names without them are unchanged.
+std::string ShortKernelName(const std::string& name);
 // Up to `max_ticks` round values (1, 2, 5 times a power of ten) in [lo, hi].
 std::vector<double> NiceTicks(double lo, double hi, int max_ticks);
 
