@@ -182,6 +182,10 @@ absl::Status ValidateAndComplete(AgentOptions& options) {
         absl::StrCat("gpu_flush_interval ", absl::FormatDuration(options.gpu_flush_interval),
                      ": expected 10ms .. 60s"));
   }
+  if (options.gpu_operator_depth > 64) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("gpu_operator_depth ", options.gpu_operator_depth, ": expected 0 .. 64"));
+  }
   if (options.host.empty()) {
     char name[256] = {};
     if (gethostname(name, sizeof(name) - 1) == 0) options.host = name;
@@ -337,6 +341,7 @@ void Agent::StartGpuActivity() {
   options.buffer_bytes = options_.gpu_buffer_bytes;
   options.max_buffers = options_.gpu_max_buffers;
   options.flush_period = options_.gpu_flush_interval;
+  options.operator_depth = options_.gpu_operator_depth;
   GpuActivityTracer::Sinks sinks;
   sinks.queue = gpu_events_.get();
   sinks.intern = [this](std::string_view text) { return Intern(text); };

@@ -231,7 +231,7 @@ void ActivityRecordConverter::AddCall(const CUpti_ActivityAPI& api, CUpti_Callba
   }
   Launch& launch = LaunchOf(api.correlationId);
   launch.cpu_start_ns = clock_->ToAgent(api.start);
-  launch.thread = api.threadId;
+  launch.thread = OsThread(api.threadId);
   launch.has_call = true;
   if (info.call == RuntimeCall::kSync && sync_records_) return;
   GpuEventRecord e;
@@ -241,7 +241,7 @@ void ActivityRecordConverter::AddCall(const CUpti_ActivityAPI& api, CUpti_Callba
   e.event.end_ns = clock_->ToAgent(api.end);
   e.event.value = api.correlationId;
   e.event.detail = static_cast<uint16_t>(info.call);
-  e.thread = api.threadId;
+  e.thread = launch.thread;
   runtime_out_.push_back(e);
 }
 

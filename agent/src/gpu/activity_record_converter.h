@@ -25,7 +25,7 @@
 // (stats().out_of_order), never sent to be refused with its whole batch.
 //
 // Runtime calls: launches and copies become kGpuRuntime events on their
-// thread (value = correlation); host synchronisation comes from the
+// thread (its OS id through the CuptiThreadMap; value = correlation); host synchronisation comes from the
 // SYNCHRONIZATION records (their type names them), so the API record of a
 // synchronising call is not sent twice. Other runtime calls (cudaGetDevice
 // and the like: most of them) only feed correlation.
@@ -48,6 +48,7 @@
 #include "absl/strings/string_view.h"
 #include "gpu/collective_launch_table.h"
 #include "gpu/cupti_api.h"
+#include "gpu/cupti_thread_map.h"
 #include "gpu/gpu_clock_map.h"
 #include "trainscope/agent/event_record.h"
 
@@ -97,6 +98,9 @@ class ActivityRecordConverter {
   // Sends everything still waiting (at shutdown).
   void FinishAll(const Sink& sink);
 
+  // Translates CUPTI's thread ids into OS thread ids (nullptr: kept as CUPTI
+  // says, for tests). Must outlive the converter.
+  void set_thread_map(const CuptiThreadMap* threads) { threads_ = threads; }
   // Whether SYNCHRONIZATION records come (the tracer enabled them).
   void set_sync_records(bool enabled) { sync_records_ = enabled; }
 
@@ -121,6 +125,9 @@ class ActivityRecordConverter {
     RuntimeCall call = RuntimeCall::kOther;
   };
 
+  uint32_t OsThread(uint32_t cupti_thread) const {
+    return threads_ != nullptr ? threads_->Lookup(cupti_thread) : cupti_thread;
+  }
   Launch& LaunchOf(uint32_t correlation);
   const Launch* FindLaunch(uint32_t correlation) const;
   const CallInfo& Classify(CUpti_CallbackDomain domain, uint32_t cbid);
@@ -139,6 +146,7 @@ class ActivityRecordConverter {
   const CollectiveLaunchTable* const collectives_;
   const Intern intern_;
   const CuptiApi* const api_;
+  const CuptiThreadMap* threads_ = nullptr;
   Stats stats_;
 
   absl::flat_hash_map<uint32_t, Launch> launches_;

@@ -11,6 +11,8 @@ namespace trainscope::agent {
 namespace {
 
 std::atomic<GpuActivityTracer*> g_tracer{nullptr};
+std::atomic<uint64_t> g_next_serial{1};
+__thread uint64_t tls_registered_serial __attribute__((tls_model("initial-exec"))) = 0;
 
 // Which external correlation levels this thread pushed (bit d: level d).
 struct CorrelationStack {
@@ -39,10 +41,10 @@ constexpr Kind kKinds[] = {
 };
 
 void Push(const CuptiApi& api, CorrelationStack& stack, CUpti_ExternalCorrelationKind kind,
-          uint64_t id, bool active) {
+          uint64_t id, bool active, uint32_t max_depth) {
   if (stack.depth < kMaxTrackedDepth) {
-    const bool pushed = active && api.activity_push_external_correlation_id(kind, id) ==
-                                      CUPTI_SUCCESS;
+    const bool pushed = active && stack.depth < max_depth &&
+                        api.activity_push_external_correlation_id(kind, id) == CUPTI_SUCCESS;
     const uint64_t bit = uint64_t{1} << stack.depth;
     stack.pushed = pushed ? (stack.pushed | bit) : (stack.pushed & ~bit);
   }
@@ -91,7 +93,16 @@ GpuActivityTracer::GpuActivityTracer(const CuptiApi& api, Options options, Sinks
       sinks_(std::move(sinks)),
       pool_(options_.buffer_bytes, options_.max_buffers),
       collectives_(options_.collective_slots),
-      converter_(options_.converter, &clock_, &collectives_, sinks_.intern, &api_) {}
+      serial_(g_next_serial.fetch_add(1)),
+      converter_(options_.converter, &clock_, &collectives_, sinks_.intern, &api_) {
+  converter_.set_thread_map(&threads_);
+}
+
+void GpuActivityTracer::RegisterThread() {
+  if (tls_registered_serial == serial_) return;
+  tls_registered_serial = serial_;
+  threads_.RegisterCurrentThread();
+}
 
 GpuActivityTracer::~GpuActivityTracer() {
   if (stopped_for_start_failure_) return;  // never owned CUPTI
@@ -104,10 +115,17 @@ void GpuActivityTracer::Log(const std::string& line) const {
   if (sinks_.log) sinks_.log(line);
 }
 
-void GpuActivityTracer::Acquire(bool first) {
+void GpuActivityTracer::Acquire(bool first, bool on_request) {
+  // The subscription is a probe for another client, not kept: a subscriber
+  // held by the agent would make a torch.profiler that starts later give up
+  // CUDA activities for the whole process (Kineto subscribes once, at its
+  // first start, and then says "CUPTI initialization failed").
   CUptiResult result = api_.subscribe(&subscriber_, &IgnoreCallback, nullptr);
-  if (result != CUPTI_SUCCESS) return Fail("cuptiSubscribe", result);
-  subscribed_ = true;
+  const bool kept_by_other =
+      on_request && result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  if (result != CUPTI_SUCCESS && !kept_by_other) return Fail("cuptiSubscribe", result);
+  if (result == CUPTI_SUCCESS) api_.unsubscribe(subscriber_);
+  subscribed_ = false;
   result = api_.activity_register_callbacks(&BufferRequested, &BufferCompleted);
   if (result != CUPTI_SUCCESS) return Fail("cuptiActivityRegisterCallbacks", result);
   std::vector<std::string> missing;
@@ -132,7 +150,11 @@ void GpuActivityTracer::Acquire(bool first) {
   active_.store(true, std::memory_order_release);
   state_.store(GpuActivityState::kActive);
   said_yield_ = false;
-  std::string line = first ? "GPU activity on" : "GPU activity resumed (CUPTI is free again)";
+  std::string line = first          ? "GPU activity on"
+                     : kept_by_other ? "GPU activity resumed on request (another client keeps "
+                                       "its CUPTI subscription: announce its next start with "
+                                       "a yield)"
+                                     : "GPU activity resumed (CUPTI is free again)";
   if (!missing.empty()) absl::StrAppend(&line, "; not recorded: ", absl::StrJoin(missing, ", "));
   Log(line);
 }
@@ -189,9 +211,10 @@ void GpuActivityTracer::SampleClock() {
 }
 
 void GpuActivityTracer::OperatorBegin(StringId name, uint64_t sequence) {
+  RegisterThread();
   Push(api_, tls_operators, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
        ActivityRecordConverter::OperatorExternalId(name, sequence),
-       active_.load(std::memory_order_relaxed));
+       active_.load(std::memory_order_relaxed), options_.operator_depth);
 }
 
 void GpuActivityTracer::OperatorEnd() {
@@ -199,9 +222,10 @@ void GpuActivityTracer::OperatorEnd() {
 }
 
 void GpuActivityTracer::CollectiveBegin(const GpuCollectiveLaunch& launch) {
+  RegisterThread();
   const bool active = active_.load(std::memory_order_relaxed);
   Push(api_, tls_collectives, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1,
-       active ? collectives_.Register(launch) : 0, active);
+       active ? collectives_.Register(launch) : 0, active, kMaxTrackedDepth);
 }
 
 void GpuActivityTracer::CollectiveEnd() {
@@ -227,7 +251,7 @@ void GpuActivityTracer::Resume() {
   base::MutexLock lock(&state_mu_);
   yield_requested_ = false;
   if (stopped_ || state_.load() != GpuActivityState::kYielded) return;
-  Acquire(/*first=*/false);
+  Acquire(/*first=*/false, /*on_request=*/true);
 }
 
 void GpuActivityTracer::WorkerTurn(bool force_retry) {
@@ -235,7 +259,10 @@ void GpuActivityTracer::WorkerTurn(bool force_retry) {
   if (stopped_) return;
   const GpuActivityState state = state_.load();
   if (state == GpuActivityState::kActive) {
-    api_.activity_flush_all(0);
+    // Forced: a plain flush hands over only full buffers, and after CUPTI's
+    // kinds were disabled and enabled again (a yield and a resume) kernel
+    // records then stayed behind for good (seen on an H100, CUPTI 13.0).
+    api_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     SampleClock();
   } else if (state == GpuActivityState::kYielded && !yield_requested_ &&
              (force_retry || absl::Now() >= next_retry_)) {

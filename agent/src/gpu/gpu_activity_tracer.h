@@ -18,8 +18,10 @@
 // waiting for CUPTI; it also re-reads the clock offset (GpuClockMap).
 //
 // One CUPTI client: the activity API is process-wide and CUPTI allows one
-// subscriber. The tracer subscribes (cuptiSubscribe) before enabling
-// anything, which both claims CUPTI and detects another client:
+// subscriber. Before enabling anything the tracer subscribes (cuptiSubscribe)
+// and lets go at once: the probe detects another client without keeping
+// CUPTI from one that starts later (torch.profiler's Kineto subscribes at its
+// first start and, refused, records no CUDA activity in the process):
 //   - cuptiSubscribe, cuptiActivityRegisterCallbacks or cuptiActivityEnable
 //     returning CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED means another
 //     client (torch.profiler's Kineto, Nsight Systems, ...) holds CUPTI: the
@@ -28,18 +30,33 @@
 //     succeeds, then says it resumed;
 //   - Yield() (the host knows another client is about to start, e.g. the
 //     plugin sees torch.profiler start) releases CUPTI (kinds disabled,
-//     buffers flushed, unsubscribed) until Resume();
+//     buffers flushed, unsubscribed) until Resume(). Resume() takes the
+//     activity API back even when the other client keeps its subscription:
+//     torch 2.11's Kineto subscribes when torch.profiler first starts and never
+//     unsubscribes, so waiting for the subscription would wait forever (seen
+//     on an H100), while its activity recording ends with the profile. The
+//     host must therefore Yield before each torch.profiler start: a Kineto
+//     that finds CUPTI subscribed at its first start gives up CUDA activities
+//     for the whole process ("CUPTI initialization failed").
 //   - any other failure (no driver: cuptiSubscribe says CUPTI_ERROR_UNKNOWN;
 //     insufficient privileges, ...) is permanent: kUnavailable, said once,
 //     training unaffected.
 // The tracer does not register a CUPTI timestamp callback (see GpuClockMap).
+// A client that starts unannounced while the tracer is active takes the
+// activity API (its callbacks replace the tracer's): its own trace is whole,
+// the tracer's events stop until the host's Yield/Resume around it (the
+// PyTorch plugin brackets torch.profiler with them). Re-enabling CUPTI's
+// kinds right after disabling them, with no other client in between, lost
+// kernel records on an H100 (CUPTI 13.0): Yield/Resume are for real hand-overs.
 // One tracer may be active per process (CUPTI's buffer callbacks carry no
 // context): a second Start is refused.
 //
 // Threading: every public method may be called from any thread. The push and
 // pop of external correlation ids are per thread (CUPTI keeps a stack per
 // thread); a thread-local bit stack remembers which levels were pushed, so a
-// state change between an operator's begin and end never unbalances it.
+// state change between an operator's begin and end never unbalances it. The
+// first OperatorBegin or CollectiveBegin of a thread also registers the
+// thread's OS id (CuptiThreadMap), so its runtime calls land on its track.
 // Conversion runs under one mutex on whichever thread CUPTI completes a
 // buffer on.
 #ifndef TRAINSCOPE_AGENT_SRC_GPU_GPU_ACTIVITY_TRACER_H_
@@ -60,6 +77,7 @@
 #include "gpu/activity_record_converter.h"
 #include "gpu/collective_launch_table.h"
 #include "gpu/cupti_api.h"
+#include "gpu/cupti_thread_map.h"
 #include "gpu/gpu_activity.h"
 #include "gpu/gpu_clock_map.h"
 #include "gpu/gpu_event_queue.h"
@@ -75,6 +93,11 @@ class GpuActivityTracer : public GpuActivity {
     absl::Duration flush_period = absl::Seconds(1);
     ActivityRecordConverter::Options converter;
     size_t collective_slots = 4096;
+    // Operator nesting levels whose external correlation is pushed: 64 (all:
+    // kernels name their innermost operator), 1 (top-level operators only),
+    // 0 (none: a push and a pop cost about 280 ns per operator on an H100
+    // host; kernels then keep only their launch call's thread and time).
+    uint32_t operator_depth = 64;
   };
   struct Sinks {
     GpuEventQueue* queue = nullptr;                 // where events go; must outlive the tracer
@@ -117,8 +140,9 @@ class GpuActivityTracer : public GpuActivity {
   void OnBufferCompleted(CUcontext context, uint32_t stream_id, uint8_t* buffer,
                          size_t valid_size);
 
-  // Subscribes, registers and enables; sets state_. Called with state_mu_ held.
-  void Acquire(bool first) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_mu_);
+  // Subscribes, registers and enables; sets state_. On the host's Resume
+  // (`on_request`), a subscription another client keeps does not stop it.
+  void Acquire(bool first, bool on_request = false) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_mu_);
   void Release() ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_mu_);
   // Undoes a partial Acquire and records why it failed.
   void Fail(const std::string& call, CUptiResult result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_mu_);
@@ -126,6 +150,8 @@ class GpuActivityTracer : public GpuActivity {
   void WorkerTurn(bool force_retry);
   void WorkerLoop();
   void Log(const std::string& line) const;
+  // Once per thread: tells the converter this thread's OS id.
+  void RegisterThread();
 
   const CuptiApi api_;
   const Options options_;
@@ -133,6 +159,8 @@ class GpuActivityTracer : public GpuActivity {
   ActivityBufferPool pool_;
   GpuClockMap clock_;
   CollectiveLaunchTable collectives_;
+  CuptiThreadMap threads_;
+  const uint64_t serial_;  // unique per tracer: keys each thread's registration
 
   // True while kinds are enabled: the hot path's one relaxed load.
   std::atomic<bool> active_{false};

@@ -117,6 +117,25 @@ TEST_F(ConverterTest, KernelIsTiedToItsLaunchCallAndOperator) {
   EXPECT_EQ(converter->stats().unresolved, 0u);
 }
 
+TEST_F(ConverterTest, RuntimeCallsLandOnTheOsThreadOfTheirCaller) {
+  auto converter = Make();
+  CuptiThreadMap threads;
+  threads.Register(kThread, 4242);
+  converter->set_thread_map(&threads);
+  B buffer;
+  buffer.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti, kCupti + 1, kThread, 1));
+  buffer.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti, kCupti + 1, 78, 2));
+  buffer.Add(B::Sync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, kCupti + 2,
+                     kCupti + 3, 3));
+  buffer.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kStreamSync, kCupti + 2, kCupti + 3, kThread, 3));
+  const std::vector<GpuEventRecord> out = Feed(*converter, buffer);
+  ASSERT_EQ(out.size(), 3u);
+  EXPECT_EQ(out[0].thread, 4242u);
+  EXPECT_EQ(out[1].thread, 0u);  // a thread that never registered
+  EXPECT_EQ(out[2].thread, 4242u);  // the sync, from its API record
+  EXPECT_EQ(Name(out[2].event.name), "cudaDeviceSynchronize");
+}
+
 TEST_F(ConverterTest, DriverLaunchesCorrelateToo) {
   auto converter = Make();
   B buffer;

@@ -36,6 +36,9 @@ TEST(AgentGpuOptionsTest, BadBoundsNameTheField) {
   options = Options();
   options.gpu_flush_interval = absl::Milliseconds(1);
   EXPECT_TRUE(absl::StrContains(StartWith(options).message(), "gpu_flush_interval 1ms"));
+  options = Options();
+  options.gpu_operator_depth = 65;
+  EXPECT_TRUE(absl::StrContains(StartWith(options).message(), "gpu_operator_depth 65"));
 }
 
 TEST(AgentGpuOptionsTest, OffByDefaultAndUnavailableWithoutADriver) {

@@ -4,6 +4,9 @@
 // while torch.profiler or Nsight holds it.
 #include "gpu/gpu_activity_tracer.h"
 
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <atomic>
 #include <map>
 #include <string>
@@ -204,6 +207,10 @@ TEST_F(TracerTest, CompletedBuffersBecomeEventsOnTheAgentsClock) {
   Start();
   EXPECT_EQ(tracer_->counters().state, GpuActivityState::kActive);
   EXPECT_EQ(fake_.enabled.size(), 7u);  // kernels, runtime, driver, copies, memsets, syncs, external
+  // CUPTI's one subscriber stays free for a torch.profiler that starts later.
+  EXPECT_FALSE(fake_.subscribed);
+  EXPECT_EQ(fake_.subscribes, 1);
+  EXPECT_EQ(fake_.unsubscribes, 1);
   EXPECT_EQ(LogLinesWith("GPU activity on"), 1);
   // The offset of the tightest bracket: agent = cupti - kCuptiAhead + 1 - 1.
   EXPECT_TRUE(tracer_->clock().has_offset());
@@ -227,6 +234,52 @@ TEST_F(TracerTest, CompletedBuffersBecomeEventsOnTheAgentsClock) {
   EXPECT_EQ(out[1].launch_op, op);
   EXPECT_EQ(out[1].launch_delta_ns, -20);
   EXPECT_EQ(tracer_->pool().in_use(), 0u);  // the buffer went back
+}
+
+TEST_F(TracerTest, AThreadsRuntimeCallsCarryItsOsThreadId) {
+  Start();
+  const StringId op = strings_.Intern("aten::mm");
+  tracer_->OperatorBegin(op, 1);  // registers this thread
+  tracer_->OperatorEnd();
+  B b;
+  b.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, 211, kCuptiAhead + 10, kCuptiAhead + 20,
+                CuptiThreadMap::CurrentCuptiId(), 1));
+  fake_.pending.push_back(b);
+  tracer_->RunWorkerTurnForTest();
+  const std::vector<GpuEventRecord> out = Drain();
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].thread, static_cast<uint32_t>(::syscall(SYS_gettid)));
+}
+
+TEST_F(TracerTest, OperatorDepthBoundsThePushes) {
+  GpuActivityTracer::Options options;
+  options.operator_depth = 1;
+  Start(options);
+  tracer_->OperatorBegin(1, 1);
+  tracer_->OperatorBegin(2, 2);  // nested: not pushed at depth 1
+  tracer_->OperatorEnd();
+  tracer_->OperatorEnd();
+  EXPECT_EQ(fake_.pushes, 1);
+  EXPECT_EQ(fake_.pops, 1);
+  // A collective is pushed at any depth.
+  tracer_->OperatorBegin(1, 3);
+  tracer_->OperatorBegin(2, 4);
+  tracer_->CollectiveBegin(GpuCollectiveLaunch{});
+  tracer_->CollectiveEnd();
+  tracer_->OperatorEnd();
+  tracer_->OperatorEnd();
+  EXPECT_EQ(fake_.pushes, 3);
+  EXPECT_EQ(fake_.pops, 3);
+}
+
+TEST_F(TracerTest, OperatorDepthZeroPushesNothing) {
+  GpuActivityTracer::Options options;
+  options.operator_depth = 0;
+  Start(options);
+  tracer_->OperatorBegin(1, 1);
+  tracer_->OperatorEnd();
+  EXPECT_EQ(fake_.pushes, 0);
+  EXPECT_EQ(fake_.pops, 0);
 }
 
 TEST_F(TracerTest, BuffersAreBoundedAndLostRecordsCounted) {
@@ -312,9 +365,31 @@ TEST_F(TracerTest, YieldOnRequestReleasesCuptiUntilResume) {
   EXPECT_EQ(tracer_->counters().state, GpuActivityState::kYielded);
   tracer_->Resume();
   EXPECT_EQ(tracer_->counters().state, GpuActivityState::kActive);
+  EXPECT_FALSE(fake_.subscribed);  // the subscription was only a probe
   tracer_->OperatorEnd();  // ... so not popped after resuming either
   EXPECT_EQ(fake_.pushes, 1);
   EXPECT_EQ(fake_.pops, 1);
+}
+
+TEST_F(TracerTest, ResumeOnRequestTakesTheActivityApiEvenIfTheOtherClientKeepsItsSubscription) {
+  Start();
+  tracer_->Yield();
+  // torch.profiler's Kineto subscribes at its first start and never lets go.
+  CUpti_SubscriberHandle kineto = nullptr;
+  ASSERT_EQ(Subscribe(&kineto, nullptr, nullptr), CUPTI_SUCCESS);
+  tracer_->RunWorkerTurnForTest();  // no retry while yielded on request
+  EXPECT_EQ(tracer_->counters().state, GpuActivityState::kYielded);
+  tracer_->Resume();
+  EXPECT_EQ(tracer_->counters().state, GpuActivityState::kActive);
+  EXPECT_EQ(fake_.enabled.size(), 7u);
+  EXPECT_EQ(LogLinesWith("keeps its CUPTI subscription"), 1);
+  fake_.pending.push_back(Launch(strings_.Intern("aten::mm"), 1, kCuptiAhead + 100));
+  tracer_->RunWorkerTurnForTest();
+  EXPECT_EQ(Drain().size(), 2u);
+  // Yielding again does not drop the other client's subscription.
+  tracer_->Yield();
+  EXPECT_TRUE(fake_.subscribed);
+  EXPECT_TRUE(fake_.enabled.empty());
 }
 
 TEST_F(TracerTest, APermanentFailureIsSaidOnceAndEverythingElseIsANoOp) {
