@@ -11,6 +11,11 @@ namespace trainscope::collector {
 namespace {
 
 constexpr char kStepPrefix[] = "ProfilerStep#";
+// record_param_comms waiting for their device work; past this the oldest
+// becomes an operator.
+constexpr size_t kMaxAwaiting = 4096;
+// Launches remembered per pending record_param_comms.
+constexpr size_t kMaxLaunchedPerRecord = 16;
 
 // The collective a CPU range is by itself: c10d's "<backend>:<op>" work
 // names, trainscope's export categories.
@@ -162,9 +167,26 @@ absl::StatusOr<TraceEventMapper::Collective> TraceEventMapper::EmitCollective(
   return c;
 }
 
-absl::Status TraceEventMapper::Close(Frame& frame, int64_t tid) {
-  (void)tid;
+absl::Status TraceEventMapper::Close(Frame& frame) {
   if (!frame.pending) return absl::OkStatus();
+  if (!frame.launched.empty()) {
+    // Its device work decides (ResolveAwaiting).
+    for (uint64_t c : frame.launched) {
+      awaiting_by_launch_[c] = awaiting_offset_ + awaiting_.size();
+    }
+    awaiting_.push_back({*frame.pending, std::move(frame.launched), false});
+    frame.pending.reset();
+    while (awaiting_.size() > kMaxAwaiting) {
+      AwaitingKernel& oldest = awaiting_.front();
+      if (!oldest.done) {
+        if (absl::Status s = EmitOperator(oldest.record); !s.ok()) return s;
+      }
+      for (uint64_t c : oldest.launched) awaiting_by_launch_.erase(c);
+      awaiting_.pop_front();
+      ++awaiting_offset_;
+    }
+    return absl::OkStatus();
+  }
   // A record_param_comms that enclosed no collective ("wait", barriers'
   // bookkeeping): an operator.
   absl::Status s = EmitOperator(*frame.pending);
@@ -172,12 +194,36 @@ absl::Status TraceEventMapper::Close(Frame& frame, int64_t tid) {
   return s;
 }
 
+absl::Status TraceEventMapper::ResolveAwaiting(uint64_t correlation, absl::string_view kernel,
+                                               bool nccl, GpuLaunchLinker::Launch* launch) {
+  auto it = awaiting_by_launch_.find(correlation);
+  if (it == awaiting_by_launch_.end()) return absl::OkStatus();
+  AwaitingKernel& a = awaiting_[it->second - awaiting_offset_];
+  for (uint64_t c : a.launched) awaiting_by_launch_.erase(c);
+  if (a.done) return absl::OkStatus();
+  a.done = true;
+  if (!nccl) return EmitOperator(a.record);
+  // Emitted late (its start is before the device work's), which is where
+  // its kind became known.
+  absl::StatusOr<Collective> c =
+      EmitCollective(a.record, CollectiveKindOf(kernel), strings_->str(a.record.name));
+  if (!c.ok()) return c.status();
+  if (launch != nullptr) {
+    launch->collective = true;
+    launch->group = c->group;
+    launch->group_sequence = c->sequence;
+    launch->collective_kind = static_cast<uint32_t>(c->kind);
+    launch->bytes = c->bytes;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status TraceEventMapper::PopEnded(int64_t tid, int64_t at_ns) {
   auto it = stacks_.find(tid);
   if (it == stacks_.end()) return absl::OkStatus();
   std::vector<Frame>& stack = it->second;
   while (!stack.empty() && stack.back().end_ns <= at_ns) {
-    if (absl::Status s = Close(stack.back(), tid); !s.ok()) return s;
+    if (absl::Status s = Close(stack.back()); !s.ok()) return s;
     stack.pop_back();
   }
   return absl::OkStatus();
@@ -272,6 +318,11 @@ absl::Status TraceEventMapper::MapRuntime(const SortedTraceEvent& e) {
     launch.flops = innermost.flops;
     innermost.flops = 0;
     for (size_t i = stack.size(); i-- > 0;) {
+      if (stack[i].pending && correlation != 0 &&
+          stack[i].launched.size() < kMaxLaunchedPerRecord) {
+        stack[i].launched.push_back(correlation);
+        break;
+      }
       if (stack[i].collective) {
         const Collective& c = *stack[i].collective;
         launch.collective = true;
@@ -304,9 +355,14 @@ absl::Status TraceEventMapper::MapDevice(const SortedTraceEvent& e, KinetoCatego
   m.thread = 0;  // the stream is gpu_stream
   m.gpu_device = static_cast<uint32_t>(e.has_device ? e.device : e.pid);
   m.gpu_stream = static_cast<uint32_t>(e.has_stream ? e.stream : e.tid);
-  GpuLaunchLinker::Launch* launch = linker_.Find(linker_.CorrelationOf(e));
+  const uint64_t correlation = linker_.CorrelationOf(e);
+  GpuLaunchLinker::Launch* launch = linker_.Find(correlation);
+  const bool nccl = cat == KinetoCategory::kKernel && IsNcclKernelName(m.name);
+  if (correlation != 0 && !awaiting_by_launch_.empty()) {
+    if (absl::Status s = ResolveAwaiting(correlation, m.name, nccl, launch); !s.ok()) return s;
+  }
   if (launch != nullptr) {
-    m.gpu_correlation = linker_.CorrelationOf(e);
+    m.gpu_correlation = correlation;
     m.gpu_launch_delta_ns = std::min<int64_t>(launch->start_ns - e.ts_ns, 0);
     m.gpu_launch_op = strings_->str(launch->op_name);
     ++stats_.gpu_linked;
@@ -326,7 +382,7 @@ absl::Status TraceEventMapper::MapDevice(const SortedTraceEvent& e, KinetoCatego
       ++stats_.memsets;
       break;
     default:
-      if (IsNcclKernelName(m.name)) {
+      if (nccl) {
         m.kind = v1::EVENT_KIND_GPU_COLLECTIVE;
         ++stats_.nccl_kernels;
         if (launch != nullptr && launch->collective) {
@@ -362,10 +418,18 @@ absl::Status TraceEventMapper::MapDevice(const SortedTraceEvent& e, KinetoCatego
 absl::Status TraceEventMapper::Finish() {
   for (auto& [tid, stack] : stacks_) {
     while (!stack.empty()) {
-      if (absl::Status s = Close(stack.back(), tid); !s.ok()) return s;
+      if (absl::Status s = Close(stack.back()); !s.ok()) return s;
       stack.pop_back();
     }
   }
+  // Whose device work never came: operators.
+  for (AwaitingKernel& a : awaiting_) {
+    if (a.done) continue;
+    a.done = true;
+    if (absl::Status s = EmitOperator(a.record); !s.ok()) return s;
+  }
+  awaiting_.clear();
+  awaiting_by_launch_.clear();
   return EmitStepMarksUpTo(INT64_MAX);
 }
 

@@ -3,12 +3,15 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <tuple>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "trainscope/collector/offline/stored_job_analysis.h"
 #include "trainscope/collector/store/log_reader.h"
+#include "trainscope/proto/event_batch_columns.h"
 
 namespace trainscope::collector {
 namespace {
@@ -191,6 +194,60 @@ TEST_F(TraceImporterTest, KernelsWithoutCorrelationLinkByFlowsAndCarryTheirOpera
   EXPECT_EQ(gpu[1].op, "aten::mm");
   EXPECT_EQ(gpu[2].name, "orphan");
   EXPECT_EQ(gpu[2].correlation, 0u);
+}
+
+TEST_F(TraceImporterTest, ANamelessRecordParamCommsTakesItsKindFromTheNcclKernelItLaunched) {
+  // No "Collective name", no c10d range inside: the kernel's name decides.
+  // A second one launches an ordinary kernel: a "wait", an operator.
+  const std::string path = (dir_ / "nameless.json").string();
+  std::ofstream(path) << R"json({"distributedInfo": {"rank": 0}, "traceEvents": [
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllGather_RING_LL(ncclDevComm*)",
+     "pid": 0, "tid": 20, "ts": 300, "dur": 50, "args": {"device": 0, "stream": 20,
+     "correlation": 5}},
+    {"ph": "X", "cat": "kernel", "name": "copy_kernel", "pid": 0, "tid": 7, "ts": 400, "dur": 5,
+     "args": {"device": 0, "stream": 7, "correlation": 6}},
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 100,
+     "dur": 30, "args": {"Process Group Name": "7"}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 110,
+     "dur": 5, "args": {"correlation": 5}},
+    {"ph": "X", "cat": "cpu_op", "name": "record_param_comms", "pid": 1, "tid": 1, "ts": 200,
+     "dur": 30},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 210,
+     "dur": 5, "args": {"correlation": 6}}
+  ]})json";
+  auto importer = TraceImporter::Create({.data_dir = dir_, .job_id = "n", .fsync = false});
+  ASSERT_TRUE((*importer)->Import({{.path = path}}).ok());
+  const TraceMappingStats& m = (*importer)->stats().mapping;
+  EXPECT_EQ(m.collectives, 1u);
+  EXPECT_EQ(m.nccl_kernels, 1u);
+  EXPECT_EQ(m.nccl_joined, 1u);
+  EXPECT_EQ(m.operators, 1u) << "the wait";
+  std::vector<std::tuple<int, uint32_t, std::string, uint64_t>> collectives;
+  absl::StatusOr<LogReader> reader = LogReader::Open(dir_ / "jobs" / "n");
+  ASSERT_TRUE(reader.ok());
+  ASSERT_TRUE(reader
+                  ->ForEach(
+                      [&](const v1::LogRecord& r) {
+                        if (!r.has_batch()) return true;
+                        const v1::EventBatch& b = r.batch().batch();
+                        for (int i = 0, c = 0; i < b.kind_size(); ++i) {
+                          if (!protocol::IsCollectiveKind(b.kind(i))) continue;
+                          collectives.emplace_back(b.kind(i), b.detail(i), b.strings(b.group(c)),
+                                                   b.group_sequence(c));
+                          ++c;
+                        }
+                        return true;
+                      },
+                      nullptr)
+                  .ok());
+  ASSERT_EQ(collectives.size(), 2u);
+  EXPECT_EQ(std::get<0>(collectives[0]), v1::EVENT_KIND_COLLECTIVE);
+  EXPECT_EQ(std::get<0>(collectives[1]), v1::EVENT_KIND_GPU_COLLECTIVE);
+  for (const auto& c : collectives) {
+    EXPECT_EQ(std::get<1>(c), static_cast<uint32_t>(v1::COLLECTIVE_KIND_ALL_GATHER));
+    EXPECT_EQ(std::get<2>(c), "7");
+    EXPECT_EQ(std::get<3>(c), 1u);
+  }
 }
 
 }  // namespace

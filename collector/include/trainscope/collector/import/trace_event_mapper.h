@@ -35,6 +35,7 @@
 #define TRAINSCOPE_COLLECTOR_IMPORT_TRACE_EVENT_MAPPER_H_
 
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <string>
@@ -129,6 +130,16 @@ class TraceEventMapper {
     std::optional<Collective> collective;
     // A record_param_comms whose kind is not known yet: emitted when known.
     std::optional<SortedTraceEvent> pending;
+    // ... and the launches made inside it while pending.
+    std::vector<uint64_t> launched;
+  };
+  // A record_param_comms that ended with neither a collective name nor c10d
+  // work inside but launched device work: a collective if that work is an
+  // NCCL kernel (its kind from the kernel's name), else an operator.
+  struct AwaitingKernel {
+    SortedTraceEvent record;
+    std::vector<uint64_t> launched;
+    bool done = false;
   };
 
   absl::Status MapCpu(const SortedTraceEvent& e);
@@ -136,7 +147,10 @@ class TraceEventMapper {
   absl::Status MapDevice(const SortedTraceEvent& e, KinetoCategory cat);
   // Closes the thread's frames that ended by `at_ns`.
   absl::Status PopEnded(int64_t tid, int64_t at_ns);
-  absl::Status Close(Frame& frame, int64_t tid);
+  absl::Status Close(Frame& frame);
+  // Decides an awaiting record_param_comms on its first device work.
+  absl::Status ResolveAwaiting(uint64_t correlation, absl::string_view kernel, bool nccl,
+                               GpuLaunchLinker::Launch* launch);
   absl::Status EmitStepMarksUpTo(int64_t at_ns);
   absl::Status EmitOperator(const SortedTraceEvent& e);
   // Emits `e` as the CPU collective of `kind`, named `name`.
@@ -151,9 +165,12 @@ class TraceEventMapper {
   GpuLaunchLinker linker_;
   absl::flat_hash_map<int64_t, std::vector<Frame>> stacks_;
   absl::flat_hash_map<uint32_t, KinetoCategory> categories_;
-  absl::flat_hash_map<uint32_t, uint64_t> cpu_sequences_;  // per group
-  absl::flat_hash_map<uint32_t, uint64_t> gpu_sequences_;  // NCCL kernels without a CPU record
-  std::optional<uint64_t> step_;                           // the latest step marked
+  absl::flat_hash_map<uint32_t, uint64_t> cpu_sequences_;     // per group
+  absl::flat_hash_map<uint32_t, uint64_t> gpu_sequences_;     // NCCL kernels without a CPU record
+  std::deque<AwaitingKernel> awaiting_;                       // oldest first, bounded
+  absl::flat_hash_map<uint64_t, size_t> awaiting_by_launch_;  // correlation -> index + offset
+  size_t awaiting_offset_ = 0;                                // awaiting_ entries popped
+  std::optional<uint64_t> step_;                              // the latest step marked
   size_t next_found_step_ = 0;
   uint32_t default_group_ = 0;
   uint32_t param_comms_ = 0;
