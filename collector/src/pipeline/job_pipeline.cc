@@ -144,6 +144,14 @@ void JobPipeline::Stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void JobPipeline::StopAndCloseLog() {
+  Stop();
+  absl::MutexLock stop_lock(&stop_mu_);
+  // The thread is joined: nothing uses the log any more (the index writer
+  // flushed its last rows in Run's epilogue).
+  log_.reset();
+}
+
 void JobPipeline::RecoverState() {
   const JobLogState& state = log_->state();
   streams_.Recover(state);

@@ -1,6 +1,7 @@
 #include "trainscope/collector/pipeline/job_registry.h"
 
 #include <cstdio>
+#include <chrono>
 #include <future>
 #include <utility>
 
@@ -79,6 +80,61 @@ absl::Status JobRegistry::RecoverJobs() {
     }
   }
   return absl::OkStatus();
+}
+
+size_t JobRegistry::ApplyRetention(const RetentionPolicy& policy, absl::Time now) {
+  if (policy.max_age <= absl::ZeroDuration() && policy.max_bytes == 0) return 0;
+  absl::StatusOr<std::vector<StoredJob>> stored = ListStoredJobs(options_.data_dir);
+  if (!stored.ok()) {
+    Notice(absl::StrCat("trainscope-collector: retention: ", stored.status().message()));
+    return 0;
+  }
+  // Asked of the pipeline's own thread: its published summary may lag an attach.
+  auto connected = [](JobPipeline* pipeline) {
+    auto done = std::make_shared<std::promise<bool>>();
+    std::future<bool> answer = done->get_future();
+    pipeline->Snapshot([done](v1::JobStatus status) {
+      bool any = false;
+      for (const v1::RankStatus& rank : status.ranks()) any = any || rank.connected();
+      done->set_value(any);
+    });
+    // No answer in time: a busy job is live.
+    return answer.wait_for(std::chrono::seconds(10)) != std::future_status::ready || answer.get();
+  };
+  auto live = [this, &connected](const std::string& job_id) {
+    JobPipeline* pipeline = nullptr;
+    {
+      absl::MutexLock lock(&mu_);
+      auto it = jobs_.find(job_id);
+      if (it == jobs_.end()) return false;
+      pipeline = it->second.get();
+    }
+    return connected(pipeline);
+  };
+  size_t removed = 0;
+  for (const StoredJob& job : SelectForRetention(*stored, policy, now, live)) {
+    // Under the lock from the check to the removal: a Hello for this job
+    // waits, then starts a new job of that name.
+    absl::MutexLock lock(&mu_);
+    // Written since it was picked (a rank attached: the summary may lag): keep it.
+    absl::StatusOr<StoredJob> now_stored = StatStoredJob(options_.data_dir, job.job_id);
+    if (!now_stored.ok() || now_stored->last_write != job.last_write) continue;
+    if (auto it = jobs_.find(job.job_id); it != jobs_.end()) {
+      if (connected(it->second.get())) continue;  // came back meanwhile
+      it->second->StopAndCloseLog();
+      retired_.push_back(std::move(it->second));
+      jobs_.erase(it);
+    }
+    if (absl::Status deleted = DeleteStoredJob(options_.data_dir, job.job_id); !deleted.ok()) {
+      Notice(absl::StrCat("trainscope-collector: retention: cannot remove job ", job.job_id, ": ",
+                          deleted.message()));
+      continue;
+    }
+    ++removed;
+    Notice(absl::StrCat("trainscope-collector: retention: removed job ", job.job_id, " (",
+                        job.bytes >> 20, " MiB): ", RetentionReason(job, policy, now)));
+  }
+  return removed;
 }
 
 absl::StatusOr<JobPipeline*> JobRegistry::CreateLocked(const std::string& job_id,

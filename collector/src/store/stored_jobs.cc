@@ -64,6 +64,17 @@ absl::StatusOr<std::vector<StoredJob>> ListStoredJobs(const fs::path& data_dir) 
   return jobs;
 }
 
+absl::StatusOr<StoredJob> StatStoredJob(const fs::path& data_dir, const std::string& job_id) {
+  if (absl::Status valid = protocol::ValidateJobId(job_id, "job"); !valid.ok()) return valid;
+  const fs::path dir = data_dir / "jobs" / job_id;
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) {
+    return absl::NotFoundError(
+        absl::StrCat("no job '", job_id, "' in ", (data_dir / "jobs").string()));
+  }
+  return Measure(job_id, dir);
+}
+
 std::vector<StoredJob> SelectForRetention(const std::vector<StoredJob>& jobs,
                                           const RetentionPolicy& policy, absl::Time now,
                                           const std::function<bool(const std::string&)>& is_live) {

@@ -109,3 +109,67 @@ TEST_F(JobRegistryTest, JobCountIsBounded) {
 
 }  // namespace
 }  // namespace trainscope::collector
+
+namespace trainscope::collector {
+namespace {
+
+// Sets every file of `dir` (and `dir`) to have been last written `age` ago.
+void Age(const std::filesystem::path& dir, absl::Duration age) {
+  const auto when = std::filesystem::file_time_type::clock::now() -
+                    std::chrono::seconds(absl::ToInt64Seconds(age));
+  for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
+    std::filesystem::last_write_time(entry.path(), when);
+  }
+  std::filesystem::last_write_time(dir, when);
+}
+
+TEST_F(JobRegistryTest, RetentionRemovesOldJobsButNeverALiveOne) {
+  auto registry = Make();
+  JobPipeline* old_job = *registry->GetOrCreate("old");
+  JobPipeline* live_job = *registry->GetOrCreate("live");
+  ASSERT_TRUE(registry->GetOrCreate("new").ok());
+  auto stream = std::make_shared<testing::FakeAgentStream>();
+  absl::Notification attached;
+  ASSERT_TRUE(live_job
+                  ->Attach({testing::MakeHello("live", 0, 1, 7), stream, "peer"},
+                           [&](absl::StatusOr<AttachResult> r) {
+                             EXPECT_TRUE(r.ok()) << r.status();
+                             attached.Notify();
+                           })
+                  .ok());
+  ASSERT_TRUE(attached.WaitForNotificationWithTimeout(kWait));
+  const absl::Duration kDay = absl::Hours(24);
+  Age(dir_.path() / "jobs" / "old", 40 * kDay);
+  Age(dir_.path() / "jobs" / "live", 40 * kDay);  // idle for long, but connected
+
+  EXPECT_EQ(registry->ApplyRetention({.max_age = 30 * kDay}, absl::Now()), 1u);
+  EXPECT_FALSE(std::filesystem::exists(dir_.path() / "jobs" / "old"));
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() / "jobs" / "live"));
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() / "jobs" / "new"));
+  std::vector<std::string> listed;
+  for (const v1::JobSummary& job : registry->ListJobs()) listed.push_back(job.job_id());
+  EXPECT_EQ(listed, (std::vector<std::string>{"live", "new"}));
+  {
+    absl::MutexLock lock(&mu_);
+    bool said = false;
+    for (const std::string& line : notices_) {
+      said = said || line.find("retention: removed job old") != std::string::npos;
+    }
+    EXPECT_TRUE(said);
+  }
+  // The retired pipeline stays a valid object: it refuses politely.
+  absl::Notification snapshot;
+  old_job->Snapshot([&](v1::JobStatus status) {
+    EXPECT_EQ(status.summary().job_id(), "old");
+    snapshot.Notify();
+  });
+  ASSERT_TRUE(snapshot.WaitForNotificationWithTimeout(kWait));
+  // A new job of that name starts afresh.
+  ASSERT_TRUE(registry->GetOrCreate("old").ok());
+  EXPECT_TRUE(std::filesystem::exists(dir_.path() / "jobs" / "old"));
+  // No limits: nothing removed.
+  EXPECT_EQ(registry->ApplyRetention({}, absl::Now() + 1000 * kDay), 0u);
+}
+
+}  // namespace
+}  // namespace trainscope::collector

@@ -217,6 +217,10 @@ class JobPipeline {
 
   // Runs what is queued, logs StreamClosed for live streams, syncs and joins.
   void Stop();
+  // Stop(), then closes the job's log, releasing its LOCK so that the job's
+  // files can be removed (retention). The object stays valid: calls after it
+  // are refused as after Stop().
+  void StopAndCloseLog();
 
  private:
   // Runs on the pipeline thread with `run` true, or at once on the caller's

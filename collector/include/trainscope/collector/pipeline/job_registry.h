@@ -9,7 +9,8 @@
 //   registry.Stop();
 //
 // Pipelines live as long as the registry, so a JobPipeline* handed out stays
-// valid until the registry is destroyed.
+// valid until the registry is destroyed (a job removed by retention keeps its
+// stopped pipeline object until then).
 //
 // Threading: thread-safe; one mutex guards the map. Only cold paths take it
 // (hello, commands, snapshots, listings), never batches.
@@ -30,6 +31,7 @@
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
 #include "trainscope/collector/pipeline/job_pipeline.h"
+#include "trainscope/collector/store/stored_jobs.h"
 #include "trainscope/v1/commands.pb.h"
 #include "trainscope/v1/feed.pb.h"
 #include "trainscope/v1/status.pb.h"
@@ -75,6 +77,12 @@ class JobRegistry {
   // Stops every pipeline (they drain and sync). Later GetOrCreate fails.
   void Stop();
 
+  // Removes the stored jobs `policy` picks (stored_jobs.h), never one with a
+  // rank connected: its pipeline is stopped, its log closed, its files and
+  // index rows removed. Says what it removed and why through the notice
+  // callback; returns how many jobs were removed.
+  size_t ApplyRetention(const RetentionPolicy& policy, absl::Time now);
+
  private:
   absl::StatusOr<JobPipeline*> CreateLocked(const std::string& job_id, RecoveryReport* report)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
@@ -86,6 +94,8 @@ class JobRegistry {
   std::map<std::string, std::unique_ptr<JobPipeline>, std::less<>> jobs_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<absl::Status> ending_ ABSL_GUARDED_BY(mu_);
+  // Pipelines of jobs retention removed: stopped, kept for the pointers out there.
+  std::vector<std::unique_ptr<JobPipeline>> retired_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace trainscope::collector

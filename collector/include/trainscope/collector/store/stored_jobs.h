@@ -48,6 +48,10 @@ struct RetentionPolicy {
 // An empty list when data_dir/jobs does not exist.
 absl::StatusOr<std::vector<StoredJob>> ListStoredJobs(const std::filesystem::path& data_dir);
 
+// One job as ListStoredJobs measures it; NOT_FOUND when it is not stored.
+absl::StatusOr<StoredJob> StatStoredJob(const std::filesystem::path& data_dir,
+                                        const std::string& job_id);
+
 // The jobs retention removes: those last written more than max_age before
 // `now`, then, oldest first, as many more as needed to bring the total under
 // max_bytes. A job for which `is_live` says true is never picked (it still
