@@ -20,6 +20,9 @@ PACKAGES=(
   patchelf
   # fuzzing
   clang-14 libclang-rt-14-dev
+  # security and deploy/ checks (test_security.py, test_deploy.py): certificates, manifests,
+  # scripts, the systemd unit
+  openssl python3-yaml shellcheck systemd
 )
 
 missing=()
