@@ -13,6 +13,7 @@ import json
 import os
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -22,8 +23,9 @@ import numpy as np
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "integrations" / "pytorch" / "examples"
-# Debian's torch imports only from the system interpreter (see DESIGN.md).
-PYTHON = "/usr/bin/python3"
+# The interpreter running the tests: /usr/bin/python3 for Debian's torch (it
+# imports only there), a virtual environment's for a pip torch (scripts/test.sh).
+PYTHON = sys.executable
 
 
 @dataclass

@@ -275,7 +275,8 @@ def test_extension_links_only_the_agent_c_api(trainscope_module):
     libs = [line.split("[")[1].rstrip("]") for line in needed.splitlines() if "(NEEDED)" in line]
     assert "libtrainscope_agent.so" in libs, libs
     assert not [lib for lib in libs if "absl" in lib or "grpc" in lib or "protobuf" in lib], libs
-    agent = so.parent.parent.parent / "lib" / "libtrainscope_agent.so"
+    from trainscope import _loader
+    agent = _loader.layout()[1]
     exported = subprocess.run(["nm", "-D", "--defined-only", str(agent)], capture_output=True,
                               text=True).stdout
     symbols = [line.split()[-1] for line in exported.splitlines() if line.strip()]

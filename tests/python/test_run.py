@@ -13,6 +13,7 @@ tree's sitecustomize is made in a temporary directory.
 import os
 import pathlib
 import subprocess
+import sys
 import textwrap
 
 import pytest
@@ -20,7 +21,7 @@ import pytest
 from conftest import CLI_BIN, PYTHON_DIR, REPO, free_port, wait_for
 from test_attach import rank_events
 
-PYTHON = "/usr/bin/python3"
+PYTHON = sys.executable  # /usr/bin/python3, or a pip torch's venv (scripts/test.sh)
 SITECUSTOMIZE_SRC = REPO / "integrations" / "pytorch" / "sitecustomize" / "sitecustomize.py"
 
 # A few optimizer steps; no trainscope anywhere.
@@ -76,8 +77,10 @@ def run_ready(collector):
 
 
 def clean_env(**extra):
+    # TRAINSCOPE_CACHE_DIR stays: where a pip torch's extension was built.
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith("TRAINSCOPE_") and k != "PYTHONPATH"}
+           if (not k.startswith("TRAINSCOPE_") or k == "TRAINSCOPE_CACHE_DIR") and
+           k != "PYTHONPATH"}
     env.update(extra)
     return env
 

@@ -191,12 +191,16 @@ def build_extension(out_dir=None, verbose=False):
                      f"-DTRAINSCOPE_AGENT_INCLUDE_DIRS={';'.join(include_dirs)}",
                      f"-DTRAINSCOPE_EXT_OUTPUT_DIR={out_dir}"]
         jobs = str(max(1, min(os.cpu_count() or 1, 8)))
+        # CMake runs this interpreter (probe_torch.py imports torch): under
+        # `trainscope run` its sitecustomize would attach there and land here
+        # again, waiting on the lock this process holds.
+        env = {k: v for k, v in os.environ.items() if k != "TRAINSCOPE_COLLECTOR"}
         with open(log_path, "w") as log:
             for cmd in (configure, ["cmake", "--build", build, "-j", jobs]):
                 log.write("$ " + " ".join(cmd) + "\n")
                 log.flush()
                 rc = subprocess.call(cmd, stdout=None if verbose else log,
-                                     stderr=subprocess.STDOUT if not verbose else None)
+                                     stderr=subprocess.STDOUT if not verbose else None, env=env)
                 if rc != 0:
                     with open(log_path, errors="replace") as f:
                         tail = "".join(f.readlines()[-25:])

@@ -116,6 +116,17 @@ def _compute_group_name(group) -> str:
     return base if ranks is None else f"{base}[{','.join(map(str, ranks))}]"
 
 
+def _global_rank(group, group_rank: int) -> int:
+    """The global rank of `group_rank` in `group` (None: the default group)."""
+    import torch.distributed as dist  # noqa: PLC0415
+    if group is None or group is dist.GroupMember.WORLD:
+        return group_rank
+    try:
+        return dist.get_global_rank(group, group_rank)
+    except Exception:
+        return -1
+
+
 def _wrap(fn, peer_param: Optional[str], session):
     params = list(inspect.signature(fn).parameters)
     group_index = params.index("group") if "group" in params else None
@@ -133,7 +144,12 @@ def _wrap(fn, peer_param: Optional[str], session):
             peer = -1
         else:
             peer = kwargs.get(peer_param) if len(args) <= peer_index else args[peer_index]
-            peer = -1 if peer is None else int(peer)
+            if peer is None:
+                # torch >= 2.5 also names the peer by its rank in the group
+                # (group_dst / group_src); torch 2.x's send calls isend so.
+                group_peer = kwargs.get("group_" + peer_param)
+                peer = -1 if group_peer is None else _global_rank(group, int(group_peer))
+            peer = int(peer)
         set_tag(peer, _group_name(group))
         try:
             return fn(*args, **kwargs)
