@@ -51,6 +51,21 @@ void ActivityBufferPool::Release(uint8_t* buffer) {
   --in_use_;
 }
 
+size_t ActivityBufferPool::ReclaimAll() {
+  base::MutexLock lock(&mu_);
+  const size_t out = in_use_;
+  free_.clear();
+  for (const auto& owned : owned_) free_.push_back(owned.get());
+  in_use_ = 0;
+  reclaimed_ += out;
+  return out;
+}
+
+uint64_t ActivityBufferPool::reclaimed() const {
+  base::MutexLock lock(&mu_);
+  return reclaimed_;
+}
+
 size_t ActivityBufferPool::in_use() const {
   base::MutexLock lock(&mu_);
   return in_use_;

@@ -39,6 +39,13 @@ class ActivityBufferPool {
   uint8_t* Acquire();
   // `buffer` must come from Acquire; a foreign pointer is ignored and counted.
   void Release(uint8_t* buffer);
+  // Takes back every buffer still out; returns how many. Only when CUPTI can
+  // hold none of them: after its kinds were disabled and a forced flush
+  // returned, a buffer still out was completed to another client's callback
+  // (torch.profiler registering its own while the tracer was active: Kineto
+  // then logs "bufferCompleted called with unknown buffer") and would
+  // otherwise be lost to the pool for good.
+  size_t ReclaimAll();
 
   size_t buffer_bytes() const { return buffer_bytes_; }
   size_t max_buffers() const { return max_buffers_; }
@@ -46,6 +53,7 @@ class ActivityBufferPool {
   size_t allocated() const;
   uint64_t refused() const;
   uint64_t foreign_releases() const;
+  uint64_t reclaimed() const;
 
  private:
   struct Free {
@@ -59,6 +67,7 @@ class ActivityBufferPool {
   size_t in_use_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t foreign_releases_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t reclaimed_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace trainscope::agent

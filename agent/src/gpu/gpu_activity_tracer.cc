@@ -191,8 +191,14 @@ void GpuActivityTracer::Release() {
   active_.store(false, std::memory_order_release);
   for (CUpti_ActivityKind kind : enabled_) api_.activity_disable(kind);
   enabled_.clear();
-  // Every buffer comes back now, while our callbacks are still CUPTI's.
+  // Every buffer comes back now, to our callbacks unless another client
+  // replaced them; what is still out after that was given to it.
   api_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+  if (const size_t lost = pool_.ReclaimAll(); lost > 0) {
+    Log(absl::StrCat("GPU activity: ", lost,
+                     " CUPTI buffer(s) went to another client's callbacks (it started without "
+                     "a yield; the events in them are lost); taken back"));
+  }
   if (subscribed_) {
     api_.unsubscribe(subscriber_);
     subscribed_ = false;

@@ -42,5 +42,20 @@ TEST(ActivityBufferPoolTest, SizesAreRoundedAndForeignReleasesIgnored) {
   EXPECT_EQ(pool.foreign_releases(), 2u);
 }
 
+TEST(ActivityBufferPoolTest, ReclaimAllTakesBackBuffersThatNeverCameBack) {
+  ActivityBufferPool pool(64, 2);
+  uint8_t* a = pool.Acquire();
+  uint8_t* b = pool.Acquire();
+  ASSERT_NE(b, nullptr);
+  pool.Release(a);
+  EXPECT_EQ(pool.ReclaimAll(), 1u);  // b went elsewhere
+  EXPECT_EQ(pool.in_use(), 0u);
+  EXPECT_EQ(pool.reclaimed(), 1u);
+  EXPECT_NE(pool.Acquire(), nullptr);
+  EXPECT_NE(pool.Acquire(), nullptr);
+  EXPECT_EQ(pool.Acquire(), nullptr);  // still two in all
+  EXPECT_EQ(pool.allocated(), 2u);
+}
+
 }  // namespace
 }  // namespace trainscope::agent

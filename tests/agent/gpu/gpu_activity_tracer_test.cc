@@ -392,6 +392,28 @@ TEST_F(TracerTest, ResumeOnRequestTakesTheActivityApiEvenIfTheOtherClientKeepsIt
   EXPECT_TRUE(fake_.enabled.empty());
 }
 
+TEST_F(TracerTest, BuffersCompletedToAnotherClientsCallbacksAreTakenBackAtTheNextYield) {
+  GpuActivityTracer::Options options;
+  options.max_buffers = 1;
+  Start(options);
+  // torch.profiler starts without a yield: its callbacks replace ours, and the
+  // buffer CUPTI holds goes to it.
+  uint8_t* buffer = nullptr;
+  size_t size = 0;
+  size_t max_records = 0;
+  fake_.requested(&buffer, &size, &max_records);
+  ASSERT_NE(buffer, nullptr);
+  fake_.completed = [](CUcontext, uint32_t, uint8_t*, size_t, size_t) {};  // Kineto's
+  EXPECT_EQ(tracer_->pool().in_use(), 1u);
+  tracer_->Yield();
+  EXPECT_EQ(tracer_->pool().in_use(), 0u);
+  EXPECT_EQ(LogLinesWith("went to another client's callbacks"), 1);
+  tracer_->Resume();  // registers our callbacks again
+  fake_.pending.push_back(Launch(strings_.Intern("aten::mm"), 1, kCuptiAhead + 100));
+  tracer_->RunWorkerTurnForTest();
+  EXPECT_EQ(Drain().size(), 2u);  // the one buffer is ours again
+}
+
 TEST_F(TracerTest, APermanentFailureIsSaidOnceAndEverythingElseIsANoOp) {
   fake_.subscribe = CUPTI_ERROR_UNKNOWN;  // what CUPTI 13 says without a driver
   Start();
