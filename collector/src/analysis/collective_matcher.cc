@@ -81,11 +81,22 @@ void CollectiveMatcher::ReportLinks(const InstanceKey& key, const Instance& inst
     const int64_t recv_start = clock_->ToReference(recv->rank, recv->raw_start_ns);
     const int64_t recv_end = clock_->ToReference(recv->rank, recv->raw_end_ns);
     LinkTotals& t = (*links)[LinkKey{key.src, key.dst, false}];
-    t.bytes += std::max(send->bytes, recv->bytes);
-    t.duration_ns += std::max<int64_t>(0, recv_end - std::max(send_start, recv_start));
+    const uint64_t bytes = std::max(send->bytes, recv->bytes);
+    const int64_t duration = std::max<int64_t>(0, recv_end - std::max(send_start, recv_start));
+    t.bytes += bytes;
+    t.duration_ns += duration;
     ++t.transfers;
+    if (traffic_model_ != nullptr) {
+      PairTotals& p = links->traffic[PairKey{key.src, key.dst, key.group, true}];
+      p.bytes += bytes;
+      p.duration_ns += duration;
+      ++p.messages;
+      p.backend = nccl_kernels_ ? TrafficModel::Backend::kNccl
+                                : traffic_model_->RankBackend(key.src);
+    }
     return;
   }
+  if (traffic_model_ != nullptr) ReportTraffic(key, inst, links);
   const size_t p = inst.arrivals.size();
   const double factor = RingFactor(inst.kind, p);
   if (p < 2 || factor <= 0.0) return;
@@ -102,6 +113,42 @@ void CollectiveMatcher::ReportLinks(const InstanceKey& key, const Instance& inst
     t.bytes += static_cast<uint64_t>(std::llround(factor * static_cast<double>(src.bytes)));
     t.duration_ns += std::max<int64_t>(0, dst_end - inst.latest_start_ns);
     ++t.transfers;
+  }
+}
+
+void CollectiveMatcher::ReportTraffic(const InstanceKey& key, const Instance& inst,
+                                      Links* links) {
+  if (inst.arrivals.empty()) return;
+  // The group's members in group-rank order; a group whose members are
+  // only learned counts those that arrived.
+  members_ = groups_->Members(key.group);
+  if (members_.size() < 2) {
+    members_.clear();
+    for (const Arrival& a : inst.arrivals) members_.push_back(a.rank);
+    std::sort(members_.begin(), members_.end());
+  }
+  uint64_t bytes = 0;
+  receive_end_.clear();
+  for (const Arrival& a : inst.arrivals) {
+    bytes = std::max(bytes, a.bytes);
+    receive_end_.try_emplace(a.rank, clock_->ToReference(a.rank, a.raw_end_ns));
+  }
+  const TrafficModel::Backend backend = nccl_kernels_
+                                            ? TrafficModel::Backend::kNccl
+                                            : traffic_model_->RankBackend(inst.arrivals[0].rank);
+  flows_.clear();
+  // The events name no root: the group's first rank (PyTorch's default
+  // src/dst of 0 in a group of its own numbering).
+  traffic_model_->Collective(backend, inst.kind, members_, bytes, /*root=*/0, &flows_);
+  for (const TrafficModel::Flow& f : flows_) {
+    PairTotals& p = links->traffic[PairKey{f.src, f.dst, key.group, false}];
+    p.bytes += f.bytes;
+    p.messages += f.messages;
+    p.backend = backend;
+    auto end = receive_end_.find(f.dst);
+    if (end != receive_end_.end()) {
+      p.duration_ns += std::max<int64_t>(0, end->second - inst.latest_start_ns);
+    }
   }
 }
 

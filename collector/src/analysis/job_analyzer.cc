@@ -15,6 +15,7 @@
 #include "trainscope/collector/analysis/operator_batch_builder.h"
 #include "trainscope/collector/analysis/operator_store.h"
 #include "trainscope/collector/analysis/step_assembler.h"
+#include "trainscope/collector/analysis/traffic_model.h"
 #include "trainscope/proto/event_batch_columns.h"
 
 namespace trainscope::collector {
@@ -43,17 +44,21 @@ class JobAnalyzer::Impl {
   void OnStepClosed(ClosedStep&& closed);
   void MaybeReportClocks(int64_t now_unix_ns, bool force);
   void EmitLoss(LossTracker::Changes changes);
+  // Where each end of the report's traffic lives (Hello.host, Hello.device).
+  void PlaceTraffic(v1::StepReport& report) const;
 
   const JobAnalyzerOptions options_;
   const JobAnalyzerOutputs outputs_;
   JobStrings strings_;
   GroupDirectory groups_{&strings_};
   ClockAligner aligner_;
+  TrafficModel traffic_;
   OperatorStore store_;
   StepAssembler assembler_;
   MareyAggregator marey_{&store_, &strings_};
   LossTracker loss_;
   std::map<uint32_t, std::string> hosts_;
+  std::map<uint32_t, std::string> devices_;  // Hello.device by rank
   std::deque<v1::StepReport> steps_;       // by step number, bounded by max_steps_kept
   std::vector<uint32_t> batch_ids_;        // scratch: a batch's string index -> JobStrings id
   std::vector<DeviceEvent> batch_events_;  // scratch: a batch's decoded events
@@ -68,12 +73,17 @@ JobAnalyzer::Impl::Impl(JobAnalyzerOptions options, JobAnalyzerOutputs outputs)
       store_(OperatorStoreOptions{.max_operators = options.max_stored_operators}),
       assembler_(&strings_, &groups_, &aligner_,
                  StepAssemblerOptions{.silent_after_ns = options.silent_after_ns,
-                                      .max_open_steps = options.max_open_steps},
+                                      .max_open_steps = options.max_open_steps,
+                                      .traffic_model = options.traffic ? &traffic_ : nullptr},
                  [this](ClosedStep&& closed) { OnStepClosed(std::move(closed)); }) {}
 
 void JobAnalyzer::Impl::OnStreamOpened(const v1::Hello& hello, int64_t now_unix_ns) {
   if (hello.world_size() > groups_.world_size()) groups_.set_world_size(hello.world_size());
   hosts_[hello.rank()] = hello.host();
+  devices_[hello.rank()] = hello.device();
+  traffic_.SetRankBackend(hello.rank(), hello.gpus_size() > 0
+                                            ? TrafficModel::Backend::kNccl
+                                            : TrafficModel::BackendOfDevice(hello.device()));
   // The agent's own wall-clock reading is the prior until probes and
   // collectives say better.
   if (hello.clock_domains_size() > 0) {
@@ -211,6 +221,7 @@ void JobAnalyzer::Impl::OnStepClosed(ClosedStep&& closed) {
   // An evicted step's memory serves the next step: no fresh pages per step.
   assembler_.Recycle(store_.TakeEvictedStorage());
   v1::StepReport& report = closed.report;
+  PlaceTraffic(report);
   // Steps normally close in order; a late one (forced early) is put in place.
   auto it =
       std::upper_bound(steps_.begin(), steps_.end(), report.step(),
@@ -218,6 +229,22 @@ void JobAnalyzer::Impl::OnStepClosed(ClosedStep&& closed) {
   steps_.insert(it, report);
   while (steps_.size() > options_.max_steps_kept) steps_.pop_front();
   if (outputs_.on_step) outputs_.on_step(std::move(report), std::move(operators));
+}
+
+void JobAnalyzer::Impl::PlaceTraffic(v1::StepReport& report) const {
+  auto find = [](const std::map<uint32_t, std::string>& m, uint32_t rank) -> const std::string& {
+    static const std::string* const kNone = new std::string();
+    auto it = m.find(rank);
+    return it == m.end() ? *kNone : it->second;
+  };
+  for (v1::PairTraffic& p : *report.mutable_traffic()) {
+    const std::string& src_host = find(hosts_, p.src_rank());
+    const std::string& dst_host = find(hosts_, p.dst_rank());
+    p.set_src_host(src_host);
+    p.set_dst_host(dst_host);
+    p.set_locality(TrafficModel::Locality(src_host, find(devices_, p.src_rank()), dst_host,
+                                          find(devices_, p.dst_rank())));
+  }
 }
 
 std::vector<v1::StepReport> JobAnalyzer::Impl::Steps(const v1::StepQuery& query) const {

@@ -87,7 +87,10 @@ StepAssembler::StepAssembler(const JobStrings* strings, GroupDirectory* groups,
       sink_(std::move(sink)),
       matcher_(groups, clock, [this] { return KnownDevices(); }),
       gpu_matcher_(groups, clock, [this] { return KnownDevices(); }),
-      summarizer_(clock, &matcher_, &gpu_matcher_, strings) {}
+      summarizer_(clock, &matcher_, &gpu_matcher_, strings) {
+  matcher_.EnableTraffic(options_.traffic_model, /*nccl_kernels=*/false);
+  gpu_matcher_.EnableTraffic(options_.traffic_model, /*nccl_kernels=*/true);
+}
 
 StepAssembler::~StepAssembler() = default;
 
@@ -593,7 +596,7 @@ void StepAssembler::CloseOldest(bool forced) {
 
   ClosedStep closed;
   closed.forced = forced;
-  StepReportBuilder report(step);
+  StepReportBuilder report(step, strings_);
   size_t events = 0;
   for (const auto& b : open.buffers) events += b != nullptr ? b->events.size() : 0;
   closed.operators = std::move(spare_operators_);

@@ -1,6 +1,7 @@
 #include "trainscope/collector/analysis/step_report_builder.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 namespace trainscope::collector {
@@ -36,6 +37,18 @@ v1::StepReport StepReportBuilder::Build() && {
                                                     static_cast<double>(t.duration_ns)
                                               : 0.0);
     l->set_transfers(t.transfers);
+  }
+  for (const auto& [key, t] : links_.traffic) {
+    v1::PairTraffic* p = report_.add_traffic();
+    p->set_step(step);
+    p->set_src_rank(key.src);
+    p->set_dst_rank(key.dst);
+    if (strings_ != nullptr) p->set_group(std::string(strings_->Get(key.group)));
+    p->set_backend(TrafficModel::BackendName(t.backend));
+    p->set_exact(key.exact);
+    p->set_bytes(t.bytes);
+    p->set_messages(t.messages);
+    p->set_duration_ns(t.duration_ns);
   }
   for (const auto& [stage, t] : stages_) {
     v1::StageStep* s = report_.add_stages();

@@ -133,5 +133,56 @@ TEST_F(CollectiveMatcherTest, InstancesNeverCompletedAreForgotten) {
   EXPECT_EQ(matcher_.Match(Operator(0, a0), &links).waited_for, CollectiveMatcher::kNoRank);
 }
 
+TEST_F(CollectiveMatcherTest, TrafficCountsSendRecvExactlyAndModelsCollectives) {
+  TrafficModel model;
+  model.SetRankBackend(0, TrafficModel::Backend::kNccl);
+  matcher_.EnableTraffic(&model, /*nccl_kernels=*/false);
+  CollectiveMatcher::Links links;
+  // Three sends of 1000 bytes from 0 to 1: 3000 bytes in 3 messages.
+  for (uint64_t seq = 1; seq <= 3; ++seq) {
+    const DeviceEvent send =
+        Collective(v1::COLLECTIVE_KIND_SEND, name_, world_, seq, 100, 300, 1000, 1);
+    const DeviceEvent recv =
+        Collective(v1::COLLECTIVE_KIND_RECV, name_, world_, seq, 150, 350, 1000, 0);
+    matcher_.NoteArrival(0, send, 1);
+    matcher_.NoteArrival(1, recv, 1);
+    matcher_.Match(Operator(1, recv), &links);
+    matcher_.Match(Operator(0, send), &links);
+  }
+  const CollectiveMatcher::PairTotals& p2p = links.traffic.at({0, 1, world_, true});
+  EXPECT_EQ(p2p.bytes, 3000u);
+  EXPECT_EQ(p2p.messages, 3u);
+  EXPECT_EQ(p2p.duration_ns, 3 * (350 - 150));
+  EXPECT_EQ(p2p.backend, TrafficModel::Backend::kNccl);
+
+  // An all-reduce of 3000 bytes over the 3 ranks (NCCL, the first
+  // arrival's backend): 4000 bytes in 4 messages to the next rank.
+  for (uint32_t r = 0; r < 3; ++r) {
+    const DeviceEvent a =
+        Collective(v1::COLLECTIVE_KIND_ALL_REDUCE, name_, world_, 5, 100, 200 + r, 3000);
+    matcher_.NoteArrival(r, a, 1);
+  }
+  const DeviceEvent a0 = Collective(v1::COLLECTIVE_KIND_ALL_REDUCE, name_, world_, 5, 100, 200, 3000);
+  matcher_.Match(Operator(0, a0), &links);
+  ASSERT_EQ(links.traffic.size(), 4u);
+  for (uint32_t r = 0; r < 3; ++r) {
+    const CollectiveMatcher::PairTotals& t = links.traffic.at({r, (r + 1) % 3, world_, false});
+    EXPECT_EQ(t.bytes, 4000u);
+    EXPECT_EQ(t.messages, 4u);
+    EXPECT_EQ(t.duration_ns, 200 + static_cast<int64_t>((r + 1) % 3) - 100);
+  }
+}
+
+TEST_F(CollectiveMatcherTest, NoTrafficUnlessEnabled) {
+  const DeviceEvent send = Collective(v1::COLLECTIVE_KIND_SEND, name_, world_, 1, 100, 300, 10, 1);
+  const DeviceEvent recv = Collective(v1::COLLECTIVE_KIND_RECV, name_, world_, 1, 100, 300, 10, 0);
+  matcher_.NoteArrival(0, send, 1);
+  matcher_.NoteArrival(1, recv, 1);
+  CollectiveMatcher::Links links;
+  matcher_.Match(Operator(1, recv), &links);
+  EXPECT_EQ(links.size(), 1u);
+  EXPECT_TRUE(links.traffic.empty());
+}
+
 }  // namespace
 }  // namespace trainscope::collector

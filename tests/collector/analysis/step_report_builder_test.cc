@@ -65,6 +65,30 @@ TEST(StepReportBuilderTest, LinksBecomeLinkSteps) {
   EXPECT_EQ(report.links(1).bytes_per_second(), 0) << "no duration, no rate";
 }
 
+TEST(StepReportBuilderTest, PairTrafficNamesItsGroupAndBackend) {
+  JobStrings strings;
+  const uint32_t group = strings.Intern("pg:stages[0,1]");
+  StepReportBuilder builder(4, &strings);
+  CollectiveMatcher::Links& links = *builder.links();
+  links.traffic[{0, 1, group, true}] = {4096, 2, 300, TrafficModel::Backend::kGloo};
+  links.traffic[{1, 0, 0, false}] = {64, 6, 10, TrafficModel::Backend::kNccl};
+  const v1::StepReport report = std::move(builder).Build();
+  ASSERT_EQ(report.traffic_size(), 2);
+  const v1::PairTraffic& p2p = report.traffic(0);
+  EXPECT_EQ(p2p.step(), 4u);
+  EXPECT_EQ(p2p.src_rank(), 0u);
+  EXPECT_EQ(p2p.dst_rank(), 1u);
+  EXPECT_EQ(p2p.group(), "pg:stages[0,1]");
+  EXPECT_TRUE(p2p.exact());
+  EXPECT_EQ(p2p.backend(), "gloo");
+  EXPECT_EQ(p2p.bytes(), 4096u);
+  EXPECT_EQ(p2p.messages(), 2u);
+  EXPECT_EQ(p2p.duration_ns(), 300);
+  EXPECT_EQ(report.traffic(1).group(), "");
+  EXPECT_FALSE(report.traffic(1).exact());
+  EXPECT_EQ(report.traffic(1).backend(), "nccl");
+}
+
 TEST(StepReportBuilderTest, AStepWithoutDevicesHasNoSpan) {
   StepReportBuilder builder(9);
   builder.AddMissingRank(0);

@@ -14,7 +14,10 @@
 // ranks, NCCL's ring model) carrying 2(P-1)/P (all-reduce) or (P-1)/P of
 // the bytes, with the receiving member's transfer time; other collectives
 // are not attributed to links. An instance's links are reported at the
-// first Match that finds it complete.
+// first Match that finds it complete. With a TrafficModel (EnableTraffic),
+// the same Match also adds the instance's per-pair traffic to
+// Links::traffic: send/recv counted exactly, every collective kind through
+// the backend's algorithm over the group's members (docs/traffic.md).
 //
 // Usage:
 //   CollectiveMatcher matcher(&groups, &clock, [&] { return device_count; });
@@ -33,12 +36,14 @@
 #include <map>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/container/inlined_vector.h"
 #include "trainscope/collector/analysis/device_event.h"
 #include "trainscope/collector/analysis/group_directory.h"
 #include "trainscope/collector/analysis/operator_record.h"
+#include "trainscope/collector/analysis/traffic_model.h"
 #include "trainscope/v1/analysis.pb.h"
 
 namespace trainscope::collector {
@@ -62,7 +67,27 @@ class CollectiveMatcher {
     int64_t duration_ns = 0;
     uint32_t transfers = 0;
   };
-  using Links = std::map<LinkKey, LinkTotals>;
+  // Traffic from one device to another in one process group, in one step.
+  struct PairKey {
+    uint32_t src;
+    uint32_t dst;
+    uint32_t group;  // JobStrings id
+    bool exact;      // send/recv, else a collective's modelled flows
+    bool operator<(const PairKey& o) const {
+      return std::tie(src, dst, group, exact) < std::tie(o.src, o.dst, o.group, o.exact);
+    }
+  };
+  struct PairTotals {
+    uint64_t bytes = 0;
+    uint32_t messages = 0;
+    int64_t duration_ns = 0;  // the receiver's transfer time, per instance
+    TrafficModel::Backend backend = TrafficModel::Backend::kGloo;
+  };
+  // A step's ring/p2p links (the map) and its per-pair traffic. The links
+  // stay a map so that their readers index it directly.
+  struct Links : std::map<LinkKey, LinkTotals> {
+    std::map<PairKey, PairTotals> traffic;
+  };
 
   // One communication operator's share of its instance.
   struct Wait {
@@ -81,6 +106,14 @@ class CollectiveMatcher {
   // `rank` arrived at a COLLECTIVE event (raw times). `step` is the first
   // step whose close may need the instance (ForgetOlderThan counts from it).
   void NoteArrival(uint32_t rank, const DeviceEvent& e, uint64_t step);
+  // Derives per-pair traffic (Links::traffic) with `model` from now on;
+  // null: none (the default). `nccl_kernels`: the instances are NCCL
+  // kernels, so their backend is NCCL whatever the rank's host uses.
+  void EnableTraffic(const TrafficModel* model, bool nccl_kernels) {
+    traffic_model_ = model;
+    nccl_kernels_ = nccl_kernels;
+  }
+
   // The wait of one aligned communication operator of a closing step; adds
   // its instance's links to `links` the first time the instance is complete.
   Wait Match(const OperatorRecord& op, Links* links);
@@ -130,6 +163,7 @@ class CollectiveMatcher {
   uint32_t ExpectedParticipants(const InstanceKey& key);
   void UpdateLatest(Instance& inst);
   void ReportLinks(const InstanceKey& key, const Instance& inst, Links* links);
+  void ReportTraffic(const InstanceKey& key, const Instance& inst, Links* links);
 
   GroupDirectory* const groups_;
   const ReferenceClock* const clock_;
@@ -137,6 +171,12 @@ class CollectiveMatcher {
   absl::flat_hash_map<InstanceKey, Instance> instances_;
   std::deque<std::pair<uint64_t, InstanceKey>> order_;  // (first step, key)
   uint64_t incomplete_ = 0;
+  const TrafficModel* traffic_model_ = nullptr;
+  bool nccl_kernels_ = false;
+  // Scratch of ReportTraffic.
+  std::vector<TrafficModel::Flow> flows_;
+  std::vector<uint32_t> members_;
+  absl::flat_hash_map<uint32_t, int64_t> receive_end_;
 };
 
 }  // namespace trainscope::collector

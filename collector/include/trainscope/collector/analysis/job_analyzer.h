@@ -46,6 +46,8 @@ struct JobAnalyzerOptions {
   uint32_t default_max_operators = 200'000;   // MareyQuery.max_operators == 0
   // Publish a ClockReport at most this often (collector time).
   int64_t clock_report_interval_ns = 1'000'000'000;
+  // Each step's per-pair traffic (StepReport.traffic, TrafficModel).
+  bool traffic = true;
 };
 
 // What a loss-contribution report (or a rank's departure) changed.

@@ -95,6 +95,9 @@ struct StepAssemblerOptions {
   // A step waits at most this long (Tick's time) for a GPU device's work
   // once the device's host has passed it.
   int64_t gpu_wait_ns = 2'000'000'000;
+  // Derives each step's per-pair traffic (StepReport.traffic) with this
+  // model; null: none. Must outlive the assembler.
+  const TrafficModel* traffic_model = nullptr;
 };
 
 struct StepAssemblerStats {

@@ -1,11 +1,12 @@
 // Builds one closed step's StepReport from its parts: the devices'
 // summaries (DeviceStepSummarizer), the ranks missing from it and the links
-// its communication completed (CollectiveMatcher). Derives the report's span
+// and per-pair traffic its communication completed (CollectiveMatcher); the
+// traffic's group names come from `strings` (null: left empty). Derives the report's span
 // (earliest device start to latest end) and per pipeline stage its ranks,
 // FLOPs, and its devices' mean compute and bubble (idle + wait) time.
 //
 // Usage:
-//   StepReportBuilder builder(step);
+//   StepReportBuilder builder(step, &strings);
 //   summarizer.Summarize(..., &device, &ops, builder.links());
 //   builder.AddDevice(std::move(device));
 //   builder.AddMissingRank(rank);
@@ -21,13 +22,17 @@
 #include <vector>
 
 #include "trainscope/collector/analysis/collective_matcher.h"
+#include "trainscope/collector/analysis/job_strings.h"
 #include "trainscope/v1/analysis.pb.h"
 
 namespace trainscope::collector {
 
 class StepReportBuilder {
  public:
-  explicit StepReportBuilder(uint64_t step) { report_.set_step(step); }
+  explicit StepReportBuilder(uint64_t step, const JobStrings* strings = nullptr)
+      : strings_(strings) {
+    report_.set_step(step);
+  }
 
   // In rank order.
   void AddDevice(trainscope::v1::DeviceStep&& device);
@@ -45,6 +50,7 @@ class StepReportBuilder {
     int64_t bubble_ns = 0;
   };
 
+  const JobStrings* const strings_;
   trainscope::v1::StepReport report_;
   CollectiveMatcher::Links links_;
   std::map<uint32_t, StageTotals> stages_;
