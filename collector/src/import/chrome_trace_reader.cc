@@ -71,6 +71,14 @@ absl::Status ChromeTraceReader::ParseString(std::string* out) {
   out->clear();
   while (true) {
     if (pos_ >= buffer_.size() && !Fill()) return Error("the end of a string");
+    // The plain run up to the next quote or escape, appended at once.
+    const char* begin = buffer_.data() + pos_;
+    const char* end = buffer_.data() + buffer_.size();
+    const char* stop = begin;
+    while (stop < end && *stop != '"' && *stop != '\\') ++stop;
+    out->append(begin, stop);
+    pos_ += static_cast<size_t>(stop - begin);
+    if (stop == end) continue;
     const char c = buffer_[pos_++];
     if (c == '"') return absl::OkStatus();
     if (c != '\\') {

@@ -1,7 +1,6 @@
 #include "trainscope/collector/import/trace_event_sorter.h"
 
 #include <algorithm>
-#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -12,10 +11,16 @@ namespace {
 // Records read back per run and refill.
 constexpr size_t kRunBuffer = 4096;
 
-bool Earlier(const SortedTraceEvent& a, const SortedTraceEvent& b) {
-  return std::make_tuple(a.ts_ns, a.rank_in_tie, -a.dur_ns, a.order) <
-         std::make_tuple(b.ts_ns, b.rank_in_tie, -b.dur_ns, b.order);
-}
+// A function object, so that std::sort and the heap inline it.
+struct EarlierOrder {
+  bool operator()(const SortedTraceEvent& a, const SortedTraceEvent& b) const {
+    if (a.ts_ns != b.ts_ns) return a.ts_ns < b.ts_ns;
+    if (a.rank_in_tie != b.rank_in_tie) return a.rank_in_tie < b.rank_in_tie;
+    if (a.dur_ns != b.dur_ns) return a.dur_ns > b.dur_ns;
+    return a.order < b.order;
+  }
+};
+constexpr EarlierOrder Earlier;
 
 }  // namespace
 
