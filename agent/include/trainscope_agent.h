@@ -56,6 +56,14 @@ enum {
   TRAINSCOPE_PHASE_OPTIMIZER = 4
 };
 
+/* Where GPU activity stands (AgentStats::gpu_activity). */
+enum {
+  TRAINSCOPE_GPU_OFF = 0,
+  TRAINSCOPE_GPU_UNAVAILABLE = 1,
+  TRAINSCOPE_GPU_ACTIVE = 2,
+  TRAINSCOPE_GPU_YIELDED = 3
+};
+
 /* Called on the agent's reader thread when the collector asks to halt. */
 typedef void (*trainscope_halt_callback)(void* user_data, uint64_t halt_id, const char* reason,
                                          const char* requested_by);
@@ -95,6 +103,9 @@ typedef struct trainscope_agent_options {
   int64_t test_clock_offset_ns;
   double test_clock_drift_ppm;
   int64_t test_clock_origin_ns;
+  /* GPU activity through CUPTI (AgentOptions::gpu_activity): default 0. */
+  int gpu_activity;
+  const char* cupti_library; /* NULL: found at run time (agent_options.h) */
 } trainscope_agent_options;
 
 /* No typedef: the name is also the function that fills it (C keeps struct
@@ -112,6 +123,11 @@ struct trainscope_agent_stats {
   uint64_t reconnects;
   uint64_t loss_reports_submitted;
   uint64_t loss_reports_dropped;
+  uint32_t gpu_activity; /* TRAINSCOPE_GPU_* */
+  uint64_t gpu_records_lost;
+  uint64_t gpu_buffers_refused;
+  uint64_t gpu_events_unresolved;
+  uint64_t gpu_events_out_of_order;
   int connected;
   int recording;
   int halt_requested;

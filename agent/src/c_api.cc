@@ -39,6 +39,11 @@ absl::Duration Millis(uint32_t ms) { return absl::Milliseconds(static_cast<int64
 
 namespace trainscope::agent {
 
+static_assert(TRAINSCOPE_GPU_OFF == static_cast<int>(GpuActivityState::kOff));
+static_assert(TRAINSCOPE_GPU_UNAVAILABLE == static_cast<int>(GpuActivityState::kUnavailable));
+static_assert(TRAINSCOPE_GPU_ACTIVE == static_cast<int>(GpuActivityState::kActive));
+static_assert(TRAINSCOPE_GPU_YIELDED == static_cast<int>(GpuActivityState::kYielded));
+
 AgentOptions AgentOptionsFromC(const trainscope_agent_options& options) {
   AgentOptions o;
   o.collector_address = Text(options.collector_address, "127.0.0.1:7070");
@@ -78,6 +83,8 @@ AgentOptions AgentOptionsFromC(const trainscope_agent_options& options) {
   o.test_clock_offset_ns = options.test_clock_offset_ns;
   o.test_clock_drift_ppm = options.test_clock_drift_ppm;
   o.test_clock_origin_ns = options.test_clock_origin_ns;
+  o.gpu_activity = options.gpu_activity != 0;
+  o.cupti_library = Text(options.cupti_library);
   return o;
 }
 
@@ -95,6 +102,11 @@ void AgentStatsToC(const AgentStats& s, struct trainscope_agent_stats* stats) {
   stats->reconnects = s.reconnects;
   stats->loss_reports_submitted = s.loss_reports_submitted;
   stats->loss_reports_dropped = s.loss_reports_dropped;
+  stats->gpu_activity = static_cast<uint32_t>(s.gpu_activity);
+  stats->gpu_records_lost = s.gpu_records_lost;
+  stats->gpu_buffers_refused = s.gpu_buffers_refused;
+  stats->gpu_events_unresolved = s.gpu_events_unresolved;
+  stats->gpu_events_out_of_order = s.gpu_events_out_of_order;
   stats->connected = s.connected ? 1 : 0;
   stats->recording = s.recording ? 1 : 0;
   stats->halt_requested = s.halt_requested ? 1 : 0;

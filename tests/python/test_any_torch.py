@@ -76,3 +76,41 @@ def test_a_cached_build_is_reused(trainscope_module, tmp_path):
     assert done.returncode == 0, done.stderr
     assert "building the extension" not in done.stderr
     assert (cache / "stamp").stat().st_mtime_ns == before
+
+
+def test_gpu_activity_follows_the_device_and_without_one_training_goes_on(trainscope_module,
+                                                                        monkeypatch):
+    """GPU activity is asked for where torch sees a CUDA device (TRAINSCOPE_GPU
+    overrides); asked for without a GPU (as here), the agent says why once and
+    records the host side as usual."""
+    ts = trainscope_module
+    model = torch.nn.Linear(8, 4)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+
+    def train():
+        for _ in range(3):
+            optimizer.zero_grad()
+            model(torch.randn(2, 8)).sum().backward()
+            optimizer.step()
+
+    expected_default = "off" if not torch.cuda.is_available() else None
+    for env, gpu, expected in ((None, None, expected_default), ("1", None, "unavailable"),
+                               (None, True, "unavailable"), ("1", False, "off")):
+        if env is None:
+            monkeypatch.delenv("TRAINSCOPE_GPU", raising=False)
+        else:
+            monkeypatch.setenv("TRAINSCOPE_GPU", env)
+        kw = {} if gpu is None else {"gpu": gpu}
+        ts.attach(collector="127.0.0.1:1", job="gpu-off", halt_grace_s=None, log_to_stderr=False,
+                  **kw)
+        try:
+            train()
+            stats = ts.stats()
+        finally:
+            ts.detach(timeout_s=0.1)
+        if expected is not None and torch.cuda.is_available() is False:
+            assert stats["gpu_activity"] == expected, (env, gpu, stats["gpu_activity"])
+        assert stats["step"] == 3 and stats["events_recorded"] > 3 * 5, stats
+    monkeypatch.setenv("TRAINSCOPE_GPU", "maybe")
+    with pytest.raises(ValueError, match="TRAINSCOPE_GPU='maybe'"):
+        ts.attach(collector="127.0.0.1:1", job="gpu-off")

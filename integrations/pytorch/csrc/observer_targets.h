@@ -28,6 +28,7 @@ struct ObserverTargets {
   StepPhaseTracker* phases = nullptr;
   const std::atomic<uint64_t>* running_step = nullptr;  // the step now running
   agent::StringId flops_name = agent::kEmptyString;     // the "flops" counter
+  bool gpu_requested = false;  // AgentOptions::gpu_activity: bracket operators for CUPTI
 };
 
 }  // namespace trainscope::pytorch

@@ -54,6 +54,7 @@ absl::StatusOr<std::unique_ptr<PluginSession>> PluginSession::Start(
   t.phases = &self->phases_;
   t.running_step = &self->running_step_;
   t.flops_name = self->flops_name_;
+  t.gpu_requested = self->options_.agent.gpu_activity;
   absl::StatusOr<std::unique_ptr<OperatorHook>> hook = hook_factory(&self->targets_);
   if (!hook.ok()) {
     self->agent_->Shutdown(absl::ZeroDuration());

@@ -71,6 +71,12 @@ py::dict StatsDict(const struct trainscope_agent_stats& s) {
   d["reconnects"] = s.reconnects;
   d["loss_reports_submitted"] = s.loss_reports_submitted;
   d["loss_reports_dropped"] = s.loss_reports_dropped;
+  static const char* const kGpuStates[] = {"off", "unavailable", "active", "yielded"};
+  d["gpu_activity"] = s.gpu_activity < 4 ? kGpuStates[s.gpu_activity] : "unknown";
+  d["gpu_records_lost"] = s.gpu_records_lost;
+  d["gpu_buffers_refused"] = s.gpu_buffers_refused;
+  d["gpu_events_unresolved"] = s.gpu_events_unresolved;
+  d["gpu_events_out_of_order"] = s.gpu_events_out_of_order;
   d["connected"] = s.connected != 0;
   d["recording"] = s.recording != 0;
   d["halt_requested"] = s.halt_requested != 0;
@@ -157,6 +163,9 @@ std::unique_ptr<NativeSession> StartSession(py::kwargs kw) {
   }
   options.first_step = kw.contains("first_step") ? kw["first_step"].cast<uint64_t>() : 0;
   options.monotonic_clock = get_str("clock", "auto") == "monotonic" ? 1 : 0;
+  a.gpu_activity = kw.contains("gpu_activity") && kw["gpu_activity"].cast<bool>() ? 1 : 0;
+  const std::string cupti_library = get_str("cupti_library", "");
+  a.cupti_library = cupti_library.c_str();
   trainscope_session* session = nullptr;
   char error[1024];
   if (trainscope_session_start(&options, &InstallRecordFunctionObserver, nullptr, &session, error,
@@ -308,6 +317,9 @@ PYBIND11_MODULE(_C, m) {
           "uses_tsc", [](const NativeSession& s) { return trainscope_session_uses_tsc(s.get()) != 0; })
       .def_property_readonly(
           "closed", [](const NativeSession& s) { return trainscope_session_closed(s.get()) != 0; })
+      .def("yield_gpu", [](NativeSession& s) { trainscope_session_yield_gpu(s.get()); },
+           "Lets CUPTI go for another client (torch.profiler) until resume_gpu")
+      .def("resume_gpu", [](NativeSession& s) { trainscope_session_resume_gpu(s.get()); })
       .def(
           "close",
           [](NativeSession& s, double timeout_s, std::string error) {

@@ -30,6 +30,7 @@ struct Frame {
   const trainscope_op_info* info;
   uint64_t start_ticks;
   uint64_t aux;  // FLOPs of a FLOP operator; the running step of an optimizer range
+  bool gpu_pushed;  // bracketed for CUPTI (trainscope_observer_gpu_operator_begin)
 };
 
 // Everything the hot path touches on one thread, allocated on its first
@@ -60,6 +61,7 @@ struct Targets {
   const trainscope_observer* observer;
   uint64_t generation;
   bool uses_tsc;
+  bool gpu;  // bracket operators so their kernels name them
 };
 
 // The callbacks are plain function pointers: they find their session here.
@@ -319,6 +321,8 @@ std::unique_ptr<at::ObserverContext> OnEnter(const at::RecordFunction& rf) {
     f.aux = Has(info, TRAINSCOPE_OP_OPTIMIZER_STEP)
                 ? trainscope_observer_running_step(t->observer)
                 : 0;
+    f.gpu_pushed = t->gpu;
+    if (t->gpu) trainscope_observer_gpu_operator_begin(t->observer, info, SequenceValue(rf));
     f.start_ticks = Ticks(t);  // last: the callback's own work is not timed
   }
   return nullptr;
@@ -347,13 +351,18 @@ void OnExit(const at::RecordFunction& rf, at::ObserverContext* context) {
   const Frame& f = ts->frames[d];
   if (f.rf != &rf) [[unlikely]] {
     // Not the innermost range we started: something ended out of order. Drop
-    // the stack rather than mislabel what follows.
+    // the stack rather than mislabel what follows (and close every CUPTI
+    // bracket it holds: they must pair on this thread).
+    for (uint32_t i = 0; i <= d; ++i) {
+      if (ts->frames[i].gpu_pushed) trainscope_observer_gpu_operator_end(t->observer);
+    }
     ts->depth = 0;
     ts->backward_depth = 0;
     ts->flop_depth = 0;
     return;
   }
   const trainscope_op_info* info = f.info;
+  if (f.gpu_pushed) trainscope_observer_gpu_operator_end(t->observer);
   const bool backward = ts->backward_depth > 0;
   if (OpensBackward(rf, info)) --ts->backward_depth;
   const bool flop_op = info->flop != TRAINSCOPE_FLOP_NONE;
@@ -384,7 +393,8 @@ class RecordFunctionObserver {
  public:
   explicit RecordFunctionObserver(const trainscope_observer* observer)
       : targets_{observer, trainscope_observer_generation(observer),
-                 trainscope_observer_uses_tsc(observer) != 0} {
+                 trainscope_observer_uses_tsc(observer) != 0,
+                 trainscope_observer_gpu_requested(observer) != 0} {
     // Added disabled-by-default in effect: the targets are published only
     // after both callbacks are switched off, so nothing records early.
     ops_handle_ =

@@ -28,9 +28,12 @@
 // context (c10d allocates far more for each). Shapes cost torch's boxing of
 // every operator's inputs, hence SetShapes.
 //
-// TODO(cuda): operators are timed on the host only. With CUDA, kernels run
-// asynchronously: device times need CUDA events (or CUPTI) per operator and
-// a "cuda:N" clock domain; not done (no GPU on the machines this was built on).
+// GPU: operators are timed on the host; with GPU activity on (the session's
+// gpu_activity) each timed operator is bracketed on its thread for CUPTI
+// (trainscope_observer_gpu_operator_begin/end), so the kernels, copies and
+// memsets it launches carry it as their launching operator; the agent
+// records their device times itself. NCCL kernels of collectives are not
+// yet bracketed as collectives (c10d ends their range on another thread).
 //
 // Threading: the callbacks run on every thread that runs operators. At most
 // one observer is installed per process (the callbacks are plain function

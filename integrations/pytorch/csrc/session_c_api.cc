@@ -199,6 +199,19 @@ void trainscope_observer_collective(const trainscope_observer* o, const trainsco
                             tag.peer, start_ns, end_ns);
 }
 
+int trainscope_observer_gpu_requested(const trainscope_observer* o) {
+  return Targets(o).gpu_requested ? 1 : 0;
+}
+
+void trainscope_observer_gpu_operator_begin(const trainscope_observer* o,
+                                            const trainscope_op_info* op, uint64_t sequence) {
+  Targets(o).agent->GpuOperatorBegin(Info(op).id, sequence);
+}
+
+void trainscope_observer_gpu_operator_end(const trainscope_observer* o) {
+  Targets(o).agent->GpuOperatorEnd();
+}
+
 uint64_t trainscope_observer_running_step(const trainscope_observer* o) {
   return Targets(o).running_step->load(std::memory_order_relaxed);
 }
@@ -398,6 +411,20 @@ size_t trainscope_session_job_token(const trainscope_session* s, char* out, size
 
 int trainscope_session_uses_tsc(const trainscope_session* s) {
   return s->session->clock().uses_tsc() ? 1 : 0;
+}
+
+void trainscope_session_yield_gpu(trainscope_session* s) {
+  try {
+    s->session->agent().YieldGpuActivity();
+  } catch (...) {
+  }
+}
+
+void trainscope_session_resume_gpu(trainscope_session* s) {
+  try {
+    s->session->agent().ResumeGpuActivity();
+  } catch (...) {
+  }
 }
 
 int trainscope_session_closed(const trainscope_session* s) {

@@ -37,7 +37,7 @@ extern "C" {
 
 /* Bumped whenever a struct or signature below changes: an extension built
  * against another version refuses to load (it names both). */
-#define TRAINSCOPE_SESSION_ABI_VERSION 1u
+#define TRAINSCOPE_SESSION_ABI_VERSION 2u
 uint32_t trainscope_session_abi_version(void);
 
 typedef struct trainscope_session trainscope_session;
@@ -122,6 +122,15 @@ void trainscope_observer_async_operator(const trainscope_observer* o,
 void trainscope_observer_collective(const trainscope_observer* o, const trainscope_op_info* op,
                                     trainscope_collective_tag tag, uint64_t group_sequence,
                                     uint64_t bytes, uint64_t start_ticks, uint64_t end_ticks);
+/* GPU activity (AgentOptions::gpu_activity): 1 when the session asked for
+ * it, so the hook brackets operators with the calls below (each a no-op
+ * while CUPTI cannot run or is yielded; ~a CUPTI push while active). */
+int trainscope_observer_gpu_requested(const trainscope_observer* o);
+/* Around an operator, on its thread (nesting allowed, each begin with its
+ * end): the kernels, copies and memsets it launches name it. */
+void trainscope_observer_gpu_operator_begin(const trainscope_observer* o,
+                                            const trainscope_op_info* op, uint64_t sequence);
+void trainscope_observer_gpu_operator_end(const trainscope_observer* o);
 /* The step now running. */
 uint64_t trainscope_observer_running_step(const trainscope_observer* o);
 /* Collective bookkeeping (collective_tracker.h). */
@@ -192,6 +201,9 @@ void trainscope_session_stats(const trainscope_session* s, struct trainscope_age
 /* Copies the job token (NUL-terminated, truncated); returns its full length. */
 size_t trainscope_session_job_token(const trainscope_session* s, char* out, size_t out_len);
 int trainscope_session_uses_tsc(const trainscope_session* s);
+/* Lets CUPTI go for another client (torch.profiler) until resume. */
+void trainscope_session_yield_gpu(trainscope_session* s);
+void trainscope_session_resume_gpu(trainscope_session* s);
 int trainscope_session_closed(const trainscope_session* s);
 /* Removes the hook, flushes until timeout_s and shuts the agent down
  * (error: why the process ends abnormally, "" or NULL: it does not). Idempotent. */

@@ -153,6 +153,20 @@ def _stage_from_env() -> Optional[int]:
     return stage
 
 
+def _gpu_from_env() -> bool:
+    """GPU activity unless asked otherwise: TRAINSCOPE_GPU=0/1, else whether
+    torch sees a CUDA device (a CPU-only torch or machine: off, no message)."""
+    text = os.environ.get("TRAINSCOPE_GPU", "").strip()
+    if text in ("0", "1"):
+        return text == "1"
+    if text:
+        raise ValueError(f"TRAINSCOPE_GPU={text!r}: expected 0 or 1")
+    try:
+        return bool(torch.cuda.is_available())
+    except Exception:
+        return False
+
+
 def _halt_policy_from_env() -> dict:
     """The job's halt policy as `trainscope run --halt-when R --for K` sets it:
     TRAINSCOPE_HALT_WHEN (rule names, comma-separated), TRAINSCOPE_HALT_FOR
@@ -189,7 +203,10 @@ def attach(collector: Optional[str] = None, job: Optional[str] = None,
     Advanced keywords: first_step, shapes_every_n_steps, clock ("auto" or
     "monotonic"), log_to_stderr, shutdown_timeout_s, and the job's halt policy
     halt_when (rule names), halt_for_steps, halt_below_efficiency (default:
-    from TRAINSCOPE_HALT_WHEN, TRAINSCOPE_HALT_FOR, TRAINSCOPE_HALT_BELOW_EFFICIENCY).
+    from TRAINSCOPE_HALT_WHEN, TRAINSCOPE_HALT_FOR, TRAINSCOPE_HALT_BELOW_EFFICIENCY),
+    gpu (kernels, copies and memsets through CUPTI, each tied to its operator;
+    default: TRAINSCOPE_GPU=1/0, else on when torch sees a CUDA device) and
+    cupti_library (default: found beside torch's CUDA libraries).
     """
     with _state.lock:
         if _state.session is not None:
@@ -204,6 +221,8 @@ def attach(collector: Optional[str] = None, job: Optional[str] = None,
                                      restart_count, token)
         if "halt_when" not in advanced and "halt_below_efficiency" not in advanced:
             advanced.update(_halt_policy_from_env())
+        gpu = advanced.pop("gpu", None)
+        advanced["gpu_activity"] = _gpu_from_env() if gpu is None else bool(gpu)
         native = _C.Session(
             collector=identity.collector, job=identity.job, run_id=identity.run_id,
             token=identity.token, rank=identity.rank, world_size=identity.world_size,
