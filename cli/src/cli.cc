@@ -43,6 +43,7 @@ const std::vector<Subcommand>& Subcommands() {
          return RunRecordingCommand(false, args, ctx);
        }},
       {"replay", "stream a stored job log to the collector again", RunReplayCommand},
+      {"delete", "delete a stored job from a data directory (not a live one)", RunDeleteCommand},
       {"run", "run a training program with trainscope attached (no code change)", RunRunCommand},
       {"attach", "attach to running PyTorch processes (no restart; needs gdb)", RunAttachCommand},
       {"detach", "detach from running processes; they keep training", RunDetachCommand},

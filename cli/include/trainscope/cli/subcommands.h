@@ -33,6 +33,7 @@ int RunImportCommand(const std::vector<std::string>& args, const CommandContext&
 int RunAlertsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunPolicyCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunDetachCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+int RunDeleteCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 
 }  // namespace trainscope::cli
 
