@@ -2,7 +2,8 @@
 # Installs what is missing, builds, and runs every test: the release suite
 # (unit, integration with real processes), the agent's lock-free recording
 # path again under ThreadSanitizer; in CI (CI=true) also clang's
-# -Wthread-safety over the C++ libraries (the thread-safety preset).
+# -Wthread-safety over the C++ libraries (the thread-safety preset); the
+# plugin's tests again with a pip PyTorch 2.11 in a venv.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
@@ -26,6 +27,17 @@ ctest --preset tsan -R '^(SpscRingTest|AgentTest|StringTableTest|BatchEncoderTes
 
 echo "== PyTorch plugin and example jobs (pytest, Debian's /usr/bin/python3)"
 TRAINSCOPE_BUILD_DIR="$PWD/build" /usr/bin/python3 -m pytest tests/python -q -m "not slow" -p no:cacheprovider
+
+echo "== PyTorch plugin against a pip PyTorch 2.11 (a CUDA wheel, run on the CPU; scripts/torch_venv.sh)"
+# The venv is reused when present (~/.cache/trainscope); `import trainscope`
+# builds the extension for its torch into build/torch-ext on first use. The
+# bundle (scripts/bundle_agent.sh) is what bench/gpu/run.sh --cpu runs from.
+VENV_PYTHON="$(scripts/torch_venv.sh)"
+scripts/bundle_agent.sh
+TRAINSCOPE_CACHE_DIR="$PWD/build/torch-ext" TRAINSCOPE_BUILD_DIR="$PWD/build" "$VENV_PYTHON" -m pytest \
+  tests/python/test_any_torch.py tests/python/test_plugin.py tests/python/test_ddp_job.py \
+  tests/python/test_halt_job.py tests/python/test_run.py tests/python/test_gpu_bench_cpu.py \
+  -q -m "not slow" -p no:cacheprovider
 
 echo "== scenario suite: real faulty jobs and the alerts they raise (pytest)"
 # Its own run: both suites' tests import helpers from a module named conftest.

@@ -19,14 +19,21 @@ BASE_PYTHON="${TRAINSCOPE_VENV_BASE_PYTHON:-/usr/bin/python3}"
 # for the CPU-only wheel (a tenth of the download) where that index is reachable.
 read -r -a EXTRA <<<"${TRAINSCOPE_TORCH_PIP_ARGS:-}"
 
-have() {
+# What the tests import beside torch (the example jobs use sklearn's digits).
+EXTRAS=(numpy pytest scikit-learn)
+
+have_torch() {
   [ -x "$VENV/bin/python" ] &&
     "$VENV/bin/python" - "$TORCH_VERSION" <<'PY' 2>/dev/null
-import sys, torch, numpy, pytest
+import sys, torch
 sys.exit(0 if torch.__version__.split("+")[0] == sys.argv[1] else 1)
 PY
 }
+have() { have_torch && "$VENV/bin/python" -c "import numpy, pytest, sklearn" 2>/dev/null; }
 
+if have_torch && ! have; then
+  "$VENV/bin/python" -m pip install --progress-bar off -q "${EXTRAS[@]}" >&2
+fi
 if ! have; then
   start=$(date +%s)
   echo "torch_venv: creating $VENV (torch $TORCH_VERSION from PyPI; pip cache ~/.cache/pip)" >&2
@@ -35,7 +42,7 @@ if ! have; then
   "$BASE_PYTHON" -m venv "$VENV"
   # Quiet but not silent: a large download prints its progress once per file.
   "$VENV/bin/python" -m pip install --progress-bar off -q "${EXTRA[@]}" \
-    "torch==$TORCH_VERSION" numpy pytest >&2
+    "torch==$TORCH_VERSION" "${EXTRAS[@]}" >&2
   have || { echo "torch_venv: $VENV has no usable torch $TORCH_VERSION after install" >&2; exit 1; }
   echo "torch_venv: ready in $(( $(date +%s) - start )) s" >&2
 fi
