@@ -3,6 +3,7 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include "trainscope/collector/analysis/halt_policy_spec.h"
 #include "trainscope/collector/analysis/rules_config.h"
 #include "trainscope/collector/store/data_dir_files.h"
+#include "trainscope/collector/store/stored_jobs.h"
 #include "trainscope/proto/protocol.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
@@ -74,6 +76,16 @@ ABSL_FLAG(double, halt_below_efficiency, 0,
 ABSL_FLAG(std::string, port_file, "",
           "write 'agents=HOST:PORT', 'feed=ENDPOINT', 'snapshot=ENDPOINT' lines here (atomically) "
           "once everything listens");
+// Retention (docs/collector.md). 30 days keeps a month of runs to compare
+// against; no size cap by default, because the right one depends on the disk
+// (and a full disk no longer stops a job: it resumes when space returns).
+ABSL_FLAG(double, retain_days, 30,
+          "remove a stored job (its <data-dir>/jobs/<job> and index rows) last written more "
+          "than this many days ago, at start and every hour; never a job with a rank "
+          "connected; 0: keep jobs forever");
+ABSL_FLAG(double, retain_gb, 0,
+          "keep the stored jobs under this many GiB together: past it the oldest jobs without "
+          "a rank connected are removed, at start and every hour; 0 (default): no size cap");
 ABSL_FLAG(int, max_queued_mb, 256,
           "bound on received batches not yet durable, over all streams (memory bound)");
 // Transport security (docs/security.md).
@@ -198,6 +210,15 @@ int main(int argc, char** argv) {
     return Fail(
         absl::StrCat("--lost-device-grace-steps: ", lost_grace_steps, " must be at least 1"));
   }
+  const double retain_days = absl::GetFlag(FLAGS_retain_days);
+  const double retain_gb = absl::GetFlag(FLAGS_retain_gb);
+  if (!(retain_days >= 0) || !(retain_gb >= 0)) {
+    return Fail(absl::StrCat("--retain-days ", retain_days, ", --retain-gb ", retain_gb,
+                             ": expected numbers >= 0 (0: no limit)"));
+  }
+  const trainscope::collector::RetentionPolicy retention{
+      .max_age = absl::Hours(24 * retain_days),
+      .max_bytes = static_cast<uint64_t>(retain_gb * static_cast<double>(1ull << 30))};
   const int queued_mb = absl::GetFlag(FLAGS_max_queued_mb);
   if (queued_mb < 1)
     return Fail(absl::StrCat("--max-queued-mb: ", queued_mb, " must be at least 1"));
@@ -299,8 +320,15 @@ int main(int argc, char** argv) {
                   : "");
   std::fflush(stdout);
 
+  // Retention at start, then hourly while waiting for a signal.
+  (*server)->registry().ApplyRetention(retention, absl::Now());
   int signal_number = 0;
-  while (sigwait(&signals, &signal_number) != 0) {
+  while (signal_number <= 0) {
+    const struct timespec retention_period = {.tv_sec = 3600, .tv_nsec = 0};
+    signal_number = sigtimedwait(&signals, nullptr, &retention_period);
+    if (signal_number < 0 && errno == EAGAIN) {
+      (*server)->registry().ApplyRetention(retention, absl::Now());
+    }
   }
   std::fprintf(stderr, "trainscope-collector: %s received, shutting down\n",
                signal_number == SIGINT ? "SIGINT" : "SIGTERM");
