@@ -43,6 +43,49 @@ class MareyAggregatorTest : public ::testing::Test {
   MareyAggregator marey_{&store_, &strings_};
 };
 
+TEST_F(MareyAggregatorTest, GpuOperatorsKeepTheirStreamAndAreNeverMergedWithHostCompute) {
+  const uint32_t gemm = strings_.Intern("sm90_gemm");
+  std::vector<OperatorRecord> ops;
+  // A dense run of host compute and, interleaved, kernels on stream 7.
+  for (int i = 0; i < 40; ++i) {
+    ops.push_back(Compute(0, i * 10, i * 10 + 5));
+    OperatorRecord kernel = Compute(0, i * 10 + 2, i * 10 + 8, 0, gemm);
+    kernel.op_class = v1::OPERATOR_CLASS_GPU_KERNEL;
+    kernel.thread = 0;
+    kernel.gpu_device = 1;
+    kernel.gpu_stream = 7;
+    ops.push_back(kernel);
+  }
+  for (int i = 40; i < 44; ++i) ops.push_back(Compute(0, i * 1000, i * 1000 + 5));  // sparse tail
+  store_.Insert(std::move(ops));
+  v1::MareyQuery raw;
+  const v1::MareyView all = marey_.Build(raw);
+  int kernels = 0;
+  for (const v1::AlignedOperator& op : all.operators().operators()) {
+    if (op.op_class() != v1::OPERATOR_CLASS_GPU_KERNEL) continue;
+    ++kernels;
+    EXPECT_EQ(op.gpu_device(), 1u);
+    EXPECT_EQ(op.gpu_stream(), 7u);
+    EXPECT_EQ(all.operators().strings(op.name()), "sm90_gemm");
+  }
+  EXPECT_EQ(kernels, 40);
+
+  v1::MareyQuery binned;
+  binned.set_bins(10);
+  const v1::MareyView view = marey_.Build(binned);
+  // The dense host compute merged; every kernel still there on its own (a
+  // bin has no stream to put merged kernels on).
+  ASSERT_FALSE(view.bins().empty());
+  uint32_t merged = 0;
+  for (const v1::MareyBin& bin : view.bins()) merged += bin.operators();
+  EXPECT_EQ(merged, 40u);
+  kernels = 0;
+  for (const v1::AlignedOperator& op : view.operators().operators()) {
+    kernels += op.op_class() == v1::OPERATOR_CLASS_GPU_KERNEL;
+  }
+  EXPECT_EQ(kernels, 40);
+}
+
 TEST_F(MareyAggregatorTest, RawOperatorsUpToTheCap) {
   std::vector<OperatorRecord> ops;
   for (int i = 0; i < 5; ++i) ops.push_back(Compute(0, i * 100, i * 100 + 50));

@@ -5,8 +5,9 @@
 //     density bins per device; compute operators starting in a bin holding
 //     more compute operators than the device's mean over its non-empty bins
 //     merge into one MareyBin (count, busy = union of their intervals, FLOPs,
-//     extent = first start .. last end); compute operators of sparser bins and
-//     every communication operator (collective, send, recv) stay individual;
+//     extent = first start .. last end); compute operators of sparser bins,
+//     every communication operator (collective, send, recv) and all GPU work
+//     (kernels, NCCL kernels, copies: a bin has no stream) stay individual;
 //   - grouping STAGE or HOST (vertical aggregation): one MareyRow per group,
 //     each operator aggregated over the group's devices (min/avg/max start and
 //     end). "The same operator" on two devices is (step, name, occurrence of
