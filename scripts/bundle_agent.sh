@@ -28,7 +28,12 @@ LIMIT_MB="${TRAINSCOPE_BUNDLE_LIMIT_MB:-60}"
 
 command -v patchelf >/dev/null || { echo "bundle_agent: patchelf is missing (scripts/setup.sh installs it)" >&2; exit 1; }
 [ -f "$BUILD/build.ninja" ] || { echo "bundle_agent: no build in $BUILD: run scripts/build.sh first" >&2; exit 1; }
-cmake --build "$BUILD" --target trainscope_agent_shared trainscope trainscope-collector trainscope_python >/dev/null
+if ! log="$(cmake --build "$BUILD" --target trainscope_agent_shared trainscope trainscope-collector \
+      trainscope_python 2>&1)"; then
+  echo "$log" | tail -30 >&2
+  echo "bundle_agent: building the bundled targets in $BUILD failed" >&2
+  exit 1
+fi
 
 rm -rf "$OUT"
 mkdir -p "$OUT"/{bin,libexec,lib/glibc,include,lib/trainscope/python}
