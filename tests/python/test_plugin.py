@@ -189,11 +189,12 @@ def test_halt_raises_at_a_step_boundary_after_on_halt(trainscope_module, collect
         wait_for(lambda: ts.session()._native.halt_pending, 10, "the halt to reach the agent")
         assert reasons == []  # nothing runs on the agent's thread
         arrived_at = ts.stats()["step"]
-        # The collector picks the boundary (highest step mark + a margin, or 0:
-        # the next one); steps before it run on.
+        # The collector picks the boundary (highest step mark + a margin of at
+        # least 2 steps and 1 s of steps, or 0: the next one); steps before it
+        # run on.
         halt_at = ts.session()._native.halt_info()["halt_at_step"]
         with pytest.raises(ts.HaltRequested) as raised:
-            for _ in range(50):
+            for _ in range(max(halt_at, arrived_at) + 5):
                 train(model, optimizer, 1)
         assert raised.value.reason == "r"
         assert reasons == ["r"]
