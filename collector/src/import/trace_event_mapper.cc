@@ -16,6 +16,9 @@ constexpr char kStepPrefix[] = "ProfilerStep#";
 constexpr size_t kMaxAwaiting = 4096;
 // Launches remembered per pending record_param_comms.
 constexpr size_t kMaxLaunchedPerRecord = 16;
+// How long after its end a record_param_comms waits for its device work
+// (trace time); then it is an operator.
+constexpr int64_t kMaxAwaitNs = 1'000'000'000;
 
 // The collective a CPU range is by itself: c10d's "<backend>:<op>" work
 // names, trainscope's export categories.
@@ -92,6 +95,8 @@ absl::Status TraceEventMapper::Map(const SortedTraceEvent& e) {
     return absl::OkStatus();
   }
   ++stats_.events;
+  if (absl::Status s = ExpireAwaiting(e.ts_ns); !s.ok()) return s;
+  if (absl::Status s = Release(e.ts_ns); !s.ok()) return s;
   if (absl::Status s = EmitStepMarksUpTo(e.ts_ns); !s.ok()) return s;
   const KinetoCategory cat = Category(e.cat);
   switch (cat) {
@@ -116,6 +121,55 @@ absl::Status TraceEventMapper::Map(const SortedTraceEvent& e) {
   return MapCpu(e);
 }
 
+absl::Status TraceEventMapper::Emit(const MappedEvent& m) {
+  held_.push({m.start_ns + std::max<int64_t>(m.duration_ns, 0), held_seq_++, m});
+  return absl::OkStatus();
+}
+
+absl::Status TraceEventMapper::Release(int64_t up_to_ns) {
+  // Nothing may pass a record_param_comms still waiting for its kind: it is
+  // emitted at its end, when that is known.
+  const int64_t barrier =
+      awaiting_ends_.empty() ? up_to_ns : std::min(up_to_ns, *awaiting_ends_.begin());
+  while (!held_.empty() && held_.top().end_ns <= barrier) {
+    if (absl::Status s = sink_(held_.top().event); !s.ok()) return s;
+    held_.pop();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TraceEventMapper::ExpireAwaiting(int64_t now_ns) {
+  while (!awaiting_.empty()) {
+    AwaitingKernel& oldest = awaiting_.front();
+    if (!oldest.done) {
+      if (now_ns - oldest.record.end_ns() < kMaxAwaitNs) break;
+      if (absl::Status s = Decide(oldest, std::nullopt, nullptr); !s.ok()) return s;
+    }
+    for (uint64_t c : oldest.launched) awaiting_by_launch_.erase(c);
+    awaiting_.pop_front();
+    ++awaiting_offset_;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status TraceEventMapper::Decide(AwaitingKernel& a,
+                                      std::optional<v1::CollectiveKind> nccl_kind,
+                                      GpuLaunchLinker::Launch* launch) {
+  a.done = true;
+  awaiting_ends_.erase(awaiting_ends_.find(a.record.end_ns()));
+  if (!nccl_kind) return EmitOperator(a.record);
+  absl::StatusOr<Collective> c = EmitCollective(a.record, *nccl_kind, strings_->str(a.record.name));
+  if (!c.ok()) return c.status();
+  if (launch != nullptr) {
+    launch->collective = true;
+    launch->group = c->group;
+    launch->group_sequence = c->sequence;
+    launch->collective_kind = static_cast<uint32_t>(c->kind);
+    launch->bytes = c->bytes;
+  }
+  return absl::OkStatus();
+}
+
 absl::Status TraceEventMapper::EmitStepMarksUpTo(int64_t at_ns) {
   const std::vector<int64_t>& starts = options_.step_starts_ns;
   while (next_found_step_ < starts.size() && starts[next_found_step_] <= at_ns) {
@@ -127,7 +181,7 @@ absl::Status TraceEventMapper::EmitStepMarksUpTo(int64_t at_ns) {
     m.value = next_found_step_;
     ++next_found_step_;
     ++stats_.steps;
-    if (absl::Status s = sink_(m); !s.ok()) return s;
+    if (absl::Status s = Emit(m); !s.ok()) return s;
   }
   return absl::OkStatus();
 }
@@ -140,7 +194,7 @@ absl::Status TraceEventMapper::EmitOperator(const SortedTraceEvent& e) {
   m.name = strings_->str(e.name);
   m.thread = static_cast<uint32_t>(e.tid);
   ++stats_.operators;
-  return sink_(m);
+  return Emit(m);
 }
 
 absl::StatusOr<TraceEventMapper::Collective> TraceEventMapper::EmitCollective(
@@ -163,7 +217,7 @@ absl::StatusOr<TraceEventMapper::Collective> TraceEventMapper::EmitCollective(
   m.group = strings_->str(c.group);
   m.group_sequence = c.sequence;
   ++stats_.collectives;
-  if (absl::Status s = sink_(m); !s.ok()) return s;
+  if (absl::Status s = Emit(m); !s.ok()) return s;
   return c;
 }
 
@@ -174,12 +228,13 @@ absl::Status TraceEventMapper::Close(Frame& frame) {
     for (uint64_t c : frame.launched) {
       awaiting_by_launch_[c] = awaiting_offset_ + awaiting_.size();
     }
+    awaiting_ends_.insert(frame.pending->end_ns());
     awaiting_.push_back({*frame.pending, std::move(frame.launched), false});
     frame.pending.reset();
     while (awaiting_.size() > kMaxAwaiting) {
       AwaitingKernel& oldest = awaiting_.front();
       if (!oldest.done) {
-        if (absl::Status s = EmitOperator(oldest.record); !s.ok()) return s;
+        if (absl::Status s = Decide(oldest, std::nullopt, nullptr); !s.ok()) return s;
       }
       for (uint64_t c : oldest.launched) awaiting_by_launch_.erase(c);
       awaiting_.pop_front();
@@ -201,21 +256,9 @@ absl::Status TraceEventMapper::ResolveAwaiting(uint64_t correlation, absl::strin
   AwaitingKernel& a = awaiting_[it->second - awaiting_offset_];
   for (uint64_t c : a.launched) awaiting_by_launch_.erase(c);
   if (a.done) return absl::OkStatus();
-  a.done = true;
-  if (!nccl) return EmitOperator(a.record);
-  // Emitted late (its start is before the device work's), which is where
-  // its kind became known.
-  absl::StatusOr<Collective> c =
-      EmitCollective(a.record, CollectiveKindOf(kernel), strings_->str(a.record.name));
-  if (!c.ok()) return c.status();
-  if (launch != nullptr) {
-    launch->collective = true;
-    launch->group = c->group;
-    launch->group_sequence = c->sequence;
-    launch->collective_kind = static_cast<uint32_t>(c->kind);
-    launch->bytes = c->bytes;
-  }
-  return absl::OkStatus();
+  // Emitted late (at its kernel), which is where its kind became known.
+  return Decide(
+      a, nccl ? std::optional<v1::CollectiveKind>(CollectiveKindOf(kernel)) : std::nullopt, launch);
 }
 
 absl::Status TraceEventMapper::PopEnded(int64_t tid, int64_t at_ns) {
@@ -250,7 +293,7 @@ absl::Status TraceEventMapper::MapCpu(const SortedTraceEvent& e) {
     m.thread = static_cast<uint32_t>(e.tid);
     m.value = *step;
     ++stats_.steps;
-    if (absl::Status s = sink_(m); !s.ok()) return s;
+    if (absl::Status s = Emit(m); !s.ok()) return s;
     if (absl::StartsWith(name, kStepPrefix)) return absl::OkStatus();
   }
   std::vector<Frame>& stack = stacks_[e.tid];
@@ -344,7 +387,7 @@ absl::Status TraceEventMapper::MapRuntime(const SortedTraceEvent& e) {
   m.detail = static_cast<uint32_t>(RuntimeCallOf(m.name));
   m.value = correlation;
   ++stats_.runtime_calls;
-  return sink_(m);
+  return Emit(m);
 }
 
 absl::Status TraceEventMapper::MapDevice(const SortedTraceEvent& e, KinetoCategory cat) {
@@ -412,7 +455,7 @@ absl::Status TraceEventMapper::MapDevice(const SortedTraceEvent& e, KinetoCatego
       }
       break;
   }
-  return sink_(m);
+  return Emit(m);
 }
 
 absl::Status TraceEventMapper::Finish() {
@@ -425,12 +468,12 @@ absl::Status TraceEventMapper::Finish() {
   // Whose device work never came: operators.
   for (AwaitingKernel& a : awaiting_) {
     if (a.done) continue;
-    a.done = true;
-    if (absl::Status s = EmitOperator(a.record); !s.ok()) return s;
+    if (absl::Status s = Decide(a, std::nullopt, nullptr); !s.ok()) return s;
   }
   awaiting_.clear();
   awaiting_by_launch_.clear();
-  return EmitStepMarksUpTo(INT64_MAX);
+  if (absl::Status s = EmitStepMarksUpTo(INT64_MAX); !s.ok()) return s;
+  return Release(INT64_MAX);
 }
 
 }  // namespace trainscope::collector

@@ -18,6 +18,7 @@
 #include "gtest/gtest.h"
 #include "stored_log_census.h"
 #include "trainscope/collector/import/trace_importer.h"
+#include "trainscope/collector/ingest/batch_validator.h"
 #include "trainscope/collector/offline/stored_job_analysis.h"
 
 namespace trainscope::collector {
@@ -345,6 +346,45 @@ TEST_F(KinetoGpuImportTest, AlexNetGetsAClearStatementOfWhyNoSteps) {
   EXPECT_THAT(stats.files[0].step_description, HasSubstr("Optimizer.step#"));
   EXPECT_EQ(stats.steps, 0u);
   EXPECT_TRUE(Census("alexnet").step_marks_ns.empty());
+}
+
+TEST_F(KinetoGpuImportTest, ImportedBatchesPassTheCollectorsValidatorAsALiveAgentsWould) {
+  // An imported log can be replayed to a collector (trainscope replay): its
+  // batches must pass what a live agent's pass, per-thread and per-stream
+  // completion times never going backwards included.
+  for (const std::string name :
+       {"trace_diff__control__control.json.gz", "nccl_parser_config__nccl_data.json.gz",
+        "trace_filter__sampled_rank-0.json.gz",
+        "amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
+        "critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz"}) {
+    SCOPED_TRACE(name);
+    Import("v", {(kData / name).string()});
+    absl::StatusOr<LogReader> reader = LogReader::Open(dir_ / "jobs" / "v");
+    ASSERT_TRUE(reader.ok()) << reader.status();
+    std::map<uint32_t, std::unique_ptr<BatchValidator>> validators;
+    uint64_t batches = 0;
+    std::string first_error;
+    ASSERT_TRUE(reader
+                    ->ForEach(
+                        [&](const v1::LogRecord& r) {
+                          if (r.has_stream_opened()) {
+                            const v1::Hello& h = r.stream_opened().hello();
+                            validators[h.rank()] = std::make_unique<BatchValidator>(h.world_size());
+                          }
+                          if (!r.has_batch()) return true;
+                          ++batches;
+                          const absl::Status s =
+                              validators.at(r.batch().rank())->Validate(r.batch().batch());
+                          if (!s.ok() && first_error.empty())
+                            first_error = std::string(s.message());
+                          return true;
+                        },
+                        nullptr)
+                    .ok());
+    EXPECT_GT(batches, 0u);
+    EXPECT_EQ(first_error, "");
+    std::filesystem::remove_all(dir_ / "jobs");
+  }
 }
 
 TEST_F(KinetoGpuImportTest, TheAnalysisReadsAnImportedGpuTrace) {

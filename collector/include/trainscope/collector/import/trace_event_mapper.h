@@ -25,6 +25,9 @@
 //     model has no annotation track for a device), cuda_sync records (the
 //     CPU's Synchronize call carries the wait), the profiler's own span.
 //
+// Events go to the sink in the order they end (per thread and per stream the
+// order a live agent records them in), not in the order they start.
+//
 // Usage:
 //   TraceEventMapper mapper(&sorter, {.step_starts_ns = found.starts_ns}, sink);
 //   while (const SortedTraceEvent* e = sorter.Next()) RETURN_IF_ERROR(mapper.Map(*e));
@@ -38,6 +41,8 @@
 #include <deque>
 #include <functional>
 #include <optional>
+#include <queue>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -151,6 +156,14 @@ class TraceEventMapper {
   // Decides an awaiting record_param_comms on its first device work.
   absl::Status ResolveAwaiting(uint64_t correlation, absl::string_view kernel, bool nccl,
                                GpuLaunchLinker::Launch* launch);
+  // Emits it as a collective of `nccl_kind` (joining `launch`), or as an operator.
+  absl::Status Decide(AwaitingKernel& a, std::optional<v1::CollectiveKind> nccl_kind,
+                      GpuLaunchLinker::Launch* launch);
+  // Those waiting past kMaxAwaitNs at `now_ns` become operators.
+  absl::Status ExpireAwaiting(int64_t now_ns);
+  // Queues an event; Release hands the sink those that ended by `up_to_ns`.
+  absl::Status Emit(const MappedEvent& m);
+  absl::Status Release(int64_t up_to_ns);
   absl::Status EmitStepMarksUpTo(int64_t at_ns);
   absl::Status EmitOperator(const SortedTraceEvent& e);
   // Emits `e` as the CPU collective of `kind`, named `name`.
@@ -165,9 +178,23 @@ class TraceEventMapper {
   GpuLaunchLinker linker_;
   absl::flat_hash_map<int64_t, std::vector<Frame>> stacks_;
   absl::flat_hash_map<uint32_t, KinetoCategory> categories_;
-  absl::flat_hash_map<uint32_t, uint64_t> cpu_sequences_;     // per group
-  absl::flat_hash_map<uint32_t, uint64_t> gpu_sequences_;     // NCCL kernels without a CPU record
-  std::deque<AwaitingKernel> awaiting_;                       // oldest first, bounded
+  absl::flat_hash_map<uint32_t, uint64_t> cpu_sequences_;  // per group
+  absl::flat_hash_map<uint32_t, uint64_t> gpu_sequences_;  // NCCL kernels without a CPU record
+  // Events wait here until the time they ended has passed: the sink gets
+  // them in end order per thread and stream, as a live agent records them
+  // (the collector's validator requires it).
+  struct Held {
+    int64_t end_ns;
+    uint64_t seq;
+    MappedEvent event;
+    bool operator>(const Held& o) const {
+      return end_ns != o.end_ns ? end_ns > o.end_ns : seq > o.seq;
+    }
+  };
+  std::priority_queue<Held, std::vector<Held>, std::greater<Held>> held_;
+  uint64_t held_seq_ = 0;
+  std::multiset<int64_t> awaiting_ends_;  // ends of the undecided awaiting records
+  std::deque<AwaitingKernel> awaiting_;   // oldest first, bounded
   absl::flat_hash_map<uint64_t, size_t> awaiting_by_launch_;  // correlation -> index + offset
   size_t awaiting_offset_ = 0;                                // awaiting_ entries popped
   std::optional<uint64_t> step_;                              // the latest step marked
