@@ -38,6 +38,9 @@ TEST(UnitsTest, ShortKernelNameDropsReturnTypeTemplatesAndParameters) {
   EXPECT_EQ(ShortKernelName("ncclKernel_AllReduce_RING_LL_Sum_float(ncclDevComm*, unsigned long)"),
             "ncclKernel_AllReduce_RING_LL_Sum_float");
   EXPECT_EQ(ShortKernelName("sm90_xmma_gemm_f32f32_tf32f32"), "sm90_xmma_gemm_f32f32_tf32f32");
+  EXPECT_EQ(ShortKernelName("void at::native::(anonymous namespace)::CatArrayBatchedCopy<float, "
+                            "unsigned int, 1, 128, 1>(float*, int)"),
+            "at::native::CatArrayBatchedCopy");
   EXPECT_EQ(ShortKernelName("Memcpy HtoD (Pinned -> Device)"), "Memcpy HtoD (Pinned -> Device)");
 }
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <string_view>
 
 namespace trainscope::viewer {
 namespace {
@@ -49,6 +50,12 @@ std::string FormatFlops(double flops, bool per_second) {
 std::string ShortKernelName(const std::string& name) {
   std::string out = name;
   if (out.rfind("void ", 0) == 0) out.erase(0, 5);
+  // "at::native::(anonymous namespace)::CatArrayBatchedCopy<...>": the
+  // namespace's parentheses are not the parameters.
+  constexpr std::string_view kAnonymous = "(anonymous namespace)::";
+  for (size_t at = out.find(kAnonymous); at != std::string::npos; at = out.find(kAnonymous)) {
+    out.erase(at, kAnonymous.size());
+  }
   // Cut at the first '<' or '(' right after a name: "Memcpy HtoD (Pinned ->
   // Device)" keeps its words, "operator()" its parentheses.
   for (size_t cut = out.find_first_of("<(", 1); cut != std::string::npos;
