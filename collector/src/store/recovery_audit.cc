@@ -18,6 +18,15 @@ uint64_t Minus(uint64_t promised, uint64_t found) {
   return promised > found ? promised - found : 0;
 }
 
+// The segment rows and the stream rows measure the same loss from two sides,
+// each as of its last update: a collector killed between two updates of the
+// segment rows still knows each rank's count. The larger is the better bound.
+void Reconcile(LossTotals* totals) {
+  uint64_t by_rank = 0;
+  for (const auto& [rank, events] : totals->events_by_rank) by_rank += events;
+  totals->events = std::max(totals->events, by_rank);
+}
+
 void Add(const IndexedLoss& loss, LossTotals* totals) {
   if (loss.rank >= 0) {
     totals->events_by_rank[static_cast<uint32_t>(loss.rank)] += loss.events;
@@ -170,6 +179,7 @@ absl::Status AuditRecovery(const std::string& job_id, const JobLog& log, LogInde
     Add(loss, &report->lost);
     report->messages.push_back(Describe(loss));
   }
+  Reconcile(&report->lost);
 
   // The index now describes the log as it is (and is rebuilt if it was empty).
   if (absl::Status s = index->UpsertJob(job_id, 0, 0); !s.ok()) return s;
@@ -188,6 +198,7 @@ absl::Status AuditRecovery(const std::string& job_id, const JobLog& log, LogInde
   if (!all.ok()) return all.status();
   report->lost_ever = LossTotals();
   for (const IndexedLoss& loss : *all) Add(loss, &report->lost_ever);
+  Reconcile(&report->lost_ever);
   return absl::OkStatus();
 }
 

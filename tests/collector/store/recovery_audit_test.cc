@@ -148,6 +148,21 @@ TEST_F(RecoveryAuditTest, DamagedRecordIsCountedInEvents) {
   EXPECT_EQ(report.lost.events, static_cast<uint64_t>(kEvents));
 }
 
+// A collector killed before it updated the segment rows: the index knows each
+// rank's count (updated with every durable batch) but not the last segment.
+TEST_F(RecoveryAuditTest, StaleSegmentRowsFallBackOnTheRanksCounts) {
+  WriteJob(40);
+  {
+    auto index = LogIndex::Open(index_path());
+    ASSERT_TRUE(index.ok());
+    ASSERT_TRUE((*index)->DeleteSegment(segments_.back().path.string()).ok());
+  }
+  fs::remove(segments_.back().path);
+  RecoveryReport report = Reopen();
+  EXPECT_EQ(report.lost.events, segments_.back().events);
+  EXPECT_EQ(report.lost.records, 0u) << "unknown: the index never had that segment's row";
+}
+
 TEST_F(RecoveryAuditTest, ChainGapWithoutTheIndexIsStillReportedOnce) {
   WriteJob(40);
   fs::remove(index_path());

@@ -129,9 +129,11 @@ class JobLog {
     bool fsync = true;                     // fdatasync in Sync(); off only for benchmarks/tests
   };
 
-  // Opens the log in options.dir, creating it if needed. Existing segments are
-  // scanned: a torn tail of the last segment is cut, corrupt records are
-  // skipped and reported. Fails only when the directory cannot be used.
+  // Opens the log in options.dir, creating it (0750, files 0640) if needed.
+  // Existing segments are scanned: a torn tail of the last segment is cut,
+  // corrupt records are skipped and reported, and so are gaps in the segment
+  // chain and emptied sealed segments (how much they held only the index
+  // knows: see recovery_audit.h). Fails only when the directory cannot be used.
   // `report` may be null.
   static absl::StatusOr<std::unique_ptr<JobLog>> Open(const Options& options,
                                                       RecoveryReport* report);
