@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QCheckBox>
 #include <QColor>
 #include <QImage>
 #include <cstdlib>
@@ -17,6 +18,7 @@
 #include "trainscope/viewer/stored_job_loader.h"
 #include "trainscope/viewer/synthetic_job.h"
 #include "trainscope/viewer/viewer_state.h"
+#include "trainscope/viewer/widgets/marey_widget.h"
 #include "trainscope/viewer/widgets/offscreen_renderer.h"
 #include "widgets/test_application.h"
 
@@ -204,6 +206,26 @@ TEST_F(GpuViewsRenderTest, AnImportedKinetoTraceShowsItsGpuStreams) {
   EXPECT_GT(bars[0].segments[0].ns, 0);  // GPU compute
   EXPECT_GT(bars[0].segments[4].ns, bars[0].segments[0].ns);  // idle: launch-bound
   EXPECT_FALSE(state.overview.TopKernels().empty());
+}
+
+
+TEST_F(GpuViewsRenderTest, TheMareyPanelShowsCpuRowsOnDemand) {
+  ViewerState state;
+  state.Load(GenerateSyntheticJob(GpuJob()));
+  state.marey.SetShowCpuRows(false);
+  MareyPanel panel(&state.marey);
+  panel.SyncControls();
+  QCheckBox* cpu_rows = nullptr;
+  for (QCheckBox* box : panel.findChildren<QCheckBox*>()) {
+    if (box->text() == "CPU rows") cpu_rows = box;
+  }
+  ASSERT_NE(cpu_rows, nullptr);
+  EXPECT_FALSE(cpu_rows->isChecked());  // synced with the model
+  EXPECT_EQ(state.marey.Rows().size(), 12u);  // streams only
+  cpu_rows->setChecked(true);
+  EXPECT_TRUE(state.marey.show_cpu_rows());
+  EXPECT_EQ(state.marey.Rows().size(), 16u);
+  EXPECT_FALSE(state.marey.Rows().front().gpu);
 }
 
 }  // namespace

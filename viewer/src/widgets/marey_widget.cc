@@ -113,6 +113,10 @@ MareyPanel::MareyPanel(MareyModel* model, QWidget* parent) : QWidget(parent), mo
   bar->setContentsMargins(6, 2, 6, 0);
   raw_ = new QCheckBox("raw device clocks", this);
   raw_->setToolTip("Place operators by each device's own clock instead of the aligned one");
+  cpu_rows_ = new QCheckBox("CPU rows", this);
+  cpu_rows_->setChecked(model_->show_cpu_rows());
+  cpu_rows_->setToolTip(
+      "Devices with GPU streams: show their CPU operators on a thin row above the streams");
   grouping_ = new QComboBox(this);
   grouping_->addItems({"one row per device", "group by pipeline stage", "group by host"});
   grouping_->setToolTip(
@@ -124,6 +128,7 @@ MareyPanel::MareyPanel(MareyModel* model, QWidget* parent) : QWidget(parent), mo
       this);
   hint->setStyleSheet("color: #666;");
   bar->addWidget(raw_);
+  bar->addWidget(cpu_rows_);
   bar->addWidget(grouping_);
   bar->addWidget(reset);
   bar->addStretch(1);
@@ -133,6 +138,10 @@ MareyPanel::MareyPanel(MareyModel* model, QWidget* parent) : QWidget(parent), mo
   layout->addWidget(view_, 1);
   connect(raw_, &QCheckBox::toggled, this, [this](bool raw) {
     model_->SetRawTimestamps(raw);
+    view_->update();
+  });
+  connect(cpu_rows_, &QCheckBox::toggled, this, [this](bool show) {
+    model_->SetShowCpuRows(show);
     view_->update();
   });
   connect(grouping_, &QComboBox::currentIndexChanged, this, [this](int index) {
@@ -152,6 +161,9 @@ void MareyPanel::SyncControls() {
   raw_->blockSignals(true);
   raw_->setChecked(model_->raw_timestamps());
   raw_->blockSignals(false);
+  cpu_rows_->blockSignals(true);
+  cpu_rows_->setChecked(model_->show_cpu_rows());
+  cpu_rows_->blockSignals(false);
   grouping_->blockSignals(true);
   grouping_->setCurrentIndex(model_->grouping() == MareyModel::Grouping::kStage  ? 1
                              : model_->grouping() == MareyModel::Grouping::kHost ? 2

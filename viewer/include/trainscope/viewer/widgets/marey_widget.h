@@ -67,6 +67,7 @@ class MareyPanel : public QWidget {
   MareyModel* model_;
   MareyWidget* view_;
   QCheckBox* raw_;
+  QCheckBox* cpu_rows_;  // devices with GPU streams: their CPU row shown
   QComboBox* grouping_;
 };
 
