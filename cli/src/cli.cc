@@ -23,6 +23,8 @@ const std::vector<Subcommand>& Subcommands() {
       {"tail", "follow a job's live feed, one line per update", RunTailCommand},
       {"steps", "per-step metrics across a job's devices (wait, transfer, FLOPS...)",
        RunStepsCommand},
+      {"traffic", "bytes, messages and time between each pair of a job's devices",
+       RunTrafficCommand},
       {"clocks", "clock offset, drift and uncertainty of every device of a job", RunClocksCommand},
       {"ops", "a job's operators on the aligned time axis (JSON)", RunOpsCommand},
       {"items", "the training items with the highest loss contribution (difficult items)",

@@ -1,7 +1,9 @@
 #include "trainscope/collector/adapters/prometheus_metrics.h"
 
 #include <exception>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -25,6 +27,29 @@ Family<Gauge>& GaugeFamily(prometheus::Registry& registry, const char* name, con
 }
 
 double Seconds(int64_t ns) { return static_cast<double>(ns) / 1e9; }
+
+// A host label: a rank whose Hello named no host counts as "unknown".
+const std::string& HostLabel(const std::string& host) {
+  static const std::string* const kUnknown = new std::string("unknown");
+  return host.empty() ? *kUnknown : host;
+}
+
+// A step's pair traffic summed by (source host, destination host): the
+// series stay hosts^2 however many ranks and groups a job has.
+struct HostPairTotals {
+  uint64_t bytes = 0;
+  uint64_t messages = 0;
+};
+std::map<std::pair<std::string, std::string>, HostPairTotals> ByHostPair(
+    const v1::StepReport& step) {
+  std::map<std::pair<std::string, std::string>, HostPairTotals> out;
+  for (const v1::PairTraffic& p : step.traffic()) {
+    HostPairTotals& t = out[{HostLabel(p.src_host()), HostLabel(p.dst_host())}];
+    t.bytes += p.bytes();
+    t.messages += p.messages();
+  }
+  return out;
+}
 
 }  // namespace
 
@@ -56,6 +81,15 @@ struct PrometheusMetrics::Families {
                              "Time in collectives after every participant arrived, last step")),
         flops(GaugeFamily(r, "trainscope_achieved_flops", "FLOP/s the rank achieved, last step")),
         memory(GaugeFamily(r, "trainscope_peak_memory_bytes", "The rank's peak memory, last step")),
+        traffic_bytes(prometheus::BuildCounter()
+                          .Name("trainscope_traffic_bytes_total")
+                          .Help("Bytes between devices (send/recv counted, collectives by the "
+                                "backend's algorithm), summed by source and destination host")
+                          .Register(r)),
+        traffic_messages(prometheus::BuildCounter()
+                             .Name("trainscope_traffic_messages_total")
+                             .Help("Messages between devices, by source and destination host")
+                             .Register(r)),
         alerts_raised(prometheus::BuildCounter()
                           .Name("trainscope_alerts_raised_total")
                           .Help("Alerts raised, by rule")
@@ -85,6 +119,8 @@ struct PrometheusMetrics::Families {
   Family<Gauge>& transfer;
   Family<Gauge>& flops;
   Family<Gauge>& memory;
+  Family<Counter>& traffic_bytes;
+  Family<Counter>& traffic_messages;
   Family<Counter>& alerts_raised;
   Counter& feed_updates;
   Gauge& up;
@@ -158,6 +194,12 @@ void PrometheusMetrics::Record(const v1::FeedUpdate& update) {
         f.transfer.Add(labels).Set(Seconds(d.transfer_ns()));
         f.flops.Add(labels).Set(d.flops_per_second());
         f.memory.Add(labels).Set(static_cast<double>(d.peak_memory_bytes()));
+      }
+      for (const auto& [hosts, t] : ByHostPair(step)) {
+        const std::map<std::string, std::string> labels{
+            {"job", job}, {"src_host", hosts.first}, {"dst_host", hosts.second}};
+        f.traffic_bytes.Add(labels).Increment(static_cast<double>(t.bytes));
+        f.traffic_messages.Add(labels).Increment(static_cast<double>(t.messages));
       }
       break;
     }

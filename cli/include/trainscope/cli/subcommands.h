@@ -24,6 +24,7 @@ int RunReplayCommand(const std::vector<std::string>& args, const CommandContext&
 int RunRunCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunAttachCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunStepsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+int RunTrafficCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunClocksCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunItemsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunOpsCommand(const std::vector<std::string>& args, const CommandContext& ctx);
