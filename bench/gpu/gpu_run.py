@@ -10,6 +10,7 @@ import argparse
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -71,6 +72,7 @@ class Run:
     def start_collector(self):
         log("== collector (bundled)")
         data = self.out / "data"
+        shutil.rmtree(data, ignore_errors=True)  # a fresh collector: jobs of this run only
         port_file = self.out / "ports"
         if port_file.exists():
             port_file.unlink()
@@ -111,12 +113,38 @@ class Run:
             f"{med['trainscope']:.2f}  torch.profiler {med['profiler']:.2f}")
         log(f"  trainscope x{result['ratio_trainscope']:.3f} of no agent, torch.profiler "
             f"x{result['ratio_profiler']:.3f}; trainscope / torch.profiler "
-            f"x{result['trainscope_vs_profiler']:.3f}; {result['operators_per_step']:.0f} "
-            f"operators per step recorded, {result['gpu_events_per_step']:.0f} GPU events")
-        ok = result["operators_per_step"] > 0 and result["events_dropped"] == 0
-        return self.check(f"overhead batch {batch}", ok,
-                          f"ratio x{result['ratio_trainscope']:.3f}, dropped "
-                          f"{result['events_dropped']}")
+            f"x{result['trainscope_vs_profiler']:.3f}; {result['events_per_step']:.0f} events "
+            f"per step recorded; GPU activity per round: {result['gpu_activity_per_round']}")
+        ok = result["events_per_step"] > 0 and result["events_dropped"] == 0
+        self.check(f"overhead batch {batch}", ok,
+                   f"ratio x{result['ratio_trainscope']:.3f}, dropped {result['events_dropped']}")
+        # What the traced steps left at the collector: operators and kernels per step.
+        counts = self.export_counts(result["jobs"][0], f"overhead-b{batch}-r0")
+        if counts is not None:
+            per_step = {k: round(v / result["traced_steps_per_job"], 1) for k, v in counts.items()}
+            result["exported_per_step"] = per_step
+            log(f"  exported per traced step (round 0): {per_step}")
+            self.check(f"batch {batch}: operators exported", per_step.get("compute", 0) > 0)
+            if self.args.mode == "gpu":
+                self.check(f"batch {batch}: kernels exported", per_step.get("kernel", 0) > 0,
+                           f"{per_step.get('kernel', 0)} kernels per step")
+        return True
+
+    def export_counts(self, job, name):
+        """Complete ("X") events per category in the job's Chrome export, or None."""
+        trace = self.out / f"{name}.json"
+        export = self.cli("export", job, "--format", "chrome", "--out", str(trace), timeout=300)
+        if export.returncode != 0 or not trace.exists():
+            self.check(f"export {job}", False, (export.stdout + export.stderr)[-400:])
+            return None
+        events = json.loads(trace.read_text())
+        events = events["traceEvents"] if isinstance(events, dict) else events
+        counts = {}
+        for e in events:
+            if e.get("ph") == "X":
+                counts[e.get("cat")] = counts.get(e.get("cat"), 0) + 1
+        trace.unlink()  # large; the counts are what matters
+        return counts
 
     def two_rank_job(self):
         job = f"two-ranks-{self.args.mode}"

@@ -82,7 +82,8 @@ def main():
     if args.mode == "gpu":
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     times = {"none": [], "trainscope": [], "profiler": []}
-    recorded = dropped = gpu_events = 0
+    recorded = dropped = 0
+    gpu_states = []
     traced_steps = 0
     for r in range(args.rounds):
         times["none"].append(timed(step, sync, args.steps))
@@ -96,7 +97,7 @@ def main():
         trainscope.detach(timeout_s=30)
         final = trainscope.stats()
         recorded += after["events_recorded"] - before["events_recorded"]
-        gpu_events += after.get("gpu_events", 0) - before.get("gpu_events", 0)
+        gpu_states.append(after.get("gpu_activity", "n/a"))
         dropped += final["dropped_ring_full"] + final["dropped_buffer_full"] + \
             final["dropped_shutdown"]
         traced_steps += args.steps
@@ -115,8 +116,11 @@ def main():
         "ratio_trainscope": med["trainscope"] / med["none"],
         "ratio_profiler": med["profiler"] / med["none"],
         "trainscope_vs_profiler": med["trainscope"] / med["profiler"],
-        "operators_per_step": recorded / traced_steps,
-        "gpu_events_per_step": gpu_events / traced_steps,
+        # Host-side and GPU events alike (the agent counts both as recorded).
+        "events_per_step": recorded / traced_steps,
+        "gpu_activity_per_round": gpu_states,
+        "jobs": [f"overhead-{args.mode}-b{args.batch}-r{r}" for r in range(args.rounds)],
+        "traced_steps_per_job": args.steps + 1,
         "events_dropped": dropped,
         "torch": torch.__version__,
         "device": torch.cuda.get_device_name() if args.mode == "gpu" else "cpu",

@@ -46,7 +46,9 @@ def test_gpu_run_command_in_cpu_mode(tmp_path):
                  "2-process job runs", "trainscope export", "rank 1: collectives (gloo)"):
         assert name in checks, sorted(checks)
     overhead = results["overhead_b8"]
-    assert overhead["operators_per_step"] > 20 and overhead["events_dropped"] == 0
+    assert overhead["events_per_step"] > 20 and overhead["events_dropped"] == 0
+    assert overhead["exported_per_step"]["compute"] > 20
+    assert "batch 8: operators exported" in checks
     assert set(overhead["step_ms"]) == {"none", "trainscope", "profiler"}
     assert results["two_ranks_export"]["rank0:compute"] > 0
     assert results["two_ranks_export"]["rank1:collective"] > 0

@@ -17,7 +17,7 @@ fits:
    together build once). ``TRAINSCOPE_EXT_BUILD=0`` forbids building: then a
    mismatch is an ImportError naming both versions.
 
-See docs/pytorch-plugin.md ("Which PyTorch").
+See docs/pytorch-plugin.md.
 """
 
 import fcntl
@@ -33,7 +33,7 @@ import time
 import torch
 
 _PKG_DIR = os.path.dirname(os.path.abspath(__file__))
-_DOC = "docs/pytorch-plugin.md, \"Which PyTorch\""
+_DOC = "docs/pytorch-plugin.md"
 
 
 def _release(version: str):
@@ -144,10 +144,23 @@ def _source_digest(source_dir, agent_library, include_dirs) -> str:
     return h.hexdigest()
 
 
+def _tool_path() -> str:
+    """PATH, with a virtual environment's bin/ first: its pip-installed cmake
+    and ninja count even when the venv is not activated."""
+    path = os.environ.get("PATH", "")
+    if sys.prefix != sys.base_prefix:
+        path = os.pathsep.join([os.path.join(sys.prefix, "bin"), path])
+    return path
+
+
+def _which(tool):
+    return shutil.which(tool, path=_tool_path())
+
+
 def _missing_tools():
-    missing = [tool for tool in ("cmake",) if shutil.which(tool) is None]
+    missing = [tool for tool in ("cmake",) if _which(tool) is None]
     cxx = os.environ.get("CXX") or "c++"
-    if shutil.which(cxx) is None and shutil.which("g++") is None:
+    if _which(cxx) is None and _which("g++") is None:
         missing.append("a C++ compiler (c++/g++, or $CXX)")
     return missing
 
@@ -183,8 +196,9 @@ def build_extension(out_dir=None, verbose=False):
                          f"about a minute\n")
         sys.stderr.flush()
         started = time.monotonic()
-        generator = ["-G", "Ninja"] if shutil.which("ninja") else []
-        configure = ["cmake", "-S", os.path.join(source_dir, "extension"), "-B", build,
+        cmake = _which("cmake")
+        generator = ["-G", "Ninja"] if _which("ninja") else []
+        configure = [cmake, "-S", os.path.join(source_dir, "extension"), "-B", build,
                      *generator, "-DCMAKE_BUILD_TYPE=Release",
                      f"-DTRAINSCOPE_PYTHON={sys.executable}",
                      f"-DTRAINSCOPE_AGENT_LIBRARY={agent_library}",
@@ -195,8 +209,9 @@ def build_extension(out_dir=None, verbose=False):
         # `trainscope run` its sitecustomize would attach there and land here
         # again, waiting on the lock this process holds.
         env = {k: v for k, v in os.environ.items() if k != "TRAINSCOPE_COLLECTOR"}
+        env["PATH"] = _tool_path()
         with open(log_path, "w") as log:
-            for cmd in (configure, ["cmake", "--build", build, "-j", jobs]):
+            for cmd in (configure, [cmake, "--build", build, "-j", jobs]):
                 log.write("$ " + " ".join(cmd) + "\n")
                 log.flush()
                 rc = subprocess.call(cmd, stdout=None if verbose else log,
