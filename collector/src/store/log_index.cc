@@ -322,6 +322,13 @@ absl::Status SqliteLogIndex::Init() {
     Statement journal;  // scoped: an unfinished statement would block COMMIT below
     if (journal.Prepare(db_.handle, "PRAGMA journal_mode = WAL") != SQLITE_OK ||
         journal.Step() != SQLITE_ROW) {
+      const int primary = sqlite3_errcode(db_.handle) & 0xFF;
+      if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT) {
+        return absl::DataLossError(absl::StrCat(
+            "index ", path_.string(), " is damaged (", sqlite3_errmsg(db_.handle),
+            "): restart trainscope-collector on this data directory to set it aside and "
+            "rebuild it from the job logs"));
+      }
       return Error("cannot switch to WAL journal mode");
     }
     if (journal.Text(0) != "wal") {

@@ -210,7 +210,10 @@ TEST(LogIndexCheckTest, DamagedIndexIsSetAsideAndAMissingOneSaid) {
   WriteFile(path, std::string(8192, 'x'));  // not a database any more
   fs::remove(path.string() + "-wal");
   fs::remove(path.string() + "-shm");
-  EXPECT_FALSE(LogIndex::Open(path).ok()) << "what `alerts --data-dir` used to hit";
+  const absl::Status refused = LogIndex::Open(path).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kDataLoss) << refused;
+  EXPECT_NE(refused.message().find("is damaged"), std::string::npos)
+      << "not 'cannot switch to WAL journal mode': " << refused;
   absl::StatusOr<std::string> damaged = LogIndex::CheckOrSetAside(path);
   ASSERT_TRUE(damaged.ok()) << damaged.status();
   EXPECT_NE(damaged->find("was damaged"), std::string::npos) << *damaged;
