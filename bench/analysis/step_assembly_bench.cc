@@ -15,6 +15,9 @@
 // CPU ones, arriving after the host's events of their step (as CUPTI buffers
 // do), each attributed to its step by its launch time. ns/event of the two
 // workloads in one run compare the GPU path against the CPU-only baseline.
+// BM_StepAssembly<_, _, true> derives each step's per-pair traffic
+// (TrafficModel, as JobAnalyzer does): against the same workload without it
+// in the same run, the traffic's cost (goal: >= 0.9x the throughput).
 //
 //   build-*/bin/step_assembly_bench --benchmark_counters_tabular=true
 #include <algorithm>
@@ -29,6 +32,7 @@
 #include "trainscope/collector/analysis/job_strings.h"
 #include "trainscope/collector/analysis/operator_store.h"
 #include "trainscope/collector/analysis/step_assembler.h"
+#include "trainscope/collector/analysis/traffic_model.h"
 
 namespace trainscope::collector {
 namespace {
@@ -143,7 +147,7 @@ std::unique_ptr<Job> MakeJob(uint32_t ranks, uint32_t ops, bool gpu = false) {
 // Clock: DriftClock (offset + drift per rank), or with `with_aligner` the
 // real ClockAligner fed the collectives as JobAnalyzer does (its Add cost
 // included).
-template <bool with_aligner, bool gpu = false>
+template <bool with_aligner, bool gpu = false, bool traffic = false>
 void BM_StepAssembly(benchmark::State& state) {
   const uint32_t ranks = static_cast<uint32_t>(state.range(0));
   const uint32_t ops = static_cast<uint32_t>(state.range(1));
@@ -153,10 +157,15 @@ void BM_StepAssembly(benchmark::State& state) {
   const ReferenceClock& clock = with_aligner ? static_cast<const ReferenceClock&>(aligner) : drift;
   OperatorStore store({.max_operators = 2'000'000});
   uint64_t closed = 0;
-  StepAssembler assembler(&job->strings, &job->groups, &clock, {}, [&](ClosedStep&& step) {
-    ++closed;
-    store.Insert(std::move(step.operators));
-  });
+  uint64_t pairs = 0;
+  TrafficModel model;
+  StepAssembler assembler(&job->strings, &job->groups, &clock,
+                          {.traffic_model = traffic ? &model : nullptr},
+                          [&](ClosedStep&& step) {
+                            ++closed;
+                            pairs += static_cast<uint64_t>(step.report.traffic_size());
+                            store.Insert(std::move(step.operators));
+                          });
   for (uint32_t r = 0; r < ranks; ++r) assembler.OnDeviceOpened(r);
 
   constexpr size_t kBatch = 256;
@@ -203,6 +212,7 @@ void BM_StepAssembly(benchmark::State& state) {
   }
   state.SetItemsProcessed(static_cast<int64_t>(events));
   state.counters["steps_closed"] = static_cast<double>(closed);
+  state.counters["pairs_per_step"] = closed > 0 ? static_cast<double>(pairs) / closed : 0.0;
   state.counters["ops_held"] = static_cast<double>(store.stats().operators);
   state.counters["ns_per_event"] = benchmark::Counter(
       static_cast<double>(events), benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
@@ -221,6 +231,21 @@ BENCHMARK_TEMPLATE(BM_StepAssembly, true)
     ->Unit(benchmark::kMillisecond);
 // The GPU workload beside the CPU-only one above (same ranks and operators).
 BENCHMARK_TEMPLATE(BM_StepAssembly, false, true)
+    ->ArgNames({"ranks", "ops"})
+    ->Args({8, 1'000})
+    ->Args({8, 10'000})
+    ->Args({64, 1'000})
+    ->Unit(benchmark::kMillisecond);
+
+// With per-pair traffic, beside the same workloads without it above.
+BENCHMARK_TEMPLATE(BM_StepAssembly, false, false, true)
+    ->ArgNames({"ranks", "ops"})
+    ->Args({8, 1'000})
+    ->Args({8, 10'000})
+    ->Args({64, 1'000})
+    ->Args({256, 200})
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK_TEMPLATE(BM_StepAssembly, false, true, true)
     ->ArgNames({"ranks", "ops"})
     ->Args({8, 1'000})
     ->Args({8, 10'000})

@@ -74,6 +74,16 @@ def test_scrape_shows_job_rank_and_step_metrics_moving(metrics_collector, trains
         assert after[f"trainscope_achieved_flops{labels}"] > 0
         assert after[f"trainscope_peak_memory_bytes{labels}"] > 0
         assert f"trainscope_collective_wait_seconds{labels}" in after
+    # Traffic is summed by host pair: the 4 ranks share one host, so one
+    # series however many rank pairs talk (DDP's all_reduce: a gloo ring).
+    for family in ("trainscope_traffic_bytes_total", "trainscope_traffic_messages_total"):
+        series = {k: v for k, v in after.items()
+                  if k.startswith(family + "{") and f'job="{first}"' in k}
+        assert len(series) == 1, series
+        (key, value), = series.items()
+        hosts = re.findall(r'(?:src|dst)_host="([^"]*)"', key)
+        assert len(hosts) == 2 and hosts[0] == hosts[1] != "unknown", key
+        assert value > 0, key
 
     second = f"metrics-{uuid.uuid4().hex[:6]}"
     run(c, trainscope_module, tmp_path, second, 10)
