@@ -156,6 +156,44 @@ TEST(JobAnalyzerTest, AnswersStepAndMareyQueries) {
   EXPECT_EQ(analyzer.hosts().at(1), "node-b");
 }
 
+TEST(JobAnalyzerTest, StepsCarryPairTrafficPlacedOnTheRanksHosts) {
+  Collected out;
+  JobAnalyzer analyzer({}, CollectInto(&out));
+  FeedJob(analyzer);
+  analyzer.Finish();
+  ASSERT_GE(out.steps.size(), 3u);
+  // One 4096-byte all-reduce per step over 2 CPU ranks: gloo's ring sends
+  // the whole buffer each way in 2 messages, from node-a to node-b and back.
+  const v1::StepReport& step = out.steps[2];
+  ASSERT_EQ(step.traffic_size(), 2);
+  for (const v1::PairTraffic& p : step.traffic()) {
+    EXPECT_EQ(p.step(), 2u);
+    EXPECT_EQ(p.bytes(), 4096u);
+    EXPECT_EQ(p.messages(), 2u);
+    EXPECT_EQ(p.backend(), "gloo");
+    EXPECT_FALSE(p.exact());
+    EXPECT_EQ(p.locality(), v1::LINK_LOCALITY_CROSS_HOST);
+    EXPECT_EQ(p.src_host(), p.src_rank() == 0 ? "node-a" : "node-b");
+    EXPECT_EQ(p.dst_host(), p.dst_rank() == 0 ? "node-a" : "node-b");
+    EXPECT_NE(p.src_rank(), p.dst_rank());
+  }
+  // The queries answer the same reports.
+  v1::StepQuery q;
+  q.set_first_step(2);
+  q.set_last_step(2);
+  ASSERT_EQ(analyzer.Steps(q).size(), 1u);
+  EXPECT_EQ(analyzer.Steps(q)[0].traffic_size(), 2);
+
+  // Switched off, steps carry none (and their links stay).
+  Collected off_out;
+  JobAnalyzer off({.traffic = false}, CollectInto(&off_out));
+  FeedJob(off);
+  off.Finish();
+  ASSERT_GE(off_out.steps.size(), 3u);
+  EXPECT_EQ(off_out.steps[2].traffic_size(), 0);
+  EXPECT_EQ(off_out.steps[2].links_size(), step.links_size());
+}
+
 TEST(JobAnalyzerTest, LogRecordsDispatchLikeTheDirectCalls) {
   Collected direct_out, logged_out;
   JobAnalyzer direct({}, CollectInto(&direct_out));
