@@ -145,3 +145,39 @@ def test_data_files_are_private_to_user_and_group(stopped_job):
             assert mode == 0o600, f"{path}: {oct(mode)}"
         elif path.name != "ports" and path.parent != collector.work_dir:
             assert mode == 0o640, f"{path}: {oct(mode)}"
+
+
+def test_a_reader_in_the_collectors_group_reads_a_stopped_collectors_data(tmp_path):
+    """The operator's CLI, another user in the collector's group, opens the
+    data directory once the collector has stopped (SQLite needs the index's
+    -wal and -shm for that, which the collector keeps); a user outside the
+    group is refused."""
+    import shutil  # noqa: PLC0415
+    import tempfile  # noqa: PLC0415
+    if os.geteuid() != 0 or shutil.which("setpriv") is None:
+        pytest.skip("needs root and setpriv to run the CLI as another user")
+    if not CLI_BIN.exists():
+        pytest.skip(f"{CLI_BIN} is not built")
+    work = tempfile.mkdtemp(prefix="trainscope-group-")  # traversable by others, unlike tmp_path
+    os.chmod(work, 0o755)
+    try:
+        collector = Collector(type(tmp_path)(work)).start()
+        try:
+            run_loadgen(collector, events=20_000, streams=1)
+        finally:
+            collector.stop()
+        group = os.stat(collector.data_dir).st_gid
+
+        def as_user(gid, *args):
+            return subprocess.run(["setpriv", "--reuid=65534", f"--regid={gid}", "--clear-groups",
+                                   str(CLI_BIN), *args, "--data-dir", str(collector.data_dir)],
+                                  capture_output=True, text=True, timeout=60)
+
+        for args in (("alerts", JOB), ("steps", JOB)):
+            member = as_user(group, *args)
+            assert member.returncode == 0, f"{args}: {member.stdout}{member.stderr}"
+        outsider = as_user(65534, "steps", JOB)
+        assert outsider.returncode != 0
+        assert "Permission denied" in outsider.stderr, outsider.stderr
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

@@ -337,6 +337,11 @@ absl::Status SqliteLogIndex::Init() {
                        "', expected 'wal' (is the file on a filesystem without shared memory?)"));
     }
   }
+  // Keep -wal and -shm when the collector closes the index: without them a
+  // reader that may not write the directory (an operator's CLI in the
+  // collector's group) cannot open a WAL database at all.
+  int persist_wal = 1;
+  sqlite3_file_control(db_.handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist_wal);
   if (absl::Status s = Exec("PRAGMA synchronous = NORMAL", "cannot set synchronous"); !s.ok()) {
     return s;
   }
