@@ -95,10 +95,17 @@ absl::Status TraceEventMapper::Map(const SortedTraceEvent& e) {
     return absl::OkStatus();
   }
   ++stats_.events;
+  const KinetoCategory cat = Category(e.cat);
+  // Every thread's operators that ended by now are queued before anything
+  // is released: a record_param_comms decided only when it closes must not
+  // come after what ended after it (its parent, say).
+  for (const auto& [tid, stack] : stacks_) {
+    if (stack.empty() || stack.back().end_ns > e.ts_ns) continue;
+    if (absl::Status s = PopEnded(tid, e.ts_ns); !s.ok()) return s;
+  }
   if (absl::Status s = ExpireAwaiting(e.ts_ns); !s.ok()) return s;
   if (absl::Status s = Release(e.ts_ns); !s.ok()) return s;
   if (absl::Status s = EmitStepMarksUpTo(e.ts_ns); !s.ok()) return s;
-  const KinetoCategory cat = Category(e.cat);
   switch (cat) {
     case KinetoCategory::kGpuAnnotation:
       ++stats_.gpu_annotations_skipped;
@@ -361,9 +368,14 @@ absl::Status TraceEventMapper::MapRuntime(const SortedTraceEvent& e) {
     launch.flops = innermost.flops;
     innermost.flops = 0;
     for (size_t i = stack.size(); i-- > 0;) {
-      if (stack[i].pending && correlation != 0 &&
-          stack[i].launched.size() < kMaxLaunchedPerRecord) {
-        stack[i].launched.push_back(correlation);
+      if (stack[i].pending) {
+        // Only calls that put work on the device (not cudaStreamWaitEvent,
+        // cudaEventRecord...) can decide it: nothing else ever follows.
+        const v1::RuntimeCall call = RuntimeCallOf(strings_->str(e.name));
+        if (correlation != 0 && stack[i].launched.size() < kMaxLaunchedPerRecord &&
+            (call == v1::RUNTIME_CALL_LAUNCH || call == v1::RUNTIME_CALL_COPY)) {
+          stack[i].launched.push_back(correlation);
+        }
         break;
       }
       if (stack[i].collective) {

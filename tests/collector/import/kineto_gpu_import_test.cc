@@ -352,11 +352,7 @@ TEST_F(KinetoGpuImportTest, ImportedBatchesPassTheCollectorsValidatorAsALiveAgen
   // An imported log can be replayed to a collector (trainscope replay): its
   // batches must pass what a live agent's pass, per-thread and per-stream
   // completion times never going backwards included.
-  for (const std::string name :
-       {"trace_diff__control__control.json.gz", "nccl_parser_config__nccl_data.json.gz",
-        "trace_filter__sampled_rank-0.json.gz",
-        "amd_trace__mi250_minitoy_train_ROCm6_2_kineto.json.gz",
-        "critical_path__alexnet__benchmark_result_2869224_1695835535_trace.json.gz"}) {
+  for (const auto& [name, rank] : kRanks) {
     SCOPED_TRACE(name);
     Import("v", {(kData / name).string()});
     absl::StatusOr<LogReader> reader = LogReader::Open(dir_ / "jobs" / "v");
