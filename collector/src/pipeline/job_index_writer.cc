@@ -50,7 +50,20 @@ absl::Time JobIndexWriter::NextFlush() const {
 }
 
 bool JobIndexWriter::Written(const absl::Status& status) {
-  if (status.ok()) return true;
+  if (status.ok()) {
+    disk_full_ = false;
+    return true;
+  }
+  if (status.code() == absl::StatusCode::kResourceExhausted) {
+    // The disk is full: keep the index and what was not written, try again
+    // at the next flush (said once per spell).
+    if (!disk_full_ && notice_) {
+      notice_(absl::StrCat("trainscope-collector: job ", job_id_,
+                           ": index update deferred until there is space: ", status.message()));
+    }
+    disk_full_ = true;
+    return false;
+  }
   if (notice_) {
     notice_(absl::StrCat("trainscope-collector: job ", job_id_,
                          ": index update failed, running without the index: ", status.message()));
@@ -63,37 +76,38 @@ void JobIndexWriter::Flush(absl::Time now, bool force, int64_t created_unix_ns,
                            uint32_t world_size) {
   if (!Dirty() || (!force && now < next_flush_)) return;
   next_flush_ = now + absl::Seconds(1);
+  // Each step leaves what it could not write marked, for the next flush.
   if (job_dirty_) {
-    job_dirty_ = false;
     if (!Written(index_->UpsertJob(job_id_, created_unix_ns, world_size))) return;
+    job_dirty_ = false;
   }
   constexpr int kStreamsPerRound = 64;
   int written = 0;
   while (!dirty_streams_.empty() && (force || written < kStreamsPerRound)) {
     const StreamKey key = *dirty_streams_.begin();
-    dirty_streams_.erase(dirty_streams_.begin());
     auto it = log_->state().streams.find(key);
-    if (it == log_->state().streams.end()) continue;
-    ++written;
-    if (!Written(index_->UpsertStream(job_id_, it->second))) return;
+    if (it != log_->state().streams.end()) {
+      ++written;
+      if (!Written(index_->UpsertStream(job_id_, it->second))) return;
+    }
+    dirty_streams_.erase(key);
   }
   if (!pending_steps_.empty()) {
-    std::vector<IndexedDeviceStep> rows;
-    rows.swap(pending_steps_);
-    if (!Written(index_->UpsertDeviceSteps(job_id_, rows))) return;
+    if (!Written(index_->UpsertDeviceSteps(job_id_, pending_steps_))) return;
+    pending_steps_.clear();
   }
-  for (const v1::Alert& alert : pending_alerts_) {
-    if (!Written(index_->InsertAlert(alert))) return;
+  while (!pending_alerts_.empty()) {
+    if (!Written(index_->InsertAlert(pending_alerts_.front()))) return;
+    pending_alerts_.erase(pending_alerts_.begin());
   }
-  pending_alerts_.clear();
   if (segments_dirty_) {
-    segments_dirty_ = false;
     for (const SegmentInfo& segment : log_->segments()) {
       if (!Written(index_->UpsertSegment(job_id_, segment.path.string(), segment.records,
                                          segment.bytes, segment.sealed, segment.events))) {
         return;
       }
     }
+    segments_dirty_ = false;
   }
 }
 

@@ -226,8 +226,13 @@ class SqliteLogIndex final : public LogIndex {
   };
 
   absl::Status Error(const std::string& what) const {
-    return absl::InternalError(
-        absl::StrCat("index ", path_.string(), ": ", what, ": ", sqlite3_errmsg(db_.handle)));
+    std::string message =
+        absl::StrCat("index ", path_.string(), ": ", what, ": ", sqlite3_errmsg(db_.handle));
+    // A full disk passes: callers keep the index and try again later.
+    if ((sqlite3_errcode(db_.handle) & 0xFF) == SQLITE_FULL) {
+      return absl::ResourceExhaustedError(message);
+    }
+    return absl::InternalError(message);
   }
   absl::Status Exec(const char* sql, const std::string& what);
   absl::Status Migrate();
@@ -255,9 +260,11 @@ class SqliteLogIndex final : public LogIndex {
 absl::Status SqliteLogIndex::Exec(const char* sql, const std::string& what) {
   char* message = nullptr;
   if (sqlite3_exec(db_.handle, sql, nullptr, nullptr, &message) != SQLITE_OK) {
-    absl::Status status =
-        absl::InternalError(absl::StrCat("index ", path_.string(), ": ", what, ": ",
-                                         message != nullptr ? message : "unknown error"));
+    const bool full = (sqlite3_errcode(db_.handle) & 0xFF) == SQLITE_FULL;
+    absl::Status status = absl::Status(
+        full ? absl::StatusCode::kResourceExhausted : absl::StatusCode::kInternal,
+        absl::StrCat("index ", path_.string(), ": ", what, ": ",
+                     message != nullptr ? message : "unknown error"));
     sqlite3_free(message);
     return status;
   }
@@ -520,7 +527,10 @@ absl::Status SqliteLogIndex::UpsertDeviceSteps(const std::string& job_id,
       return s;
     }
   }
-  return Exec("COMMIT", "cannot commit step rows");
+  absl::Status committed = Exec("COMMIT", "cannot commit step rows");
+  // A COMMIT that failed (disk full) leaves the transaction open.
+  if (!committed.ok()) (void)Exec("ROLLBACK", "rollback");
+  return committed;
 }
 
 absl::StatusOr<std::vector<IndexedDeviceStep>> SqliteLogIndex::ListDeviceSteps(

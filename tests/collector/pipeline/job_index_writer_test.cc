@@ -1,11 +1,14 @@
 #include "trainscope/collector/pipeline/job_index_writer.h"
 
+#include <filesystem>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "store/scoped_tmpfs.h"
 #include "testing/collector_test_util.h"
 
 namespace trainscope::collector {
@@ -83,6 +86,62 @@ TEST(JobIndexWriterWithoutIndexTest, IsANoOp) {
   EXPECT_FALSE(writer.active());
   EXPECT_EQ(writer.NextFlush(), absl::InfiniteFuture());
   writer.Flush(absl::Now(), /*force=*/true, 0, 0);  // must not touch the null log
+}
+
+}  // namespace
+}  // namespace trainscope::collector
+
+namespace trainscope::collector {
+namespace {
+
+// The index on a disk that fills up: the writer keeps it and what it could
+// not write, and catches up once there is space (it used to drop the index
+// for the rest of the job).
+TEST(JobIndexWriterDiskFullTest, KeepsTheIndexAndCatchesUpWhenSpaceReturns) {
+  testing::ScopedTmpfs tmpfs(512 << 10);
+  if (!tmpfs.mounted()) GTEST_SKIP() << tmpfs.why_not();
+  auto log = JobLog::Open({.dir = tmpfs.path() / "jobs" / "j", .fsync = false}, nullptr);
+  ASSERT_TRUE(log.ok()) << log.status();
+  auto opened = LogIndex::Open(tmpfs.path() / "index.sqlite");
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  LogIndex* index = opened->get();
+  std::vector<std::string> notices;
+  JobIndexWriter writer("j", std::move(*opened), log->get(),
+                        [&](absl::string_view line) { notices.emplace_back(line); });
+  writer.MarkJob();
+  writer.Flush(absl::Now(), /*force=*/true, 1, 1);
+  ASSERT_THAT(*index->ListJobs(), SizeIs(1));
+
+  // Fill the disk.
+  {
+    std::ofstream ballast(tmpfs.path() / "ballast", std::ios::binary);
+    const std::string chunk(4096, 'b');
+    while (ballast.write(chunk.data(), chunk.size())) {
+    }
+  }
+  constexpr int kSteps = 400;
+  for (int s = 1; s <= kSteps; ++s) {
+    v1::StepReport step;
+    step.set_step(s);
+    for (uint32_t rank = 0; rank < 8; ++rank) {
+      v1::DeviceStep* d = step.add_devices();
+      d->set_step(s);
+      d->set_rank(rank);
+      d->set_step_time_ns(1'000'000);
+    }
+    writer.AddStep(step);
+  }
+  writer.Flush(absl::Now(), /*force=*/true, 1, 1);
+  ASSERT_FALSE(notices.empty());
+  EXPECT_THAT(notices.back(), ::testing::HasSubstr("deferred until there is space"));
+  EXPECT_NE(writer.NextFlush(), absl::InfiniteFuture()) << "still has rows to write";
+
+  std::filesystem::remove(tmpfs.path() / "ballast");
+  writer.Flush(absl::Now(), /*force=*/true, 1, 1);
+  auto steps = index->ListDeviceSteps("j", 1, kSteps);
+  ASSERT_TRUE(steps.ok()) << steps.status();
+  EXPECT_THAT(*steps, SizeIs(kSteps * 8));
+  EXPECT_EQ(writer.NextFlush(), absl::InfiniteFuture());
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 // The index is for listings, not for durability: changes are marked as they
 // happen and written off the hot path, at most once a second and a bounded
 // number of streams per round, so that a burst of hellos never waits on
-// SQLite. When a write fails the job goes on without the index (one notice).
+// SQLite. When a write fails the job goes on without the index (one notice),
+// except on a full disk: then what was not written stays marked and is
+// written at a later flush, once there is space.
 //
 // Usage (on the pipeline thread):
 //   JobIndexWriter index(job_id, std::move(opened_index), log.get(), notice);
@@ -53,7 +55,8 @@ class JobIndexWriter {
 
  private:
   bool Dirty() const;
-  // False (and the index dropped, with a notice) when `status` is an error.
+  // False when `status` is an error: the index dropped (with a notice), or
+  // kept for a later try when the disk is full (RESOURCE_EXHAUSTED).
   bool Written(const absl::Status& status);
 
   const std::string job_id_;
@@ -66,6 +69,7 @@ class JobIndexWriter {
   std::vector<IndexedDeviceStep> pending_steps_;
   std::vector<trainscope::v1::Alert> pending_alerts_;
   absl::Time next_flush_ = absl::InfinitePast();
+  bool disk_full_ = false;  // the last write failed for space (said once)
 };
 
 }  // namespace trainscope::collector
