@@ -86,6 +86,22 @@ def test_pipeline_send_recv_is_counted_exactly_and_all_reduce_modelled(trainscop
         assert len(p["groups"]) == 1 and p["groups"][0].endswith(f"[{min(a, b)},{max(a, b)}]"), p
     assert (0, 3) not in got and (1, 2) not in got, sorted(got)
 
+    # A step range counts only its steps: each step sends MICRO_BATCHES
+    # messages each way.
+    some = pairs(collector.cli("traffic", job, "--data-dir", str(collector.data_dir), "--json",
+                               "--first", "2", "--last", "3").stdout)
+    for key in [(0, 2), (2, 0), (1, 3), (3, 1)]:
+        assert some[key]["steps"] == 2, some[key]
+        assert some[key]["exact_messages"] == 2 * MICRO_BATCHES, some[key]
+        assert some[key]["exact_bytes"] == 2 * MICRO_BATCHES * per_message, some[key]
+
+    # One group: stage 0's all_reduce group holds ranks 0 and 1 only.
+    stage0 = got[(0, 1)]["groups"][0]
+    only = pairs(collector.cli("traffic", job, "--data-dir", str(collector.data_dir), "--json",
+                               "--group", stage0).stdout)
+    assert sorted(only) == [(0, 1), (1, 0)], sorted(only)
+    assert only[(0, 1)]["bytes"] == got[(0, 1)]["bytes"]
+
     # Live, the collector answers the same.
     live = pairs(collector.cli("traffic", job, "--json", "--snapshot", collector.snapshot).stdout)
     assert live.keys() == got.keys()
