@@ -217,6 +217,36 @@ TEST_F(StepAssemblerGpuTest, NcclKernelsGiveTheWaitAndHostCollectivesAreNotCount
   EXPECT_EQ(bytes, 2u * 4096u);
 }
 
+TEST_F(StepAssemblerGpuTest, TrafficComesFromTheNcclKernelsOnce) {
+  const TrafficModel model;  // every rank's host backend: gloo (the default)
+  Make(2, {.traffic_model = &model});
+  for (uint32_t rank = 0; rank < 2; ++rank) {
+    assembler_->Add(rank, Mark(1, 0));
+    assembler_->Add(rank, Op(mm_, 100, 400));
+    assembler_->Add(rank, Collective(v1::COLLECTIVE_KIND_ALL_REDUCE, allreduce_, world_, 1, 400,
+                                     410, 4096));
+    assembler_->Add(rank, NcclKernel(nccl_, world_, 1, 20, 500, 900, ++correlation_, 405, 4096));
+    assembler_->Add(rank, Mark(2, 1000));
+    assembler_->Add(rank, Op(mm_, 1100, 1200));
+    assembler_->Add(rank, Kernel(7, 1100, 1200, 1050));
+    // Step 2's NCCL kernel: stream 20 has passed step 1.
+    assembler_->Add(rank, NcclKernel(nccl_, world_, 2, 20, 1300, 1400, ++correlation_, 1250));
+  }
+  ASSERT_NE(Step(1), nullptr);
+  // NCCL's ring over 2 ranks: the whole 4096 bytes each way in 2 messages,
+  // once (the host calls' instance would count it again), backend NCCL
+  // because the kernels are NCCL's whatever the host's backend.
+  const v1::StepReport& report = Step(1)->report;
+  ASSERT_EQ(report.traffic_size(), 2);
+  for (const v1::PairTraffic& p : report.traffic()) {
+    EXPECT_EQ(p.bytes(), 4096u);
+    EXPECT_EQ(p.messages(), 2u);
+    EXPECT_EQ(p.backend(), "nccl");
+    EXPECT_EQ(p.group(), "default_pg");
+    EXPECT_EQ(p.duration_ns(), 900 - 500);
+  }
+}
+
 TEST_F(StepAssemblerGpuTest, HostSyncCallsSayWhyTheDeviceIdled) {
   Make(1);
   assembler_->Add(0, Mark(1, 0));
