@@ -160,8 +160,7 @@ void BM_StepAssembly(benchmark::State& state) {
   uint64_t pairs = 0;
   TrafficModel model;
   StepAssembler assembler(&job->strings, &job->groups, &clock,
-                          {.traffic_model = traffic ? &model : nullptr},
-                          [&](ClosedStep&& step) {
+                          {.traffic_model = traffic ? &model : nullptr}, [&](ClosedStep&& step) {
                             ++closed;
                             pairs += static_cast<uint64_t>(step.report.traffic_size());
                             store.Insert(std::move(step.operators));

@@ -59,7 +59,8 @@ std::string LocalityName(v1::LinkLocality l) {
 
 std::string Join(const std::set<std::string>& names) {
   std::string out;
-  for (const std::string& n : names) absl::StrAppend(&out, out.empty() ? "" : ",", n.empty() ? "default" : n);
+  for (const std::string& n : names)
+    absl::StrAppend(&out, out.empty() ? "" : ",", n.empty() ? "default" : n);
   return out;
 }
 
@@ -74,9 +75,9 @@ google::protobuf::Struct PairJson(uint32_t src, uint32_t dst, const PairSum& p) 
   f["bytes"].set_number_value(static_cast<double>(p.bytes));
   f["messages"].set_number_value(static_cast<double>(p.messages));
   f["duration_ns"].set_number_value(static_cast<double>(p.duration_ns));
-  f["bytes_per_second"].set_number_value(
-      p.duration_ns > 0 ? static_cast<double>(p.bytes) * 1e9 / static_cast<double>(p.duration_ns)
-                        : 0.0);
+  f["bytes_per_second"].set_number_value(p.duration_ns > 0 ? static_cast<double>(p.bytes) * 1e9 /
+                                                                 static_cast<double>(p.duration_ns)
+                                                           : 0.0);
   f["exact_bytes"].set_number_value(static_cast<double>(p.exact_bytes));
   f["exact_messages"].set_number_value(static_cast<double>(p.exact_messages));
   f["modelled_bytes"].set_number_value(static_cast<double>(p.bytes - p.exact_bytes));
@@ -123,9 +124,9 @@ std::string RenderPairs(const std::map<std::pair<uint32_t, uint32_t>, PairSum>& 
                       {"GROUPS"},
                       {"BACKEND"}});
   for (const auto& [key, p] : pairs) {
-    const double rate = p.duration_ns > 0 ? static_cast<double>(p.bytes) * 1e9 /
-                                                static_cast<double>(p.duration_ns)
-                                          : 0.0;
+    const double rate =
+        p.duration_ns > 0 ? static_cast<double>(p.bytes) * 1e9 / static_cast<double>(p.duration_ns)
+                          : 0.0;
     std::string where = LocalityName(p.locality);
     if (p.locality == v1::LINK_LOCALITY_CROSS_HOST) {
       where = absl::StrCat(p.src_host, "->", p.dst_host);
@@ -160,7 +161,8 @@ int RunTrafficCommand(const std::vector<std::string>& args, const CommandContext
       "ends live: same_device, same_host, or the two hosts.");
   client::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "traffic", args, ctx, &parsed)) return *code;
-  absl::StatusOr<client::ConnectionOptions> conn = client::ConnectionOptions::Resolve(parsed, ctx.env);
+  absl::StatusOr<client::ConnectionOptions> conn =
+      client::ConnectionOptions::Resolve(parsed, ctx.env);
   if (!conn.ok()) return UsageError(ctx, "traffic", conn.status().message());
   const std::string job = *parsed.Positional("JOB");
   if (absl::Status s = protocol::ValidateJobId(job, "JOB"); !s.ok()) {
@@ -187,8 +189,7 @@ int RunTrafficCommand(const std::vector<std::string>& args, const CommandContext
     lo = std::min(lo, step.step());
     hi = std::max(hi, step.step());
     for (const v1::PairTraffic& t : step.traffic()) {
-      if (group.has_value() &&
-          t.group() != (*group == "default" ? std::string() : *group)) {
+      if (group.has_value() && t.group() != (*group == "default" ? std::string() : *group)) {
         continue;
       }
       PairSum& p = pairs[{t.src_rank(), t.dst_rank()}];
@@ -208,7 +209,8 @@ int RunTrafficCommand(const std::vector<std::string>& args, const CommandContext
     }
   }
   if (conn->json) {
-    for (const auto& [key, p] : pairs) *ctx.out << ToJsonLine(PairJson(key.first, key.second, p)) << "\n";
+    for (const auto& [key, p] : pairs)
+      *ctx.out << ToJsonLine(PairJson(key.first, key.second, p)) << "\n";
     *ctx.out << std::flush;
     return kExitOk;
   }

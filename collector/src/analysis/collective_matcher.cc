@@ -91,8 +91,8 @@ void CollectiveMatcher::ReportLinks(const InstanceKey& key, const Instance& inst
       p.bytes += bytes;
       p.duration_ns += duration;
       ++p.messages;
-      p.backend = nccl_kernels_ ? TrafficModel::Backend::kNccl
-                                : traffic_model_->RankBackend(key.src);
+      p.backend =
+          nccl_kernels_ ? TrafficModel::Backend::kNccl : traffic_model_->RankBackend(key.src);
     }
     return;
   }
@@ -116,8 +116,7 @@ void CollectiveMatcher::ReportLinks(const InstanceKey& key, const Instance& inst
   }
 }
 
-void CollectiveMatcher::ReportTraffic(const InstanceKey& key, const Instance& inst,
-                                      Links* links) {
+void CollectiveMatcher::ReportTraffic(const InstanceKey& key, const Instance& inst, Links* links) {
   if (inst.arrivals.empty()) return;
   // The group's members in group-rank order; a group whose members are
   // only learned counts those that arrived.

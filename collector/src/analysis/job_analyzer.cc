@@ -59,9 +59,9 @@ class JobAnalyzer::Impl {
   LossTracker loss_;
   std::map<uint32_t, std::string> hosts_;
   std::map<uint32_t, std::string> devices_;  // Hello.device by rank
-  std::deque<v1::StepReport> steps_;       // by step number, bounded by max_steps_kept
-  std::vector<uint32_t> batch_ids_;        // scratch: a batch's string index -> JobStrings id
-  std::vector<DeviceEvent> batch_events_;  // scratch: a batch's decoded events
+  std::deque<v1::StepReport> steps_;         // by step number, bounded by max_steps_kept
+  std::vector<uint32_t> batch_ids_;          // scratch: a batch's string index -> JobStrings id
+  std::vector<DeviceEvent> batch_events_;    // scratch: a batch's decoded events
   JobAnalyzerStats stats_;
   int64_t next_clock_report_ns_ = 0;
 };

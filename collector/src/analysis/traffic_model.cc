@@ -217,8 +217,7 @@ void TrafficModel::Collective(Backend backend, v1::CollectiveKind kind,
 }
 
 v1::LinkLocality TrafficModel::Locality(absl::string_view src_host, absl::string_view src_device,
-                                        absl::string_view dst_host,
-                                        absl::string_view dst_device) {
+                                        absl::string_view dst_host, absl::string_view dst_device) {
   if (src_host.empty() || dst_host.empty()) return v1::LINK_LOCALITY_UNSPECIFIED;
   if (src_host != dst_host) return v1::LINK_LOCALITY_CROSS_HOST;
   if (src_device == dst_device && !src_device.empty() && src_device != "cpu") {

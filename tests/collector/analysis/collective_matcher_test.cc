@@ -162,7 +162,8 @@ TEST_F(CollectiveMatcherTest, TrafficCountsSendRecvExactlyAndModelsCollectives) 
         Collective(v1::COLLECTIVE_KIND_ALL_REDUCE, name_, world_, 5, 100, 200 + r, 3000);
     matcher_.NoteArrival(r, a, 1);
   }
-  const DeviceEvent a0 = Collective(v1::COLLECTIVE_KIND_ALL_REDUCE, name_, world_, 5, 100, 200, 3000);
+  const DeviceEvent a0 =
+      Collective(v1::COLLECTIVE_KIND_ALL_REDUCE, name_, world_, 5, 100, 200, 3000);
   matcher_.Match(Operator(0, a0), &links);
   ASSERT_EQ(links.traffic.size(), 4u);
   for (uint32_t r = 0; r < 3; ++r) {

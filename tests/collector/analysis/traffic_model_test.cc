@@ -22,8 +22,8 @@ std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, uint32_t>> Flows(
   std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, uint32_t>> out;
   for (const TrafficModel::Flow& f : flows) {
     EXPECT_NE(f.src, f.dst);
-    const bool inserted = out.emplace(std::make_pair(f.src, f.dst),
-                                      std::make_pair(f.bytes, f.messages)).second;
+    const bool inserted =
+        out.emplace(std::make_pair(f.src, f.dst), std::make_pair(f.bytes, f.messages)).second;
     EXPECT_TRUE(inserted) << "pair " << f.src << "->" << f.dst << " listed twice";
   }
   return out;
@@ -34,22 +34,18 @@ using Matrix = std::map<std::pair<uint32_t, uint32_t>, std::pair<uint64_t, uint3
 TEST(TrafficModelTest, NcclRingAllReduceOfFourRanks) {
   // 4 ranks, 4000 bytes: reduce-scatter and all-gather each pass 3 chunks
   // of 1000 bytes to the next rank: 6000 bytes in 6 messages per link.
-  const Matrix m = Flows(TrafficModel(), Backend::kNccl, v1::COLLECTIVE_KIND_ALL_REDUCE,
-                         {0, 1, 2, 3}, 4000);
-  const Matrix expected = {{{0, 1}, {6000, 6}},
-                           {{1, 2}, {6000, 6}},
-                           {{2, 3}, {6000, 6}},
-                           {{3, 0}, {6000, 6}}};
+  const Matrix m =
+      Flows(TrafficModel(), Backend::kNccl, v1::COLLECTIVE_KIND_ALL_REDUCE, {0, 1, 2, 3}, 4000);
+  const Matrix expected = {
+      {{0, 1}, {6000, 6}}, {{1, 2}, {6000, 6}}, {{2, 3}, {6000, 6}}, {{3, 0}, {6000, 6}}};
   EXPECT_EQ(m, expected);
 }
 
 TEST(TrafficModelTest, GlooRingAllReduceSendsToTheLeftNeighbour) {
-  const Matrix m = Flows(TrafficModel(), Backend::kGloo, v1::COLLECTIVE_KIND_ALL_REDUCE,
-                         {10, 11, 12, 13}, 4000);
-  const Matrix expected = {{{10, 13}, {6000, 6}},
-                           {{11, 10}, {6000, 6}},
-                           {{12, 11}, {6000, 6}},
-                           {{13, 12}, {6000, 6}}};
+  const Matrix m =
+      Flows(TrafficModel(), Backend::kGloo, v1::COLLECTIVE_KIND_ALL_REDUCE, {10, 11, 12, 13}, 4000);
+  const Matrix expected = {
+      {{10, 13}, {6000, 6}}, {{11, 10}, {6000, 6}}, {{12, 11}, {6000, 6}}, {{13, 12}, {6000, 6}}};
   EXPECT_EQ(m, expected);
 }
 
@@ -74,8 +70,8 @@ TEST(TrafficModelTest, RingAllReduceSendsTwoNMinusOneOverNOfTheBufferPerRank) {
 
 TEST(TrafficModelTest, GlooBroadcastIsABinomialTreeFromTheRoot) {
   // Virtual ranks (rank - root) mod 4: round 1 0->1, round 2 0->2 and 1->3.
-  Matrix m = Flows(TrafficModel(), Backend::kGloo, v1::COLLECTIVE_KIND_BROADCAST, {0, 1, 2, 3},
-                   512);
+  Matrix m =
+      Flows(TrafficModel(), Backend::kGloo, v1::COLLECTIVE_KIND_BROADCAST, {0, 1, 2, 3}, 512);
   Matrix expected = {{{0, 1}, {512, 1}}, {{0, 2}, {512, 1}}, {{1, 3}, {512, 1}}};
   EXPECT_EQ(m, expected);
   // Root at index 2 of {10..13}: virtual 0,1,2,3 are 12,13,10,11.
@@ -90,8 +86,8 @@ TEST(TrafficModelTest, GlooBroadcastIsABinomialTreeFromTheRoot) {
 }
 
 TEST(TrafficModelTest, NcclBroadcastAndReduceAreChainsThroughTheRoot) {
-  Matrix m = Flows(TrafficModel(), Backend::kNccl, v1::COLLECTIVE_KIND_BROADCAST, {0, 1, 2, 3},
-                   100, /*root=*/1);
+  Matrix m = Flows(TrafficModel(), Backend::kNccl, v1::COLLECTIVE_KIND_BROADCAST, {0, 1, 2, 3}, 100,
+                   /*root=*/1);
   Matrix expected = {{{1, 2}, {100, 1}}, {{2, 3}, {100, 1}}, {{3, 0}, {100, 1}}};
   EXPECT_EQ(m, expected);
   m = Flows(TrafficModel(), Backend::kNccl, v1::COLLECTIVE_KIND_REDUCE, {0, 1, 2, 3}, 100);
@@ -112,12 +108,8 @@ TEST(TrafficModelTest, GlooReduceIsARingReduceScatterThenAGatherToTheRoot) {
   // chunk to root 0 (1's joins its ring link to 0).
   const Matrix m =
       Flows(TrafficModel(), Backend::kGloo, v1::COLLECTIVE_KIND_REDUCE, {0, 1, 2, 3}, 4000);
-  const Matrix expected = {{{0, 3}, {3000, 3}},
-                           {{1, 0}, {4000, 4}},
-                           {{2, 1}, {3000, 3}},
-                           {{3, 2}, {3000, 3}},
-                           {{2, 0}, {1000, 1}},
-                           {{3, 0}, {1000, 1}}};
+  const Matrix expected = {{{0, 3}, {3000, 3}}, {{1, 0}, {4000, 4}}, {{2, 1}, {3000, 3}},
+                           {{3, 2}, {3000, 3}}, {{2, 0}, {1000, 1}}, {{3, 0}, {1000, 1}}};
   EXPECT_EQ(m, expected);
 }
 
@@ -145,17 +137,14 @@ TEST(TrafficModelTest, AllToAllSendsOneNthToEveryOtherRank) {
 
 TEST(TrafficModelTest, GatheringCollectivesMoveNMinusOneContributionsPerRank) {
   // All-gather: each rank's 1000-byte contribution; NCCL's ring forwards 3.
-  Matrix m = Flows(TrafficModel(), Backend::kNccl, v1::COLLECTIVE_KIND_ALL_GATHER, {0, 1, 2, 3},
-                   1000);
-  Matrix expected = {{{0, 1}, {3000, 3}},
-                     {{1, 2}, {3000, 3}},
-                     {{2, 3}, {3000, 3}},
-                     {{3, 0}, {3000, 3}}};
+  Matrix m =
+      Flows(TrafficModel(), Backend::kNccl, v1::COLLECTIVE_KIND_ALL_GATHER, {0, 1, 2, 3}, 1000);
+  Matrix expected = {
+      {{0, 1}, {3000, 3}}, {{1, 2}, {3000, 3}}, {{2, 3}, {3000, 3}}, {{3, 0}, {3000, 3}}};
   EXPECT_EQ(m, expected);
   // gloo's halving-doubling reduce-scatter of 1000-byte chunks (a 4000-byte
   // buffer): 2000 bytes to the rank 2 away, then 1000 to the rank 1 away.
-  m = Flows(TrafficModel(), Backend::kGloo, v1::COLLECTIVE_KIND_REDUCE_SCATTER, {0, 1, 2, 3},
-            1000);
+  m = Flows(TrafficModel(), Backend::kGloo, v1::COLLECTIVE_KIND_REDUCE_SCATTER, {0, 1, 2, 3}, 1000);
   expected = {{{0, 2}, {2000, 1}}, {{1, 3}, {2000, 1}}, {{2, 0}, {2000, 1}}, {{3, 1}, {2000, 1}},
               {{0, 1}, {1000, 1}}, {{1, 0}, {1000, 1}}, {{2, 3}, {1000, 1}}, {{3, 2}, {1000, 1}}};
   EXPECT_EQ(m, expected);
@@ -164,8 +153,7 @@ TEST(TrafficModelTest, GatheringCollectivesMoveNMinusOneContributionsPerRank) {
 TEST(TrafficModelTest, OneMemberMovesNothing) {
   EXPECT_TRUE(
       Flows(TrafficModel(), Backend::kNccl, v1::COLLECTIVE_KIND_ALL_REDUCE, {3}, 4000).empty());
-  EXPECT_TRUE(
-      Flows(TrafficModel(), Backend::kGloo, v1::COLLECTIVE_KIND_SEND, {0, 1}, 4000).empty())
+  EXPECT_TRUE(Flows(TrafficModel(), Backend::kGloo, v1::COLLECTIVE_KIND_SEND, {0, 1}, 4000).empty())
       << "send/recv is counted, not modelled";
 }
 
