@@ -29,6 +29,10 @@ class Run:
         self.bundle = pathlib.Path(args.bundle).resolve()
         self.out = pathlib.Path(args.out).resolve()
         self.out.mkdir(parents=True, exist_ok=True)
+        # The collector's data and the exported traces stay out of OUT (whose
+        # files travel back from a device machine): only results and logs go there.
+        self.work = pathlib.Path(args.work).resolve()
+        self.work.mkdir(parents=True, exist_ok=True)
         self.results = {"mode": args.mode, "checks": {}}
         self.failures = []
         self.env = dict(os.environ)
@@ -71,9 +75,9 @@ class Run:
 
     def start_collector(self):
         log("== collector (bundled)")
-        data = self.out / "data"
+        data = self.work / "data"
         shutil.rmtree(data, ignore_errors=True)  # a fresh collector: jobs of this run only
-        port_file = self.out / "ports"
+        port_file = self.work / "ports"
         if port_file.exists():
             port_file.unlink()
         self.collector_log = open(self.out / "collector.log", "wb")
@@ -132,7 +136,7 @@ class Run:
 
     def export_counts(self, job, name):
         """Complete ("X") events per category in the job's Chrome export, or None."""
-        trace = self.out / f"{name}.json"
+        trace = self.work / f"{name}.json"
         export = self.cli("export", job, "--format", "chrome", "--out", str(trace), timeout=300)
         if export.returncode != 0 or not trace.exists():
             self.check(f"export {job}", False, (export.stdout + export.stderr)[-400:])
@@ -181,7 +185,7 @@ class Run:
         log(steps.stdout.strip()[:3000])
         self.check("trainscope steps", steps.returncode == 0 and steps.stdout.strip(),
                    steps.stderr.strip()[-400:])
-        trace = self.out / f"{job}.json"
+        trace = self.work / f"{job}.json"
         export = self.cli("export", job, "--format", "chrome", "--out", str(trace))
         if not self.check("trainscope export", export.returncode == 0 and trace.exists(),
                           (export.stdout + export.stderr).strip()[-400:]):
@@ -225,6 +229,8 @@ def main():
     p.add_argument("--bundle", required=True)
     p.add_argument("--out", default=os.path.join(os.environ.get("OUT") or "/tmp",
                                                  "trainscope-gpu-run"))
+    p.add_argument("--work", default=os.path.join(tempfile.gettempdir(), "trainscope-gpu-run-work"),
+                   help="the collector's data and exported traces")
     p.add_argument("--cache", default=None, help="extension cache (TRAINSCOPE_CACHE_DIR)")
     p.add_argument("--batches", default=None, help="comma-separated (default 64,256; CPU: 8)")
     p.add_argument("--steps", type=int, default=None, help="measured steps per round")

@@ -10,7 +10,8 @@
 #   bench/gpu/run.sh --cpu           # CPU mode (CI): a tiny CNN, the venv's pip torch
 #
 # Flags: --python PY, --bundle DIR (scripts/bundle_agent.sh), --out DIR
-# (default ${OUT:-/tmp}/trainscope-gpu-run: results.json, logs, the trace),
+# (default ${OUT:-/tmp}/trainscope-gpu-run: results.json, logs, steps.txt;
+# the collector's data and the traces go to --work, default in /tmp),
 # --steps N / --rounds N (measured steps per round, rounds per variant).
 # Exit status 0 when every check held. Needs no network and no Debian package.
 set -euo pipefail

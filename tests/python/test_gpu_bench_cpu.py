@@ -36,7 +36,7 @@ def test_gpu_run_command_in_cpu_mode(tmp_path):
     out = tmp_path / "out"
     done = subprocess.run(
         [str(REPO / "bench" / "gpu" / "run.sh"), "--cpu", "--python", sys.executable,
-         "--out", str(out), "--cache", str(tmp_path / "cache"), "--steps", "2", "--rounds", "1",
+         "--out", str(out), "--cache", str(tmp_path / "cache"), "--work", str(tmp_path / "work"), "--steps", "2", "--rounds", "1",
          "--warmup", "1"], capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
     results = json.loads((out / "results.json").read_text())
