@@ -174,6 +174,15 @@ TEST_F(CollectiveMatcherTest, TrafficCountsSendRecvExactlyAndModelsCollectives) 
   }
 }
 
+TEST_F(CollectiveMatcherTest, ClearingLinksClearsTheirTraffic) {
+  CollectiveMatcher::Links links;
+  links[{0, 1, false}] = {10, 1, 1};
+  links.traffic[{0, 1, world_, true}] = {10, 1, 1, TrafficModel::Backend::kGloo};
+  links.clear();
+  EXPECT_TRUE(links.empty());
+  EXPECT_TRUE(links.traffic.empty());
+}
+
 TEST_F(CollectiveMatcherTest, NoTrafficUnlessEnabled) {
   const DeviceEvent send = Collective(v1::COLLECTIVE_KIND_SEND, name_, world_, 1, 100, 300, 10, 1);
   const DeviceEvent recv = Collective(v1::COLLECTIVE_KIND_RECV, name_, world_, 1, 100, 300, 10, 0);

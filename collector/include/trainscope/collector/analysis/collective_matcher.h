@@ -87,6 +87,12 @@ class CollectiveMatcher {
   // stay a map so that their readers index it directly.
   struct Links : std::map<LinkKey, LinkTotals> {
     std::map<PairKey, PairTotals> traffic;
+    // Both: a reused Links (a GPU device's dropped host links) must not
+    // keep old steps' traffic.
+    void clear() {
+      std::map<LinkKey, LinkTotals>::clear();
+      traffic.clear();
+    }
   };
 
   // One communication operator's share of its instance.
