@@ -114,3 +114,39 @@ def test_gpu_activity_follows_the_device_and_without_one_training_goes_on(trains
     monkeypatch.setenv("TRAINSCOPE_GPU", "maybe")
     with pytest.raises(ValueError, match="TRAINSCOPE_GPU='maybe'"):
         ts.attach(collector="127.0.0.1:1", job="gpu-off")
+
+
+@pytest.mark.skipif(shutil.which("cc") is None, reason="no C compiler")
+def test_the_session_header_is_plain_c_and_the_agent_library_links_alone(trainscope_module,
+                                                                         tmp_path):
+    """What any extension needs of trainscope: two C headers and one library."""
+    from trainscope import _loader
+    _, agent, include_dirs = _loader.layout()
+    source = tmp_path / "use.c"
+    source.write_text("""
+        #include <stdio.h>
+        #include "trainscope_session.h"
+        static int install(void* user, const trainscope_observer* observer, trainscope_hook* out,
+                           char* error, size_t error_len) {
+          (void)user; (void)observer; (void)out; (void)error; (void)error_len;
+          return 1;
+        }
+        int main(void) {
+          trainscope_session_options o;
+          trainscope_session_options_init(&o);
+          trainscope_session* s = (trainscope_session*)1;
+          char error[256];
+          /* No job id: refused, naming the field; *out reset to NULL. */
+          int rc = trainscope_session_start(&o, install, NULL, &s, error, sizeof error);
+          printf("%u %d %d %s\\n", trainscope_session_abi_version(), rc, s == NULL, error);
+          return 0;
+        }
+        """)
+    exe = tmp_path / "use"
+    subprocess.run(["cc", "-std=c99", "-Wall", "-Werror", "-pedantic",
+                    *[f"-I{d}" for d in include_dirs], str(source), agent,
+                    f"-Wl,-rpath,{os.path.dirname(agent)}", "-o", str(exe)], check=True)
+    out = subprocess.run([str(exe)], capture_output=True, text=True, check=True).stdout.split(
+        maxsplit=3)
+    assert int(out[0]) == trainscope_module._C.SESSION_ABI_VERSION
+    assert out[1] == "1" and out[2] == "1" and "job_id" in out[3], out

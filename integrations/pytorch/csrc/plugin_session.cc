@@ -213,6 +213,7 @@ void PluginSession::Close(absl::Duration deadline, std::string error) {
   control_cv_.SignalAll();
   if (control_thread_.joinable()) control_thread_.join();
   watchdog_.Disarm();
+  if (agent_ == nullptr) return;  // Start failed before the agent ran
   agent_->Shutdown(deadline, std::move(error));
   base::MutexLock lock(&stats_mu_);
   final_stats_ = agent_->stats();
