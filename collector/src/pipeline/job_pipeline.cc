@@ -148,7 +148,8 @@ void JobPipeline::StopAndCloseLog() {
   Stop();
   absl::MutexLock stop_lock(&stop_mu_);
   // The thread is joined: nothing uses the log any more (the index writer
-  // flushed its last rows in Run's epilogue).
+  // flushed its last rows in Run's epilogue). The stopped analysis stays:
+  // Query may still reach it from another thread.
   log_.reset();
 }
 
