@@ -169,6 +169,7 @@ void RunFrames(benchmark::State& state, MareyModel* model, const char* name) {
   state.counters["rows"] = static_cast<double>(stats.rows);
   state.counters["drawn_ops"] = static_cast<double>(stats.individual_operators);
   state.counters["merged_bins"] = static_cast<double>(stats.merged_bins);
+  state.counters["joins"] = static_cast<double>(stats.joins);
   state.counters["primitives"] = static_cast<double>(primitives);
   state.counters["dense"] = stats.dense ? 1 : 0;
   state.counters["layout_ms"] =

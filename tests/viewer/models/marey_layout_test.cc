@@ -85,6 +85,39 @@ TEST_F(MareyLayoutTest, RowsShareTheHeightByWeightAndAreFoundByY) {
   EXPECT_TRUE(layout.list().quads.empty());
 }
 
+TEST_F(MareyLayoutTest, MergedBinsJoinOnlyAdjacentRows) {
+  // Dense kernels (merged into bins) on stream 7 of two devices; with a
+  // stream row between them their bins are not joined (the band would wash
+  // over that row), without one they are.
+  auto dense = [&](uint32_t rank, uint32_t stream, uint64_t key_base) {
+    MareyTrack& track = AddRow(rank);
+    rows_.back().gpu = true;
+    rows_.back().gpu_stream = stream;
+    for (int i = 0; i < 2000; ++i) {
+      track.Push(Op(i * 5, i * 5 + 4, key_base + static_cast<uint64_t>(i), OpClass::kGpuKernel));
+    }
+  };
+  dense(0, 7, 0);
+  dense(1, 7, 100'000);
+  MareyLayout layout({});
+  layout.Lay(MakeFrame(0, 10'000));
+  EXPECT_GT(layout.stats().merged_bins, 0u);
+  const size_t adjacent_joins = layout.list().quads.size();
+  EXPECT_GT(adjacent_joins, 0u);  // merged bins of adjacent rows
+
+  rows_.clear();
+  tracks_.clear();
+  dense(0, 7, 0);
+  AddRow(0);  // rank 0's stream 9, empty
+  rows_.back().gpu = true;
+  rows_.back().gpu_stream = 9;
+  dense(1, 7, 100'000);
+  MareyLayout apart({});
+  apart.Lay(MakeFrame(0, 10'000));
+  EXPECT_GT(apart.stats().merged_bins, 0u);
+  EXPECT_TRUE(apart.list().quads.empty());
+}
+
 TEST_F(MareyLayoutTest, TheSameOperatorOnAdjacentRowsIsJoined) {
   AddRow(0).Push(Op(1000, 3000, 7));
   AddRow(1).Push(Op(1500, 3500, 7));

@@ -177,8 +177,12 @@ void MareyLayout::Lay(const Frame& frame) {
         // twins on the same stream, or the picture fills with crossing lines.
         const bool collectives_only =
             rows()[i].gpu && rows()[above].gpu_stream != rows()[i].gpu_stream;
+        // Merged bins join only adjacent rows: across other rows (a GPU
+        // device's streams) their wide translucent bands would wash over
+        // those rows and cost most of the frame's painting.
         AddJoins(previous[p], current.back(), rows()[above].axis_y + BandHalf(above),
-                 rows()[i].axis_y - BandHalf(i), same_stage, collectives_only);
+                 rows()[i].axis_y - BandHalf(i), same_stage, collectives_only,
+                 /*merged_bins=*/above + 1 == i);
       }
       if (rows()[i].height >= options_.chart_row_px && !rows()[i].gpu) {
         AddLineCharts(i, rows()[i].axis_y, rows()[i].height);
@@ -564,7 +568,8 @@ size_t MareyLayout::RowAt(float y) const {
 }
 
 void MareyLayout::AddJoins(const RowLayout& upper, const RowLayout& lower, float y_top,
-                           float y_bottom, bool same_stage, bool collectives_only) {
+                           float y_bottom, bool same_stage, bool collectives_only,
+                           bool merged_bins) {
   if (y_bottom - y_top < 2) return;
   std::unordered_map<uint64_t, size_t> by_key;
   by_key.reserve(lower.items.size() * 2);
@@ -582,11 +587,13 @@ void MareyLayout::AddJoins(const RowLayout& upper, const RowLayout& lower, float
     quad.p[2] = {other.x1, y_bottom};
     quad.p[3] = {other.x0, y_bottom};
     quad.fill = WithAlpha(ClassColor(item.cls), IsMergeable(item.cls) ? 70 : 130);
+    quad.smooth = merged_bins;  // adjacent rows: short bands, cheap to smooth
     list_.quads.push_back(quad);
     ++stats_.joins;
   }
-  const size_t bins =
-      same_stage && !collectives_only ? std::min(upper.merged.size(), lower.merged.size()) : 0;
+  const size_t bins = same_stage && !collectives_only && merged_bins
+                          ? std::min(upper.merged.size(), lower.merged.size())
+                          : 0;
   for (size_t k = 0; k < bins; ++k) {
     const auto& a = upper.merged[k];
     const auto& b = lower.merged[k];

@@ -48,10 +48,18 @@ void DrawListPainter::Paint(QPainter* painter, const DrawList& list) {
   PaintImage(painter, list.image);
   for (const PixelImage& image : list.images) PaintImage(painter, image);
   if (!list.quads.empty()) {
-    painter->setRenderHint(QPainter::Antialiasing, list.quads.size() < 2'000);
+    // Antialiased only while few, and only the quads that ask for it: a
+    // long band across other rows costs many times a short one smoothed.
+    const bool few = list.quads.size() < 2'000;
+    bool smooth = false;
+    painter->setRenderHint(QPainter::Antialiasing, false);
     painter->setPen(Qt::NoPen);
     QPointF points[4];
     for (const Quad& quad : list.quads) {
+      if ((few && quad.smooth) != smooth) {
+        smooth = few && quad.smooth;
+        painter->setRenderHint(QPainter::Antialiasing, smooth);
+      }
       for (int i = 0; i < 4; ++i) points[i] = QPointF(quad.p[i].x, quad.p[i].y);
       painter->setBrush(ToQColor(quad.fill));
       painter->drawConvexPolygon(points, 4);

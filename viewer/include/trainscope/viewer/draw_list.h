@@ -64,6 +64,7 @@ struct FilledRect {
 struct Quad {
   PointF p[4];  // clockwise: top-left, top-right, bottom-right, bottom-left
   Color fill = 0;
+  bool smooth = true;  // antialias it (when the list has few quads)
 };
 
 struct Line {

@@ -129,10 +129,11 @@ class MareyLayout {
   // Dense mode: every row into its pixel rows of the image, in parallel.
   void LayoutDenseRows();
   void EnsureImage();
-  // Joins the operators of two rows that share a key (and their merged
-  // bins); with `collectives_only`, only NCCL kernels.
+  // Joins the operators of two rows that share a key, and with
+  // `merged_bins` (adjacent rows) their merged bins and smoothed bands; with
+  // `collectives_only`, only NCCL kernels.
   void AddJoins(const RowLayout& upper, const RowLayout& lower, float y_top, float y_bottom,
-                bool same_stage, bool collectives_only = false);
+                bool same_stage, bool collectives_only = false, bool merged_bins = true);
   // Half the height of a row's bands.
   float BandHalf(size_t index) const;
   // Whether rows a < b belong to one device (consecutive device rows of one rank).
