@@ -152,8 +152,8 @@ void RunFrames(benchmark::State& state, MareyModel* model, const char* name) {
     model->SetTimeRange(start + shift, start + shift + span);
     const auto laid = std::chrono::steady_clock::now();
     const DrawList& list = model->Draw();
-    layout_ns += std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - laid)
-                     .count();
+    layout_ns +=
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - laid).count();
     primitives = list.PrimitiveCount();
     QPainter painter(&image);
     DrawListPainter::Paint(&painter, list);

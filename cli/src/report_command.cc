@@ -203,16 +203,15 @@ std::string DeviceTimeSummary(const std::vector<v1::StepReport>& steps) {
   for (const auto& [rank, r] : ranks) {
     const double step = Median(r.step);
     absl::StrAppend(
-        &html,
-        absl::StrFormat("<tr><td>%u</td><td>%u</td><td>%.2f</td><td>%.2f</td><td>%.1f</td>"
-                        "<td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td>"
-                        "<td>%.2f</td><td>%.2f</td><td>%.0f</td><td>%u</td></tr>\n",
-                        rank, r.step.size(), step / 1e6, Median(r.busy) / 1e6,
-                        step > 0 ? 100 * Median(r.busy) / step : 0.0, Median(r.nccl_wait) / 1e6,
-                        Median(r.nccl_transfer) / 1e6, Median(r.overlap) / 1e6,
-                        Median(r.copies) / 1e6, Median(r.launch_bound) / 1e6,
-                        Median(r.host_sync) / 1e6, Median(r.data_wait) / 1e6, Median(r.kernels),
-                        r.streams));
+        &html, absl::StrFormat("<tr><td>%u</td><td>%u</td><td>%.2f</td><td>%.2f</td><td>%.1f</td>"
+                               "<td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td><td>%.2f</td>"
+                               "<td>%.2f</td><td>%.2f</td><td>%.0f</td><td>%u</td></tr>\n",
+                               rank, r.step.size(), step / 1e6, Median(r.busy) / 1e6,
+                               step > 0 ? 100 * Median(r.busy) / step : 0.0,
+                               Median(r.nccl_wait) / 1e6, Median(r.nccl_transfer) / 1e6,
+                               Median(r.overlap) / 1e6, Median(r.copies) / 1e6,
+                               Median(r.launch_bound) / 1e6, Median(r.host_sync) / 1e6,
+                               Median(r.data_wait) / 1e6, Median(r.kernels), r.streams));
   }
   return html + "</table>\n";
 }
@@ -263,11 +262,11 @@ std::string TopKernelsTable(const std::vector<v1::StepReport>& steps) {
     const char* cls = k->op_class == v1::OPERATOR_CLASS_GPU_COLLECTIVE ? "NCCL"
                       : k->op_class == v1::OPERATOR_CLASS_GPU_COPY     ? "copy"
                                                                        : "compute";
-    absl::StrAppend(&html, "<tr><td>", ++place, "</td><td style=\"text-align:left\">", Html(name),
-                    "</td><td>", cls, "</td><td>", k->count, "</td><td>",
-                    FormatMs(k->total_ns), "</td><td>",
-                    FormatMs(k->total_ns / static_cast<int64_t>(std::max<size_t>(1, k->steps.size()))),
-                    "</td><td>", Html(launcher), "</td></tr>\n");
+    absl::StrAppend(
+        &html, "<tr><td>", ++place, "</td><td style=\"text-align:left\">", Html(name), "</td><td>",
+        cls, "</td><td>", k->count, "</td><td>", FormatMs(k->total_ns), "</td><td>",
+        FormatMs(k->total_ns / static_cast<int64_t>(std::max<size_t>(1, k->steps.size()))),
+        "</td><td>", Html(launcher), "</td></tr>\n");
   }
   return html + "</table>\n";
 }

@@ -68,7 +68,8 @@ void ChromeTraceWriter::Add(const v1::OperatorBatch& batch) {
     if (gpu) {
       absl::StrAppend(&args, absl::StrFormat(R"(,"device":%u,"stream":%u,"correlation":%u)",
                                              op.gpu_device(), op.gpu_stream(), op.correlation()));
-      if (op.launch_op() != 0) absl::StrAppend(&args, R"(,"launched_by":)", JsonString(str(op.launch_op())));
+      if (op.launch_op() != 0)
+        absl::StrAppend(&args, R"(,"launched_by":)", JsonString(str(op.launch_op())));
     }
     if (comm) {
       absl::StrAppend(&args, R"(,"group":)", JsonString(str(op.group())),
@@ -84,8 +85,8 @@ void ChromeTraceWriter::Add(const v1::OperatorBatch& batch) {
     // One flow from the instance's first participant to each other one; a
     // send and its receive share (group, sequence) and the pair of ranks.
     // NCCL kernels pair with NCCL kernels, never with the host's calls.
-    const bool p2p = op.op_class() == v1::OPERATOR_CLASS_SEND ||
-                     op.op_class() == v1::OPERATOR_CLASS_RECV;
+    const bool p2p =
+        op.op_class() == v1::OPERATOR_CLASS_SEND || op.op_class() == v1::OPERATOR_CLASS_RECV;
     const uint32_t low = p2p ? std::min<uint32_t>(rank, static_cast<uint32_t>(op.peer())) : 0;
     const uint32_t high = p2p ? std::max<uint32_t>(rank, static_cast<uint32_t>(op.peer())) : 0;
     const auto key = std::make_tuple(absl::StrCat(str(op.group()), "/", low, "/", high),
@@ -99,9 +100,9 @@ void ChromeTraceWriter::Add(const v1::OperatorBatch& batch) {
     const auto& [source_ns, source_pid, source_tid] = it->second;
     const uint64_t id = next_flow_id_++;
     const std::string name = JsonString(str(op.name()));
-    Event(absl::StrCat(R"({"ph":"s","id":)", id, R"(,"name":)", name, R"(,"cat":"flow")",
-                       absl::StrFormat(R"(,"pid":%u,"tid":%u,"ts":%s})", source_pid, source_tid,
-                                       Ts(source_ns))));
+    Event(absl::StrCat(
+        R"({"ph":"s","id":)", id, R"(,"name":)", name, R"(,"cat":"flow")",
+        absl::StrFormat(R"(,"pid":%u,"tid":%u,"ts":%s})", source_pid, source_tid, Ts(source_ns))));
     Event(absl::StrCat(R"({"ph":"f","bp":"e","id":)", id, R"(,"name":)", name, R"(,"cat":"flow")",
                        absl::StrFormat(R"(,"pid":%u,"tid":%u,"ts":%s})", pid, tid, ts)));
     ++flows_;
@@ -110,8 +111,8 @@ void ChromeTraceWriter::Add(const v1::OperatorBatch& batch) {
 
 void ChromeTraceWriter::Describe(const v1::AlignedOperator& op, uint32_t pid, uint32_t tid) {
   if (processes_.insert(pid).second) {
-    Event(absl::StrFormat(
-        R"({"ph":"M","name":"process_name","pid":%u,"args":{"name":"rank %u"}})", pid, pid));
+    Event(absl::StrFormat(R"({"ph":"M","name":"process_name","pid":%u,"args":{"name":"rank %u"}})",
+                          pid, pid));
     Event(absl::StrFormat(
         R"({"ph":"M","name":"process_sort_index","pid":%u,"args":{"sort_index":%u}})", pid, pid));
   }

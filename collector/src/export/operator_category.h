@@ -19,8 +19,8 @@ inline bool IsGpuClass(trainscope::v1::OperatorClass c) {
 
 // What carries a group, a sequence, a peer and bytes (and is linked by flows).
 inline bool IsCommunicationClass(trainscope::v1::OperatorClass c) {
-  return c == trainscope::v1::OPERATOR_CLASS_COLLECTIVE || c == trainscope::v1::OPERATOR_CLASS_SEND ||
-         c == trainscope::v1::OPERATOR_CLASS_RECV ||
+  return c == trainscope::v1::OPERATOR_CLASS_COLLECTIVE ||
+         c == trainscope::v1::OPERATOR_CLASS_SEND || c == trainscope::v1::OPERATOR_CLASS_RECV ||
          c == trainscope::v1::OPERATOR_CLASS_GPU_COLLECTIVE;
 }
 

@@ -84,8 +84,8 @@ uint64_t PerfettoTraceWriter::StreamTrack(uint32_t rank, uint32_t gpu_device, ui
     Write(packet);
     ++tracks_;
   }
-  auto [it, added] = streams_.try_emplace({rank, gpu_device, stream},
-                                          StreamUuid(rank, gpu_device, stream));
+  auto [it, added] =
+      streams_.try_emplace({rank, gpu_device, stream}, StreamUuid(rank, gpu_device, stream));
   if (added) {
     perfetto::TracePacket packet;
     perfetto::TrackDescriptor* track = packet.mutable_track_descriptor();
@@ -94,8 +94,8 @@ uint64_t PerfettoTraceWriter::StreamTrack(uint32_t rank, uint32_t gpu_device, ui
     track->mutable_thread()->set_pid(GpuPid(rank, gpu_device));
     // tids only need to be unique: past every thread tid Pid() * 100000 gives.
     track->mutable_thread()->set_tid(
-        1'000'000'000 + static_cast<int32_t>(((rank & 0xFFF) * 64 + (gpu_device & 0x3F)) * 1000 +
-                                             stream % 1000));
+        1'000'000'000 +
+        static_cast<int32_t>(((rank & 0xFFF) * 64 + (gpu_device & 0x3F)) * 1000 + stream % 1000));
     track->mutable_thread()->set_thread_name(absl::StrCat("stream ", stream));
     Write(packet);
     ++tracks_;

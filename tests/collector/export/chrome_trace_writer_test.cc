@@ -86,7 +86,8 @@ TEST(ChromeTraceWriterTest, GpuStreamsAreTracksOfTheirOwnPerDevice) {
   const Struct trace = Parse(out.str());
   std::map<std::string, std::string> process_names;  // pid -> name
   std::map<std::pair<std::string, std::string>, std::string> thread_names;
-  std::map<std::string, std::set<std::pair<std::string, std::string>>> places;  // name -> (pid, tid)
+  std::map<std::string, std::set<std::pair<std::string, std::string>>>
+      places;  // name -> (pid, tid)
   std::map<std::string, std::string> category;
   for (const Value& e : Events(trace).values()) {
     if (Field(e, "ph") == "s" || Field(e, "ph") == "f") continue;  // flows carry no args
@@ -119,7 +120,7 @@ TEST(ChromeTraceWriterTest, GpuStreamsAreTracksOfTheirOwnPerDevice) {
   EXPECT_EQ(thread_name(rank0, stream(0, 20)), "GPU 0 stream 20");
   EXPECT_EQ(thread_name(rank1, stream(1, 24)), "GPU 1 stream 24");
   EXPECT_EQ(thread_name(rank1, stream(1, 9)), "GPU 1 stream 9");
-  EXPECT_EQ(thread_names.size(), 6u);  // rank 0's thread 11 and five streams
+  EXPECT_EQ(thread_names.size(), 6u);     // rank 0's thread 11 and five streams
   EXPECT_NE(stream(0, 7), stream(1, 7));  // one stream id on two GPUs: two tracks
   EXPECT_EQ(places["aten::mm"],
             (std::set<std::pair<std::string, std::string>>{{rank0, std::to_string(11.0)}}));

@@ -53,13 +53,13 @@ inline v1::OperatorBatch ExportTestBatch() {
 // memset on stream 9; and one host operator on rank 0.
 inline v1::OperatorBatch ExportGpuTestBatch() {
   v1::OperatorBatch batch;
-  batch.add_strings("");                                  // 0
-  batch.add_strings("sm90_xmma_gemm");                    // 1
-  batch.add_strings("ncclDevKernel_AllReduce_Sum_f32");   // 2
-  batch.add_strings("Memcpy HtoD (Pinned -> Device)");    // 3
-  batch.add_strings("Memset (Device)");                   // 4
-  batch.add_strings("0");                                 // 5: the process group
-  batch.add_strings("aten::mm");                          // 6
+  batch.add_strings("");                                 // 0
+  batch.add_strings("sm90_xmma_gemm");                   // 1
+  batch.add_strings("ncclDevKernel_AllReduce_Sum_f32");  // 2
+  batch.add_strings("Memcpy HtoD (Pinned -> Device)");   // 3
+  batch.add_strings("Memset (Device)");                  // 4
+  batch.add_strings("0");                                // 5: the process group
+  batch.add_strings("aten::mm");                         // 6
   const int64_t t0 = 1'795'000'000'000'000'000;
   auto add = [&](uint32_t rank, uint32_t device, uint32_t stream, int64_t start, int64_t end,
                  uint32_t name, v1::OperatorClass cls) {

@@ -2,8 +2,8 @@
 
 #include <map>
 #include <set>
-#include <string>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "export_test_batch.h"
@@ -101,9 +101,9 @@ TEST(PerfettoTraceWriterTest, OverlappingOperatorsAreClippedIntoTheirParent) {
 
 TEST(PerfettoTraceWriterTest, GpuStreamsAreThreadTracksOfAProcessPerDevice) {
   const perfetto::Trace trace = Written(ExportGpuTestBatch());
-  std::map<uint64_t, std::string> process_names;  // uuid -> name
+  std::map<uint64_t, std::string> process_names;                 // uuid -> name
   std::map<uint64_t, std::pair<uint64_t, std::string>> threads;  // uuid -> (parent, name)
-  std::map<std::string, std::set<uint64_t>> tracks_of;  // slice name -> tracks
+  std::map<std::string, std::set<uint64_t>> tracks_of;           // slice name -> tracks
   std::map<std::string, std::string> category;
   std::set<int32_t> tids;
   for (const perfetto::TracePacket& p : trace.packet()) {
@@ -134,7 +134,8 @@ TEST(PerfettoTraceWriterTest, GpuStreamsAreThreadTracksOfAProcessPerDevice) {
   EXPECT_EQ(where, (std::set<std::string>{"rank 0 GPU 0 / stream 20", "rank 1 GPU 1 / stream 24"}));
   // The kernel and the NCCL kernel overlap on rank 0 but on separate
   // tracks, so neither is clipped into the other.
-  EXPECT_NE(*tracks_of["sm90_xmma_gemm"].begin(), *tracks_of["ncclDevKernel_AllReduce_Sum_f32"].begin());
+  EXPECT_NE(*tracks_of["sm90_xmma_gemm"].begin(),
+            *tracks_of["ncclDevKernel_AllReduce_Sum_f32"].begin());
   EXPECT_EQ(category["Memset (Device)"], "gpu_memset");
   EXPECT_EQ(category["sm90_xmma_gemm"], "kernel");
   EXPECT_EQ(category["aten::mm"], "compute");

@@ -461,7 +461,6 @@ TEST_F(MareyModelTest, RankFilterShowsOnlyThoseDevices) {
   EXPECT_EQ(rows[1].rank, 2u);
 }
 
-
 // --- GPU streams.
 
 OperatorRecord Gpu(OperatorRecord op, uint32_t stream, uint32_t device = 0) {
@@ -479,15 +478,15 @@ std::vector<std::string> Labels(MareyModel& model) {
 
 TEST_F(MareyModelTest, GpuStreamsAreRowsUnderAThinCpuRowColouredByClass) {
   MareyModel model(&names_);
-  model.AddOperators({Op(0, 1000, 2000, "aten::mm"),
-                      Gpu(Op(0, 1200, 3000, "sm90_gemm", OpClass::kGpuKernel), 7),
-                      Gpu(Op(0, 3500, 5000, "ncclDevKernel_AllReduce", OpClass::kGpuCollective), 20),
-                      Gpu(Op(0, 500, 900, "Memcpy HtoD", OpClass::kGpuCopy), 9),
-                      Op(1, 1000, 2000, "aten::mm")});  // a CPU-only device
+  model.AddOperators(
+      {Op(0, 1000, 2000, "aten::mm"), Gpu(Op(0, 1200, 3000, "sm90_gemm", OpClass::kGpuKernel), 7),
+       Gpu(Op(0, 3500, 5000, "ncclDevKernel_AllReduce", OpClass::kGpuCollective), 20),
+       Gpu(Op(0, 500, 900, "Memcpy HtoD", OpClass::kGpuCopy), 9),
+       Op(1, 1000, 2000, "aten::mm")});  // a CPU-only device
   model.SetViewport(1000, 600);
   model.SetTimeRange(0, 10'000);
-  EXPECT_THAT(Labels(model), ::testing::ElementsAre("rank 0 CPU", "rank 0 GPU0 s7", "rank 0 GPU0 s9",
-                                                    "rank 0 GPU0 s20", "rank 1"));
+  EXPECT_THAT(Labels(model), ::testing::ElementsAre("rank 0 CPU", "rank 0 GPU0 s7",
+                                                    "rank 0 GPU0 s9", "rank 0 GPU0 s20", "rank 1"));
   const auto& rows = model.Rows();
   EXPECT_FALSE(rows[0].gpu);
   EXPECT_TRUE(rows[1].gpu);
@@ -515,8 +514,8 @@ TEST_F(MareyModelTest, GpuStreamsAreRowsUnderAThinCpuRowColouredByClass) {
 
 TEST_F(MareyModelTest, CpuRowsOfGpuDevicesAreShownOnDemand) {
   MareyModel model(&names_);
-  model.AddOperators({Op(0, 1000, 2000, "aten::mm"),
-                      Gpu(Op(0, 1200, 3000, "sm90_gemm", OpClass::kGpuKernel), 7)});
+  model.AddOperators(
+      {Op(0, 1000, 2000, "aten::mm"), Gpu(Op(0, 1200, 3000, "sm90_gemm", OpClass::kGpuKernel), 7)});
   model.SetShowCpuRows(false);
   EXPECT_THAT(Labels(model), ::testing::ElementsAre("rank 0 GPU0 s7"));
   model.SetShowCpuRows(true);
@@ -527,9 +526,8 @@ TEST_F(MareyModelTest, OneCollectivesNcclKernelsAreJoinedAcrossDevicesWhateverTh
   MareyModel model(&names_);
   const uint32_t group = names_.Intern("0");
   auto nccl = [&](uint32_t rank, int64_t start, uint32_t stream, uint64_t sequence) {
-    OperatorRecord op =
-        Gpu(Op(rank, start, start + 1000, "ncclDevKernel_AllReduce", OpClass::kGpuCollective),
-            stream);
+    OperatorRecord op = Gpu(
+        Op(rank, start, start + 1000, "ncclDevKernel_AllReduce", OpClass::kGpuCollective), stream);
     op.group = group;
     op.group_sequence = sequence;
     return op;
@@ -572,10 +570,9 @@ TEST_F(MareyModelTest, OneCollectivesNcclKernelsAreJoinedAcrossDevicesWhateverTh
 
 TEST_F(MareyModelTest, CpuRowsJoinCpuRowsAcrossGpuStreams) {
   MareyModel model(&names_);
-  model.AddOperators({Op(0, 1000, 2000, "aten::mm"),
-                      Gpu(Op(0, 1200, 3000, "aten::mm", OpClass::kGpuKernel), 7),
-                      Op(1, 1000, 2000, "aten::mm"),
-                      Gpu(Op(1, 1200, 3000, "aten::mm", OpClass::kGpuKernel), 7)});
+  model.AddOperators(
+      {Op(0, 1000, 2000, "aten::mm"), Gpu(Op(0, 1200, 3000, "aten::mm", OpClass::kGpuKernel), 7),
+       Op(1, 1000, 2000, "aten::mm"), Gpu(Op(1, 1200, 3000, "aten::mm", OpClass::kGpuKernel), 7)});
   model.SetViewport(1000, 600);
   model.SetTimeRange(0, 10'000);
   // CPU to CPU and stream to stream: a CPU operator never joins a kernel,

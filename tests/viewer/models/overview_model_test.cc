@@ -38,8 +38,9 @@ StepRecord MakeGpuStep(uint64_t number, uint32_t devices) {
     d.gpu_idle_launch_bound_ns = 1'500'000;
     d.gpu_idle_host_sync_ns = 0;
     d.gpu_idle_data_wait_ns = 250'000;
-    d.top_kernels = {{"sm90_gemm", OpClass::kGpuKernel, 10, 2'000'000 + d.rank, "aten::mm"},
-                     {"ncclDevKernel_AllReduce", OpClass::kGpuCollective, 2, 1'500'000, "nccl:all_reduce"}};
+    d.top_kernels = {
+        {"sm90_gemm", OpClass::kGpuKernel, 10, 2'000'000 + d.rank, "aten::mm"},
+        {"ncclDevKernel_AllReduce", OpClass::kGpuCollective, 2, 1'500'000, "nccl:all_reduce"}};
   }
   return step;
 }
@@ -59,12 +60,12 @@ TEST(OverviewModelTest, GpuBarsStackDeviceTime) {
     EXPECT_EQ(bar.segments[0].label, "GPU compute");
     EXPECT_EQ(bar.segments[0].ns, 4'000'000);
     EXPECT_EQ(bar.segments[0].color, OverviewModel::kGpuComputeColor);
-    EXPECT_EQ(bar.segments[1].ns, 1'000'000);                   // NCCL wait
-    EXPECT_EQ(bar.segments[2].ns, 1'500'000);                   // transfer not under compute
-    EXPECT_EQ(bar.segments[3].ns, 500'000);                     // copies
-    EXPECT_EQ(bar.segments[4].ns, 1'500'000);                   // launch-bound
-    EXPECT_EQ(bar.segments[6].ns, 250'000);                     // data wait
-    EXPECT_EQ(bar.segments[7].ns, 10'000'000 - 8'750'000);      // the rest
+    EXPECT_EQ(bar.segments[1].ns, 1'000'000);               // NCCL wait
+    EXPECT_EQ(bar.segments[2].ns, 1'500'000);               // transfer not under compute
+    EXPECT_EQ(bar.segments[3].ns, 500'000);                 // copies
+    EXPECT_EQ(bar.segments[4].ns, 1'500'000);               // launch-bound
+    EXPECT_EQ(bar.segments[6].ns, 250'000);                 // data wait
+    EXPECT_EQ(bar.segments[7].ns, 10'000'000 - 8'750'000);  // the rest
     // Stacked without gaps, compute at the bottom.
     for (size_t i = 1; i < bar.segments.size(); ++i) {
       EXPECT_NEAR(bar.segments[i - 1].rect.y, bar.segments[i].rect.y + bar.segments[i].rect.h,
@@ -73,9 +74,11 @@ TEST(OverviewModelTest, GpuBarsStackDeviceTime) {
   }
   // The GPU compute segments are painted.
   size_t green = 0;
-  for (const FilledRect& r : overview.Draw().rects) green += r.fill == OverviewModel::kGpuComputeColor;
+  for (const FilledRect& r : overview.Draw().rects)
+    green += r.fill == OverviewModel::kGpuComputeColor;
   EXPECT_GE(green, 2u);
-  const std::string tip = overview.TooltipAt(bars[0].compute_rect.x + 1, bars[0].compute_rect.y + 1);
+  const std::string tip =
+      overview.TooltipAt(bars[0].compute_rect.x + 1, bars[0].compute_rect.y + 1);
   EXPECT_NE(tip.find("NCCL wait: 1.00 ms"), std::string::npos) << tip;
 }
 

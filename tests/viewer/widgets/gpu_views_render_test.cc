@@ -3,6 +3,7 @@
 // GPU streams and the device-time bars are, so rows that vanish or take the
 // wrong colours fail.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <QApplication>
 #include <QCheckBox>
@@ -10,11 +11,10 @@
 #include <QImage>
 #include <cstdlib>
 #include <filesystem>
-#include <unistd.h>
 #include <functional>
 #include <map>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "trainscope/collector/import/trace_importer.h"
 #include "trainscope/viewer/stored_job_loader.h"
@@ -164,7 +164,6 @@ TEST_F(GpuViewsRenderTest, OverviewBarsAreDeviceTime) {
   EXPECT_TRUE(nccl);
 }
 
-
 // A real GPU trace (rank 0 of a 2-rank NCCL job, 3 steps, 2.7 k kernels),
 // imported as a user would and opened from the data dir.
 TEST_F(GpuViewsRenderTest, AnImportedKinetoTraceShowsItsGpuStreams) {
@@ -175,8 +174,8 @@ TEST_F(GpuViewsRenderTest, AnImportedKinetoTraceShowsItsGpuStreams) {
                                     ("trainscope-gpu-views-" + std::to_string(::getpid()));
   std::filesystem::remove_all(dir);
   {
-    auto importer = collector::TraceImporter::Create(
-        {.data_dir = dir, .job_id = "nccl", .fsync = false});
+    auto importer =
+        collector::TraceImporter::Create({.data_dir = dir, .job_id = "nccl", .fsync = false});
     ASSERT_TRUE(importer.ok()) << importer.status();
     ASSERT_TRUE((*importer)->Import({{.path = trace.string()}}).ok());
   }
@@ -212,11 +211,10 @@ TEST_F(GpuViewsRenderTest, AnImportedKinetoTraceShowsItsGpuStreams) {
   const auto& bars = state.overview.Bars();
   ASSERT_EQ(bars.size(), 1u);
   ASSERT_TRUE(bars[0].gpu);
-  EXPECT_GT(bars[0].segments[0].ns, 0);  // GPU compute
+  EXPECT_GT(bars[0].segments[0].ns, 0);                       // GPU compute
   EXPECT_GT(bars[0].segments[4].ns, bars[0].segments[0].ns);  // idle: launch-bound
   EXPECT_FALSE(state.overview.TopKernels().empty());
 }
-
 
 TEST_F(GpuViewsRenderTest, TheMareyPanelShowsCpuRowsOnDemand) {
   ViewerState state;
@@ -229,7 +227,7 @@ TEST_F(GpuViewsRenderTest, TheMareyPanelShowsCpuRowsOnDemand) {
     if (box->text() == "CPU rows") cpu_rows = box;
   }
   ASSERT_NE(cpu_rows, nullptr);
-  EXPECT_FALSE(cpu_rows->isChecked());  // synced with the model
+  EXPECT_FALSE(cpu_rows->isChecked());        // synced with the model
   EXPECT_EQ(state.marey.Rows().size(), 12u);  // streams only
   cpu_rows->setChecked(true);
   EXPECT_TRUE(state.marey.show_cpu_rows());

@@ -265,10 +265,10 @@ void OverviewModel::BuildBars() {
     x = 12;
     const float y = title_y + 17;
     const std::pair<Color, const char*> legend[] = {
-        {kGpuComputeColor, "GPU compute"},  {kNcclWaitColor, "NCCL wait"},
-        {kNcclTransferColor, "NCCL transfer"}, {kCopyColor, "copies"},
+        {kGpuComputeColor, "GPU compute"},         {kNcclWaitColor, "NCCL wait"},
+        {kNcclTransferColor, "NCCL transfer"},     {kCopyColor, "copies"},
         {kLaunchBoundColor, "idle: launch-bound"}, {kHostSyncColor, "idle: host sync"},
-        {kGpuDataWaitColor, "idle: data wait"}, {kGpuIdleColor, "idle: other"}};
+        {kGpuDataWaitColor, "idle: data wait"},    {kGpuIdleColor, "idle: other"}};
     for (const auto& [color, label] : legend) {
       AddSwatch(&list_, x, y, color, label, &advance);
       x += advance - 2;
@@ -449,8 +449,8 @@ void OverviewModel::BuildTopKernels(const StepRecord& step, const RectF& area) {
     if (name.size() > fit) name = name.substr(0, fit - 1) + "\xE2\x80\xA6";
     list_.texts.push_back({name_x, y, name, kTextColor, Text::Align::kLeft});
     list_.texts.push_back({count_x, y, std::to_string(k.count), kTextColor, Text::Align::kRight});
-    list_.texts.push_back({total_x, y, FormatDuration(static_cast<double>(k.total_ns)),
-                           kTextColor, Text::Align::kRight});
+    list_.texts.push_back({total_x, y, FormatDuration(static_cast<double>(k.total_ns)), kTextColor,
+                           Text::Align::kRight});
   }
 }
 

@@ -92,8 +92,8 @@ SyntheticJob GenerateSyntheticJob(const SyntheticJobOptions& options) {
   // kernels' time by name.
   std::vector<int64_t> stream_free(devices, options.start_ns);
   std::vector<std::map<std::string, std::pair<uint32_t, int64_t>>> kernel_time(devices);
-  auto kernel = [&](uint32_t rank, int64_t start, int64_t end, const std::string& name,
-                    OpClass cls, uint32_t stream, uint64_t step) {
+  auto kernel = [&](uint32_t rank, int64_t start, int64_t end, const std::string& name, OpClass cls,
+                    uint32_t stream, uint64_t step) {
     OperatorRecord* k = op(rank, start, end, name, cls, step);
     k->gpu_stream = stream;
     auto& [count, total] = kernel_time[rank][name];
@@ -108,7 +108,8 @@ SyntheticJob GenerateSyntheticJob(const SyntheticJobOptions& options) {
     if (!options.gpu) return int64_t{0};
     const int64_t start = std::max(cpu_start + 6'000, stream_free[rank]);
     const int64_t duration = cpu_duration * 7 / 10;
-    kernel(rank, start, start + duration, KernelOf(name), OpClass::kGpuKernel, kComputeStream, step);
+    kernel(rank, start, start + duration, KernelOf(name), OpClass::kGpuKernel, kComputeStream,
+           step);
     stream_free[rank] = start + duration;
     return duration;
   };
@@ -262,7 +263,7 @@ SyntheticJob GenerateSyntheticJob(const SyntheticJobOptions& options) {
         g.gpu_idle_launch_bound_ns = idle - g.gpu_idle_data_wait_ns;
         g.idle_ns = idle;
         for (const auto& [name, totals] : kernel_time[r]) {
-          const OpClass cls = name.rfind("nccl", 0) == 0    ? OpClass::kGpuCollective
+          const OpClass cls = name.rfind("nccl", 0) == 0     ? OpClass::kGpuCollective
                               : name.rfind("Memcpy", 0) == 0 ? OpClass::kGpuCopy
                                                              : OpClass::kGpuKernel;
           g.top_kernels.push_back({name, cls, totals.first, totals.second, ""});

@@ -149,7 +149,7 @@ class MareyLayout {
   DrawList list_;
   FrameStats stats_;
   float pitch_ = 0;
-  std::vector<float> row_tops_;  // the last frame's, for RowAt
+  std::vector<float> row_tops_;                   // the last frame's, for RowAt
   std::vector<std::vector<uint8_t>> row_merged_;  // per row, per bin: merged?
 };
 

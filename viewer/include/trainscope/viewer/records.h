@@ -143,12 +143,12 @@ struct Alert {
   uint64_t step = 0;
   std::vector<uint32_t> ranks;  // the cause first, then the others involved
   int64_t cause = -1;           // the rank the rule blames; -1: none (job-wide)
-  std::string op;  // operator name; empty when the rule is not about one
+  std::string op;               // operator name; empty when the rule is not about one
   std::string metric;
   double value = 0;
   double baseline = 0;
   std::string rule;
-  std::string text;  // one human sentence
+  std::string text;              // one human sentence
   std::optional<uint64_t> item;  // difficult_item: the training item
 };
 
