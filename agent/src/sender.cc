@@ -51,6 +51,7 @@ Sender::Sender(AgentHooks agent, const AgentOptions& options, Identity identity,
       strings_(strings),
       rings_(rings),
       transport_(std::move(transport)),
+      max_message_bytes_(static_cast<uint64_t>(kMaxMessageBytes)),
       flush_interval_(options.flush_interval),
       backoff_(options.reconnect_min),
       jitter_rng_(identity.instance_id) {
@@ -190,8 +191,7 @@ void Sender::Run() {
       next_flush_ = now + flush_interval_;
     }
     if (state_ == State::kStreaming) SendPending();
-    if (final_ &&
-        ((queue_.empty() && Totals().waiting == 0) || absl::Now() >= final_deadline_)) {
+    if (final_ && ((queue_.empty() && Totals().waiting == 0) || absl::Now() >= final_deadline_)) {
       break;
     }
     if (state_ == State::kStreaming && next_to_send_ < queue_.size()) continue;
@@ -265,6 +265,75 @@ void Sender::HandleHelloAck(const v1::HelloAck& ack) {
   // The collector holds everything up to resume_after_sequence already.
   HandleAck(ack.resume_after_sequence());
   next_to_send_ = 0;
+  if (ack.max_message_bytes() > 0) {
+    max_message_bytes_ =
+        std::min<uint64_t>(ack.max_message_bytes(), static_cast<uint64_t>(kMaxMessageBytes));
+  }
+  RefitQueue();
+}
+
+uint64_t Sender::BatchByteLimit() const {
+  return max_message_bytes_ > kBatchFramingBytes ? max_message_bytes_ - kBatchFramingBytes : 1;
+}
+
+void Sender::RefitQueue() {
+  const uint64_t limit = BatchByteLimit();
+  bool fits = true;
+  for (const Queued& queued : queue_) fits = fits && queued.message.batch().ByteSizeLong() <= limit;
+  if (fits || queue_.empty()) return;
+  std::deque<Queued> old;
+  old.swap(queue_);
+  queue_bytes_ = 0;
+  next_sequence_ = old.front().sequence;
+  uint64_t too_large = 0;
+  for (Queued& queued : old) {
+    BatchSplit split = SplitBatch(std::move(*queued.message.mutable_batch()), limit);
+    too_large += split.events_too_large;
+    for (v1::EventBatch& piece : split.batches) {
+      Queued refit;
+      refit.events = static_cast<uint64_t>(piece.kind_size());
+      refit.sequence = next_sequence_++;
+      piece.set_sequence(refit.sequence);
+      *refit.message.mutable_batch() = std::move(piece);
+      // Within the memory budget still: the pieces hold what the batch held
+      // plus a string table each.
+      refit.bytes = refit.message.SpaceUsedLong();
+      queue_bytes_ += refit.bytes;
+      queue_.push_back(std::move(refit));
+    }
+  }
+  if (too_large > 0) {
+    dropped_buffer_full_.fetch_add(too_large, std::memory_order_relaxed);
+    Log(absl::StrCat(too_large, " events are each larger than the collector's message limit of ",
+                     max_message_bytes_, " bytes: dropped (counted as buffer_full)"));
+  }
+}
+
+bool Sender::Enqueue(v1::EventBatch batch, uint64_t bound) {
+  BatchSplit split = SplitBatch(std::move(batch), BatchByteLimit());
+  if (split.events_too_large > 0) {
+    dropped_buffer_full_.fetch_add(split.events_too_large, std::memory_order_relaxed);
+    Log(absl::StrCat(split.events_too_large,
+                     " events are each larger than the collector's message limit of ",
+                     max_message_bytes_, " bytes: dropped (counted as buffer_full)"));
+  }
+  bool all = true;
+  for (v1::EventBatch& piece : split.batches) {
+    Queued queued;
+    queued.events = static_cast<uint64_t>(piece.kind_size());
+    *queued.message.mutable_batch() = std::move(piece);
+    queued.bytes = queued.message.SpaceUsedLong();
+    if (queue_bytes_ + queued.bytes > bound) {
+      dropped_buffer_full_.fetch_add(queued.events, std::memory_order_relaxed);
+      all = false;
+      continue;
+    }
+    queued.sequence = next_sequence_++;
+    queued.message.mutable_batch()->set_sequence(queued.sequence);
+    queue_bytes_ += queued.bytes;
+    queue_.push_back(std::move(queued));
+  }
+  return all;
 }
 
 void Sender::HandleAck(uint64_t up_to_sequence) {
@@ -404,18 +473,7 @@ void Sender::Drain() {
     const size_t events = encoder_.events();
     if (events == 0) break;
 
-    Queued queued;
-    *queued.message.mutable_batch() = encoder_.Finish(*strings_, CurrentDrops(0));
-    queued.events = events;
-    queued.bytes = queued.message.SpaceUsedLong();
-    if (queue_bytes_ + queued.bytes > bound) {
-      dropped_buffer_full_.fetch_add(events, std::memory_order_relaxed);
-      break;
-    }
-    queued.sequence = next_sequence_++;
-    queued.message.mutable_batch()->set_sequence(queued.sequence);
-    queue_bytes_ += queued.bytes;
-    queue_.push_back(std::move(queued));
+    if (!Enqueue(encoder_.Finish(*strings_, CurrentDrops(0)), bound)) break;
     if (events < limit && encoder_.distinct_strings() < kMaxStringsPerBatch) break;  // drained
   }
   rings_->RetireExitedAndEmpty();

@@ -14,6 +14,12 @@
 // ring_full); a drained batch that still does not fit is discarded and counted
 // as buffer_full. Nothing is ever lost uncounted.
 //
+// Message size: batches are cut (BatchSplitter) to the collector's
+// HelloAck.max_message_bytes, queued ones again after a HelloAck with a
+// smaller limit, so a collector with a small --max-message-bytes still gets
+// every event instead of cutting the stream at each oversized write. An event
+// that alone exceeds the limit is dropped and counted as buffer_full.
+//
 // Threading: one sender thread owns the queue, the encoder and the transport's
 // write side. Control messages arrive on the transport's thread (OnControl):
 // recording and halt are applied at once through AgentHooks, the rest is posted to
@@ -35,6 +41,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
 #include "batch_encoder.h"
+#include "batch_splitter.h"
 #include "clock_perturbation.h"
 #include "ring_registry.h"
 #include "string_table.h"
@@ -135,6 +142,15 @@ class Sender : public ControlListener {
   void HandleProbe(const v1::ProbeRequest& probe, int64_t receive_ns);
   void TryOpen(absl::Time now);
   void Drain();
+  // Queues `batch` (cut to the collector's message limit), numbering its
+  // pieces; false when the memory bound left some of it out (counted).
+  bool Enqueue(v1::EventBatch batch, uint64_t bound);
+  // After a HelloAck with a smaller limit than the queued batches were cut
+  // for: cuts them again and renumbers them from the first one's sequence
+  // (the collector holds none of them: it asks to resume after it).
+  void RefitQueue();
+  // The largest serialized EventBatch the collector accepts.
+  uint64_t BatchByteLimit() const;
   void SendPending();
   // Closes the stream (if any) and schedules the next attempt.
   void Disconnect(absl::string_view why);
@@ -160,6 +176,9 @@ class Sender : public ControlListener {
   size_t next_to_send_ = 0;  // index in queue_ of the first batch not yet written on this stream
   uint64_t queue_bytes_ = 0;
   uint64_t next_sequence_ = 1;
+  // HelloAck.max_message_bytes of the latest stream (kMaxMessageBytes until
+  // one says otherwise; never above what the transport may send).
+  uint64_t max_message_bytes_;
   BatchEncoder encoder_;
   size_t drain_cursor_ = 0;
   absl::Duration flush_interval_;
