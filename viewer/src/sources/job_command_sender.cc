@@ -8,8 +8,9 @@
 
 namespace trainscope::viewer {
 
-JobCommandSender::JobCommandSender(std::string collector, std::string job_id)
-    : collector_(std::move(collector)), job_id_(std::move(job_id)) {}
+JobCommandSender::JobCommandSender(std::string collector, std::string job_id,
+                                   client::ClientSecurity security)
+    : collector_(std::move(collector)), job_id_(std::move(job_id)), security_(std::move(security)) {}
 
 JobCommandSender::~JobCommandSender() {
   if (worker_.joinable()) worker_.join();
@@ -24,7 +25,7 @@ void JobCommandSender::Send(const std::string& command, const std::string& token
 
 JobCommandSender::Outcome JobCommandSender::Run(const std::string& command,
                                                 const std::string& token) const {
-  client::CommandsClient client(collector_, absl::Seconds(10));
+  client::CommandsClient client(collector_, absl::Seconds(10), security_);
   absl::StatusOr<trainscope::v1::CommandReply> reply;
   if (command == "halt") {
     trainscope::v1::HaltJobRequest request;

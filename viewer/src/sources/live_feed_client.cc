@@ -1,5 +1,6 @@
 #include "trainscope/viewer/live_feed_client.h"
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -68,10 +69,59 @@ void LiveFeedClient::PostHistory(SnapshotQueryClient* query) {
   out_->Post(std::move(delta));
 }
 
+LinkReport LiveFeedClient::link() const {
+  std::lock_guard<std::mutex> lock(link_mutex_);
+  return link_;
+}
+
+void LiveFeedClient::SetLink(LinkReport::Phase phase, const std::string& error) {
+  std::lock_guard<std::mutex> lock(link_mutex_);
+  link_.phase = phase;
+  link_.error = error;
+  if (phase == LinkReport::Phase::kRetrying) {
+    ++link_.attempts;
+  } else if (phase == LinkReport::Phase::kFollowing) {
+    link_.attempts = 0;
+  }
+}
+
+void LiveFeedClient::Touch(bool update) {
+  const int64_t now = absl::ToUnixNanos(absl::Now());
+  std::lock_guard<std::mutex> lock(link_mutex_);
+  link_.last_contact_ns = now;
+  if (update) link_.last_update_ns = now;
+}
+
 void LiveFeedClient::Run() {
-  client::ZmqFeedSource source(options_.feed, options_.snapshot, &stop_);
-  SnapshotQueryClient query(options_.snapshot, &stop_);
-  client::FeedFollower follower(&source, options_.job_id, options_.history.timeout);
+  absl::Duration backoff = absl::Milliseconds(250);
+  bool told = false;  // one notice per outage, not one per attempt
+  while (!stop_.load()) {
+    const uint64_t connections = connections_.load();
+    absl::Status status = Follow();
+    if (stop_.load()) break;
+    if (connections_.load() != connections) {  // it was up: start the pauses over
+      backoff = absl::Milliseconds(250);
+      told = false;
+    }
+    SetLink(LinkReport::Phase::kRetrying, std::string(status.message()));
+    if (!told) {
+      told = true;
+      FeedCoalescer::Delta delta;
+      delta.notices.push_back(absl::StrCat("feed lost: ", status.message(), "; retrying"));
+      out_->Post(std::move(delta));
+    }
+    // Sleeps in short slices so that Stop is not kept waiting.
+    for (absl::Time until = absl::Now() + backoff; absl::Now() < until && !stop_.load();) {
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    backoff = std::min(backoff * 2, options_.max_backoff);
+  }
+}
+
+absl::Status LiveFeedClient::Follow() {
+  client::ZmqFeedSource source(options_.feed, options_.snapshot, &stop_, options_.security);
+  SnapshotQueryClient query(options_.snapshot, &stop_, options_.security);
+  client::FeedFollower follower(&source, options_.job_id, options_.connect_timeout);
   std::vector<client::FeedFollower::Event> events;
   JobRecord job;
   job.job_id = options_.job_id;
@@ -83,11 +133,12 @@ void LiveFeedClient::Run() {
   };
 
   if (absl::Status status = follower.Start(&events); !status.ok()) {
-    FeedCoalescer::Delta delta;
-    delta.notices.push_back(absl::StrCat("cannot follow the feed: ", status.message()));
-    out_->Post(std::move(delta));
-    return;
+    return absl::UnavailableError(absl::StrCat("cannot follow the feed: ", status.message()));
   }
+  connections_.fetch_add(1);
+  SetLink(LinkReport::Phase::kFollowing, "");
+  Touch(/*update=*/true);
+  absl::Time last_contact = absl::Now();
   bool need_history = true;
   while (!stop_.load()) {
     FeedCoalescer::Delta delta;
@@ -178,12 +229,27 @@ void LiveFeedClient::Run() {
     }
     absl::StatusOr<bool> got = follower.Poll(absl::Milliseconds(100), &events);
     if (!got.ok() && got.status().code() != absl::StatusCode::kInvalidArgument) {
-      FeedCoalescer::Delta error;
-      error.notices.push_back(absl::StrCat("feed stopped: ", got.status().message()));
-      out_->Post(std::move(error));
-      return;
+      return absl::UnavailableError(absl::StrCat("feed stopped: ", got.status().message()));
+    }
+    if (got.ok() && *got) {
+      Touch(/*update=*/true);
+      last_contact = absl::Now();
+    } else if (absl::Now() - last_contact > options_.probe_after) {
+      // A killed collector's feed is only silent, like a quiet job's: ask.
+      trainscope::v1::SnapshotRequest probe;
+      probe.set_job_id(options_.job_id);
+      absl::StatusOr<trainscope::v1::FeedSnapshot> reply =
+          query.Request(probe, options_.probe_timeout);
+      if (stop_.load()) break;
+      if (!reply.ok()) {
+        return absl::UnavailableError(absl::StrCat("the collector at ", options_.snapshot,
+                                                   " stopped answering: ", reply.status().message()));
+      }
+      Touch(/*update=*/false);
+      last_contact = absl::Now();
     }
   }
+  return absl::OkStatus();
 }
 
 }  // namespace trainscope::viewer

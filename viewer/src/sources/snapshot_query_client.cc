@@ -10,8 +10,9 @@
 
 namespace trainscope::viewer {
 
-SnapshotQueryClient::SnapshotQueryClient(std::string endpoint, const std::atomic<bool>* stop)
-    : snapshots_(std::move(endpoint), stop) {}
+SnapshotQueryClient::SnapshotQueryClient(std::string endpoint, const std::atomic<bool>* stop,
+                                         client::ClientSecurity security)
+    : snapshots_(std::move(endpoint), stop, std::move(security)) {}
 
 absl::StatusOr<trainscope::v1::FeedSnapshot> SnapshotQueryClient::Request(
     const trainscope::v1::SnapshotRequest& request, absl::Duration timeout) {

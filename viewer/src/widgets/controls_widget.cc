@@ -12,7 +12,7 @@
 namespace trainscope::viewer {
 
 ControlsWidget::ControlsWidget(Config config, QWidget* parent)
-    : QWidget(parent), config_(std::move(config)), sender_(config_.collector, config_.job_id) {
+    : QWidget(parent), config_(std::move(config)), sender_(config_.collector, config_.job_id, config_.security) {
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(6, 4, 6, 4);
   follow_ = new QCheckBox("Follow newest step", this);

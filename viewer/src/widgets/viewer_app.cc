@@ -12,6 +12,8 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "trainscope/client/arg_parser.h"
+#include "trainscope/client/client_security.h"
+#include "trainscope/client/environment.h"
 #include "trainscope/client/connection_options.h"
 #include "trainscope/viewer/live_feed_client.h"
 #include "trainscope/viewer/snapshot_query_client.h"
@@ -78,6 +80,9 @@ client::ArgParser MakeParser() {
   parser.AddFlag("history-steps", "N", "live: steps fetched from the collector at start", "50");
   parser.AddFlag("max-operators", "N", "operators loaded at most (oldest steps dropped)",
                  "4000000");
+  // TLS and the read token for the Commands service, CURVE for the feed and
+  // snapshot sockets: the same flags and variables as the trainscope CLI.
+  client::ClientSecurity::AddFlags(&parser);
   parser.AddEpilog(
       "Examples:\n"
       "  trainscope-viewer --feed tcp://127.0.0.1:7071 --job demo --collector 127.0.0.1:7070\n"
@@ -113,6 +118,7 @@ struct Loaded {
   JobData data;
   std::string source;
   bool live = false;
+  client::ClientSecurity security;
 };
 
 absl::StatusOr<Loaded> LoadSource(const client::ParsedArgs& args) {
@@ -158,6 +164,10 @@ absl::StatusOr<Loaded> LoadSource(const client::ParsedArgs& args) {
     return loaded;
   }
   if (!args.Has("job")) return Fail("--job JOB is required with --data-dir or --feed");
+  absl::StatusOr<client::ClientSecurity> security =
+      client::ClientSecurity::Resolve(args, client::ProcessEnv());
+  if (!security.ok()) return security.status();
+  loaded.security = *security;
   const std::string job = *args.Value("job");
   if (stored) {
     const std::filesystem::path dir = *args.Value("data-dir");
@@ -187,7 +197,7 @@ absl::StatusOr<Loaded> LoadSource(const client::ParsedArgs& args) {
   history.steps = static_cast<uint32_t>(**history_steps);
   history.max_operators = static_cast<uint32_t>(std::min<int64_t>(**max_operators, 150'000));
   if (args.Has("render")) {
-    SnapshotQueryClient client(snapshot);
+    SnapshotQueryClient client(snapshot, nullptr, loaded.security);
     absl::StatusOr<JobData> data = client.FetchHistory(job, history);
     if (!data.ok()) return data.status();
     loaded.data = std::move(*data);
@@ -431,6 +441,7 @@ int ViewerApp::Main(int argc, char** argv) {
   if (args->Has("token-file")) config.controls.token_sources.file = *args->Value("token-file");
   if (const char* env = std::getenv("TRAINSCOPE_TOKEN")) config.controls.token_sources.env = env;
   if (args->Has("data-dir")) config.controls.token_sources.data_dir = *args->Value("data-dir");
+  config.controls.security = loaded->security;
   if (render) return Render(*args, &state, config);
 
   std::unique_ptr<FeedCoalescer> coalescer;
@@ -443,7 +454,8 @@ int ViewerApp::Main(int argc, char** argv) {
             feed,
             args->Value("snapshot").value_or(client::ConnectionOptions::SnapshotNextToFeed(feed)),
             loaded->data.job.job_id,
-            {}},
+            {},
+            loaded->security},
         coalescer.get());
     client->Start();
     LiveFeedClient* feed_client = client.get();

@@ -19,6 +19,8 @@
 #include <string>
 #include <thread>
 
+#include "trainscope/client/client_security.h"
+
 namespace trainscope::viewer {
 
 class JobCommandSender {
@@ -28,7 +30,9 @@ class JobCommandSender {
     std::string text;  // "halt: 4 ranks reached ..." or "halt failed: ..."
   };
 
-  JobCommandSender(std::string collector, std::string job_id);
+  // `security`: TLS and the read token when the collector requires them.
+  JobCommandSender(std::string collector, std::string job_id,
+                   client::ClientSecurity security = {});
   ~JobCommandSender();
   JobCommandSender(const JobCommandSender&) = delete;
   JobCommandSender& operator=(const JobCommandSender&) = delete;
@@ -44,6 +48,7 @@ class JobCommandSender {
 
   const std::string collector_;
   const std::string job_id_;
+  const client::ClientSecurity security_;
   std::thread worker_;
 };
 

@@ -9,6 +9,13 @@
 // user picks are fetched on the client's thread (RequestItem), as is the
 // shown item's at every history.
 //
+// It never gives up: a collector that is not up yet, or that stops
+// answering (killed: its feed just goes silent, so after `probe_after` of
+// silence the snapshot server is asked for the job's state), is retried
+// with a growing pause (at most `max_backoff`), and when it answers again
+// the history is refetched. What it saw is link() (a LinkReport for the
+// ConnectionModel on the UI thread).
+//
 // Usage:
 //   FeedCoalescer coalescer;
 //   LiveFeedClient client({.feed = "tcp://127.0.0.1:7071",
@@ -31,6 +38,10 @@
 #include <string>
 #include <thread>
 
+#include "absl/status/status.h"
+#include "absl/time/time.h"
+#include "trainscope/client/client_security.h"
+#include "trainscope/viewer/connection_model.h"
 #include "trainscope/viewer/feed_coalescer.h"
 #include "trainscope/viewer/snapshot_query_client.h"
 
@@ -43,6 +54,13 @@ class LiveFeedClient {
     std::string snapshot;
     std::string job_id;
     SnapshotQueryClient::HistoryOptions history;
+    client::ClientSecurity security;  // CURVE on the feed and snapshot sockets
+    // A silent feed this long: ask the snapshot server whether it is alive.
+    absl::Duration probe_after = absl::Seconds(1);
+    absl::Duration probe_timeout = absl::Seconds(2);
+    absl::Duration max_backoff = absl::Seconds(5);
+    // How long the first snapshot of an attempt may take.
+    absl::Duration connect_timeout = absl::Seconds(3);
   };
 
   LiveFeedClient(Options options, FeedCoalescer* out);
@@ -58,9 +76,17 @@ class LiveFeedClient {
 
   uint64_t updates() const { return updates_.load(std::memory_order_relaxed); }
   uint64_t gaps() const { return gaps_.load(std::memory_order_relaxed); }
+  // What the feed thread last saw of its link (any thread).
+  LinkReport link() const;
+  uint64_t connections() const { return connections_.load(std::memory_order_relaxed); }
 
  private:
   void Run();
+  // One attempt: connects, follows until the link fails or Stop. Returns why
+  // it ended (OK on Stop).
+  absl::Status Follow();
+  void SetLink(LinkReport::Phase phase, const std::string& error);
+  void Touch(bool update);
   void PostHistory(SnapshotQueryClient* query);
   // The loss list and the wanted item's (or the top item's) snapshots.
   void FetchLoss(SnapshotQueryClient* query, FeedCoalescer::Delta* delta);
@@ -70,6 +96,9 @@ class LiveFeedClient {
   std::atomic<bool> stop_{false};
   std::atomic<uint64_t> updates_{0};
   std::atomic<uint64_t> gaps_{0};
+  std::atomic<uint64_t> connections_{0};
+  mutable std::mutex link_mutex_;
+  LinkReport link_;  // guarded by link_mutex_
   std::thread thread_;
   std::mutex item_mutex_;
   std::optional<uint64_t> wanted_item_;  // guarded by item_mutex_

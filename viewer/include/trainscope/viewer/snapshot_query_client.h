@@ -19,6 +19,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
+#include "trainscope/client/client_security.h"
 #include "trainscope/client/snapshot_client.h"
 #include "trainscope/v1/feed.pb.h"
 #include "trainscope/viewer/records.h"
@@ -33,7 +34,9 @@ class SnapshotQueryClient {
     absl::Duration timeout = absl::Seconds(10);
   };
 
-  SnapshotQueryClient(std::string endpoint, const std::atomic<bool>* stop = nullptr);
+  // `security`: CURVE keys when the collector requires them (client::ClientSecurity).
+  SnapshotQueryClient(std::string endpoint, const std::atomic<bool>* stop = nullptr,
+                      client::ClientSecurity security = {});
 
   absl::StatusOr<trainscope::v1::FeedSnapshot> Request(
       const trainscope::v1::SnapshotRequest& request, absl::Duration timeout);

@@ -40,6 +40,7 @@ class ControlsWidget : public QWidget {
     std::string job_id;
     client::TokenResolver::Sources token_sources;
     bool ask_before_halt = true;
+    client::ClientSecurity security;  // TLS and read token for the Commands service
   };
 
   explicit ControlsWidget(Config config, QWidget* parent = nullptr);
