@@ -119,5 +119,36 @@ TEST(ProtoConvertTest, DeviceStepKeepsDeviceTimeAndTopKernels) {
   EXPECT_EQ(r.top_kernels[0].launch_op, "aten::mm");
 }
 
+TEST(ProtoConvertTest, StepKeepsItsPairTraffic) {
+  trainscope::v1::StepReport report;
+  report.set_step(7);
+  auto* t = report.add_traffic();
+  t->set_step(7);
+  t->set_src_rank(2);
+  t->set_dst_rank(5);
+  t->set_group("pg:stage0");
+  t->set_exact(true);
+  t->set_bytes(4 << 20);
+  t->set_messages(3);
+  t->set_duration_ns(1'500'000);
+  t->set_locality(trainscope::v1::LINK_LOCALITY_CROSS_HOST);
+  t->set_src_host("a");
+  t->set_dst_host("b");
+  const StepRecord step = ConvertStep(report);
+  ASSERT_EQ(step.traffic.size(), 1u);
+  const PairTrafficRecord& r = step.traffic[0];
+  EXPECT_EQ(r.step, 7u);
+  EXPECT_EQ(r.src_rank, 2u);
+  EXPECT_EQ(r.dst_rank, 5u);
+  EXPECT_EQ(r.group, "pg:stage0");
+  EXPECT_TRUE(r.exact);
+  EXPECT_EQ(r.bytes, 4u << 20);
+  EXPECT_EQ(r.messages, 3u);
+  EXPECT_EQ(r.duration_ns, 1'500'000);
+  EXPECT_EQ(r.locality, LinkLocality::kCrossHost);
+  EXPECT_EQ(r.src_host, "a");
+  EXPECT_EQ(r.dst_host, "b");
+}
+
 }  // namespace
 }  // namespace trainscope::viewer

@@ -88,6 +88,22 @@ StepRecord ConvertStep(const trainscope::v1::StepReport& report) {
     }
     step.devices.push_back(std::move(r));
   }
+  step.traffic.reserve(report.traffic_size());
+  for (const auto& t : report.traffic()) {
+    PairTrafficRecord r;
+    r.step = t.step();
+    r.src_rank = t.src_rank();
+    r.dst_rank = t.dst_rank();
+    r.group = t.group();
+    r.exact = t.exact();
+    r.bytes = t.bytes();
+    r.messages = t.messages();
+    r.duration_ns = t.duration_ns();
+    r.locality = static_cast<LinkLocality>(t.locality());
+    r.src_host = t.src_host();
+    r.dst_host = t.dst_host();
+    step.traffic.push_back(std::move(r));
+  }
   return step;
 }
 
@@ -139,7 +155,13 @@ RankRecord ConvertRank(const trainscope::v1::RankStatus& rank) {
 Alert ConvertAlert(const trainscope::v1::Alert& alert) {
   Alert out;
   out.job = alert.job_id();
+  out.alert_id = alert.alert_id();
+  out.state = alert.state() == trainscope::v1::ALERT_STATE_CLEARED ? AlertState::kCleared
+                                                                    : AlertState::kRaised;
   out.step = alert.step();
+  out.onset_step = alert.onset_step();
+  out.changed_unix_ns = alert.raised_unix_ns();
+  out.caused_by_alert_id = alert.caused_by_alert_id();
   out.cause = alert.cause_rank();
   if (alert.cause_rank() >= 0) out.ranks.push_back(static_cast<uint32_t>(alert.cause_rank()));
   for (uint32_t rank : alert.ranks()) {

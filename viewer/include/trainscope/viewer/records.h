@@ -121,12 +121,32 @@ struct DeviceStepRecord {
   int64_t copy_ns() const { return h2d_copy_ns + d2h_copy_ns + other_copy_ns; }
 };
 
+// Where a pair's two ends live (analysis.proto LinkLocality).
+enum class LinkLocality : uint8_t { kUnknown = 0, kSameDevice = 1, kSameHost = 2, kCrossHost = 3 };
+
+// What one device sent another in one step and process group
+// (analysis.proto PairTraffic; docs/traffic.md).
+struct PairTrafficRecord {
+  uint64_t step = 0;
+  uint32_t src_rank = 0;
+  uint32_t dst_rank = 0;
+  std::string group;
+  bool exact = false;  // send/recv: counted, not modelled
+  uint64_t bytes = 0;
+  uint32_t messages = 0;
+  int64_t duration_ns = 0;  // the receiver's transfer time
+  LinkLocality locality = LinkLocality::kUnknown;
+  std::string src_host;
+  std::string dst_host;
+};
+
 // A step closed on every live device.
 struct StepRecord {
   uint64_t step = 0;
   int64_t start_ns = 0;
   int64_t end_ns = 0;
   std::vector<DeviceStepRecord> devices;
+  std::vector<PairTrafficRecord> traffic;
 };
 
 // A device of the job and where it sits (for vertical aggregation).
