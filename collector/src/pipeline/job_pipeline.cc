@@ -307,9 +307,13 @@ void JobPipeline::DoAttach(AttachRequest& request,
   const uint32_t rank = hello.rank();
   if (ending_) return done(*ending_);
   if (absl::Status s = streams_.CheckWorldSize(hello); !s.ok()) return done(s);
-  absl::StatusOr<std::string> generated = tokens_.AdmitRank(hello.job_token());
-  if (!generated.ok()) return done(generated.status());
-  if (!generated->empty()) {
+  // Membership first (a rank the job has seen needs the job's token,
+  // generated or not): a process without it learns nothing of the rank's
+  // stream and replaces none.
+  absl::StatusOr<JobTokenKeeper::Admission> admitted =
+      tokens_.AdmitRank(hello.job_token(), streams_.ranks().contains(rank), rank);
+  if (!admitted.ok()) return done(admitted.status());
+  if (admitted->generated) {
     Notice(absl::StrCat("trainscope-collector: job ", job_id_,
                         " attached without a token; generated one in ",
                         tokens_.token_path().string(), " (mode 0600), also sent to rank ", rank));
@@ -362,7 +366,7 @@ void JobPipeline::DoAttach(AttachRequest& request,
     });
   }
 
-  after_sync_.push_back([this, id, resume, appended, generated = std::move(*generated),
+  after_sync_.push_back([this, id, resume, appended, ack_token = std::move(admitted->ack_token),
                          recording = hello.recording(),
                          done = std::move(done)](const absl::Status& sync_status) mutable {
     absl::Status status = appended.ok() ? sync_status : appended;
@@ -379,7 +383,7 @@ void JobPipeline::DoAttach(AttachRequest& request,
     v1::Control control;
     v1::HelloAck* ack = control.mutable_hello_ack();
     ack->set_resume_after_sequence(resume);
-    ack->set_job_token(generated);
+    ack->set_job_token(ack_token);
     ack->set_recording(commands_.recording().value_or(recording));
     ack->set_sampling_period(commands_.sampling_period());
     ack->set_max_message_bytes(options_.max_message_bytes);

@@ -7,7 +7,8 @@
 
 namespace trainscope::collector {
 
-absl::StatusOr<std::string> JobTokenKeeper::AdmitRank(absl::string_view presented) {
+absl::StatusOr<JobTokenKeeper::Admission> JobTokenKeeper::AdmitRank(absl::string_view presented,
+                                                                    bool rank_seen, uint32_t rank) {
   if (token_.value.empty()) {
     JobToken token{presented.empty() ? GenerateJobToken() : std::string(presented),
                    presented.empty()};
@@ -16,22 +17,37 @@ absl::StatusOr<std::string> JobTokenKeeper::AdmitRank(absl::string_view presente
           absl::StrCat("job ", job_id_, ": cannot store the job token: ", s.message()));
     }
     token_ = std::move(token);
-    return token_.generated ? token_.value : std::string();
+    if (!token_.generated) return Admission{};
+    return Admission{token_.value, /*generated=*/true};
   }
   if (presented.empty()) {
-    if (token_.generated) return std::string();
-    return BadInput(absl::StatusCode::kPermissionDenied, "hello.job_token",
-                    absl::StrCat("job ", job_id_,
-                                 ": missing job token (hello.job_token); the job set one "
-                                 "when its first rank attached and every rank must present it"));
+    if (!token_.generated) {
+      return BadInput(
+          absl::StatusCode::kPermissionDenied, "hello.job_token",
+          absl::StrCat("job ", job_id_, ": missing job token (hello.job_token of rank ", rank,
+                       "); the job set one "
+                       "when its first rank attached and every rank must present "
+                       "it (pass it as TRAINSCOPE_TOKEN or --token)"));
+    }
+    if (rank_seen) {
+      // Without proof a reconnect or restart would let any local process
+      // replace the rank's stream and inject events in its name.
+      return BadInput(
+          absl::StatusCode::kPermissionDenied, "hello.job_token",
+          absl::StrCat("job ", job_id_, ": rank ", rank,
+                       " has connected before; a reconnect or restart of a rank must "
+                       "prove it belongs to the job with the job's token (sent in "
+                       "every HelloAck; stored in ",
+                       token_path().string(), "): pass it as TRAINSCOPE_TOKEN or --token"));
+    }
+    return Admission{token_.value, /*generated=*/false};
   }
   if (!TokensEqual(presented, token_.value)) {
     return BadInput(absl::StatusCode::kPermissionDenied, "hello.job_token",
-                    absl::StrCat("job ", job_id_,
-                                 ": wrong job token (hello.job_token does not "
-                                 "match the token the job attached with)"));
+                    absl::StrCat("job ", job_id_, ": wrong job token (hello.job_token of rank ",
+                                 rank, " does not match the token the job attached with)"));
   }
-  return std::string();
+  return Admission{};
 }
 
 absl::Status JobTokenKeeper::AuthorizeCommand(absl::string_view presented) const {

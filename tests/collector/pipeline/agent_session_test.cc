@@ -193,9 +193,9 @@ TEST_F(AgentSessionTest, InvalidHelloEndsTheStreamNamingTheField) {
 }
 
 TEST_F(AgentSessionTest, DuplicateRankIsAlreadyExists) {
-  Agent first = ConnectAndHello(MakeHello("j", 3, 4, 11));
+  Agent first = ConnectAndHello(MakeHello("j", 3, 4, 11, "tok"));
   Agent second = Connect();
-  EXPECT_FALSE(SayHello(second, MakeHello("j", 3, 4, 22)).has_value());
+  EXPECT_FALSE(SayHello(second, MakeHello("j", 3, 4, 22, "tok")).has_value());
   const absl::Status finished = *second.stream->state().finished;
   EXPECT_EQ(finished.code(), absl::StatusCode::kAlreadyExists);
   EXPECT_THAT(std::string(finished.message()),
@@ -205,8 +205,12 @@ TEST_F(AgentSessionTest, DuplicateRankIsAlreadyExists) {
 }
 
 TEST_F(AgentSessionTest, HigherRestartCountReplacesTheOldStream) {
-  Agent first = ConnectAndHello(MakeHello("j", 3, 4, 11));
-  v1::Hello newer = MakeHello("j", 3, 4, 22);
+  Agent first = Connect();
+  std::optional<v1::HelloAck> ack = SayHello(first, MakeHello("j", 3, 4, 11));
+  ASSERT_TRUE(ack.has_value());
+  ASSERT_FALSE(ack->job_token().empty());
+  // The restarted incarnation proves membership with the job's token.
+  v1::Hello newer = MakeHello("j", 3, 4, 22, ack->job_token());
   newer.set_restart_count(1);
   Agent second = ConnectAndHello(newer);
   ASSERT_TRUE(first.stream->WaitForFinish());
@@ -214,6 +218,60 @@ TEST_F(AgentSessionTest, HigherRestartCountReplacesTheOldStream) {
   EXPECT_THAT(std::string(first.stream->state().finished->message()), HasSubstr("replaced"));
   second.session->OnMessage(BatchMessage(MakeBatch(1)));
   ASSERT_TRUE(second.stream->WaitForAcks(1));
+}
+
+// Issue 21: with a collector-generated token (no token configured), a
+// process without it said Hello as rank 0 with a higher restart count,
+// replaced the real stream and had its batches stored.
+TEST_F(AgentSessionTest, ReplacingARankWithoutTheGeneratedTokenIsRefused) {
+  Agent real = Connect();
+  std::optional<v1::HelloAck> ack = SayHello(real, MakeHello("j", 0, 2, 11));
+  ASSERT_TRUE(ack.has_value());
+  ASSERT_EQ(ack->job_token().size(), 32u);
+  // Another rank joining without a token (zero configuration) learns it too.
+  Agent other = Connect();
+  std::optional<v1::HelloAck> other_ack = SayHello(other, MakeHello("j", 1, 2, 12));
+  ASSERT_TRUE(other_ack.has_value());
+  EXPECT_EQ(other_ack->job_token(), ack->job_token());
+
+  for (const std::string& token : {std::string(), std::string("guess")}) {
+    Agent intruder = Connect();
+    v1::Hello hijack = MakeHello("j", 0, 2, 66, token);
+    hijack.set_restart_count(5);
+    EXPECT_FALSE(SayHello(intruder, hijack).has_value());
+    const absl::Status refused = *intruder.stream->state().finished;
+    EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied) << refused;
+    EXPECT_THAT(std::string(refused.message()), HasSubstr("job j: "));
+    EXPECT_THAT(std::string(refused.message()), HasSubstr("rank 0"));
+    // A reconnect of the same agent instance without the token: refused too.
+    Agent same = Connect();
+    EXPECT_FALSE(SayHello(same, MakeHello("j", 1, 2, 12, token)).has_value());
+    EXPECT_EQ(same.stream->state().finished->code(), absl::StatusCode::kPermissionDenied);
+  }
+  // The real streams are untouched and still stored.
+  EXPECT_FALSE(real.stream->state().finished.has_value());
+  EXPECT_FALSE(other.stream->state().finished.has_value());
+  real.session->OnMessage(BatchMessage(MakeBatch(1)));
+  ASSERT_TRUE(real.stream->WaitForAcks(1));
+
+  // The real agent's reconnect carries the token from its HelloAck.
+  Agent again = Connect();
+  EXPECT_TRUE(SayHello(again, MakeHello("j", 0, 2, 11, ack->job_token())).has_value());
+  ASSERT_TRUE(real.stream->WaitForFinish());
+  EXPECT_EQ(real.stream->state().finished->code(), absl::StatusCode::kAborted);
+}
+
+// A process that says Hello first squats the job id only with its own world:
+// the job's ranks with another world size are refused naming both sizes.
+TEST_F(AgentSessionTest, AHelloWithAnotherWorldSizeIsRefusedNamingBoth) {
+  Agent first = ConnectAndHello(MakeHello("j", 0, 4, 11, "secret"));
+  Agent other = Connect();
+  EXPECT_FALSE(SayHello(other, MakeHello("j", 1, 2, 22, "secret")).has_value());
+  const absl::Status refused = *other.stream->state().finished;
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("hello.world_size 2"));
+  EXPECT_THAT(std::string(refused.message()), HasSubstr("world size 4"));
+  EXPECT_FALSE(first.stream->state().finished.has_value());
 }
 
 TEST_F(AgentSessionTest, WrongOrMissingTokenIsPermissionDenied) {

@@ -66,7 +66,7 @@ TEST_F(JobPipelineDiskFullTest, GoesOnWhenSpaceReturnsAndCountsOnlyWhatWasStored
   JobPipeline& pipeline = **opened;
 
   auto stream = std::make_shared<FakeAgentStream>();
-  absl::StatusOr<AttachResult> attached = Attach(pipeline, MakeHello("j", 0, 1, 11), stream);
+  absl::StatusOr<AttachResult> attached = Attach(pipeline, MakeHello("j", 0, 1, 11, "disk-test-token"), stream);
   ASSERT_TRUE(attached.ok()) << attached.status();
   uint64_t acked_events = 0;
   uint64_t sequence = 1;
@@ -95,7 +95,7 @@ TEST_F(JobPipelineDiskFullTest, GoesOnWhenSpaceReturnsAndCountsOnlyWhatWasStored
 
   fs::remove(ballast);  // space comes back
   auto again = std::make_shared<FakeAgentStream>();
-  absl::StatusOr<AttachResult> reattached = Attach(pipeline, MakeHello("j", 0, 1, 11), again);
+  absl::StatusOr<AttachResult> reattached = Attach(pipeline, MakeHello("j", 0, 1, 11, "disk-test-token"), again);
   ASSERT_TRUE(reattached.ok()) << reattached.status();
   EXPECT_EQ(reattached->resume_after_sequence, sequence - 1)
       << "the agent resends from the last durable batch";

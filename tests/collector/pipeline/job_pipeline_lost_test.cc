@@ -42,7 +42,7 @@ class JobPipelineLostTest : public testing::JobPipelineTest {
   void AttachAll(JobPipeline& pipeline, uint64_t instance_base = 11) {
     connection_.assign(kRanks, 0);
     for (uint32_t rank = 0; rank < kRanks; ++rank) {
-      auto attached = Attach(pipeline, MakeHello("j", rank, kRanks, instance_base + rank),
+      auto attached = Attach(pipeline, MakeHello("j", rank, kRanks, instance_base + rank, "lost-test-token"),
                              std::make_shared<FakeAgentStream>());
       ASSERT_TRUE(attached.ok()) << attached.status();
       connection_[rank] = attached->connection_id;
@@ -216,7 +216,7 @@ TEST_F(JobPipelineLostTest, ARankBackWithinTheGraceIsNoAlert) {
   AttachAll(*pipeline);
   for (uint32_t rank = 0; rank < kRanks; ++rank) Steps(*pipeline, rank, 1, 40);
   End(*pipeline, 2, /*goodbye=*/false);
-  auto back = Attach(*pipeline, MakeHello("j", 2, kRanks, 99), std::make_shared<FakeAgentStream>());
+  auto back = Attach(*pipeline, MakeHello("j", 2, kRanks, 99, "lost-test-token"), std::make_shared<FakeAgentStream>());
   ASSERT_TRUE(back.ok()) << back.status();
   absl::SleepFor(absl::Milliseconds(600));  // well past the grace
   EXPECT_TRUE(LostAlerts(*pipeline).empty());

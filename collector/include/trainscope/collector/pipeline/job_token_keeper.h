@@ -4,18 +4,26 @@
 //
 // Usage:
 //   JobTokenKeeper keeper(job_id, job_dir, ReadJobToken(job_dir).value());
-//   absl::StatusOr<std::string> generated = keeper.AdmitRank(hello.job_token());
-//   if (!generated.ok()) refuse the hello; else send *generated (maybe empty) in the HelloAck
+//   absl::StatusOr<JobTokenKeeper::Admission> admitted =
+//       keeper.AdmitRank(hello.job_token(), /*rank_seen=*/table.ranks().contains(rank));
+//   if (!admitted.ok()) refuse the hello; else send admitted->ack_token in the HelloAck
 //   if (absl::Status s = keeper.AuthorizeCommand(command.token); !s.ok()) refuse
 //
-// A generated token is written to <job_dir>/token (mode 0600) and sent to the
-// rank whose hello created it; ranks that present no token are then still
-// admitted, commands never are.
+// A generated token is written to <job_dir>/token (mode 0600). Membership
+// (docs/security.md): a job with a token its first rank presented admits
+// only ranks presenting it. A job whose token the collector generated (no
+// rank had one: the zero-configuration path) admits a rank that presents
+// none only on its first stream, and sends it the token in the HelloAck; a
+// reconnect or a restarted incarnation of a rank the job has seen must
+// present it (the agent keeps it from its HelloAck; a launcher passes it as
+// TRAINSCOPE_TOKEN), so no process can take over a rank's stream without it.
+// Commands always need it.
 //
 // Threading: not thread-safe; owned by the job's pipeline thread.
 #ifndef TRAINSCOPE_COLLECTOR_PIPELINE_JOB_TOKEN_KEEPER_H_
 #define TRAINSCOPE_COLLECTOR_PIPELINE_JOB_TOKEN_KEEPER_H_
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 
@@ -31,11 +39,17 @@ class JobTokenKeeper {
   JobTokenKeeper(std::string job_id, std::filesystem::path job_dir, JobToken token)
       : job_id_(std::move(job_id)), job_dir_(std::move(job_dir)), token_(std::move(token)) {}
 
-  // Checks a hello's token (fixing the job's on its first rank). Returns the
-  // token the collector generated for this rank ("" when none), or
-  // PERMISSION_DENIED naming hello.job_token, or UNAVAILABLE when a new
-  // token cannot be stored.
-  absl::StatusOr<std::string> AdmitRank(absl::string_view presented);
+  struct Admission {
+    // For the HelloAck: the generated token, sent to a rank that presented
+    // none ("" when it presented the job's token).
+    std::string ack_token;
+    bool generated = false;  // this hello made the collector generate it
+  };
+  // Checks a hello's token (fixing the job's on its first rank). `rank_seen`:
+  // the job has had a stream of this rank before (a reconnect, a restart or a
+  // takeover attempt). Returns PERMISSION_DENIED naming hello.job_token, or
+  // UNAVAILABLE when a new token cannot be stored.
+  absl::StatusOr<Admission> AdmitRank(absl::string_view presented, bool rank_seen, uint32_t rank);
 
   // OK when `presented` is the job's token; FAILED_PRECONDITION while the job
   // has none, PERMISSION_DENIED naming command.token otherwise.
