@@ -28,6 +28,31 @@ TEST(JobsModelTest, RowsShowStateRanksAndStepRate) {
   EXPECT_FALSE(rows[0].rank_rows[1].connected);
 }
 
+TEST(JobsModelTest, AStaleFeedNoLongerShowsTheJobRunning) {
+  JobsModel jobs;
+  JobRecord job;
+  job.job_id = "job-1";
+  job.state = JobStateKind::kRunning;
+  job.world_size = 4;
+  job.ranks_connected = 4;
+  jobs.Update(job);
+  for (uint64_t step = 1; step <= 9; ++step) jobs.OnStep("job-1", step, step * 250'000'000);
+  const uint64_t version = jobs.version();
+  jobs.SetStale("12 s ago");
+  EXPECT_GT(jobs.version(), version);
+  auto rows = jobs.Rows();
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_TRUE(rows[0].stale);
+  EXPECT_EQ(rows[0].state, "last seen running 12 s ago");
+  EXPECT_EQ(rows[0].ranks, "last seen 4/4 connected");
+  EXPECT_FALSE(rows[0].steps_per_second.has_value());  // no rate for a feed that is gone
+  jobs.SetStale(std::nullopt);  // live again
+  rows = jobs.Rows();
+  EXPECT_FALSE(rows[0].stale);
+  EXPECT_EQ(rows[0].state, "running");
+  EXPECT_TRUE(rows[0].steps_per_second.has_value());
+}
+
 TEST(JobsModelTest, NoRateFromOneStep) {
   JobsModel jobs;
   jobs.OnStep("job-2", 1, 100);

@@ -37,6 +37,13 @@ std::vector<JobsModel::Row> JobsModel::Rows() const {
       const uint64_t steps = recent.back().first - recent.front().first;
       if (span > 0) row.steps_per_second = static_cast<double>(steps) * 1e9 / span;
     }
+    if (stale_note_.has_value()) {
+      // A job whose feed went silent must not go on looking like it runs.
+      row.stale = true;
+      row.state = "last seen " + row.state + " " + *stale_note_;
+      row.ranks = "last seen " + row.ranks;
+      row.steps_per_second.reset();
+    }
     for (const RankRecord& rank : entry.job.ranks) {
       row.rank_rows.push_back(
           {rank.rank, rank.host, rank.pid, rank.connected, rank.events_received});
@@ -44,6 +51,12 @@ std::vector<JobsModel::Row> JobsModel::Rows() const {
     rows.push_back(std::move(row));
   }
   return rows;
+}
+
+void JobsModel::SetStale(std::optional<std::string> note) {
+  if (note == stale_note_) return;
+  stale_note_ = std::move(note);
+  ++version_;
 }
 
 const JobRecord* JobsModel::Find(const std::string& job_id) const {

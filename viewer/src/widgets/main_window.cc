@@ -7,6 +7,9 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+
 #include "trainscope/viewer/widgets/marey_widget.h"
 #include "trainscope/viewer/widgets/monitoring_view.h"
 #include "trainscope/viewer/widgets/overview_widget.h"
@@ -71,6 +74,9 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
   right->setSizes({420, 580});
   layout->addWidget(columns, 1);
   setCentralWidget(central);
+  connection_status_ = new QLabel(this);
+  connection_status_->setVisible(static_cast<bool>(config_.link));
+  statusBar()->addPermanentWidget(connection_status_);
   feed_status_ = new QLabel(this);
   statusBar()->addPermanentWidget(feed_status_);
 
@@ -125,7 +131,33 @@ void MainWindow::RequestChosenItem() {
   config_.request_item(*chosen);
 }
 
+void MainWindow::ObserveLink(const LinkReport& report, int64_t now_ns) {
+  connection_.Observe(report, now_ns);
+  if (connection_.version() == connection_version_) return;
+  connection_version_ = connection_.version();
+  connection_status_->setVisible(true);
+  connection_status_->setText(QString::fromStdString(connection_.Text()));
+  // Live: plain; connecting: amber; anything that means old data: red.
+  const ConnectionModel::State state = connection_.state();
+  const char* colour = state == ConnectionModel::State::kLive         ? nullptr
+                       : state == ConnectionModel::State::kConnecting ? "#b07000"
+                                                                      : "#c0392b";
+  connection_status_->setStyleSheet(
+      colour == nullptr ? QString("QLabel { padding: 0 6px; }")
+                        : QString("QLabel { color: white; background: %1; padding: 0 6px; "
+                                  "font-weight: bold; }")
+                              .arg(colour));
+  if (connection_.data_stale()) {
+    const int64_t age = connection_.update_age_s();
+    state_->jobs.SetStale(age >= 0 ? std::to_string(age) + " s ago" : std::string("earlier"));
+  } else {
+    state_->jobs.SetStale(std::nullopt);
+  }
+  RefreshAll();
+}
+
 void MainWindow::Tick() {
+  if (config_.link) ObserveLink(config_.link(), absl::ToUnixNanos(absl::Now()));
   if (feed_ == nullptr) return;
   std::optional<FeedCoalescer::Delta> delta = feed_->Take();
   if (delta.has_value()) {

@@ -40,6 +40,14 @@ void JobsWidget::Refresh(const JobsModel& model) {
                  Q(rank.host) + (rank.pid ? QString(" pid %1").arg(rank.pid) : ""), "", "", "",
                  QString::number(rank.events) + " events"});
     }
+    if (row.stale) {
+      // What the feed last said, not what holds now.
+      const QBrush grey(Qt::gray);
+      for (int c = 0; c < columnCount(); ++c) item->setForeground(c, grey);
+      for (int r = 0; r < item->childCount(); ++r) {
+        for (int c = 0; c < columnCount(); ++c) item->child(r)->setForeground(c, grey);
+      }
+    }
     item->setExpanded(i < expanded.size() ? expanded[i] : rows.size() == 1);
   }
   for (int c = 0; c < columnCount() - 1; ++c) resizeColumnToContents(c);

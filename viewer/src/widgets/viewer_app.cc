@@ -460,6 +460,7 @@ int ViewerApp::Main(int argc, char** argv) {
     client->Start();
     LiveFeedClient* feed_client = client.get();
     config.request_item = [feed_client](uint64_t item) { feed_client->RequestItem(item); };
+    config.link = [feed_client] { return feed_client->link(); };
   }
   MainWindow window(&state, coalescer.get(), config);
   window.show();

@@ -41,12 +41,17 @@ class JobsModel {
     bool recording = false;
     double events_per_second = 0;
     std::vector<RankRow> rank_rows;
+    // The feed is not live: state, ranks and rate are only what was last
+    // seen, and say so (the table greys the row).
+    bool stale = false;
   };
 
   void Update(const JobRecord& job);
   void OnStep(const std::string& job_id, uint64_t step, int64_t end_ns);
   std::vector<Row> Rows() const;
   const JobRecord* Find(const std::string& job_id) const;
+  // Marks every row as last seen `note` (e.g. "12 s ago"); nullopt: live.
+  void SetStale(std::optional<std::string> note);
   uint64_t version() const { return version_; }
 
   // Steps whose closing times the rate is measured over.
@@ -58,6 +63,7 @@ class JobsModel {
     std::deque<std::pair<uint64_t, int64_t>> recent_steps;  // (step, end_ns), by step
   };
   std::map<std::string, Entry> jobs_;
+  std::optional<std::string> stale_note_;
   uint64_t version_ = 0;
 };
 

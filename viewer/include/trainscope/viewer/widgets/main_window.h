@@ -1,7 +1,9 @@
 // The viewer's window: Controls on top; Jobs and Alerts on the left; on the
 // right two tabs: "Training performance" (the training overview above the
 // Marey graph) and "Loss contribution" (the Selection View above the
-// Monitoring View); feed statistics in the status bar. A timer takes what
+// Monitoring View); the connection's state (ConnectionModel: live, stale,
+// retrying..., the age of the newest update) and feed statistics in the
+// status bar. A timer takes what
 // the feed thread posted (at most one model update per frame, so a fast
 // feed never outruns drawing) and refreshes only the views whose models
 // changed.
@@ -21,6 +23,7 @@
 #include <optional>
 #include <string>
 
+#include "trainscope/viewer/connection_model.h"
 #include "trainscope/viewer/feed_coalescer.h"
 #include "trainscope/viewer/viewer_state.h"
 #include "trainscope/viewer/widgets/controls_widget.h"
@@ -49,6 +52,9 @@ class MainWindow : public QMainWindow {
     // RequestItem); null when the source loaded them all (a stored job).
     std::function<void(uint64_t item)> request_item;
     bool show_loss_tab = false;  // open on "Loss contribution"
+    // What the live source saw of its link (LiveFeedClient::link); null for
+    // a stored or synthetic job, which has no connection to show.
+    std::function<LinkReport()> link;
   };
 
   MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, QWidget* parent = nullptr);
@@ -63,6 +69,11 @@ class MainWindow : public QMainWindow {
   MonitoringView* monitoring() const { return monitoring_; }
   // Shows the item in the Monitoring View (and its tab).
   void ChooseItem(uint64_t item);
+  // Feeds the connection model (the frame timer does, with Config::link and
+  // the wall clock) and shows its state; public so tests inject the time.
+  void ObserveLink(const LinkReport& report, int64_t now_ns);
+  const ConnectionModel& connection() const { return connection_; }
+  QLabel* connection_label() const { return connection_status_; }
 
  private:
   void Tick();
@@ -81,6 +92,9 @@ class MainWindow : public QMainWindow {
   SelectionView* selection_;
   MonitoringView* monitoring_;
   QLabel* feed_status_;
+  QLabel* connection_status_;
+  ConnectionModel connection_;
+  uint64_t connection_version_ = UINT64_MAX;
   QTimer* timer_;
   uint64_t jobs_version_ = UINT64_MAX;
   uint64_t alerts_version_ = UINT64_MAX;

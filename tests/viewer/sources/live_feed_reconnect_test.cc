@@ -1,0 +1,225 @@
+// End to end: a LiveFeedClient and the ConnectionModel the window feeds from
+// it, against a real trainscope-collector process that is killed and
+// restarted on the same ports. The viewer must say the feed is gone within
+// a bound and recover on its own once the collector is back, also when it
+// was started before its collector. Waits poll with wide bounds; nothing
+// asserts how fast.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "trainscope/viewer/connection_model.h"
+#include "trainscope/viewer/feed_coalescer.h"
+#include "trainscope/viewer/live_feed_client.h"
+
+#ifdef TRAINSCOPE_COLLECTOR_BIN  // built with the collector
+
+extern char** environ;
+
+namespace trainscope::viewer {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A trainscope-collector child process; the first start picks free ports
+// (written to its --port-file), later starts reuse them.
+class CollectorProcess {
+ public:
+  explicit CollectorProcess(fs::path dir) : dir_(std::move(dir)) {}
+  ~CollectorProcess() { Kill(); }
+
+  bool Start() {
+    const fs::path ports = dir_ / "ports";
+    fs::remove(ports);
+    std::vector<std::string> args = {
+        TRAINSCOPE_COLLECTOR_BIN,
+        "--listen=" + (agents_.empty() ? std::string("127.0.0.1:0") : agents_),
+        "--feed=" + (feed_.empty() ? std::string("tcp://127.0.0.1:*") : feed_),
+        "--snapshot=" + (snapshot_.empty() ? std::string("tcp://127.0.0.1:*") : snapshot_),
+        "--data-dir=" + (dir_ / "data").string(),
+        "--port-file=" + ports.string(),
+        "--fsync=false"};
+    std::vector<char*> argv;
+    for (std::string& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t actions;
+    posix_spawn_file_actions_init(&actions);
+    const std::string log = (dir_ / "collector.log").string();
+    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    const int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
+    posix_spawn_file_actions_destroy(&actions);
+    if (rc != 0) return false;
+    // Ready once it wrote its ports (after binding them).
+    for (auto deadline = absl::Now() + absl::Seconds(60); absl::Now() < deadline;) {
+      std::ifstream in(ports);
+      std::map<std::string, std::string> found;
+      for (std::string line; std::getline(in, line);) {
+        const size_t eq = line.find('=');
+        if (eq != std::string::npos) found[line.substr(0, eq)] = line.substr(eq + 1);
+      }
+      if (found.count("agents") && found.count("feed") && found.count("snapshot")) {
+        agents_ = found["agents"];
+        feed_ = found["feed"];
+        snapshot_ = found["snapshot"];
+        return true;
+      }
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        pid_ = -1;
+        return false;
+      }
+      absl::SleepFor(absl::Milliseconds(20));
+    }
+    return false;
+  }
+
+  // SIGKILL: no goodbye on the feed, as when the collector's machine dies.
+  void Kill() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
+    pid_ = -1;
+  }
+
+  std::string Log() const {
+    std::ifstream in(dir_ / "collector.log");
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+  const std::string& feed() const { return feed_; }
+  const std::string& snapshot() const { return snapshot_; }
+
+ private:
+  fs::path dir_;
+  pid_t pid_ = -1;
+  std::string agents_, feed_, snapshot_;
+};
+
+class LiveFeedReconnectTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("viewer-reconnect-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  LiveFeedClient::Options ClientOptions(const CollectorProcess& collector) {
+    LiveFeedClient::Options options;
+    options.feed = collector.feed();
+    options.snapshot = collector.snapshot();
+    options.job_id = "reconnect-job";
+    options.history.timeout = absl::Seconds(5);
+    options.max_backoff = absl::Milliseconds(500);
+    return options;
+  }
+
+  // Feeds the model from the client's link with the wall clock, as the
+  // window's frame timer does, until `done` holds or `bound` passes.
+  bool WaitFor(LiveFeedClient* client, ConnectionModel* model,
+               const std::function<bool()>& done, absl::Duration bound = absl::Seconds(90)) {
+    for (absl::Time deadline = absl::Now() + bound; absl::Now() < deadline;) {
+      model->Observe(client->link(), absl::ToUnixNanos(absl::Now()));
+      if (done()) return true;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return false;
+  }
+
+  fs::path dir_;
+};
+
+bool ShowsTheFeedGone(const ConnectionModel& model) {
+  const ConnectionModel::State s = model.state();
+  return model.data_stale() && (s == ConnectionModel::State::kStale ||
+                                s == ConnectionModel::State::kDisconnected ||
+                                s == ConnectionModel::State::kRetrying);
+}
+
+TEST_F(LiveFeedReconnectTest, KilledCollectorIsShownGoneAndTheViewerRecoversWhenItRestarts) {
+  CollectorProcess collector(dir_);
+  ASSERT_TRUE(collector.Start()) << collector.Log();
+  FeedCoalescer coalescer;
+  LiveFeedClient client(ClientOptions(collector), &coalescer);
+  // Short thresholds so that the test waits less; the bounds stay wide.
+  ConnectionModel model({.stale_after_ns = 3'000'000'000, .disconnected_after_ns = 8'000'000'000});
+  client.Start();
+  ASSERT_TRUE(WaitFor(&client, &model,
+                      [&] { return model.state() == ConnectionModel::State::kLive; }))
+      << model.Text() << "\n" << collector.Log();
+  EXPECT_FALSE(model.data_stale());
+
+  collector.Kill();
+  ASSERT_TRUE(WaitFor(&client, &model, [&] { return ShowsTheFeedGone(model); }))
+      << "still " << model.Text();
+  EXPECT_NE(model.Text().find("last update"), std::string::npos) << model.Text();
+  ASSERT_EQ(model.outages().size(), 1u);
+  EXPECT_EQ(model.outages()[0].end_ns, 0);  // still going on
+
+  // Same ports: the viewer finds it again by itself.
+  ASSERT_TRUE(collector.Start()) << collector.Log();
+  ASSERT_TRUE(WaitFor(&client, &model,
+                      [&] { return model.state() == ConnectionModel::State::kLive; }))
+      << "still " << model.Text() << "\n" << collector.Log();
+  EXPECT_FALSE(model.data_stale());
+  EXPECT_GE(client.connections(), 2u);
+  ASSERT_EQ(model.outages().size(), 1u);
+  EXPECT_GT(model.outages()[0].end_ns, model.outages()[0].start_ns);
+  client.Stop();
+}
+
+TEST_F(LiveFeedReconnectTest, ViewerStartedBeforeItsCollectorGoesLiveWhenItComesUp) {
+  // Learn free ports, then take the collector away before the viewer starts.
+  CollectorProcess collector(dir_);
+  ASSERT_TRUE(collector.Start()) << collector.Log();
+  collector.Kill();
+  FeedCoalescer coalescer;
+  LiveFeedClient client(ClientOptions(collector), &coalescer);
+  ConnectionModel model;
+  client.Start();
+  ASSERT_TRUE(WaitFor(&client, &model, [&] {
+    return model.state() == ConnectionModel::State::kRetrying && client.link().attempts >= 2;
+  })) << model.Text();
+  EXPECT_EQ(client.connections(), 0u);
+
+  ASSERT_TRUE(collector.Start()) << collector.Log();
+  ASSERT_TRUE(WaitFor(&client, &model,
+                      [&] { return model.state() == ConnectionModel::State::kLive; }))
+      << "still " << model.Text() << "\n" << collector.Log();
+  EXPECT_EQ(client.connections(), 1u);
+  // The views learn it from a history fetch after the connection.
+  bool history = false;
+  for (absl::Time deadline = absl::Now() + absl::Seconds(60); !history && absl::Now() < deadline;) {
+    if (std::optional<FeedCoalescer::Delta> delta = coalescer.Take()) {
+      history = delta->reset || !delta->notices.empty();
+    }
+    absl::SleepFor(absl::Milliseconds(50));
+  }
+  EXPECT_TRUE(history);
+  client.Stop();
+}
+
+}  // namespace
+}  // namespace trainscope::viewer
+
+#endif  // TRAINSCOPE_COLLECTOR_BIN
