@@ -32,6 +32,7 @@ class JobAnalyzer::Impl {
   void OnStreamClosed(uint32_t rank, int64_t now_unix_ns);
   void Tick(int64_t now_unix_ns);
   void Finish();
+  void Release();
 
   std::vector<v1::StepReport> Steps(const v1::StepQuery& query) const;
   v1::MareyView Marey(const v1::MareyQuery& query) const;
@@ -49,13 +50,13 @@ class JobAnalyzer::Impl {
 
   const JobAnalyzerOptions options_;
   const JobAnalyzerOutputs outputs_;
-  JobStrings strings_;
+  JobStrings strings_{options_.strings};
   GroupDirectory groups_{&strings_};
   ClockAligner aligner_;
   TrafficModel traffic_;
-  OperatorStore store_;
+  std::unique_ptr<OperatorStore> store_;  // never null; Release() swaps in an empty one
   StepAssembler assembler_;
-  MareyAggregator marey_{&store_, &strings_};
+  std::unique_ptr<MareyAggregator> marey_;
   LossTracker loss_;
   std::map<uint32_t, std::string> hosts_;
   std::map<uint32_t, std::string> devices_;  // Hello.device by rank
@@ -64,18 +65,21 @@ class JobAnalyzer::Impl {
   std::vector<DeviceEvent> batch_events_;    // scratch: a batch's decoded events
   JobAnalyzerStats stats_;
   int64_t next_clock_report_ns_ = 0;
+  bool released_ = false;
 };
 
 JobAnalyzer::Impl::Impl(JobAnalyzerOptions options, JobAnalyzerOutputs outputs)
     : options_(options),
       outputs_(std::move(outputs)),
       aligner_(&groups_),
-      store_(OperatorStoreOptions{.max_operators = options.max_stored_operators}),
+      store_(std::make_unique<OperatorStore>(
+          OperatorStoreOptions{.max_operators = options.max_stored_operators})),
       assembler_(&strings_, &groups_, &aligner_,
                  StepAssemblerOptions{.silent_after_ns = options.silent_after_ns,
                                       .max_open_steps = options.max_open_steps,
                                       .traffic_model = options.traffic ? &traffic_ : nullptr},
-                 [this](ClosedStep&& closed) { OnStepClosed(std::move(closed)); }) {}
+                 [this](ClosedStep&& closed) { OnStepClosed(std::move(closed)); }),
+      marey_(std::make_unique<MareyAggregator>(store_.get(), &strings_)) {}
 
 void JobAnalyzer::Impl::OnStreamOpened(const v1::Hello& hello, int64_t now_unix_ns) {
   if (hello.world_size() > groups_.world_size()) groups_.set_world_size(hello.world_size());
@@ -199,6 +203,21 @@ void JobAnalyzer::Impl::Finish() {
   MaybeReportClocks(0, /*force=*/true);
 }
 
+void JobAnalyzer::Impl::Release() {
+  Finish();
+  if (released_) return;
+  released_ = true;
+  // The operators are what a job holds most of (max_stored_operators of
+  // them); a fresh store holds none. The aggregator points at the store, so
+  // it follows.
+  store_ = std::make_unique<OperatorStore>(
+      OperatorStoreOptions{.max_operators = options_.max_stored_operators});
+  marey_ = std::make_unique<MareyAggregator>(store_.get(), &strings_);
+  std::vector<uint32_t>().swap(batch_ids_);
+  std::vector<DeviceEvent>().swap(batch_events_);
+  steps_.shrink_to_fit();
+}
+
 void JobAnalyzer::Impl::MaybeReportClocks(int64_t now_unix_ns, bool force) {
   if (!outputs_.on_clocks) return;
   if (!force && now_unix_ns < next_clock_report_ns_) return;
@@ -217,9 +236,9 @@ void JobAnalyzer::Impl::OnStepClosed(ClosedStep&& closed) {
     OperatorBatchBuilder builder(&strings_, &operators);
     for (const OperatorRecord& op : closed.operators) builder.Add(op);
   }
-  store_.Insert(std::move(closed.operators));
+  store_->Insert(std::move(closed.operators));
   // An evicted step's memory serves the next step: no fresh pages per step.
-  assembler_.Recycle(store_.TakeEvictedStorage());
+  assembler_.Recycle(store_->TakeEvictedStorage());
   v1::StepReport& report = closed.report;
   PlaceTraffic(report);
   // Steps normally close in order; a late one (forced early) is put in place.
@@ -264,13 +283,19 @@ std::vector<v1::StepReport> JobAnalyzer::Impl::Steps(const v1::StepQuery& query)
 v1::MareyView JobAnalyzer::Impl::Marey(const v1::MareyQuery& query) const {
   v1::MareyQuery q = query;
   if (q.max_operators() == 0) q.set_max_operators(options_.default_max_operators);
-  return marey_.Build(q, hosts_);
+  return marey_->Build(q, hosts_);
 }
 
 JobAnalyzerStats JobAnalyzer::Impl::stats() const {
   JobAnalyzerStats s = stats_;
   s.steps_forced = assembler_.stats().steps_forced;
-  s.operators_evicted = store_.stats().evicted_operators;
+  const OperatorStoreStats store = store_->stats();
+  s.operators_evicted = store.evicted_operators;
+  s.operators_held = store.operators;
+  s.names = strings_.names();
+  s.name_bytes = strings_.bytes();
+  s.names_over_budget = strings_.over_budget();
+  s.released = released_;
   return s;
 }
 
@@ -313,6 +338,7 @@ void JobAnalyzer::OnStreamClosed(uint32_t rank, int64_t now_unix_ns) {
 }
 void JobAnalyzer::Tick(int64_t now_unix_ns) { impl_->Tick(now_unix_ns); }
 void JobAnalyzer::Finish() { impl_->Finish(); }
+void JobAnalyzer::Release() { impl_->Release(); }
 std::vector<v1::StepReport> JobAnalyzer::Steps(const v1::StepQuery& query) const {
   return impl_->Steps(query);
 }

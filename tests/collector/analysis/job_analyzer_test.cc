@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/event_batch_builder.h"
@@ -124,6 +125,62 @@ TEST(JobAnalyzerTest, AlignsClocksAndAssemblesStepsFromBatches) {
   for (const v1::ClockEstimate& c : clocks.devices()) offset[c.rank()] = c.offset_ns();
   EXPECT_NEAR(offset[1] - offset[0], -kRank1Skew, 20'000);
   EXPECT_FALSE(out.clocks.empty());  // Finish reports the clocks
+}
+
+// A job naming a fresh operator in every step: past the name budget the
+// names read as the over-budget name, the table stops growing, and every
+// refusal is counted.
+TEST(JobAnalyzerTest, DistinctNamesPastTheBudgetAreBoundedAndCounted) {
+  JobAnalyzerOptions options;
+  options.strings.max_names = 50;
+  Collected out;
+  JobAnalyzer analyzer(options, CollectInto(&out));
+  analyzer.OnStreamOpened(MakeHello(0, 1), 0);
+  constexpr int kJobSteps = 400;
+  for (int step = 0; step < kJobSteps; ++step) {
+    const int64_t t0 = 1'000 * kMs + step * 20 * kMs;
+    EventBatchBuilder b(static_cast<uint64_t>(step + 1));
+    b.Operator(absl::StrCat("generated_op_", step), t0, t0 + 5 * kMs, v1::OPERATOR_SCOPE_FORWARD);
+    b.StepMark(t0 + 20 * kMs, static_cast<uint64_t>(step + 1));
+    analyzer.OnBatch(0, b.Build(), 0);
+  }
+  analyzer.Finish();
+  const JobAnalyzerStats stats = analyzer.stats();
+  EXPECT_EQ(stats.names, 50u);
+  // Each batch interns its own table: the operator name, and nothing else
+  // new once the first batch named the shared ones.
+  EXPECT_GE(stats.names_over_budget, static_cast<uint64_t>(kJobSteps - 50));
+  EXPECT_LE(stats.names_over_budget, static_cast<uint64_t>(kJobSteps));
+  // Late steps' operators read as the over-budget name, early ones as sent.
+  ASSERT_GT(out.operators.size(), 300u);
+  std::map<std::string, int> names;
+  for (const v1::OperatorBatch& batch : out.operators) {
+    for (const v1::AlignedOperator& op : batch.operators()) ++names[batch.strings(op.name())];
+  }
+  EXPECT_GT(names[std::string(JobStrings::kOverBudgetName)], 300);
+  EXPECT_EQ(names["generated_op_3"], 1);
+}
+
+TEST(JobAnalyzerTest, ReleaseFreesTheOperatorsButKeepsTheSteps) {
+  Collected out;
+  JobAnalyzer analyzer({}, CollectInto(&out));
+  FeedJob(analyzer);
+  analyzer.Finish();
+  const JobAnalyzerStats before = analyzer.stats();
+  ASSERT_GT(before.operators_held, 0u);
+  EXPECT_FALSE(before.released);
+  const size_t steps_before = analyzer.Steps({}).size();
+  ASSERT_GT(steps_before, 0u);
+
+  analyzer.Release();
+  const JobAnalyzerStats after = analyzer.stats();
+  EXPECT_TRUE(after.released);
+  EXPECT_EQ(after.operators_held, 0u);
+  EXPECT_EQ(analyzer.Steps({}).size(), steps_before);
+  EXPECT_EQ(analyzer.Clocks().devices_size(), 2);
+  EXPECT_EQ(analyzer.Marey({}).operators().operators_size(), 0);
+  analyzer.Release();  // idempotent
+  EXPECT_TRUE(analyzer.stats().released);
 }
 
 TEST(JobAnalyzerTest, AnswersStepAndMareyQueries) {

@@ -29,6 +29,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "trainscope/collector/analysis/job_strings.h"
 #include "trainscope/collector/analysis/loss_tracker.h"
 #include "trainscope/v1/agent.pb.h"
 #include "trainscope/v1/analysis.pb.h"
@@ -48,6 +49,9 @@ struct JobAnalyzerOptions {
   int64_t clock_report_interval_ns = 1'000'000'000;
   // Each step's per-pair traffic (StepReport.traffic, TrafficModel).
   bool traffic = true;
+  // The budget of distinct operator/group names (JobStrings): past it names
+  // read as JobStrings::kOverBudgetName, counted in stats().names_over_budget.
+  JobStringsOptions strings;
 };
 
 // What a loss-contribution report (or a rank's departure) changed.
@@ -75,6 +79,11 @@ struct JobAnalyzerStats {
   uint64_t steps_closed = 0;
   uint64_t steps_forced = 0;  // closed early by max_open_steps
   uint64_t operators_evicted = 0;
+  uint64_t operators_held = 0;     // in the operator store now (Marey queries)
+  uint64_t names = 0;              // distinct names interned (JobStrings)
+  uint64_t name_bytes = 0;
+  uint64_t names_over_budget = 0;  // names mapped to JobStrings::kOverBudgetName
+  bool released = false;           // Release() ran: operators and scratch freed
 };
 
 class JobAnalyzer {
@@ -96,6 +105,12 @@ class JobAnalyzer {
   void Tick(int64_t now_unix_ns);
   // The streams are over (end of a stored log): closes every open step.
   void Finish();
+  // The job is over and its final reports are out: closes every open step
+  // (as Finish), then frees what only a running job needs (the operator
+  // store, the assembler's and decoder's buffers). Steps, clocks, loss and
+  // hosts stay for queries; Marey answers from what is held, which is
+  // nothing until the job sends operators again (a restart). Idempotent.
+  void Release();
 
   // Queries over what has been analysed so far.
   std::vector<trainscope::v1::StepReport> Steps(const trainscope::v1::StepQuery& query) const;
