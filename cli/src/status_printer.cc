@@ -143,6 +143,11 @@ std::string RenderJobStatus(const trainscope::v1::JobStatus& status, absl::Time 
       }
     }
   }
+  if (summary.hellos_refused() > 0) {
+    absl::StrAppend(&out, FormatCount(summary.hellos_refused()),
+                    " hellos refused (ranks that could not join); the last: ",
+                    summary.last_hello_refusal(), "\n");
+  }
   if (status.has_recovery()) absl::StrAppend(&out, RenderLogRecovery(status.recovery()));
   if (status.commands_size() > 0) {
     absl::StrAppend(&out, "commands:\n");

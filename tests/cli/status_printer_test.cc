@@ -115,6 +115,18 @@ TEST(StatusPrinterTest, ARankThatFailedSaysWhy) {
               HasSubstr("rank 2 ended with an error: RuntimeError: Connection closed by peer\n"));
 }
 
+TEST(StatusPrinterTest, RefusedHellosAreShownWithTheLastReason) {
+  trainscope::v1::JobStatus status;
+  *status.mutable_summary() = Summary("resnet");
+  EXPECT_THAT(RenderJobStatus(status, kNow, absl::UTCTimeZone()),
+              ::testing::Not(HasSubstr("hellos refused")));
+  status.mutable_summary()->set_hellos_refused(3);
+  status.mutable_summary()->set_last_hello_refusal("job resnet: wrong job token");
+  EXPECT_THAT(RenderJobStatus(status, kNow, absl::UTCTimeZone()),
+              HasSubstr("3 hellos refused (ranks that could not join); the last: job resnet: "
+                        "wrong job token\n"));
+}
+
 TEST(StatusPrinterTest, StoreRefusalsAndRecoveryLossesAreShown) {
   trainscope::v1::JobStatus status;
   *status.mutable_summary() = Summary("resnet");

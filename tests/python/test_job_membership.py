@@ -80,6 +80,9 @@ def test_an_intruder_can_neither_replace_a_rank_nor_squat_the_job(tmp_path):
     # world size (8, the job's is 2): either names what does not match.
     assert "wrong job token" in squat_log or "world size 2" in squat_log, squat_log
 
+    # Each refusal is counted where the user looks.
+    assert int(mid["summary"]["hellos_refused"]) >= 2, mid["summary"]
+    assert f"job {JOB}" in mid["summary"]["last_hello_refusal"], mid["summary"]
     # While the intruders tried, the real ranks stayed the job's.
     for rank in mid["ranks"]:
         assert int(rank.get("restart_count", 0)) == 0, mid

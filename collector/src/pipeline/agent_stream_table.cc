@@ -277,6 +277,8 @@ void AgentStreamTable::FillSummary(v1::JobSummary* summary) const {
   summary->set_events_received(events_total_);
   summary->set_bytes_received(bytes_total_);
   summary->set_last_event_unix_ns(last_event_unix_ns_);
+  summary->set_hellos_refused(hellos_refused_);
+  summary->set_last_hello_refusal(last_hello_refusal_);
 }
 
 bool AgentStreamTable::AnyRecording() const {

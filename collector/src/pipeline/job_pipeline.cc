@@ -306,13 +306,20 @@ void JobPipeline::DoAttach(AttachRequest& request,
   const v1::Hello& hello = request.hello;
   const uint32_t rank = hello.rank();
   if (ending_) return done(*ending_);
-  if (absl::Status s = streams_.CheckWorldSize(hello); !s.ok()) return done(s);
+  // Every refusal shows in the job's status (a rank that cannot join is not
+  // invisible), besides the stream's end and the bad-input counters.
+  const auto refuse = [&](absl::Status status) {
+    streams_.CountRefusedHello(std::string(status.message()));
+    summary_changed_ = true;
+    done(std::move(status));
+  };
+  if (absl::Status s = streams_.CheckWorldSize(hello); !s.ok()) return refuse(std::move(s));
   // Membership first (a rank the job has seen needs the job's token,
   // generated or not): a process without it learns nothing of the rank's
   // stream and replaces none.
   absl::StatusOr<JobTokenKeeper::Admission> admitted =
       tokens_.AdmitRank(hello.job_token(), streams_.ranks().contains(rank), rank);
-  if (!admitted.ok()) return done(admitted.status());
+  if (!admitted.ok()) return refuse(admitted.status());
   if (admitted->generated) {
     Notice(absl::StrCat("trainscope-collector: job ", job_id_,
                         " attached without a token; generated one in ",
@@ -322,7 +329,7 @@ void JobPipeline::DoAttach(AttachRequest& request,
   // One live stream per rank: a reconnect or a newer incarnation replaces it.
   absl::StatusOr<std::optional<AgentStreamTable::Replacement>> replaced =
       streams_.FindReplaced(hello);
-  if (!replaced.ok()) return done(replaced.status());
+  if (!replaced.ok()) return refuse(replaced.status());
   if (replaced->has_value()) {
     const AgentStreamTable::Replacement& old = **replaced;
     streams_.Find(old.connection_id)

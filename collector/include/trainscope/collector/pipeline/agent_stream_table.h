@@ -132,6 +132,11 @@ class AgentStreamTable {
   void FillSummary(trainscope::v1::JobSummary* summary) const;
   bool AnyRecording() const;  // as the connected agents report
   uint64_t events_received() const { return events_total_; }  // over every rank, durable
+  // A Hello for this job was refused (FillSummary reports the count and why).
+  void CountRefusedHello(std::string why) {
+    ++hellos_refused_;
+    last_hello_refusal_ = std::move(why);
+  }
 
  private:
   const std::string job_id_;
@@ -146,6 +151,8 @@ class AgentStreamTable {
   // too): the job is lost once no rank is connected.
   std::set<uint32_t> vanished_ranks_;
   uint64_t events_total_ = 0;
+  uint64_t hellos_refused_ = 0;
+  std::string last_hello_refusal_;
   uint64_t bytes_total_ = 0;
   int64_t last_event_unix_ns_ = 0;
 };
