@@ -64,6 +64,17 @@ void OverviewModel::AddStep(const StepRecord& step) {
   dirty_ = true;
 }
 
+void OverviewModel::SetGaps(std::vector<Gap> gaps) {
+  if (gaps.size() == gaps_.size() &&
+      std::equal(gaps.begin(), gaps.end(), gaps_.begin(), [](const Gap& a, const Gap& b) {
+        return a.start_ns == b.start_ns && a.end_ns == b.end_ns;
+      })) {
+    return;
+  }
+  gaps_ = std::move(gaps);
+  dirty_ = true;
+}
+
 void OverviewModel::Clear() {
   steps_.clear();
   dirty_ = true;
@@ -208,19 +219,54 @@ void OverviewModel::BuildChart() {
                          "avg communication", Rgba(150, 110, 0), Text::Align::kCenter, false, 0,
                          true});
 
+  // Outages: where one lies between two steps the lines break (at the
+  // later step's x) and a band marks the stretch without data.
+  std::vector<float> breaks;
+  const StepRecord* previous = nullptr;
+  for (const auto& [number, step] : steps_) {
+    if (step.devices.empty()) continue;
+    if (previous != nullptr) {
+      for (const Gap& gap : gaps_) {
+        const int64_t gap_end = gap.end_ns == 0 ? INT64_MAX : gap.end_ns;
+        if (gap.start_ns < step.start_ns && gap_end > previous->end_ns) {
+          const float x0 = StepX(previous->step), x1 = StepX(number);
+          breaks.push_back(x1);
+          list_.backgrounds.push_back(
+              {{x0, chart_.y, x1 - x0, chart_.h}, kGapColor, WithAlpha(kAxisColor, 60)});
+          list_.texts.push_back({(x0 + x1) / 2, chart_.y + 12, "no feed", kAxisColor,
+                                 Text::Align::kCenter});
+          break;
+        }
+      }
+    }
+    previous = &step;
+  }
+  auto add_series = [&](const std::vector<PointF>& points, Color color, float width,
+                        bool dashed) {
+    size_t from = 0;
+    for (size_t b = 0; b <= breaks.size(); ++b) {
+      size_t to = from;
+      while (to < points.size() && (b == breaks.size() || points[to].x < breaks[b])) ++to;
+      if (to > from) {
+        std::vector<PointF> piece(points.begin() + from, points.begin() + to);
+        list_.polylines.push_back({Decimate(piece, chart_.w), color, width, dashed});
+      }
+      from = to;
+    }
+  };
+
   // Series.
   if (per_device) {
     for (const auto& [rank, points] : device_lines) {
-      list_.polylines.push_back(
-          {Decimate(points, chart_.w), kPalette[rank % std::size(kPalette)], 1.5f});
+      add_series(points, kPalette[rank % std::size(kPalette)], 1.5f, false);
     }
   } else {
-    list_.polylines.push_back({Decimate(max_line, chart_.w), Rgba(31, 119, 180), 1.2f});
-    list_.polylines.push_back({Decimate(mean_line, chart_.w), Rgba(20, 60, 120), 2.0f});
-    list_.polylines.push_back({Decimate(min_line, chart_.w), Rgba(31, 119, 180), 1.2f, true});
+    add_series(max_line, Rgba(31, 119, 180), 1.2f, false);
+    add_series(mean_line, Rgba(20, 60, 120), 2.0f, false);
+    add_series(min_line, Rgba(31, 119, 180), 1.2f, true);
   }
-  list_.polylines.push_back({Decimate(comm_line, chart_.w), kCommColor, 2.5f});
-  list_.polylines.push_back({Decimate(wait_line, chart_.w), kWaitColor, 2.0f, true});
+  add_series(comm_line, kCommColor, 2.5f, false);
+  add_series(wait_line, kWaitColor, 2.0f, true);
 
   // Selected step.
   if (selected_.has_value() && *selected_ >= first_step_ && *selected_ <= last_step_) {

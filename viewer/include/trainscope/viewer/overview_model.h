@@ -87,6 +87,15 @@ class OverviewModel {
   void Clear();
   void SetSelectedStep(std::optional<uint64_t> step);
   void SetViewport(int width, int height);
+  // Time ranges (ns, the steps' clock) the viewer had no feed for
+  // (ConnectionModel's outages): the lines break across them and a band
+  // marks them, instead of drawing straight across as if there were data.
+  // end_ns 0: still going on.
+  struct Gap {
+    int64_t start_ns = 0;
+    int64_t end_ns = 0;
+  };
+  void SetGaps(std::vector<Gap> gaps);
 
   const DrawList& Draw();
   const std::vector<DeviceBar>& Bars();
@@ -109,6 +118,7 @@ class OverviewModel {
   static constexpr Color kTailColor = Rgba(200, 200, 200);
   static constexpr Color kCommColor = kCollectiveColor;
   static constexpr Color kWaitColor = Rgba(229, 57, 53);
+  static constexpr Color kGapColor = Rgba(232, 232, 236);  // an outage's band
   static constexpr Color kGpuComputeColor = kComputeColor;
   static constexpr Color kNcclTransferColor = kCollectiveColor;
   static constexpr Color kNcclWaitColor = kWaitColor;
@@ -128,6 +138,7 @@ class OverviewModel {
   size_t max_steps_;
   std::map<uint64_t, StepRecord> steps_;
   std::optional<uint64_t> selected_;
+  std::vector<Gap> gaps_;
   int width_ = 800;
   int height_ = 600;
   bool dirty_ = true;
