@@ -60,6 +60,15 @@ ABSL_FLAG(int, lost_device_grace_steps, 3,
 ABSL_FLAG(bool, analysis, true,
           "align clocks and assemble steps live (steps, clocks and aligned operators on the "
           "feed); false: only log and publish counters");
+// Per-job analysis budgets (issue 21.2): what one job may hold in memory.
+ABSL_FLAG(uint64_t, max_job_names, 200'000,
+          "distinct operator/group names a job's analysis keeps; past it new names read as "
+          "\"(name budget exceeded)\", counted in trainscope status; 0: no limit");
+ABSL_FLAG(uint64_t, max_job_name_mb, 32,
+          "MiB of name text a job's analysis keeps (same overflow as --max-job-names); 0: no limit");
+ABSL_FLAG(uint64_t, max_stored_operators, 4'000'000,
+          "aligned operators a job keeps for Marey queries (about 100 bytes each); past it the "
+          "oldest steps' operators are evicted, counted in trainscope status");
 ABSL_FLAG(std::string, rules, "",
           "alert thresholds, a protobuf text file (see --print-default-rules); unset fields "
           "keep their defaults");
@@ -274,6 +283,9 @@ int main(int argc, char** argv) {
   options.lost_device_grace = absl::Seconds(lost_grace_s);
   options.lost_device_grace_steps = static_cast<uint64_t>(lost_grace_steps);
   options.analysis = absl::GetFlag(FLAGS_analysis);
+  options.analyzer.strings.max_names = absl::GetFlag(FLAGS_max_job_names);
+  options.analyzer.strings.max_bytes = absl::GetFlag(FLAGS_max_job_name_mb) << 20;
+  options.analyzer.max_stored_operators = absl::GetFlag(FLAGS_max_stored_operators);
   options.rules = std::move(rules);
   options.halt_policy = *halt_policy;
   options.max_queued_bytes = static_cast<uint64_t>(queued_mb) << 20;

@@ -205,7 +205,8 @@ void JobAnalyzer::Impl::Finish() {
 
 void JobAnalyzer::Impl::Release() {
   Finish();
-  if (released_) return;
+  // Not skipped when already released: a job that came back (a restart)
+  // and finished again has filled a store since.
   released_ = true;
   // The operators are what a job holds most of (max_stored_operators of
   // them); a fresh store holds none. The aggregator points at the store, so

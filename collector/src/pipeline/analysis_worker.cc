@@ -1,5 +1,7 @@
 #include "trainscope/collector/pipeline/analysis_worker.h"
 
+#include <malloc.h>
+
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -69,6 +71,43 @@ void AnalysisWorker::Query(trainscope::v1::SnapshotRequest request,
   done(std::move(reply));
 }
 
+void AnalysisWorker::Release() {
+  {
+    absl::MutexLock lock(&mu_);
+    if (!stopping_) {
+      tasks_.push_back([this] {
+        analyzer_.Release();
+        // The store's blocks were large and many; without a trim glibc keeps
+        // them for the process, and RSS would not come down.
+        malloc_trim(0);
+      });
+      return;
+    }
+  }
+  absl::MutexLock stop_lock(&stop_mu_);
+  if (thread_.joinable()) thread_.join();  // Stop's own join, if it has not run yet
+  analyzer_.Release();
+  malloc_trim(0);
+  const JobAnalyzerStats stats = analyzer_.stats();
+  absl::MutexLock lock(&mu_);
+  stats_ = stats;
+}
+
+void AnalysisWorker::SetJobFinished(bool finished) {
+  {
+    absl::MutexLock lock(&mu_);
+    const bool release = finished && !released_for_finish_;
+    released_for_finish_ = finished;
+    if (!release) return;
+  }
+  Release();
+}
+
+JobAnalyzerStats AnalysisWorker::stats() const {
+  absl::MutexLock lock(&mu_);
+  return stats_;
+}
+
 void AnalysisWorker::Stop() {
   absl::MutexLock stop_lock(&stop_mu_);
   {
@@ -99,6 +138,11 @@ void AnalysisWorker::Run() {
     if (now >= next_tick) {
       analyzer_.Tick(absl::ToUnixNanos(now));
       next_tick = now + options_.tick_interval;
+    }
+    const JobAnalyzerStats stats = analyzer_.stats();
+    {
+      absl::MutexLock lock(&mu_);
+      stats_ = stats;
     }
     if (stopping) break;
   }

@@ -151,6 +151,9 @@ void JobPipeline::StopAndCloseLog() {
   // flushed its last rows in Run's epilogue). The stopped analysis stays:
   // Query may still reach it from another thread.
   log_.reset();
+  // Queries no longer reach the stopped analysis; its operators and
+  // buffers go back to the system.
+  if (analysis_) analysis_->Release();
 }
 
 void JobPipeline::RecoverState() {
@@ -275,6 +278,14 @@ void JobPipeline::RunTimers(absl::Time now, bool force) {
       {
         absl::MutexLock lock(&mu_);
         published_summary_ = update.job();
+      }
+      // Every rank is gone: the analysis closes its last steps (their
+      // reports come back here and are published) and frees the job's
+      // operators, so finished jobs do not hold the collector's memory.
+      if (analysis_) {
+        const v1::JobState state = update.job().state();
+        analysis_->SetJobFinished(state == v1::JOB_STATE_FINISHED ||
+                                  state == v1::JOB_STATE_LOST);
       }
       QueueFeed(std::move(update));
       summary_changed_ = false;
@@ -765,6 +776,17 @@ v1::JobStatus JobPipeline::BuildStatus() const {
   for (const v1::CommandRecord& c : commands_.commands()) *status.add_commands() = c;
   status.set_feed_sequence(feed_sequence_);
   *status.mutable_halt_policy() = alerts_.halt_policy();
+  if (analysis_) {
+    const JobAnalyzerStats stats = analysis_->stats();
+    v1::AnalysisMemory* memory = status.mutable_analysis_memory();
+    memory->set_names(stats.names);
+    memory->set_name_bytes(stats.name_bytes);
+    memory->set_name_budget(options_.analyzer.strings.max_names);
+    memory->set_names_over_budget(stats.names_over_budget);
+    memory->set_operators_held(stats.operators_held);
+    memory->set_operators_evicted(stats.operators_evicted);
+    memory->set_released(stats.released);
+  }
   return status;
 }
 

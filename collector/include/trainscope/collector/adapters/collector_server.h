@@ -68,6 +68,7 @@ struct CollectorServerOptions {
   absl::Duration lost_device_grace = absl::Seconds(10);
   uint64_t lost_device_grace_steps = 3;
   bool analysis = true;                    // JobPipelineOptions::analysis
+  JobAnalyzerOptions analyzer;             // JobPipelineOptions::analyzer (budgets)
   trainscope::v1::RulesConfig rules;       // JobPipelineOptions::rules
   trainscope::v1::HaltPolicy halt_policy;  // JobPipelineOptions::halt_policy
   uint64_t max_queued_bytes = 256ull << 20;

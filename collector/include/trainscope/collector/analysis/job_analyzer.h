@@ -109,7 +109,7 @@ class JobAnalyzer {
   // (as Finish), then frees what only a running job needs (the operator
   // store, the assembler's and decoder's buffers). Steps, clocks, loss and
   // hosts stay for queries; Marey answers from what is held, which is
-  // nothing until the job sends operators again (a restart). Idempotent.
+  // nothing until the job sends operators again (a restart). May run again.
   void Release();
 
   // Queries over what has been analysed so far.

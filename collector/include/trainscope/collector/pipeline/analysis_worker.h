@@ -6,6 +6,7 @@
 //   AnalysisWorker worker(options, analyzer_options, outputs);
 //   worker.Submit(std::move(durable_records));   // after the group commit
 //   worker.Query(request, [](v1::FeedSnapshot partial) {...});
+//   worker.Release();   // the job finished: free its operators (JobAnalyzer::Release)
 //   worker.Stop();
 //
 // Input is bounded by `max_queued_events`: when the analysis falls that far
@@ -14,7 +15,8 @@
 // analysis. Outputs and query replies run on the worker thread and must not
 // block.
 //
-// Threading: Submit, Query, Stop and dropped_events are thread-safe.
+// Threading: Submit, Query, Release, Stop, stats and dropped_events are
+// thread-safe.
 #ifndef TRAINSCOPE_COLLECTOR_PIPELINE_ANALYSIS_WORKER_H_
 #define TRAINSCOPE_COLLECTOR_PIPELINE_ANALYSIS_WORKER_H_
 
@@ -58,7 +60,17 @@ class AnalysisWorker {
              std::function<void(trainscope::v1::FeedSnapshot)> done);
   // Drains what is queued, then joins. Idempotent.
   void Stop();
+  // After what is queued: JobAnalyzer::Release, then the freed pages go back
+  // to the system. On a stopped worker it runs on the caller's thread (the
+  // worker thread is gone and queries no longer reach the analyzer).
+  void Release();
+  // The job's state as its pipeline last saw it: the first call with
+  // `finished` after one without (or after construction) calls Release, so a
+  // job that ends, comes back and ends again is released each time.
+  void SetJobFinished(bool finished);
 
+  // The analyzer's counters as of the end of its last round of work.
+  JobAnalyzerStats stats() const;
   uint64_t dropped_events() const { return dropped_events_.load(std::memory_order_relaxed); }
 
  private:
@@ -77,7 +89,9 @@ class AnalysisWorker {
   bool dropping_ ABSL_GUARDED_BY(mu_) = false;
   std::deque<Task> tasks_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  JobAnalyzerStats stats_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> dropped_events_{0};
+  bool released_for_finish_ ABSL_GUARDED_BY(mu_) = false;
   absl::Mutex stop_mu_;
   std::thread thread_;
 };
