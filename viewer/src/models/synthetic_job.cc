@@ -115,6 +115,30 @@ SyntheticJob GenerateSyntheticJob(const SyntheticJobOptions& options) {
   };
 
   std::vector<int64_t> ready(devices, options.start_ns);
+  // Per-pair traffic as the collector models it (docs/traffic.md): exact for
+  // send/recv, a ring for each all-reduce; the slow link takes longer.
+  auto pair = [&](StepRecord* record, uint32_t src, uint32_t dst, const std::string& group,
+                  bool exact, uint64_t bytes, uint32_t messages, int64_t ns) {
+    if (options.slow_link.has_value() && options.slow_link->first == src &&
+        options.slow_link->second == dst) {
+      ns = static_cast<int64_t>(static_cast<double>(ns) * options.slow_link_factor);
+    }
+    PairTrafficRecord t;
+    t.step = record->step;
+    t.src_rank = src;
+    t.dst_rank = dst;
+    t.group = group;
+    t.exact = exact;
+    t.bytes = bytes;
+    t.messages = messages;
+    t.duration_ns = ns;
+    t.src_host = out.devices[src].host;
+    t.dst_host = out.devices[dst].host;
+    t.locality = src == dst                 ? LinkLocality::kSameDevice
+                 : t.src_host == t.dst_host ? LinkLocality::kSameHost
+                                            : LinkLocality::kCrossHost;
+    record->traffic.push_back(std::move(t));
+  };
   uint64_t p2p_sequence = 0;
   for (uint32_t s = 0; s < options.steps; ++s) {
     const uint64_t step = s + 1;
@@ -182,6 +206,7 @@ SyntheticJob GenerateSyntheticJob(const SyntheticJobOptions& options) {
           d[r].collective_ns += send_end + 5'000 - recv_start;
           d[r].wait_ns += std::max<int64_t>(0, send_start - recv_start);
           d[from].collective_ns += send_end - send_start;
+          pair(&record, from, r, "", true, 4 << 20, 1, send_end + 5'000 - send_start);
           clock[r] = std::max(clock[r], send_end + 5'000);
         }
         d[r].forward_ns = compute(r, forward_ops, kForward, std::size(kForward));
@@ -198,6 +223,14 @@ SyntheticJob GenerateSyntheticJob(const SyntheticJobOptions& options) {
           last = std::max(last, clock[stage * replicas + rep]);
         const int64_t transfer = static_cast<int64_t>(random.Uniform(80e3, 140e3));
         const std::string group = "pg:stage" + std::to_string(stage);
+        // gloo's ring all-reduce: 2(n-1) chunks of S/n to the next member.
+        if (replicas > 1) {
+          const uint64_t bytes = (25ull << 20) * 2 * (replicas - 1) / replicas;
+          for (uint32_t rep = 0; rep < replicas; ++rep) {
+            pair(&record, stage * replicas + rep, stage * replicas + (rep + 1) % replicas, group,
+                 false, bytes, 2 * (replicas - 1), transfer);
+          }
+        }
         for (uint32_t rep = 0; rep < replicas; ++rep) {
           const uint32_t r = stage * replicas + rep;
           OperatorRecord* all_reduce =

@@ -2,7 +2,8 @@
 
 namespace trainscope::viewer {
 
-ViewerState::ViewerState(MareyModel::Options marey_options) : marey(&names, marey_options) {}
+ViewerState::ViewerState(MareyModel::Options marey_options)
+    : marey(&names, marey_options), traffic_matrix(&traffic) {}
 
 void ViewerState::AddDevices(const std::vector<DeviceInfo>& devices) {
   bool changed = false;
@@ -21,6 +22,7 @@ void ViewerState::AddDevices(const std::vector<DeviceInfo>& devices) {
   std::vector<DeviceInfo> all;
   for (const auto& [rank, info] : devices_) all.push_back(info);
   marey.SetDevices(all);
+  traffic.SetDevices(all);
 }
 
 void ViewerState::AddSteps(const std::vector<StepRecord>& steps) {
@@ -28,6 +30,7 @@ void ViewerState::AddSteps(const std::vector<StepRecord>& steps) {
   for (const StepRecord& step : steps) {
     overview.AddStep(step);
     marey.AddStep(step);
+    traffic.AddStep(step);
     jobs.OnStep(job_id_, step.step, step.end_ns);
     selection.OnStepClosed(step.step);
     for (const DeviceStepRecord& d : step.devices) {
@@ -42,6 +45,7 @@ void ViewerState::AddSteps(const std::vector<StepRecord>& steps) {
 void ViewerState::Load(const JobData& data) {
   job_id_ = data.job.job_id;
   overview.Clear();
+  traffic.Clear();
   marey.Clear();
   alerts.Clear();
   devices_.clear();
@@ -70,6 +74,7 @@ void ViewerState::ApplyLoss(FeedCoalescer::Delta* delta) {
 void ViewerState::Apply(FeedCoalescer::Delta delta) {
   if (delta.reset) {
     overview.Clear();
+    traffic.Clear();
     marey.Clear();
     alerts.Clear();
     devices_.clear();

@@ -34,7 +34,7 @@ QImage Grab(QWidget* widget, int width, int height) {
 
 const std::vector<std::string>& OffscreenRenderer::Views() {
   static const std::vector<std::string> kViews = {"overview",  "marey",      "alerts", "jobs",
-                                                  "selection", "monitoring", "all"};
+                                                  "selection", "monitoring", "traffic-matrix", "all"};
   return kViews;
 }
 
@@ -49,6 +49,10 @@ absl::StatusOr<QImage> OffscreenRenderer::Render(ViewerState* state, const std::
   if (view == "marey") {
     state->marey.SetViewport(width, height);
     return Paint(state->marey.Draw(), width, height);
+  }
+  if (view == "traffic-matrix") {
+    state->traffic_matrix.SetViewport(width, height);
+    return Paint(state->traffic_matrix.Draw(), width, height);
   }
   if (view == "selection") {
     state->loss.SetSelectionViewport(width, height);

@@ -7,7 +7,8 @@
 // stream 7, each all-reduce an NCCL kernel on stream 20 (it ends when the
 // last device's kernel has started, plus the transfer), each step begins
 // with a host-to-device copy on stream 9, and the steps carry device time
-// and their top kernels.
+// and their top kernels. Every step carries its per-pair traffic (a ring per
+// all-reduce, the pipeline's sends), optionally with one slow link.
 //
 // Usage:
 //   SyntheticJob job = GenerateSyntheticJob({.devices = 8, .straggler = 5});
@@ -20,6 +21,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainscope/viewer/records.h"
@@ -41,6 +43,10 @@ struct SyntheticJobOptions {
   uint64_t seed = 1;
   int64_t start_ns = 1'700'000'000'000'000'000;
   bool gpu = false;
+  // (sender, receiver): this link's transfers take slow_link_factor times as
+  // long in the steps' per-pair traffic (the ring of each all-reduce).
+  std::optional<std::pair<uint32_t, uint32_t>> slow_link;
+  double slow_link_factor = 8;
 };
 
 using SyntheticJob = JobData;

@@ -28,6 +28,8 @@
 #include "trainscope/viewer/overview_model.h"
 #include "trainscope/viewer/records.h"
 #include "trainscope/viewer/selection_state.h"
+#include "trainscope/viewer/traffic_matrix_layout.h"
+#include "trainscope/viewer/traffic_model.h"
 
 namespace trainscope::viewer {
 
@@ -54,6 +56,8 @@ class ViewerState {
   AlertsModel alerts;
   SelectionState selection;
   LossModel loss;
+  TrafficModel traffic;  // per-pair traffic of the steps (StepRecord::traffic)
+  TrafficMatrixLayout traffic_matrix;  // draws `traffic`
 
  private:
   void AddDevices(const std::vector<DeviceInfo>& devices);
