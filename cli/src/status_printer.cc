@@ -149,6 +149,24 @@ std::string RenderJobStatus(const trainscope::v1::JobStatus& status, absl::Time 
                     summary.last_hello_refusal(), "\n");
   }
   if (status.has_recovery()) absl::StrAppend(&out, RenderLogRecovery(status.recovery()));
+  if (status.has_analysis_memory()) {
+    const trainscope::v1::AnalysisMemory& memory = status.analysis_memory();
+    absl::StrAppend(&out, "analysis memory: ", FormatCount(memory.names()), " names",
+                    memory.name_budget() > 0
+                        ? absl::StrCat(" (budget ", FormatCount(memory.name_budget()), ")")
+                        : std::string(),
+                    ", ", FormatCount(memory.operators_held()), " operators held",
+                    memory.released() ? " (released: the job ended)" : "", "\n");
+    if (memory.names_over_budget() > 0) {
+      absl::StrAppend(&out, FormatCount(memory.names_over_budget()),
+                      " names past the budget read as \"(name budget exceeded)\" "
+                      "(raise --max-job-names)\n");
+    }
+    if (memory.operators_evicted() > 0) {
+      absl::StrAppend(&out, FormatCount(memory.operators_evicted()),
+                      " operators evicted from Marey queries (--max-stored-operators)\n");
+    }
+  }
   if (status.commands_size() > 0) {
     absl::StrAppend(&out, "commands:\n");
     for (const trainscope::v1::CommandRecord& command : status.commands()) {

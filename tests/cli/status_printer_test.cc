@@ -127,6 +127,24 @@ TEST(StatusPrinterTest, RefusedHellosAreShownWithTheLastReason) {
                         "wrong job token\n"));
 }
 
+TEST(StatusPrinterTest, AnalysisMemoryAndNamesPastTheBudgetAreShown) {
+  trainscope::v1::JobStatus status;
+  *status.mutable_summary() = Summary("resnet");
+  EXPECT_THAT(RenderJobStatus(status, kNow, absl::UTCTimeZone()),
+              ::testing::Not(HasSubstr("analysis memory")));
+  trainscope::v1::AnalysisMemory* memory = status.mutable_analysis_memory();
+  memory->set_names(200);
+  memory->set_name_budget(200);
+  memory->set_names_over_budget(4800);
+  memory->set_operators_held(0);
+  memory->set_released(true);
+  const std::string out = RenderJobStatus(status, kNow, absl::UTCTimeZone());
+  EXPECT_THAT(out, HasSubstr("analysis memory: 200 names (budget 200), 0 operators held "
+                             "(released: the job ended)\n"));
+  EXPECT_THAT(out, HasSubstr("names past the budget read as \"(name budget exceeded)\""));
+  EXPECT_THAT(out, ::testing::Not(HasSubstr("operators evicted")));
+}
+
 TEST(StatusPrinterTest, StoreRefusalsAndRecoveryLossesAreShown) {
   trainscope::v1::JobStatus status;
   *status.mutable_summary() = Summary("resnet");
