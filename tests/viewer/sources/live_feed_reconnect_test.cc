@@ -23,6 +23,7 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "trainscope/security/curve_keys.h"
 #include "trainscope/viewer/connection_model.h"
 #include "trainscope/viewer/feed_coalescer.h"
 #include "trainscope/viewer/live_feed_client.h"
@@ -40,7 +41,8 @@ namespace fs = std::filesystem;
 // (written to its --port-file), later starts reuse them.
 class CollectorProcess {
  public:
-  explicit CollectorProcess(fs::path dir) : dir_(std::move(dir)) {}
+  explicit CollectorProcess(fs::path dir, std::vector<std::string> extra = {})
+      : dir_(std::move(dir)), extra_(std::move(extra)) {}
   ~CollectorProcess() { Kill(); }
 
   bool Start() {
@@ -54,6 +56,7 @@ class CollectorProcess {
         "--data-dir=" + (dir_ / "data").string(),
         "--port-file=" + ports.string(),
         "--fsync=false"};
+    args.insert(args.end(), extra_.begin(), extra_.end());
     std::vector<char*> argv;
     for (std::string& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -109,6 +112,7 @@ class CollectorProcess {
 
  private:
   fs::path dir_;
+  std::vector<std::string> extra_;
   pid_t pid_ = -1;
   std::string agents_, feed_, snapshot_;
 };
@@ -217,6 +221,45 @@ TEST_F(LiveFeedReconnectTest, ViewerStartedBeforeItsCollectorGoesLiveWhenItComes
   }
   EXPECT_TRUE(history);
   client.Stop();
+}
+
+TEST_F(LiveFeedReconnectTest, CurveCollectorIsFollowedWithTheViewersSecurityAndNotWithout) {
+  absl::StatusOr<security::CurveKeyPair> server = security::GenerateCurveKeyPair();
+  ASSERT_TRUE(server.ok()) << server.status();
+  ASSERT_TRUE(security::WriteCurveKeyPair(*server, (dir_ / "server").string()).ok());
+  CollectorProcess collector(dir_, {"--curve_secret_key=" + (dir_ / "server.key").string()});
+  ASSERT_TRUE(collector.Start()) << collector.Log();
+
+  // Without the collector's key: never live, it keeps retrying.
+  {
+    FeedCoalescer coalescer;
+    LiveFeedClient plain(ClientOptions(collector), &coalescer);
+    ConnectionModel model;
+    bool ever_live = false;
+    plain.Start();
+    ASSERT_TRUE(WaitFor(&plain, &model, [&] {
+      ever_live |= model.state() == ConnectionModel::State::kLive;
+      return plain.link().attempts >= 2;
+    })) << model.Text();
+    EXPECT_FALSE(ever_live);
+    EXPECT_EQ(plain.connections(), 0u);
+    plain.Stop();
+  }
+
+  // With it (what --curve-server-key resolves to): live.
+  LiveFeedClient::Options options = ClientOptions(collector);
+  options.security.curve_server_key = server->public_key;
+  absl::StatusOr<security::CurveKeyPair> mine = security::GenerateCurveKeyPair();
+  ASSERT_TRUE(mine.ok()) << mine.status();
+  options.security.curve_client = *mine;
+  FeedCoalescer coalescer;
+  LiveFeedClient secured(options, &coalescer);
+  ConnectionModel model;
+  secured.Start();
+  EXPECT_TRUE(WaitFor(&secured, &model,
+                      [&] { return model.state() == ConnectionModel::State::kLive; }))
+      << model.Text() << "\n" << collector.Log();
+  secured.Stop();
 }
 
 }  // namespace
