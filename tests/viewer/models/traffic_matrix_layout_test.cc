@@ -142,7 +142,8 @@ TEST(TrafficMatrixLayoutTest, AThousandDevicesStayOneImageWithinTheView) {
 TEST(TrafficMatrixLayoutTest, HeatColorGoesFromWhiteToDarkRed) {
   EXPECT_EQ(TrafficMatrixLayout::HeatColor(0), Rgba(255, 255, 255));
   EXPECT_EQ(TrafficMatrixLayout::HeatColor(1), Rgba(127, 0, 0));
-  EXPECT_LT(Darkness(TrafficMatrixLayout::HeatColor(0.3)), Darkness(TrafficMatrixLayout::HeatColor(0.6)));
+  EXPECT_LT(Darkness(TrafficMatrixLayout::HeatColor(0.3)),
+            Darkness(TrafficMatrixLayout::HeatColor(0.6)));
 }
 
 }  // namespace

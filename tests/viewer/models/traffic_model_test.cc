@@ -28,8 +28,8 @@ StepRecord Step(uint64_t step, std::vector<PairTrafficRecord> traffic) {
 TEST(TrafficModelTest, CellsArePairTotalsOverStepsAndGroups) {
   TrafficModel model;
   model.SetDevices({{0, 0, "a"}, {1, 0, "a"}, {2, 0, "b"}});
-  model.AddStep(Step(1, {Pair(1, 0, 1, 100, 10, "", 2), Pair(1, 0, 1, 50, 5, "pg:x", 1),
-                         Pair(1, 1, 2, 7, 3)}));
+  model.AddStep(Step(
+      1, {Pair(1, 0, 1, 100, 10, "", 2), Pair(1, 0, 1, 50, 5, "pg:x", 1), Pair(1, 1, 2, 7, 3)}));
   model.AddStep(Step(2, {Pair(2, 0, 1, 1000, 100, "", 4), Pair(2, 2, 0, 9, 1)}));
   const TrafficModel::Matrix& m = model.matrix();
   ASSERT_EQ(m.size(), 3u);

@@ -38,9 +38,7 @@ const char* LocalityName(LinkLocality locality) {
   return "locality unknown";
 }
 
-std::string Rate(double bytes_per_second) {
-  return Cat(FormatBytes(bytes_per_second), "/s");
-}
+std::string Rate(double bytes_per_second) { return Cat(FormatBytes(bytes_per_second), "/s"); }
 
 std::string DeviceName(const TrafficModel::Device& d) {
   return d.host.empty() ? Cat("rank ", d.rank) : Cat("rank ", d.rank, " (", d.host, ")");
@@ -82,20 +80,19 @@ void TrafficMatrixLayout::Rebuild() {
   boxes_.clear();
   const TrafficModel::Matrix& m = model_->matrix();
   const size_t n = m.size();
-  list_.backgrounds.push_back({{0, 0, static_cast<float>(width_), static_cast<float>(height_)},
-                               kBackgroundColor});
+  list_.backgrounds.push_back(
+      {{0, 0, static_cast<float>(width_), static_cast<float>(height_)}, kBackgroundColor});
   if (n == 0) {
     matrix_ = bars_ = {};
     cell_ = 0;
     list_.texts.push_back({static_cast<float>(width_) / 2, static_cast<float>(height_) / 2,
-                           "no traffic: the job's steps carry no per-pair traffic yet",
-                           kTextColor, Text::Align::kCenter});
+                           "no traffic: the job's steps carry no per-pair traffic yet", kTextColor,
+                           Text::Align::kCenter});
     return;
   }
   const float box_panel = kBoxRowHeight * kBoxPlots + 44;
-  const float side_limit =
-      std::min(static_cast<float>(width_) - kLeft - kRightPanel - 16,
-               static_cast<float>(height_) - kTop - box_panel - 12);
+  const float side_limit = std::min(static_cast<float>(width_) - kLeft - kRightPanel - 16,
+                                    static_cast<float>(height_) - kTop - box_panel - 12);
   const float side = std::max(side_limit, 16.0f);
   cell_ = side >= static_cast<float>(n) * 2 ? std::floor(side / static_cast<float>(n))
                                             : side / static_cast<float>(n);
@@ -104,14 +101,13 @@ void TrafficMatrixLayout::Rebuild() {
   // Title.
   std::string range = "no steps with traffic selected";
   if (m.first_step.has_value()) {
-    range = *m.first_step == *m.last_step
-                ? Cat("step ", *m.first_step)
-                : Cat("steps ", *m.first_step, "-", *m.last_step);
+    range = *m.first_step == *m.last_step ? Cat("step ", *m.first_step)
+                                          : Cat("steps ", *m.first_step, "-", *m.last_step);
   }
-  list_.texts.push_back({8, 14,
-                         Cat("Traffic between devices, ", range,
-                                      ": colour = transfer time (row sends to column)"),
-                         kTextColor, Text::Align::kLeft, true});
+  list_.texts.push_back(
+      {8, 14,
+       Cat("Traffic between devices, ", range, ": colour = transfer time (row sends to column)"),
+       kTextColor, Text::Align::kLeft, true});
 
   // Cells: one pixel each, scaled without smoothing.
   int64_t max_ns = 0;
@@ -150,7 +146,8 @@ void TrafficMatrixLayout::Rebuild() {
     const float b = matrix_.x + cell_ * static_cast<float>(i);
     const float ya = matrix_.y + cell_ * static_cast<float>(block_start);
     const float yb = matrix_.y + cell_ * static_cast<float>(i);
-    const std::string host = m.devices[block_start].host.empty() ? "?" : m.devices[block_start].host;
+    const std::string host =
+        m.devices[block_start].host.empty() ? "?" : m.devices[block_start].host;
     list_.texts.push_back({(a + b) / 2, kTop - 40, host, kTextColor, Text::Align::kCenter, true});
     list_.texts.push_back({6, (ya + yb) / 2, host, kTextColor, Text::Align::kLeft, true});
     if (i < n) {
@@ -163,10 +160,10 @@ void TrafficMatrixLayout::Rebuild() {
     for (size_t i = 0; i < n; ++i) {
       const float c = cell_ * (static_cast<float>(i) + 0.5f);
       const std::string label = Cat(m.devices[i].rank);
-      list_.texts.push_back({matrix_.x - 4, matrix_.y + c, label, kTextColor, Text::Align::kRight,
-                             false, 7.5f});
-      list_.texts.push_back({matrix_.x + c, kTop - 12, label, kTextColor, Text::Align::kCenter,
-                             false, 7.5f});
+      list_.texts.push_back(
+          {matrix_.x - 4, matrix_.y + c, label, kTextColor, Text::Align::kRight, false, 7.5f});
+      list_.texts.push_back(
+          {matrix_.x + c, kTop - 12, label, kTextColor, Text::Align::kCenter, false, 7.5f});
     }
   }
 
@@ -228,15 +225,16 @@ void TrafficMatrixLayout::Rebuild() {
   if (links.size() > kBoxPlots) links.resize(kBoxPlots);
   double max_rate = 0;
   for (const auto& [i, j] : links) {
-    LinkBox link{i, j, TrafficModel::Box(model_->LinkBandwidths(m.devices[i].rank, m.devices[j].rank))};
+    LinkBox link{i, j,
+                 TrafficModel::Box(model_->LinkBandwidths(m.devices[i].rank, m.devices[j].rank))};
     if (link.box.count == 0) continue;
     max_rate = std::max(max_rate, link.box.max);
     boxes_.push_back(link);
   }
   const float box_top = matrix_.y + matrix_.h + 34;
   list_.texts.push_back({8, box_top - 14,
-                         "Bandwidth per step of the links with the most transfer time",
-                         kTextColor, Text::Align::kLeft, true});
+                         "Bandwidth per step of the links with the most transfer time", kTextColor,
+                         Text::Align::kLeft, true});
   const float plot_x = 8 + kBoxLabelWidth;
   const float plot_w = std::max(40.0f, static_cast<float>(width_) - plot_x - 90);
   auto x_of = [&](double rate) {
@@ -248,8 +246,8 @@ void TrafficMatrixLayout::Rebuild() {
     link.rect = {8, y, plot_x + plot_w - 8, kBoxRowHeight};
     const float cy = y + kBoxRowHeight / 2;
     list_.texts.push_back({8, cy,
-                           Cat(m.devices[link.src].rank, " -> ", m.devices[link.dst].rank,
-                                        "  ", FormatDuration(m.at(link.src, link.dst).duration_ns)),
+                           Cat(m.devices[link.src].rank, " -> ", m.devices[link.dst].rank, "  ",
+                               FormatDuration(m.at(link.src, link.dst).duration_ns)),
                            kTextColor});
     const Color color =
         HeatColor(max_ns > 0 ? static_cast<double>(m.at(link.src, link.dst).duration_ns) /
@@ -295,15 +293,15 @@ std::string TrafficMatrixLayout::CellText(size_t src, size_t dst) {
   const TrafficModel::Cell& c = m.at(src, dst);
   std::string text = Cat(DeviceName(m.devices[src]), " -> ", DeviceName(m.devices[dst]));
   if (c.steps == 0) return Cat(text, "\nno traffic");
-  text += Cat("\n", LocalityName(c.locality), c.exact ? ", send/recv counted" : "",
-                  "\n", FormatBytes(static_cast<double>(c.bytes)), " in ", c.messages,
-                  " messages over ", c.steps, " steps\ntransfer time ", FormatDuration(c.duration_ns),
-                  ", ", Rate(c.bytes_per_second()));
+  text += Cat("\n", LocalityName(c.locality), c.exact ? ", send/recv counted" : "", "\n",
+              FormatBytes(static_cast<double>(c.bytes)), " in ", c.messages, " messages over ",
+              c.steps, " steps\ntransfer time ", FormatDuration(c.duration_ns), ", ",
+              Rate(c.bytes_per_second()));
   const TrafficModel::BoxStats box =
       TrafficModel::Box(model_->LinkBandwidths(m.devices[src].rank, m.devices[dst].rank));
   if (box.count > 1) {
-    text += Cat("\nper step: min ", Rate(box.min), ", median ", Rate(box.median),
-                    ", max ", Rate(box.max));
+    text += Cat("\nper step: min ", Rate(box.min), ", median ", Rate(box.median), ", max ",
+                Rate(box.max));
   }
   return text;
 }
@@ -314,8 +312,8 @@ std::string TrafficMatrixLayout::TooltipAt(float x, float y) {
   if (bars_.Contains(x, y) && cell_ > 0) {
     const size_t row = std::min(m.size() - 1, static_cast<size_t>((y - bars_.y) / cell_));
     return Cat(DeviceName(m.devices[row]), " sent ",
-                        FormatBytes(static_cast<double>(m.row_bytes[row])), ", transfer time ",
-                        FormatDuration(m.row_ns[row]));
+               FormatBytes(static_cast<double>(m.row_bytes[row])), ", transfer time ",
+               FormatDuration(m.row_ns[row]));
   }
   for (const LinkBox& link : boxes_) {
     if (link.rect.Contains(x, y)) return CellText(link.src, link.dst);

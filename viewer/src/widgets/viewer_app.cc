@@ -51,9 +51,12 @@ client::ArgParser MakeParser() {
   parser.AddFlag("straggler", "RANK", "the synthetic job's slow device; -1: none", "3");
   parser.AddBoolFlag("synthetic-gpu",
                      "the synthetic job runs on GPUs: kernels, NCCL kernels and copies on streams");
+  parser.AddFlag("slow-link", "SRC:DST",
+                 "the synthetic job's slow link: its transfers from rank SRC to rank DST take 8x "
+                 "as long (the traffic matrix's heaviest cell)");
   parser.AddFlag("render", "VIEW",
                  "render offscreen and exit: overview, marey, alerts, jobs, selection, monitoring, "
-                 "all (the window) or each (every one, FILE-VIEW.png)");
+                 "traffic-matrix, all (the window) or each (every one, FILE-VIEW.png)");
   parser.AddFlag("out", "FILE.png", "where --render writes");
   parser.AddFlag("width", "PX", "rendered width", "1600");
   parser.AddFlag("height", "PX", "rendered height", "900");
@@ -159,6 +162,19 @@ absl::StatusOr<Loaded> LoadSource(const client::ParsedArgs& args) {
     }
     if (args.Has("job")) options.job_id = *args.Value("job");
     options.gpu = args.Bool("synthetic-gpu");
+    if (args.Has("slow-link")) {
+      const std::string value = *args.Value("slow-link");
+      const std::vector<std::string> ends = absl::StrSplit(value, ':');
+      uint32_t src = 0, dst = 0;
+      if (ends.size() != 2 || !absl::SimpleAtoi(ends[0], &src) ||
+          !absl::SimpleAtoi(ends[1], &dst) || src >= options.devices || dst >= options.devices ||
+          src == dst) {
+        return Fail(absl::StrCat("--slow-link ", value,
+                                 ": expected SRC:DST, two different ranks of the ", options.devices,
+                                 "-device synthetic job"));
+      }
+      options.slow_link = std::make_pair(src, dst);
+    }
     loaded.data = GenerateSyntheticJob(options);
     loaded.source = "synthetic";
     return loaded;

@@ -53,10 +53,10 @@ class TrafficModel {
   };
 
   struct Matrix {
-    std::vector<Device> devices;  // by host, then rank
-    std::vector<Cell> cells;      // row-major: cells[src * n + dst]
-    std::vector<uint64_t> row_bytes;  // sent by each row's device
-    std::vector<int64_t> row_ns;      // its transfer time as a sender
+    std::vector<Device> devices;         // by host, then rank
+    std::vector<Cell> cells;             // row-major: cells[src * n + dst]
+    std::vector<uint64_t> row_bytes;     // sent by each row's device
+    std::vector<int64_t> row_ns;         // its transfer time as a sender
     std::optional<uint64_t> first_step;  // the selected steps that have traffic
     std::optional<uint64_t> last_step;
     size_t size() const { return devices.size(); }
