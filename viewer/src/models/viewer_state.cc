@@ -33,6 +33,7 @@ void ViewerState::AddSteps(const std::vector<StepRecord>& steps) {
     traffic.AddStep(step);
     jobs.OnStep(job_id_, step.step, step.end_ns);
     selection.OnStepClosed(step.step);
+    alerts.SetNewestStep(step.step);
     for (const DeviceStepRecord& d : step.devices) {
       auto it = devices_.find(d.rank);
       if (it == devices_.end() || it->second.stage != d.stage)

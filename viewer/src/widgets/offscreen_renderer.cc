@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "trainscope/viewer/widgets/alerts_widget.h"
 #include "trainscope/viewer/widgets/draw_list_painter.h"
 #include "trainscope/viewer/widgets/monitoring_view.h"
 #include "trainscope/viewer/widgets/table_widgets.h"

@@ -53,33 +53,4 @@ void JobsWidget::Refresh(const JobsModel& model) {
   for (int c = 0; c < columnCount() - 1; ++c) resizeColumnToContents(c);
 }
 
-AlertsWidget::AlertsWidget(QWidget* parent) : QTreeWidget(parent) {
-  setHeaderLabels({"Step", "Rule", "Ranks", "Operator", "Value", "Description"});
-  setRootIsDecorated(false);
-  setAlternatingRowColors(true);
-  setUniformRowHeights(true);
-  header()->setStretchLastSection(true);
-  connect(this, &QTreeWidget::itemClicked, this,
-          [this](QTreeWidgetItem* item, int) { emit alertClicked(indexOfTopLevelItem(item)); });
-}
-
-void AlertsWidget::Refresh(const AlertsModel& model) {
-  clear();
-  const std::vector<AlertsModel::Row> rows = model.Rows();
-  for (const AlertsModel::Row& row : rows) {
-    auto* item = new QTreeWidgetItem(
-        this, {Q(row.step), Q(row.rule), Q(row.ranks), Q(row.op), Q(row.value), Q(row.text)});
-    item->setForeground(1, QColor(190, 30, 30));
-    item->setToolTip(5, Q(row.text));
-  }
-  if (model.selected_row().has_value() && *model.selected_row() < rows.size()) {
-    setCurrentItem(topLevelItem(static_cast<int>(*model.selected_row())));
-  }
-  if (rows.empty()) {
-    auto* item = new QTreeWidgetItem(this, {"", "", "", "", "", "no alerts"});
-    item->setFlags(Qt::NoItemFlags);
-  }
-  for (int c = 0; c < columnCount() - 1; ++c) resizeColumnToContents(c);
-}
-
 }  // namespace trainscope::viewer

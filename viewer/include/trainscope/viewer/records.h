@@ -158,9 +158,18 @@ struct DeviceInfo {
 
 // A rule's finding (issue 6). Names job, step, device(s), operator, metric,
 // value, baseline and rule.
+// kRaised: the rule's condition holds (the alert is open); kCleared: it no
+// longer does (a clear repeats its raise's alert_id).
+enum class AlertState : uint8_t { kRaised, kCleared };
+
 struct Alert {
   std::string job;
-  uint64_t step = 0;
+  uint64_t alert_id = 0;  // per job, from 1; 0: unknown (each alert stands alone)
+  AlertState state = AlertState::kRaised;
+  uint64_t step = 0;             // the step whose close raised or cleared it
+  uint64_t onset_step = 0;       // where the cause began, <= step; 0: unknown
+  int64_t changed_unix_ns = 0;   // collector time of this state change; 0: unknown
+  uint64_t caused_by_alert_id = 0;  // an effect of that open alert; 0: a cause
   std::vector<uint32_t> ranks;  // the cause first, then the others involved
   int64_t cause = -1;           // the rank the rule blames; -1: none (job-wide)
   std::string op;               // operator name; empty when the rule is not about one

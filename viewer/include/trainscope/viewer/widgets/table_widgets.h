@@ -1,11 +1,9 @@
-// The Jobs and Alerts panels: tree views filled from JobsModel and
-// AlertsModel rows (the models decide the text; these only show it). A
-// click on an alert reports its row (newest first) for ViewerState.
+// The Jobs panel: a tree view filled from JobsModel rows (the model decides
+// the text; this only shows it). The Alerts panel is AlertsWidget
+// (alerts_widget.h).
 //
 // Usage:
 //   JobsWidget* jobs = new JobsWidget(parent);   jobs->Refresh(state.jobs);
-//   AlertsWidget* alerts = new AlertsWidget(parent);  alerts->Refresh(state.alerts);
-//   connect(alerts, &AlertsWidget::alertClicked, ...);
 //
 // Threading: the UI thread.
 #ifndef TRAINSCOPE_VIEWER_WIDGETS_TABLE_WIDGETS_H_
@@ -13,7 +11,6 @@
 
 #include <QTreeWidget>
 
-#include "trainscope/viewer/alerts_model.h"
 #include "trainscope/viewer/jobs_model.h"
 
 namespace trainscope::viewer {
@@ -25,18 +22,6 @@ class JobsWidget : public QTreeWidget {
   explicit JobsWidget(QWidget* parent = nullptr);
   void Refresh(const JobsModel& model);
   QSize sizeHint() const override { return {520, 180}; }
-};
-
-class AlertsWidget : public QTreeWidget {
-  Q_OBJECT
-
- public:
-  explicit AlertsWidget(QWidget* parent = nullptr);
-  void Refresh(const AlertsModel& model);
-  QSize sizeHint() const override { return {520, 220}; }
-
- signals:
-  void alertClicked(int row);
 };
 
 }  // namespace trainscope::viewer
