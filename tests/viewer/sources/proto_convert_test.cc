@@ -42,6 +42,24 @@ TEST(ProtoConvertTest, AlertWithoutCauseKeepsItsRanks) {
   EXPECT_EQ(out.op, "aten::conv2d");
 }
 
+TEST(ProtoConvertTest, AlertKeepsItsStateIdOnsetAndTime) {
+  trainscope::v1::Alert alert;
+  alert.set_alert_id(7);
+  alert.set_state(trainscope::v1::ALERT_STATE_CLEARED);
+  alert.set_step(45);
+  alert.set_onset_step(30);
+  alert.set_raised_unix_ns(2'500'000'000);
+  alert.set_caused_by_alert_id(3);
+  Alert out = ConvertAlert(alert);
+  EXPECT_EQ(out.alert_id, 7u);
+  EXPECT_EQ(out.state, AlertState::kCleared);
+  EXPECT_EQ(out.onset_step, 30u);
+  EXPECT_EQ(out.changed_unix_ns, 2'500'000'000);
+  EXPECT_EQ(out.caused_by_alert_id, 3u);
+  alert.set_state(trainscope::v1::ALERT_STATE_RAISED);
+  EXPECT_EQ(ConvertAlert(alert).state, AlertState::kRaised);
+}
+
 TEST(ProtoConvertTest, JobSummaryKeepsWhetherTheLossSwitchWasEverSent) {
   trainscope::v1::JobSummary summary;
   summary.set_job_id("digits");
