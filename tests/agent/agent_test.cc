@@ -361,6 +361,59 @@ TEST(AgentTest, HelloAckResumeCountsHeldBatchesAsAcked) {
   ExpectExactAccounting(s.agent->stats(), 50);
 }
 
+// Issue 21: the agent ignored HelloAck.max_message_bytes; every oversized
+// write cut the stream and nothing was ever acknowledged. Batches queued
+// before the HelloAck (cut for the default limit) are cut again and
+// renumbered; later ones are cut as they are made.
+TEST(AgentTest, BatchesFitTheCollectorsMessageLimit) {
+  AgentOptions options = TestOptions();
+  options.memory_budget_bytes = 256u << 20;
+  Started s;
+  {
+    std::lock_guard<std::mutex> lock(s.collector->mu);
+    s.collector->ready = false;  // queue while the collector is away
+    s.collector->max_message_bytes = 4096;
+  }
+  auto agent =
+      Agent::StartWithTransport(std::move(options), std::make_unique<FakeTransport>(s.collector));
+  ASSERT_TRUE(agent.ok()) << agent.status();
+  s.agent = *std::move(agent);
+  std::vector<StringId> names;
+  for (int i = 0; i < 64; ++i) names.push_back(s.agent->Intern("op_" + std::to_string(i)));
+  constexpr int kEvents = 12000;
+  for (int i = 0; i < kEvents / 2; ++i) s.agent->RecordOperator(names[i % 64], i, i + 1, i);
+  ASSERT_TRUE(WaitFor([&] { return s.agent->stats().events_recorded == kEvents / 2; }));
+  {
+    std::lock_guard<std::mutex> lock(s.collector->mu);
+    s.collector->ready = true;
+  }
+  ASSERT_TRUE(WaitFor([&] { return s.agent->stats().connected; }));
+  for (int i = kEvents / 2; i < kEvents; ++i) s.agent->RecordOperator(names[i % 64], i, i + 1, i);
+  ASSERT_TRUE(WaitFor([&] { return s.agent->stats().events_acked == kEvents; }));
+  s.agent->Shutdown(absl::Seconds(5));
+
+  const AgentStats stats = s.agent->stats();
+  ExpectExactAccounting(stats, kEvents);
+  EXPECT_EQ(stats.dropped_ring_full + stats.dropped_buffer_full, 0u);
+  EXPECT_EQ(stats.reconnects, 0u);
+  {
+    std::lock_guard<std::mutex> lock(s.collector->mu);
+    EXPECT_EQ(s.collector->oversized, 0);
+    EXPECT_EQ(s.collector->opens, 1);
+  }
+  const std::vector<v1::EventBatch> batches = s.collector->Batches();
+  ASSERT_GT(batches.size(), 10u);
+  for (size_t i = 0; i < batches.size(); ++i) {
+    EXPECT_EQ(batches[i].sequence(), i + 1);  // contiguous, as the collector requires
+  }
+  const std::vector<DecodedEvent> events = DecodeAll(*s.collector);
+  ASSERT_EQ(events.size(), static_cast<size_t>(kEvents));
+  for (int i = 0; i < kEvents; ++i) {
+    ASSERT_EQ(events[i].start_ns, i) << i;
+    ASSERT_EQ(events[i].name, "op_" + std::to_string(i % 64)) << i;
+  }
+}
+
 TEST(AgentTest, RefusedBatchesAreCounted) {
   Started s = StartFake();
   {

@@ -35,6 +35,10 @@ struct FakeCollector {
   std::set<uint64_t> reject;  // batch sequences to refuse
   int opens = 0;
   bool broken = false;  // writes fail until the next Open
+  // HelloAck.max_message_bytes (0: unset); a larger message cuts the stream,
+  // as gRPC's receive limit does, and is counted.
+  uint64_t max_message_bytes = 0;
+  int oversized = 0;
   ControlListener* listener = nullptr;
   std::vector<v1::AgentMessage> written;
 
@@ -85,11 +89,19 @@ class FakeTransport : public Transport {
   bool Write(const v1::AgentMessage& message) override {
     std::lock_guard<std::mutex> lock(collector_->mu);
     if (collector_->broken || collector_->listener == nullptr) return false;
+    if (collector_->max_message_bytes > 0 &&
+        message.ByteSizeLong() > collector_->max_message_bytes) {
+      ++collector_->oversized;
+      collector_->broken = true;
+      collector_->listener->OnStreamEnd();
+      return false;
+    }
     collector_->written.push_back(message);
     v1::Control reply;
     if (message.has_hello() && collector_->answer_hello) {
       reply.mutable_hello_ack()->set_resume_after_sequence(collector_->resume_after);
       reply.mutable_hello_ack()->set_recording(message.hello().recording());
+      reply.mutable_hello_ack()->set_max_message_bytes(collector_->max_message_bytes);
     } else if (message.has_batch()) {
       const uint64_t sequence = message.batch().sequence();
       if (collector_->reject.count(sequence) != 0) {
