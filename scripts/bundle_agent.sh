@@ -85,9 +85,14 @@ SRC="$OUT/src/integrations/pytorch"
 mkdir -p "$SRC/extension" "$SRC/csrc"
 cp integrations/pytorch/extension/CMakeLists.txt integrations/pytorch/extension/probe_torch.py "$SRC/extension/"
 # The torch-facing sources only (extension/CMakeLists.txt lists them).
-for f in collective_tag empty_callback flop_formulas loss_report_binding record_function_observer; do
+for f in collective_tag empty_callback loss_report_binding record_function_observer; do
   cp "integrations/pytorch/csrc/$f.h" "integrations/pytorch/csrc/$f.cc" "$SRC/csrc/"
 done
+# ... and the FLOP formulas they compile in (trainscope::ops), at the same
+# place relative to extension/ as in the tree (../../../ops).
+mkdir -p "$OUT/src/ops/include/trainscope/ops" "$OUT/src/ops/src"
+cp ops/include/trainscope/ops/flop_formulas.h "$OUT/src/ops/include/trainscope/ops/"
+cp ops/src/flop_formulas.cc "$OUT/src/ops/src/"
 cp integrations/pytorch/csrc/python_module.cc "$SRC/csrc/"
 
 PY="$OUT/lib/trainscope/python"

@@ -339,3 +339,56 @@ def test_an_imported_cpu_bound_trace_is_named_launch_bound(tmp_path):
     assert launch_bound and {tuple(a["ranks"]) for a in launch_bound} == {(0,)}, alerts
     table = cli("steps", "cpubound", "--data-dir", str(data))
     assert "launch-bound (the CPU does not launch work fast enough)" in table, table
+
+
+def matrix_flops(name: str, dims: list) -> int:
+    """2 x multiply-accumulates of a matrix product from Kineto's Input Dims
+    (written here apart from trainscope::ops, the formulas under test)."""
+    try:
+        if name == "aten::mm":
+            (n, k), (k2, m) = dims[0], dims[1]
+        elif name == "aten::addmm":  # (bias, mat1, mat2, beta, alpha)
+            (n, k), (k2, m) = dims[1], dims[2]
+        elif name == "aten::bmm":
+            (b, n, k), (b2, k2, m) = dims[0], dims[1]
+            return 2 * b * n * k * m if b == b2 and k == k2 else 0
+        else:
+            return 0
+    except (ValueError, IndexError, TypeError):
+        return 0
+    return 2 * n * k * m if k == k2 else 0
+
+
+@pytest.mark.parametrize("trace_file", ["trace_diff__control__control.json.gz",
+                                        "negative_queue_length_values_check__rank0.json.gz"])
+def test_achieved_flops_come_from_the_launching_operators_shapes(tmp_path, trace_file):
+    """Traces recorded with record_shapes carry each operator's Input Dims:
+    the import gives each matrix product's FLOPs to its first kernel, so a
+    step's FLOPs are those of the products whose first kernel launch ran in
+    it (each counted once: linear/matmul only wrap them)."""
+    trace = load(DATA / trace_file)
+    events = sorted((e for e in trace["traceEvents"] if e.get("ph") == "X"),
+                    key=lambda e: float(e["ts"]))
+    marks = sorted((ns(e["ts"]), int(e["name"][len(STEP_PREFIX):])) for e in events
+                   if e.get("name", "").startswith(STEP_PREFIX)
+                   and e.get("cat") in ("cpu_op", "user_annotation"))
+    launches = [(ns(e["ts"]), e["tid"]) for e in events
+                if e.get("cat") in RUNTIME_CATS and e.get("name") == "cudaLaunchKernel"]
+    expected: dict[int, int] = {}
+    for e in events:
+        if e.get("name") not in ("aten::mm", "aten::addmm", "aten::bmm"):
+            continue
+        start, end = ns(e["ts"]), ns(e["ts"]) + ns(e.get("dur", 0))
+        first = next((t for t, tid in launches if tid == e["tid"] and start <= t <= end), None)
+        flops = matrix_flops(e["name"], e.get("args", {}).get("Input Dims", []))
+        if first is None or not flops:
+            continue
+        step = max((n for s, n in marks if s <= first), default=marks[0][1] - 1)
+        expected[step] = expected.get(step, 0) + flops
+    assert sum(expected.values()) > 10**9, "the trace's matrix products"
+    got = {int(d["step"]): int(d.get("flops", 0)) for report in
+           imported_steps(tmp_path, "flops", [DATA / trace_file]) for d in report["devices"]}
+    for step, flops in expected.items():
+        if step in got:  # the steps the import closed
+            assert abs(got[step] - flops) <= 0.01 * flops, (step, got[step], flops)
+    assert any(got.get(step, 0) > 0 for step in expected), (got, expected)

@@ -9,6 +9,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "trainscope/ops/flop_formulas.h"
 
 namespace trainscope::collector {
 namespace {
@@ -241,6 +242,7 @@ absl::Status ChromeTraceReader::ParseArgs(TraceEvent* event) {
     }
     if (key == "Collective name" && text) return ParseString(&event->collective_name);
     if (key == "dtype" && text) return ParseString(&event->dtype);
+    if (key == "Input Dims" && c == '[') return ParseInputDims(&event->input_dims);
     if (!number) return SkipValue(1);
     if (key == "sequence" || key == "step") {
       double v = 0;
@@ -265,6 +267,44 @@ absl::Status ChromeTraceReader::ParseArgs(TraceEvent* event) {
   });
 }
 
+absl::Status ChromeTraceReader::ParseInputDims(std::vector<std::vector<int64_t>>* dims) {
+  dims->clear();
+  ++pos_;  // '['
+  if (Peek() == ']') {
+    ++pos_;
+    return absl::OkStatus();
+  }
+  while (true) {
+    std::vector<int64_t>& shape = dims->emplace_back();
+    if (Peek() != '[') {
+      if (absl::Status s = SkipValue(2); !s.ok()) return s;
+    } else {
+      ++pos_;
+      bool plain = true;
+      while (Peek() != ']') {
+        const int c = Peek();
+        if (c == '-' || (c >= '0' && c <= '9')) {
+          double v = 0;
+          if (absl::Status s = ParseNumber(&v); !s.ok()) return s;
+          shape.push_back(static_cast<int64_t>(v));
+        } else {
+          plain = false;
+          if (absl::Status s = SkipValue(3); !s.ok()) return s;
+        }
+        if (Peek() == ']') break;
+        if (absl::Status s = Expect(',', "',' or ']' in Input Dims"); !s.ok()) return s;
+      }
+      ++pos_;  // ']'
+      if (!plain) shape.clear();
+    }
+    if (Peek() == ']') {
+      ++pos_;
+      return absl::OkStatus();
+    }
+    if (absl::Status s = Expect(',', "',' or ']' in Input Dims"); !s.ok()) return s;
+  }
+}
+
 absl::Status ChromeTraceReader::ParseEvent(TraceEvent* event, bool* complete) {
   *event = TraceEvent();
   std::string ph;
@@ -285,6 +325,10 @@ absl::Status ChromeTraceReader::ParseEvent(TraceEvent* event, bool* complete) {
     if (key == "args" && Peek() == '{') return ParseArgs(event);
     return SkipValue(1);
   });
+  // The name may come after the args: derive FLOPs once the event is whole.
+  if (event->flops == 0 && !event->input_dims.empty()) {
+    event->flops = ops::FlopsFromInputShapes(event->name, event->input_dims);
+  }
   if (ph == "X") {
     event->phase = TraceEvent::Phase::kComplete;
     *complete = parsed.ok();

@@ -364,9 +364,13 @@ absl::Status TraceEventMapper::MapRuntime(const SortedTraceEvent& e) {
     std::vector<Frame>& stack = it->second;
     Frame& innermost = stack.back();
     launch.op_name = innermost.name;
-    // The operator's FLOPs go to its first kernel only.
-    launch.flops = innermost.flops;
-    innermost.flops = 0;
+    // The operator's FLOPs go to its first kernel only: the first call that
+    // launches one (cuBLAS asks cudaFuncSetAttribute and the occupancy API
+    // before it launches, and those put nothing on the device).
+    if (RuntimeCallOf(strings_->str(e.name)) == v1::RUNTIME_CALL_LAUNCH) {
+      launch.flops = innermost.flops;
+      innermost.flops = 0;
+    }
     for (size_t i = stack.size(); i-- > 0;) {
       if (stack[i].pending) {
         // Only calls that put work on the device (not cudaStreamWaitEvent,

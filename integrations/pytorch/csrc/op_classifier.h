@@ -21,7 +21,7 @@
 
 namespace trainscope::pytorch {
 
-// Operators whose FLOPs are computed from input shapes (flop_formulas.h).
+// Operators whose FLOPs are computed from input shapes (trainscope/ops/flop_formulas.h).
 enum class FlopOp : uint8_t {
   kNone,
   kConv2d,       // aten::conv2d(input, weight, bias, stride, padding, dilation, groups)

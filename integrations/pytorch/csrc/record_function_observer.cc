@@ -15,10 +15,19 @@
 #include <x86intrin.h>
 
 #include "collective_tag.h"
-#include "flop_formulas.h"
+#include "trainscope/ops/flop_formulas.h"
 
 namespace trainscope::pytorch {
 namespace {
+
+using ops::AddmmFlops;
+using ops::BmmFlops;
+using ops::ConvGeometry;
+using ops::ConvolutionFlops;
+using ops::Dims;
+using ops::LinearFlops;
+using ops::MatmulFlops;
+using ops::MmFlops;
 
 constexpr uint32_t kMaxDepth = 128;      // deeper ranges are not timed
 constexpr uint32_t kPointerSlots = 512;  // per-thread name caches, powers of two

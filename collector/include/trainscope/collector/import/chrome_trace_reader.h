@@ -66,9 +66,12 @@ struct TraceEvent {
   std::optional<int64_t> device;        // "device"
   std::optional<int64_t> stream;        // "stream" (numeric only: runtime calls write "0x0")
   std::optional<uint64_t> bytes;        // "bytes" of a copy or memset
-  uint64_t flops = 0;                   // "flops" of an operator (with_flops)
+  // "flops" of an operator (with_flops), else computed from its "Input Dims"
+  // (record_shapes) for the matrix products trainscope::ops knows.
+  uint64_t flops = 0;
   uint64_t in_nelems = 0;               // record_param_comms: "In msg nelems"
-  uint64_t out_nelems = 0;              // ... "Out msg nelems"
+  uint64_t out_nelems = 0;
+  std::vector<std::vector<int64_t>> input_dims;  // "Input Dims", until flops are derived              // ... "Out msg nelems"
   std::string dtype;                    // ... "dtype"
 };
 
@@ -121,6 +124,9 @@ class ChromeTraceReader {
   absl::Status ParseMembers(const char* what, OnMember on_member);
   absl::Status ParseEvent(TraceEvent* event, bool* complete);
   absl::Status ParseArgs(TraceEvent* event);
+  // "Input Dims": one shape per input; an input that is not a plain shape
+  // (a scalar's [], a tensor list's nested lists) is kept as an empty one.
+  absl::Status ParseInputDims(std::vector<std::vector<int64_t>>* dims);
   // Opens the file and reads up to the first event.
   absl::Status Start();
   // After the events' ']': the rest of the top-level object.

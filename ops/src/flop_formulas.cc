@@ -1,9 +1,9 @@
-#include "flop_formulas.h"
+#include "trainscope/ops/flop_formulas.h"
 
 #include <algorithm>
 #include <array>
 
-namespace trainscope::pytorch {
+namespace trainscope::ops {
 namespace {
 
 int64_t At(Dims dims, size_t i, int64_t fallback) {
@@ -103,4 +103,15 @@ uint64_t ConvolutionFlops(Dims input, Dims weight, const ConvGeometry& g) {
          static_cast<uint64_t>(in_per_group) * kernel_volume;
 }
 
-}  // namespace trainscope::pytorch
+uint64_t FlopsFromInputShapes(std::string_view name,
+                              const std::vector<std::vector<int64_t>>& inputs) {
+  const auto input = [&](size_t i) { return i < inputs.size() ? Dims(inputs[i]) : Dims{}; };
+  if (name == "aten::mm") return MmFlops(input(0), input(1));
+  if (name == "aten::addmm") return AddmmFlops(input(1), input(2));  // (bias, mat1, mat2, ...)
+  if (name == "aten::bmm") return BmmFlops(input(0), input(1));
+  if (name == "aten::matmul") return MatmulFlops(input(0), input(1));
+  if (name == "aten::linear") return LinearFlops(input(0), input(1));
+  return 0;
+}
+
+}  // namespace trainscope::ops

@@ -1,4 +1,6 @@
-// FLOPs of the matrix and convolution operators from their input shapes.
+// FLOPs of the matrix and convolution operators from their input shapes:
+// one copy for the plugin (live, from the operator's inputs) and the
+// importer (from a Kineto trace's "Input Dims").
 //
 // Usage:
 //   uint64_t f = MmFlops({{64, 256}}, {{256, 10}});   // 2*64*256*10
@@ -8,13 +10,15 @@
 // does not fit the operator gives 0 rather than a guess.
 //
 // Threading: pure functions.
-#ifndef TRAINSCOPE_INTEGRATIONS_PYTORCH_FLOP_FORMULAS_H_
-#define TRAINSCOPE_INTEGRATIONS_PYTORCH_FLOP_FORMULAS_H_
+#ifndef TRAINSCOPE_OPS_FLOP_FORMULAS_H_
+#define TRAINSCOPE_OPS_FLOP_FORMULAS_H_
 
 #include <cstdint>
 #include <span>
+#include <string_view>
+#include <vector>
 
-namespace trainscope::pytorch {
+namespace trainscope::ops {
 
 using Dims = std::span<const int64_t>;
 
@@ -39,6 +43,14 @@ struct ConvGeometry {
 // ([C, O/groups, *kernel] when transposed).
 uint64_t ConvolutionFlops(Dims input, Dims weight, const ConvGeometry& geometry);
 
-}  // namespace trainscope::pytorch
+// FLOPs of the ATen operator `name` ("aten::mm", "aten::addmm", "aten::bmm",
+// "aten::matmul", "aten::linear") from the shapes of its inputs as a profiler
+// records them (Kineto's "Input Dims": one list per input, [] for a scalar);
+// 0 for any other operator or shapes that do not fit. Convolutions are not
+// judged here: their stride and padding are not among the shapes.
+uint64_t FlopsFromInputShapes(std::string_view name,
+                              const std::vector<std::vector<int64_t>>& inputs);
 
-#endif  // TRAINSCOPE_INTEGRATIONS_PYTORCH_FLOP_FORMULAS_H_
+}  // namespace trainscope::ops
+
+#endif  // TRAINSCOPE_OPS_FLOP_FORMULAS_H_
