@@ -5,11 +5,14 @@
 
 #include <QColor>
 #include <QImage>
+#include <QTabWidget>
 #include <cstdlib>
 
 #include "trainscope/viewer/synthetic_job.h"
 #include "trainscope/viewer/viewer_state.h"
+#include "trainscope/viewer/widgets/main_window.h"
 #include "trainscope/viewer/widgets/offscreen_renderer.h"
+#include "trainscope/viewer/widgets/traffic_matrix_widget.h"
 #include "widgets/test_application.h"
 
 namespace trainscope::viewer {
@@ -63,6 +66,33 @@ TEST(TrafficMatrixRenderTest, TheSlowLinksCellIsVisiblyTheHeaviest) {
     const QColor c = image->pixelColor(static_cast<int>(bars.x + 3), static_cast<int>(r.y + 2));
     EXPECT_LT(c.red(), 160) << "row " << i;
   }
+}
+
+TEST(TrafficMatrixRenderTest, TheWindowHasAClusterTrafficTabPaintingTheMatrix) {
+  testing::EnsureApplication();
+  SyntheticJobOptions options;
+  options.devices = 8;
+  options.straggler = std::nullopt;
+  options.slow_link = std::make_pair(2u, 3u);
+  ViewerState state;
+  state.Load(GenerateSyntheticJob(options));
+  MainWindow window(&state, nullptr, {});
+  QTabWidget* tabs = window.findChild<QTabWidget*>();
+  ASSERT_NE(tabs, nullptr);
+  int index = -1;
+  for (int i = 0; i < tabs->count(); ++i)
+    if (tabs->tabText(i) == "Cluster traffic") index = i;
+  ASSERT_GE(index, 0);
+  auto* widget = qobject_cast<TrafficMatrixWidget*>(tabs->widget(index));
+  ASSERT_NE(widget, nullptr);
+  widget->resize(1000, 700);
+  const QImage image = widget->grab().toImage();
+  const TrafficModel::Matrix& m = state.traffic.matrix();
+  const RectF r = state.traffic_matrix.CellRect(*m.IndexOf(2), *m.IndexOf(3));
+  const QColor slow =
+      image.pixelColor(static_cast<int>(r.x + r.w / 2), static_cast<int>(r.y + r.h / 2));
+  EXPECT_LT(slow.green(), 40);
+  EXPECT_GT(slow.red(), 90);
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include "trainscope/viewer/widgets/overview_widget.h"
 #include "trainscope/viewer/widgets/selection_view.h"
 #include "trainscope/viewer/widgets/table_widgets.h"
+#include "trainscope/viewer/widgets/traffic_matrix_widget.h"
 
 namespace trainscope::viewer {
 namespace {
@@ -68,6 +69,8 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
   loss->addWidget(monitoring_);
   loss->setSizes({440, 560});
   tabs_->addTab(loss, "Loss contribution");
+  traffic_ = new TrafficMatrixWidget(&state_->traffic_matrix, tabs_);
+  tabs_->addTab(traffic_, "Cluster traffic");
   if (config_.show_loss_tab) tabs_->setCurrentIndex(1);
   columns->addWidget(left);
   columns->addWidget(tabs_);
@@ -213,6 +216,7 @@ void MainWindow::RefreshAll() {
   marey_->SyncControls();
   overview_->update();
   marey_->view()->update();
+  traffic_->update();
 }
 
 }  // namespace trainscope::viewer

@@ -1,9 +1,9 @@
 // The viewer's window: Controls on top; Jobs and Alerts on the left; on the
-// right two tabs: "Training performance" (the training overview above the
-// Marey graph) and "Loss contribution" (the Selection View above the
-// Monitoring View); the connection's state (ConnectionModel: live, stale,
-// retrying..., the age of the newest update) and feed statistics in the
-// status bar. A timer takes what
+// right three tabs: "Training performance" (the training overview above the
+// Marey graph), "Loss contribution" (the Selection View above the
+// Monitoring View) and "Cluster traffic" (the device-pair traffic matrix);
+// the connection's state (ConnectionModel: live, stale, retrying..., the age
+// of the newest update) and feed statistics in the status bar. A timer takes what
 // the feed thread posted (at most one model update per frame, so a fast
 // feed never outruns drawing) and refreshes only the views whose models
 // changed.
@@ -40,6 +40,7 @@ class MareyPanel;
 class MonitoringView;
 class OverviewWidget;
 class SelectionView;
+class TrafficMatrixWidget;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -91,6 +92,7 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs_;
   SelectionView* selection_;
   MonitoringView* monitoring_;
+  TrafficMatrixWidget* traffic_;  // the "Cluster traffic" tab
   QLabel* feed_status_;
   QLabel* connection_status_;
   ConnectionModel connection_;
