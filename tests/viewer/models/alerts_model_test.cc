@@ -220,6 +220,18 @@ TEST(AlertsModelTest, FiltersByRuleRankAndKind) {
   EXPECT_TRUE(model.Groups({"nope", std::nullopt, std::nullopt}).empty());
 }
 
+TEST(AlertsModelTest, AlertStepsAreThePerformanceRaisesOnceEach) {
+  AlertsModel model;
+  model.Add(Perf(1, 40, "straggler", {2}, 2));
+  model.Add(Perf(2, 31, "collective_wait", {2, 0}, 2));
+  model.Add(Perf(3, 40, "loader_stall", {1}, 1));
+  model.Add(Item(4, 35, 868));
+  Alert cleared = Perf(1, 50, "straggler", {2}, 2);
+  cleared.state = AlertState::kCleared;
+  model.Add(cleared);
+  EXPECT_EQ(model.AlertSteps(), (std::vector<uint64_t>{31, 40}));
+}
+
 TEST(AlertsModelTest, DetailsCarryTheWholeMessage) {
   AlertsModel model;
   Alert alert = Perf(1, 31, "straggler", {2, 0}, 2);

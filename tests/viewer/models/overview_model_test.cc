@@ -166,6 +166,33 @@ TEST(OverviewModelTest, ClickSelectsNearestStep) {
   EXPECT_FALSE(overview.StepAt(chart.x, chart.y + chart.h + 200).has_value());
 }
 
+// Red marks straddling the step axis at the steps given, none elsewhere.
+std::vector<float> AlertMarkXs(OverviewModel* overview) {
+  std::vector<float> xs;
+  const RectF chart = overview->chart_rect();
+  for (const Line& line : overview->Draw().lines) {
+    if (line.color == kAlertColor && line.a.x == line.b.x && line.a.y < chart.y + chart.h &&
+        line.b.y > chart.y + chart.h) {
+      xs.push_back(line.a.x);
+    }
+  }
+  return xs;
+}
+
+TEST(OverviewModelTest, AlertStepsAreMarkedOnTheStepAxis) {
+  OverviewModel overview;
+  for (uint64_t s = 10; s <= 20; ++s) overview.AddStep(MakeStep(s, 2));
+  overview.SetViewport(1000, 600);
+  overview.Draw();
+  EXPECT_TRUE(AlertMarkXs(&overview).empty());
+  overview.SetAlertSteps({5, 15, 20});  // step 5 is not in the chart
+  const std::vector<float> xs = AlertMarkXs(&overview);
+  const RectF chart = overview.chart_rect();
+  ASSERT_EQ(xs.size(), 2u);
+  EXPECT_NEAR(xs[0], chart.x + chart.w * 0.5f, 1.0f);
+  EXPECT_NEAR(xs[1], chart.x + chart.w, 1.0f);
+}
+
 TEST(OverviewModelTest, OneLinePerDeviceOrAnEnvelope) {
   OverviewModel few;
   for (uint64_t s = 1; s <= 3; ++s) few.AddStep(MakeStep(s, 4));

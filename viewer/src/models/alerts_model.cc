@@ -230,6 +230,14 @@ std::vector<AlertsModel::Group> AlertsModel::Groups(const Filter& filter) const 
   return out;
 }
 
+std::vector<uint64_t> AlertsModel::AlertSteps() const {
+  std::set<uint64_t> steps;
+  for (const Entry& entry : entries_) {
+    if (KindOf(entry.raised) == Kind::kPerformance) steps.insert(entry.raised.step);
+  }
+  return {steps.begin(), steps.end()};
+}
+
 std::vector<std::string> AlertsModel::Rules() const {
   std::set<std::string> rules;
   for (const Entry& entry : entries_) rules.insert(entry.raised.rule);

@@ -64,6 +64,12 @@ void OverviewModel::AddStep(const StepRecord& step) {
   dirty_ = true;
 }
 
+void OverviewModel::SetAlertSteps(std::vector<uint64_t> steps) {
+  if (steps == alert_steps_) return;
+  alert_steps_ = std::move(steps);
+  dirty_ = true;
+}
+
 void OverviewModel::SetGaps(std::vector<Gap> gaps) {
   if (gaps.size() == gaps_.size() &&
       std::equal(gaps.begin(), gaps.end(), gaps_.begin(), [](const Gap& a, const Gap& b) {
@@ -210,6 +216,12 @@ void OverviewModel::BuildChart() {
     list_.lines.push_back({{x, chart_.y + chart_.h}, {x, chart_.y + chart_.h + 4}, kAxisColor, 1});
     list_.texts.push_back({x, chart_.y + chart_.h + 13, std::to_string(static_cast<uint64_t>(tick)),
                            kTextColor, Text::Align::kCenter});
+  }
+  // Alert marks straddle the step axis, over the ticks.
+  for (uint64_t step : alert_steps_) {
+    if (step < first_step_ || step > last_step_) continue;
+    const float x = StepX(step);
+    list_.lines.push_back({{x, chart_.y + chart_.h - 6}, {x, chart_.y + chart_.h + 6}, kAlertColor, 3});
   }
   list_.texts.push_back({chart_.x + chart_.w / 2, chart_.y + chart_.h + 28, "step", kTextColor,
                          Text::Align::kCenter});

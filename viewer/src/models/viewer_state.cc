@@ -56,6 +56,7 @@ void ViewerState::Load(const JobData& data) {
   marey.AddOperators(InternOperators(data.operators, &names));
   for (const Alert& alert : data.alerts) alerts.Add(alert);
   marey.SetAlerts(alerts.alerts());
+  overview.SetAlertSteps(alerts.AlertSteps());
   loss.Load(data.loss);
   SyncSelection();
 }
@@ -95,6 +96,7 @@ void ViewerState::Apply(FeedCoalescer::Delta delta) {
   if (!delta.alerts.empty()) {
     for (const Alert& alert : delta.alerts) alerts.Add(alert);
     marey.SetAlerts(alerts.alerts());
+    overview.SetAlertSteps(alerts.AlertSteps());
   }
   ApplyLoss(&delta);
   for (std::string& notice : delta.notices) notices_.push_back(std::move(notice));

@@ -80,6 +80,9 @@ class AlertsModel {
   // What the filters can offer: the rules and ranks seen, sorted.
   std::vector<std::string> Rules() const;
   std::vector<uint32_t> Ranks() const;
+  // The steps that raised a performance alert, ascending, once each (for
+  // OverviewModel::SetAlertSteps; item alerts are about data, not steps).
+  std::vector<uint64_t> AlertSteps() const;
   // The raises in arrival order (for MareyModel::SetAlerts).
   std::vector<Alert> alerts() const;
   size_t size() const { return entries_.size(); }

@@ -97,6 +97,10 @@ class OverviewModel {
   };
   void SetGaps(std::vector<Gap> gaps);
 
+  // Steps that raised a performance alert (AlertsModel::AlertSteps): a red
+  // mark on the step axis, so a slowdown in the lines can be matched to it.
+  void SetAlertSteps(std::vector<uint64_t> steps);
+
   const DrawList& Draw();
   const std::vector<DeviceBar>& Bars();
   // The selected (else newest) step's top kernels summed over its devices,
@@ -139,6 +143,7 @@ class OverviewModel {
   std::map<uint64_t, StepRecord> steps_;
   std::optional<uint64_t> selected_;
   std::vector<Gap> gaps_;
+  std::vector<uint64_t> alert_steps_;
   int width_ = 800;
   int height_ = 600;
   bool dirty_ = true;
