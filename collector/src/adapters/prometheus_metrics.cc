@@ -63,6 +63,10 @@ struct PrometheusMetrics::Families {
         job_ranks(GaugeFamily(r, "trainscope_job_ranks_connected", "Ranks streaming now")),
         job_open_alerts(
             GaugeFamily(r, "trainscope_job_open_alerts", "Alerts raised and not cleared")),
+        job_names_over_budget(GaugeFamily(
+            r, "trainscope_job_names_over_budget",
+            "Operator names past the job's name budget (--max-job-names), read as "
+            "\"(name budget exceeded)\"")),
         rank_events(GaugeFamily(r, "trainscope_rank_events_received",
                                 "Events of the rank written to the durable log")),
         rank_dropped(GaugeFamily(r, "trainscope_rank_agent_dropped_events",
@@ -108,6 +112,7 @@ struct PrometheusMetrics::Families {
   Family<Gauge>& job_rate;
   Family<Gauge>& job_ranks;
   Family<Gauge>& job_open_alerts;
+  Family<Gauge>& job_names_over_budget;
   Family<Gauge>& rank_events;
   Family<Gauge>& rank_dropped;
   Family<Gauge>& rank_refused;
@@ -167,6 +172,7 @@ void PrometheusMetrics::Record(const v1::FeedUpdate& update) {
       f.job_rate.Add({{"job", job}}).Set(s.events_per_second());
       f.job_ranks.Add({{"job", job}}).Set(s.ranks_connected());
       f.job_open_alerts.Add({{"job", job}}).Set(s.open_alerts());
+      f.job_names_over_budget.Add({{"job", job}}).Set(static_cast<double>(s.names_over_budget()));
       break;
     }
     case v1::FeedUpdate::kRank: {

@@ -759,6 +759,7 @@ v1::JobSummary JobPipeline::BuildSummary() const {
   }
   summary.set_events_per_second(events_per_second_);
   if (alerts_.enabled()) summary.set_open_alerts(alerts_.open_alerts());
+  if (analysis_) summary.set_names_over_budget(analysis_->stats().names_over_budget);
   return summary;
 }
 

@@ -89,6 +89,9 @@ TEST_F(JobPipelineTest, NamesPastTheBudgetAndAFinishedJobsReleaseShowInStatus) {
   EXPECT_EQ(status.summary().state(), v1::JOB_STATE_FINISHED);
   EXPECT_TRUE(status.analysis_memory().released());
   EXPECT_EQ(status.analysis_memory().operators_held(), 0u);
+  // The summary (the feed, `trainscope jobs`, Prometheus) carries the count
+  // too; nothing changes it any more once the job ended.
+  EXPECT_EQ(status.summary().names_over_budget(), status.analysis_memory().names_over_budget());
 
   // The steps stay queryable.
   absl::Notification answered;
