@@ -139,6 +139,25 @@ TEST(TrafficMatrixLayoutTest, AThousandDevicesStayOneImageWithinTheView) {
   EXPECT_LT(list.PrimitiveCount(), 1024u * 8);
 }
 
+TEST(TrafficMatrixLayoutTest, LinksWithoutBytesGetNoBandwidthBoxes) {
+  TrafficModel model;
+  StepRecord step;
+  step.step = 1;
+  PairTrafficRecord t;
+  t.step = 1;
+  t.src_rank = 0;
+  t.dst_rank = 1;
+  t.duration_ns = 5'000'000;  // time, but the trace named no sizes
+  step.traffic = {t};
+  model.AddStep(step);
+  TrafficMatrixLayout layout(&model);
+  layout.SetViewport(1200, 800);
+  EXPECT_TRUE(layout.boxes().empty());
+  bool said = false;
+  for (const Text& text : layout.Draw().texts) said = said || text.text.find("no bandwidth") == 0;
+  EXPECT_TRUE(said);
+}
+
 TEST(TrafficMatrixLayoutTest, HeatColorGoesFromWhiteToDarkRed) {
   EXPECT_EQ(TrafficMatrixLayout::HeatColor(0), Rgba(255, 255, 255));
   EXPECT_EQ(TrafficMatrixLayout::HeatColor(1), Rgba(127, 0, 0));

@@ -232,6 +232,13 @@ void TrafficMatrixLayout::Rebuild() {
     boxes_.push_back(link);
   }
   const float box_top = matrix_.y + matrix_.h + 34;
+  if (max_rate <= 0 && !boxes_.empty()) {
+    // Transfer time without bytes (e.g. an imported trace that names no
+    // sizes): a bandwidth axis would be all zeros.
+    boxes_.clear();
+    list_.texts.push_back(
+        {8, box_top + 6, "no bandwidth: these links' bytes are unknown (0 B)", kTextColor});
+  }
   list_.texts.push_back({8, box_top - 14,
                          "Bandwidth per step of the links with the most transfer time", kTextColor,
                          Text::Align::kLeft, true});
