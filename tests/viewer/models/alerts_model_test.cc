@@ -27,7 +27,7 @@ TEST(AlertsModelTest, RowsNewestFirst) {
   ASSERT_EQ(rows.size(), 2u);
   EXPECT_EQ(rows[0].step, "9");
   EXPECT_EQ(rows[0].ranks, "2");
-  EXPECT_EQ(rows[0].value, "compute ms 12.5 (baseline 8, +56 %)");
+  EXPECT_EQ(rows[0].value, "compute time 12.5 ms (baseline 8.00 ms, +56 %)");
   EXPECT_EQ(rows[1].step, "3");
 }
 
@@ -165,7 +165,9 @@ TEST(AlertsModelTest, AClearClosesItsRaiseWithTheDuration) {
   ASSERT_EQ(rows.size(), 2u) << "a clear closes its raise's row, it adds none";
   EXPECT_EQ(rows[1].state, "cleared");
   EXPECT_TRUE(rows[1].cleared);
-  EXPECT_EQ(rows[1].duration, "steps 30\xE2\x80\x93" "45 (15 steps, 1.50 s)");
+  EXPECT_EQ(rows[1].duration,
+            "steps 30\xE2\x80\x93"
+            "45 (15 steps, 1.50 s)");
   EXPECT_NE(rows[1].details.find("cleared"), std::string::npos);
   EXPECT_EQ(rows[0].state, "raised");  // the other alert is untouched
   // A clear whose raise is unknown still shows, as cleared.
@@ -192,7 +194,8 @@ TEST(AlertsModelTest, ItemAlertsAreGroupedApartFromPerformanceAlerts) {
   EXPECT_EQ(groups[1].rows[0].step, "300");  // newest first within a group
   // Each row's index selects that very alert.
   for (const auto& group : groups) {
-    for (const auto& row : group.rows) EXPECT_EQ(model.AtRow(row.index)->step, std::stoull(row.step));
+    for (const auto& row : group.rows)
+      EXPECT_EQ(model.AtRow(row.index)->step, std::stoull(row.step));
   }
 }
 

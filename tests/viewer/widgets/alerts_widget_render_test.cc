@@ -105,8 +105,8 @@ TEST_F(AlertsWidgetRenderTest, MainWindowShowsTheWholeMessageAndTellsRaisedFromC
   EXPECT_TRUE(details->textInteractionFlags() & Qt::TextSelectableByMouse);
   EXPECT_NE(details->toPlainText().toStdString().find(kLongText), std::string::npos);
   const QRect pane(details->mapTo(&window, QPoint(0, 0)), details->size());
-  EXPECT_TRUE(window.rect().contains(pane)) << pane.x() << "," << pane.y() << " " << pane.width()
-                                            << "x" << pane.height();
+  EXPECT_TRUE(window.rect().contains(pane))
+      << pane.x() << "," << pane.y() << " " << pane.width() << "x" << pane.height();
   EXPECT_GE(pane.height(), 4 * details->fontMetrics().height());
   // Wrapped, not cut: no horizontal scrolling, and all of it fits the height.
   EXPECT_FALSE(details->horizontalScrollBar()->isVisible());
@@ -123,8 +123,8 @@ TEST_F(AlertsWidgetRenderTest, MainWindowShowsTheWholeMessageAndTellsRaisedFromC
   EXPECT_FALSE(items->isExpanded());
   EXPECT_EQ(items->childCount(), 199);
   ASSERT_EQ(performance->childCount(), 2);
-  QTreeWidgetItem* raised = performance->child(0);    // the straggler
-  QTreeWidgetItem* cleared = performance->child(1);   // the regression
+  QTreeWidgetItem* raised = performance->child(0);   // the straggler
+  QTreeWidgetItem* cleared = performance->child(1);  // the regression
   EXPECT_TRUE(raised->text(0).contains("raised"));
   EXPECT_TRUE(cleared->text(0).contains("cleared"));
   EXPECT_EQ(cleared->text(3).toStdString(), "0, 1, 2, 3 (no single cause)");
@@ -155,9 +155,9 @@ TEST_F(AlertsWidgetRenderTest, MainWindowShowsTheWholeMessageAndTellsRaisedFromC
   alerts->rule_filter()->setCurrentIndex(0);
   alerts->rank_filter()->setCurrentIndex(alerts->rank_filter()->findText("rank 3"));
   ASSERT_EQ(list->topLevelItemCount(), 2);
-  EXPECT_EQ(list->topLevelItem(0)->childCount(), 2);  // both name rank 3
+  EXPECT_EQ(list->topLevelItem(0)->childCount(), 2);   // both name rank 3
   EXPECT_EQ(list->topLevelItem(1)->childCount(), 49);  // items 3, 7, ... on rank 3
-  alerts->kind_filter()->setCurrentIndex(1);  // performance only
+  alerts->kind_filter()->setCurrentIndex(1);           // performance only
   EXPECT_EQ(list->topLevelItemCount(), 1);
   window.hide();
 }

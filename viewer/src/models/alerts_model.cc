@@ -11,13 +11,16 @@ namespace trainscope::viewer {
 namespace {
 
 bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  return s.size() >= suffix.size() &&
+         s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
 }
 
 // The collector's metrics carry their unit in their name.
 std::string Number(const std::string& metric, double value) {
   if (EndsWith(metric, "_ns")) return FormatDuration(value);
-  if (EndsWith(metric, "_fraction")) return std::to_string(static_cast<int>(value * 100 + 0.5)) + " %";
+  if (EndsWith(metric, "_ms")) return FormatDuration(value * 1e6);  // the synthetic job's
+  if (EndsWith(metric, "_fraction"))
+    return std::to_string(static_cast<int>(value * 100 + 0.5)) + " %";
   if (metric == "flops_per_second") return FormatFlops(value, /*per_second=*/true);
   if (metric == "flops") return FormatFlops(value, /*per_second=*/false);
   if (metric == "bytes_per_second") return FormatBytes(value) + "/s";
@@ -50,7 +53,7 @@ AlertsModel::AlertsModel(size_t max_alerts) : max_alerts_(max_alerts == 0 ? 1 : 
 
 AlertsModel::Kind AlertsModel::KindOf(const Alert& alert) {
   return alert.item.has_value() || alert.rule == "difficult_item" ? Kind::kItem
-                                                                   : Kind::kPerformance;
+                                                                  : Kind::kPerformance;
 }
 
 std::string AlertsModel::MetricName(const std::string& metric) {
@@ -76,7 +79,8 @@ std::string AlertsModel::MetricName(const std::string& metric) {
     if (metric == known.metric) return known.name;
   }
   std::string name = metric;
-  if (EndsWith(name, "_ns")) name = name.substr(0, name.size() - 3) + " time";
+  if (EndsWith(name, "_ns") || EndsWith(name, "_ms"))
+    name = name.substr(0, name.size() - 3) + " time";
   std::replace(name.begin(), name.end(), '_', ' ');
   return name;
 }
@@ -150,7 +154,8 @@ AlertsModel::Row AlertsModel::MakeRow(const Entry& entry, size_t index) const {
     row.duration = "steps " + std::to_string(from) + "\xE2\x80\x93" + std::to_string(c.step) +
                    " (" + std::to_string(steps) + (steps == 1 ? " step" : " steps");
     if (a.changed_unix_ns > 0 && c.changed_unix_ns > a.changed_unix_ns) {
-      row.duration += ", " + FormatDuration(static_cast<double>(c.changed_unix_ns - a.changed_unix_ns));
+      row.duration +=
+          ", " + FormatDuration(static_cast<double>(c.changed_unix_ns - a.changed_unix_ns));
     }
     row.duration += ")";
   } else {
@@ -186,8 +191,8 @@ AlertsModel::Row AlertsModel::MakeRow(const Entry& entry, size_t index) const {
     row.value += ")";
   }
   row.text = a.text;
-  row.details = (a.text.empty() ? a.rule : a.text) + "\n\n" + a.rule + ", " + row.state +
-                ": " + row.duration + "\nranks: " + (row.ranks.empty() ? "none" : row.ranks);
+  row.details = (a.text.empty() ? a.rule : a.text) + "\n\n" + a.rule + ", " + row.state + ": " +
+                row.duration + "\nranks: " + (row.ranks.empty() ? "none" : row.ranks);
   if (!row.op.empty()) row.details += "\noperator: " + row.op;
   if (!row.value.empty()) row.details += "\n" + row.value;
   if (a.item.has_value()) row.details += "\nitem: " + std::to_string(*a.item);
@@ -246,7 +251,8 @@ std::vector<std::string> AlertsModel::Rules() const {
 
 std::vector<uint32_t> AlertsModel::Ranks() const {
   std::set<uint32_t> ranks;
-  for (const Entry& entry : entries_) ranks.insert(entry.raised.ranks.begin(), entry.raised.ranks.end());
+  for (const Entry& entry : entries_)
+    ranks.insert(entry.raised.ranks.begin(), entry.raised.ranks.end());
   return {ranks.begin(), ranks.end()};
 }
 

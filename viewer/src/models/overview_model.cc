@@ -221,7 +221,8 @@ void OverviewModel::BuildChart() {
   for (uint64_t step : alert_steps_) {
     if (step < first_step_ || step > last_step_) continue;
     const float x = StepX(step);
-    list_.lines.push_back({{x, chart_.y + chart_.h - 6}, {x, chart_.y + chart_.h + 6}, kAlertColor, 3});
+    list_.lines.push_back(
+        {{x, chart_.y + chart_.h - 6}, {x, chart_.y + chart_.h + 6}, kAlertColor, 3});
   }
   list_.texts.push_back({chart_.x + chart_.w / 2, chart_.y + chart_.h + 28, "step", kTextColor,
                          Text::Align::kCenter});

@@ -123,8 +123,9 @@ void AlertsWidget::Rebuild() {
     top->setFont(0, bold);
     for (const AlertsModel::Row& row : group.rows) {
       QStringList cells(kColumns);
-      cells[kState] = (row.cleared ? QString::fromUtf8("\xE2\x9C\x93 ") : QString::fromUtf8("\xE2\x97\x8F ")) +
-                      Q(row.state);
+      cells[kState] =
+          (row.cleared ? QString::fromUtf8("\xE2\x9C\x93 ") : QString::fromUtf8("\xE2\x97\x8F ")) +
+          Q(row.state);
       cells[kStep] = Q(row.step);
       cells[kRule] = Q(row.rule);
       cells[kRanks] = Q(row.ranks);
@@ -136,7 +137,8 @@ void AlertsWidget::Rebuild() {
       item->setData(0, kDetailsRole, Q(row.details));
       const QColor colour = row.cleared ? kClearedColor : kRaisedColor;
       for (int c = 0; c < kColumns; ++c) {
-        item->setForeground(c, c == kState || c == kRule || row.cleared ? colour : QColor(Qt::black));
+        item->setForeground(c,
+                            c == kState || c == kRule || row.cleared ? colour : QColor(Qt::black));
         item->setToolTip(c, Q(row.text));
       }
       if (!row.cleared) {
@@ -168,9 +170,9 @@ void AlertsWidget::Rebuild() {
 
 void AlertsWidget::ShowDetails(QTreeWidgetItem* item) {
   if (rebuilding_) return;
-  const QString text =
-      item != nullptr && item->data(0, kRowRole).isValid() ? item->data(0, kDetailsRole).toString()
-                                                           : QString();
+  const QString text = item != nullptr && item->data(0, kRowRole).isValid()
+                           ? item->data(0, kDetailsRole).toString()
+                           : QString();
   if (details_->toPlainText() != text) details_->setPlainText(text);
 }
 

@@ -62,7 +62,7 @@ class AlertsModel {
 
   struct Group {
     Kind kind = Kind::kPerformance;
-    std::string title;  // "Performance: 10 alerts, 3 open"
+    std::string title;      // "Performance: 10 alerts, 3 open"
     std::vector<Row> rows;  // newest first
   };
 
