@@ -69,6 +69,10 @@ ABSL_FLAG(uint64_t, max_job_name_mb, 32,
 ABSL_FLAG(uint64_t, max_stored_operators, 4'000'000,
           "aligned operators a job keeps for Marey queries (about 100 bytes each); past it the "
           "oldest steps' operators are evicted, counted in trainscope status");
+ABSL_FLAG(int, release_finished_after_s, 600,
+          "free a finished job's operators this many seconds after it ended (steps, clocks "
+          "and alerts stay; `trainscope export` and the viewer read them from the log after "
+          "that, through --data-dir)");
 ABSL_FLAG(std::string, rules, "",
           "alert thresholds, a protobuf text file (see --print-default-rules); unset fields "
           "keep their defaults");
@@ -286,6 +290,12 @@ int main(int argc, char** argv) {
   options.analyzer.strings.max_names = absl::GetFlag(FLAGS_max_job_names);
   options.analyzer.strings.max_bytes = absl::GetFlag(FLAGS_max_job_name_mb) << 20;
   options.analyzer.max_stored_operators = absl::GetFlag(FLAGS_max_stored_operators);
+  if (absl::GetFlag(FLAGS_release_finished_after_s) < 0) {
+    return Fail(absl::StrCat("--release-finished-after-s: ",
+                             absl::GetFlag(FLAGS_release_finished_after_s),
+                             " is negative; expected seconds >= 0"));
+  }
+  options.release_finished_after = absl::Seconds(absl::GetFlag(FLAGS_release_finished_after_s));
   options.rules = std::move(rules);
   options.halt_policy = *halt_policy;
   options.max_queued_bytes = static_cast<uint64_t>(queued_mb) << 20;

@@ -194,6 +194,7 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   pipeline_options.lost_device_grace_steps = options.lost_device_grace_steps;
   pipeline_options.analysis = options.analysis;
   pipeline_options.analyzer = options.analyzer;
+  pipeline_options.release_finished_after = options.release_finished_after;
   pipeline_options.rules = options.rules;
   pipeline_options.halt_policy = options.halt_policy;
   pipeline_options.max_message_bytes = static_cast<uint64_t>(options.max_message_bytes);

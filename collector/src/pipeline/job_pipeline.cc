@@ -279,19 +279,25 @@ void JobPipeline::RunTimers(absl::Time now, bool force) {
         absl::MutexLock lock(&mu_);
         published_summary_ = update.job();
       }
-      // Every rank is gone: the analysis closes its last steps (their
-      // reports come back here and are published) and frees the job's
-      // operators, so finished jobs do not hold the collector's memory.
-      if (analysis_) {
-        const v1::JobState state = update.job().state();
-        analysis_->SetJobFinished(state == v1::JOB_STATE_FINISHED ||
-                                  state == v1::JOB_STATE_LOST);
+      const v1::JobState state = update.job().state();
+      if (state != v1::JOB_STATE_FINISHED && state != v1::JOB_STATE_LOST) {
+        ended_since_.reset();
+      } else if (!ended_since_) {
+        ended_since_ = now;
       }
       QueueFeed(std::move(update));
       summary_changed_ = false;
       counters_changed_ = false;
       next_summary_flush_ = now + options_.summary_update_interval;
     }
+  }
+  // Every rank is gone: once the job has been over for release_finished_after
+  // the analysis closes its last steps (their reports come back here and are
+  // published) and frees the job's operators, so finished jobs do not hold the
+  // collector's memory.
+  if (analysis_) {
+    analysis_->SetJobFinished(ended_since_.has_value() &&
+                              now - *ended_since_ >= options_.release_finished_after);
   }
   PublishPending();
   index_.Flush(now, /*force=*/false, created_unix_ns_, streams_.world_size());

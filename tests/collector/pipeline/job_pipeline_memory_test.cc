@@ -51,6 +51,7 @@ TEST_F(JobPipelineTest, NamesPastTheBudgetAndAFinishedJobsReleaseShowInStatus) {
   options.analyzer.strings.max_names = 20;
   options.summary_update_interval = absl::Milliseconds(10);
   options.rank_update_interval = absl::Milliseconds(10);
+  options.release_finished_after = absl::ZeroDuration();  // at once (default: 10 min)
   auto pipeline = OpenFake(options);
   auto attached = Attach(*pipeline, MakeHello("j", 0, 1, 11), std::make_shared<FakeAgentStream>());
   ASSERT_TRUE(attached.ok()) << attached.status();
@@ -106,6 +107,26 @@ TEST_F(JobPipelineTest, NamesPastTheBudgetAndAFinishedJobsReleaseShowInStatus) {
   ASSERT_TRUE(answered.WaitForNotificationWithTimeout(kWait));
   EXPECT_GE(reply.steps_size(), static_cast<int>(kSteps) - 1);
   pipeline->Stop();
+}
+
+TEST_F(JobPipelineTest, AFinishedJobKeepsItsOperatorsForExportUntilTheReleaseDelay) {
+  JobPipelineOptions options = Options();
+  options.summary_update_interval = absl::Milliseconds(10);
+  options.rank_update_interval = absl::Milliseconds(10);
+  options.release_finished_after = absl::Hours(1);
+  auto pipeline = OpenFake(options);
+  auto attached = Attach(*pipeline, MakeHello("j", 0, 1, 11), std::make_shared<FakeAgentStream>());
+  ASSERT_TRUE(attached.ok()) << attached.status();
+  v1::Goodbye goodbye;
+  pipeline->Detach(attached->connection_id, goodbye, "agent closed the stream");
+  // The job is over, but within the delay (`trainscope export` right after
+  // a run) its analysis keeps the operators.
+  v1::JobStatus status = WaitForStatus(*pipeline, [](const v1::JobStatus& s) {
+    return s.summary().state() == v1::JOB_STATE_FINISHED;
+  });
+  absl::SleepFor(absl::Milliseconds(100));  // many timer rounds: none may release
+  status = WaitForStatus(*pipeline, [](const v1::JobStatus&) { return true; });
+  EXPECT_FALSE(status.analysis_memory().released());
 }
 
 }  // namespace

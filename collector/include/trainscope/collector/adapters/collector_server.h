@@ -69,6 +69,7 @@ struct CollectorServerOptions {
   uint64_t lost_device_grace_steps = 3;
   bool analysis = true;                    // JobPipelineOptions::analysis
   JobAnalyzerOptions analyzer;             // JobPipelineOptions::analyzer (budgets)
+  absl::Duration release_finished_after = absl::Minutes(10);  // JobPipelineOptions's
   trainscope::v1::RulesConfig rules;       // JobPipelineOptions::rules
   trainscope::v1::HaltPolicy halt_policy;  // JobPipelineOptions::halt_policy
   uint64_t max_queued_bytes = 256ull << 20;

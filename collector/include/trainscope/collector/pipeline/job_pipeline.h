@@ -118,6 +118,11 @@ struct JobPipelineOptions {
   // or a SetHaltPolicy command) replaces it.
   trainscope::v1::HaltPolicy halt_policy;
   uint64_t max_alerts_kept = 100'000;  // raise/clear rows kept in memory for queries
+  // A finished (or lost) job's analysis frees its operators this long after
+  // the job ended: long enough for `trainscope export` and the viewer to read
+  // them from the live collector when a run ends; the log keeps them for
+  // --data-dir readers after that.
+  absl::Duration release_finished_after = absl::Minutes(10);
   // A rank whose stream closed without goodbye is lost_device only once its
   // peers went on without it: one of them reports lost_device_grace_steps
   // steps past the rank's last, or is still connected lost_device_grace after
@@ -298,6 +303,9 @@ class JobPipeline {
   std::vector<trainscope::v1::FeedUpdate> pending_feed_;
   std::vector<trainscope::v1::LogRecord> pending_analysis_;
   bool summary_changed_ = false;  // state changed: publish at the next flush
+  // Since when the published summary has said finished or lost; unset while
+  // the job runs.
+  std::optional<absl::Time> ended_since_;
   bool counters_changed_ = false;
   absl::Time next_rank_flush_ = absl::InfinitePast();
   absl::Time next_summary_flush_ = absl::InfinitePast();
