@@ -1,5 +1,5 @@
 """Per-step device time of real GPU traces (issue 19, part 4): every trace in
-/work/shared/data/kineto-gpu/ with ProfilerStep marks is imported with the
+../shared/data/kineto-gpu/ with ProfilerStep marks is imported with the
 built `trainscope import`, and `trainscope steps --json` is checked against
 figures computed here independently, in plain Python over the same trace
 JSON: per step and rank, the union of its compute kernels' intervals (GPU
@@ -30,7 +30,7 @@ import pytest
 
 from conftest import CLI_BIN
 
-DATA = pathlib.Path("/work/shared/data/kineto-gpu")
+DATA = (pathlib.Path(__file__).resolve().parents[2].parent / "shared" / "data" / "kineto-gpu")
 # Files of one job are imported together (the trace_filter pair is two ranks
 # of one job); every other file is a job of its own.
 JOBS = {

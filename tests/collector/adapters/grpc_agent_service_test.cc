@@ -229,11 +229,16 @@ TEST_F(GrpcAgentServiceTest, ValidStreamIsAcknowledgedAndFollowedOnTheFeed) {
 }
 
 TEST_F(GrpcAgentServiceTest, ReconnectResumesAfterTheLastDurableBatch) {
-  ASSERT_TRUE(RunStream({HelloMessage(MakeHello("r", 0, 1, 5)), BatchMessage(MakeBatch(1)),
-                         BatchMessage(MakeBatch(2))})
-                  .status.ok());
+  StreamResult first = RunStream({HelloMessage(MakeHello("r", 0, 1, 5)),
+                                  BatchMessage(MakeBatch(1)), BatchMessage(MakeBatch(2))});
+  ASSERT_TRUE(first.status.ok());
+  ASSERT_TRUE(!first.controls.empty() && first.controls.front().has_hello_ack());
+  // A rank seen before proves it belongs to the job with the token its first
+  // HelloAck carried (the agent keeps it for its reconnects).
+  v1::Hello hello = MakeHello("r", 0, 1, 5);
+  hello.set_job_token(first.controls.front().hello_ack().job_token());
   StreamResult again =
-      RunStream({HelloMessage(MakeHello("r", 0, 1, 5)), BatchMessage(MakeBatch(3)), Goodbye()});
+      RunStream({HelloMessage(hello), BatchMessage(MakeBatch(3)), Goodbye()});
   ASSERT_TRUE(again.status.ok()) << again.status.error_message();
   ASSERT_TRUE(again.controls.front().has_hello_ack());
   EXPECT_EQ(again.controls.front().hello_ack().resume_after_sequence(), 2u);
