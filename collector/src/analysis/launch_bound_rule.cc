@@ -4,17 +4,25 @@
 // LaunchBoundRule.idle_fraction of the step and min_idle_ns: more device
 // work was coming, the host had not issued it yet. Devices without GPU work
 // have no such figure and are not judged.
-#include <algorithm>
 #include <memory>
-#include <utility>
+#include <vector>
 
 #include "absl/strings/str_format.h"
 #include "trainscope/collector/analysis/alert_format.h"
 #include "trainscope/collector/analysis/alert_rule_registry.h"
 #include "trainscope/collector/analysis/rules_config.h"
+#include "trainscope/collector/analysis/step_share.h"
 
 namespace trainscope::collector {
 namespace {
+
+void Describe(const v1::DeviceStep& d, double idle, double step_time, RuleVerdict* v) {
+  v->what = absl::StrFormat("rank %u's GPU waits for its host to launch work", d.rank());
+  v->values =
+      absl::StrFormat("GPU idle %s of a %s step while the host ran operators (%.0f%%), GPU busy %s",
+                      FormatNs(idle), FormatNs(step_time), 100.0 * idle / step_time,
+                      FormatNs(static_cast<double>(d.gpu_busy_ns())));
+}
 
 class LaunchBoundRule : public AlertRule {
  public:
@@ -24,33 +32,13 @@ class LaunchBoundRule : public AlertRule {
   const v1::Hysteresis& hysteresis() const override { return rule_.hysteresis(); }
 
   std::vector<RuleVerdict> Evaluate(const v1::StepReport& step, const RuleHistory&) override {
-    std::vector<RuleVerdict> out;
-    for (const v1::DeviceStep* d : CompleteDevices(step)) {
-      if (!d->has_gpu() || d->step_time_ns() <= 0) continue;
-      const double step_time = static_cast<double>(d->step_time_ns());
-      const double idle = static_cast<double>(d->gpu_idle_launch_bound_ns());
-      const double threshold =
-          std::max(static_cast<double>(rule_.min_idle_ns()), rule_.idle_fraction() * step_time);
-      RuleVerdict v;
-      v.subject = RankSubject(d->rank());
-      v.holds = idle >= threshold;
-      v.present = idle >= threshold / 2;
-      v.alert = BaseAlert(kRuleLaunchBound);
-      v.alert.add_ranks(d->rank());
-      v.alert.set_cause_rank(static_cast<int32_t>(d->rank()));
-      v.alert.set_stage(static_cast<int32_t>(d->stage()));
-      v.alert.set_metric("gpu_idle_launch_bound_ns");
-      v.alert.set_observed(idle);
-      v.alert.set_baseline(step_time);
-      v.alert.set_threshold(threshold);
-      v.what = absl::StrFormat("rank %u's GPU waits for its host to launch work", d->rank());
-      v.values = absl::StrFormat(
-          "GPU idle %s of a %s step while the host ran operators (%.0f%%), GPU busy %s",
-          FormatNs(idle), FormatNs(step_time), 100.0 * idle / step_time,
-          FormatNs(static_cast<double>(d->gpu_busy_ns())));
-      out.push_back(std::move(v));
-    }
-    return out;
+    return StepShareVerdicts(
+        step, {.rule = kRuleLaunchBound,
+               .metric = "gpu_idle_launch_bound_ns",
+               .min_ns = rule_.min_idle_ns(),
+               .fraction = rule_.idle_fraction(),
+               .part_ns = [](const v1::DeviceStep& d) { return d.gpu_idle_launch_bound_ns(); },
+               .describe = &Describe});
   }
 
  private:
