@@ -37,14 +37,14 @@ absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::Open(std::string job_i
                                      ": ", log.status().message()));
   }
   report->index_rebuilt = index_rebuilt;
-  report->messages.insert(report->messages.begin(), caller_messages.begin(),
-                          caller_messages.end());
+  report->messages.insert(report->messages.begin(), caller_messages.begin(), caller_messages.end());
   return OpenWithLog(std::move(job_id), std::move(options), std::move(*log), report);
 }
 
-absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::OpenWithLog(
-    std::string job_id, JobPipelineOptions options, std::unique_ptr<JobLog> log,
-    RecoveryReport* report) {
+absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::OpenWithLog(std::string job_id,
+                                                                      JobPipelineOptions options,
+                                                                      std::unique_ptr<JobLog> log,
+                                                                      RecoveryReport* report) {
   if (absl::Status s = ValidateJobId(job_id, "job_id"); !s.ok()) return s;
   const std::filesystem::path job_dir = options.data_dir / "jobs" / job_id;
   std::unique_ptr<LogIndex> index;
@@ -96,18 +96,21 @@ JobPipeline::JobPipeline(std::string job_id, JobPipelineOptions options,
                 {.steps = options_.halt_step_margin,
                  .lead_ns = absl::ToInt64Nanoseconds(options_.halt_lead)},
                 &tokens_),
-      alerts_(job_id_, AlertStage::Options{.enabled = options_.analysis,
-                                           .rules = options_.rules,
-                                           .max_alerts_kept = options_.max_alerts_kept,
-                                           .notice = [this](absl::string_view line) {
-                                             Notice(line);
-                                           }}),
+      alerts_(job_id_,
+              AlertStage::Options{.enabled = options_.analysis,
+                                  .rules = options_.rules,
+                                  .max_alerts_kept = options_.max_alerts_kept,
+                                  .notice = [this](absl::string_view line) { Notice(line); }}),
       loss_judge_(RankLossJudge::Options{.grace = options_.lost_device_grace,
                                          .grace_steps = options_.lost_device_grace_steps,
                                          .together = options_.lost_device_together}),
       index_(job_id_, std::move(index), log_.get(),
              [this](absl::string_view line) { Notice(line); }),
-      created_unix_ns_(NowUnixNs()) {}
+      created_unix_ns_(NowUnixNs()),
+      flushes_({.rank_interval = options_.rank_update_interval,
+                .summary_interval = options_.summary_update_interval,
+                .probe_interval = options_.probe_interval}),
+      release_(options_.release_finished_after) {}
 
 JobPipeline::~JobPipeline() { Stop(); }
 
@@ -161,7 +164,7 @@ void JobPipeline::RecoverState() {
   streams_.Recover(state);
   alerts_.Start(commands_.Recover(state.commands), options_.halt_policy);
   if (!streams_.ranks().empty()) index_.MarkJob();
-  summary_changed_ = true;
+  flushes_.MarkSummaryChanged();
   absl::MutexLock lock(&mu_);
   published_summary_ = BuildSummary();
 }
@@ -169,12 +172,7 @@ void JobPipeline::RecoverState() {
 // ---------------------------------------------------------------- the thread
 
 absl::Time JobPipeline::NextTimer() const {
-  absl::Time next = absl::InfiniteFuture();
-  if (streams_.HasChangedRanks() || summary_changed_) next = std::min(next, next_rank_flush_);
-  if (counters_changed_) next = std::min(next, std::max(next_rank_flush_, next_summary_flush_));
-  if (options_.probe_interval > absl::ZeroDuration() && streams_.HasStreams()) {
-    next = std::min(next, next_probe_);
-  }
+  absl::Time next = flushes_.Next(streams_.HasChangedRanks(), streams_.HasStreams());
   next = std::min(next, index_.NextFlush());
   return std::min(next, loss_judge_.NextDeadline());
 }
@@ -255,57 +253,33 @@ void JobPipeline::PublishPending() {
 
 void JobPipeline::RunTimers(absl::Time now, bool force) {
   JudgeLosses(absl::ToUnixNanos(now));
-  const bool summary_due =
-      summary_changed_ || (counters_changed_ && (force || now >= next_summary_flush_));
-  if ((force || now >= next_rank_flush_) && (streams_.HasChangedRanks() || summary_due)) {
+  const FeedFlushSchedule::Due due = flushes_.Take(now, force, streams_.HasChangedRanks());
+  if (due.ranks) {
     for (v1::RankStatus& rank : streams_.TakeChangedRanks()) {
       v1::FeedUpdate update;
       *update.mutable_rank() = std::move(rank);
       QueueFeed(std::move(update));
     }
-    next_rank_flush_ = now + options_.rank_update_interval;
-    if (summary_due) {
-      const uint64_t events = streams_.events_received();
-      rate_samples_.emplace_back(now, events);
-      while (rate_samples_.size() > 1 && now - rate_samples_.front().first > absl::Seconds(5)) {
-        rate_samples_.pop_front();
-      }
-      const double seconds = absl::ToDoubleSeconds(now - rate_samples_.front().first);
-      events_per_second_ =
-          seconds > 0 ? static_cast<double>(events - rate_samples_.front().second) / seconds : 0;
-      v1::FeedUpdate update;
-      *update.mutable_job() = BuildSummary();
-      {
-        absl::MutexLock lock(&mu_);
-        published_summary_ = update.job();
-      }
-      const v1::JobState state = update.job().state();
-      if (state != v1::JOB_STATE_FINISHED && state != v1::JOB_STATE_LOST) {
-        ended_since_.reset();
-      } else if (!ended_since_) {
-        ended_since_ = now;
-      }
-      QueueFeed(std::move(update));
-      summary_changed_ = false;
-      counters_changed_ = false;
-      next_summary_flush_ = now + options_.summary_update_interval;
+  }
+  if (due.summary) {
+    event_rate_.Sample(now, streams_.events_received());
+    v1::FeedUpdate update;
+    *update.mutable_job() = BuildSummary();
+    {
+      absl::MutexLock lock(&mu_);
+      published_summary_ = update.job();
     }
+    release_.OnState(update.job().state(), now);
+    QueueFeed(std::move(update));
   }
   // Every rank is gone: once the job has been over for release_finished_after
   // the analysis closes its last steps (their reports come back here and are
-  // published) and frees the job's operators, so finished jobs do not hold the
-  // collector's memory.
-  if (analysis_) {
-    analysis_->SetJobFinished(ended_since_.has_value() &&
-                              now - *ended_since_ >= options_.release_finished_after);
-  }
+  // published) and frees the job's operators.
+  if (analysis_) analysis_->SetJobFinished(release_.Due(now));
   PublishPending();
   index_.Flush(now, /*force=*/false, created_unix_ns_, streams_.world_size());
 
-  if (options_.probe_interval > absl::ZeroDuration() && now >= next_probe_ && !force) {
-    next_probe_ = now + options_.probe_interval;
-    streams_.SendProbes(NowUnixNs());
-  }
+  if (flushes_.ProbeDue(now, force)) streams_.SendProbes(NowUnixNs());
 }
 
 // ---------------------------------------------------------------- streams
@@ -327,7 +301,7 @@ void JobPipeline::DoAttach(AttachRequest& request,
   // invisible), besides the stream's end and the bad-input counters.
   const auto refuse = [&](absl::Status status) {
     streams_.CountRefusedHello(std::string(status.message()));
-    summary_changed_ = true;
+    flushes_.MarkSummaryChanged();
     done(std::move(status));
   };
   if (absl::Status s = streams_.CheckWorldSize(hello); !s.ok()) return refuse(std::move(s));
@@ -350,8 +324,8 @@ void JobPipeline::DoAttach(AttachRequest& request,
   if (replaced->has_value()) {
     const AgentStreamTable::Replacement& old = **replaced;
     streams_.Find(old.connection_id)
-        ->stream->Finish(absl::AbortedError(absl::StrCat(
-            "job ", job_id_, ": rank ", rank, ": this stream was replaced: ", old.why)));
+        ->stream->Finish(absl::AbortedError(absl::StrCat("job ", job_id_, ": rank ", rank,
+                                                         ": this stream was replaced: ", old.why)));
     CloseConnection(old.connection_id, false, absl::StrCat("replaced: ", old.why));
   }
 
@@ -371,7 +345,7 @@ void JobPipeline::DoAttach(AttachRequest& request,
   const uint64_t id =
       streams_.Open(hello, std::move(request.stream), std::move(request.peer), resume, NowUnixNs())
           .id;
-  summary_changed_ = true;
+  flushes_.MarkSummaryChanged();
   if (first_rank) index_.MarkJob();
   index_.MarkStream(key);
   loss_judge_.Forget(rank);
@@ -441,7 +415,7 @@ void JobPipeline::CloseConnection(uint64_t connection_id, bool goodbye, const st
   if (AppendRecord(record).ok()) Analyse(std::move(record));  // a failure shows at the next Sync
   if (streams_.Close(connection_id, goodbye, exit_error, collector_stopping, NowUnixNs())
           ->current) {
-    summary_changed_ = true;
+    flushes_.MarkSummaryChanged();
   }
   index_.MarkStream(key);
   index_.MarkSegments();
@@ -449,10 +423,8 @@ void JobPipeline::CloseConnection(uint64_t connection_id, bool goodbye, const st
 
 absl::Status JobPipeline::AppendBatch(uint64_t connection_id, v1::StreamBatch batch, uint64_t bytes,
                                       std::function<void(absl::Status)> durable) {
-  Task task = [this, connection_id, batch = std::move(batch), bytes,
-               durable = std::move(durable)](bool) mutable {
-    DoAppendBatch(connection_id, batch, bytes, durable);
-  };
+  Task task = [this, connection_id, batch = std::move(batch), bytes, durable = std::move(durable)](
+                  bool) mutable { DoAppendBatch(connection_id, batch, bytes, durable); };
   return TryPost(task) ? absl::OkStatus() : Stopped();
 }
 
@@ -485,8 +457,8 @@ void JobPipeline::DoAppendBatch(uint64_t connection_id, v1::StreamBatch& batch, 
     if (!refused && step_progress_.Note(rank, logged)) JudgeLosses(NowUnixNs());
     if (!refused) Analyse(std::move(record));
   }
-  after_sync_.push_back([this, rank, key, refused, bytes, sequence, events, logged_unix_ns, appended,
-                         drops = std::move(drops),
+  after_sync_.push_back([this, rank, key, refused, bytes, sequence, events, logged_unix_ns,
+                         appended, drops = std::move(drops),
                          durable = std::move(durable)](const absl::Status& sync_status) mutable {
     const absl::Status status = appended.ok() ? sync_status : appended;
     if (status.ok()) {
@@ -497,7 +469,7 @@ void JobPipeline::DoAppendBatch(uint64_t connection_id, v1::StreamBatch& batch, 
     } else {
       streams_.OnStoreRefused(rank, refused ? 0 : events);
     }
-    counters_changed_ = true;
+    flushes_.MarkCountersChanged();
     durable(status);
   });
 }
@@ -586,7 +558,7 @@ void JobPipeline::ExecuteCommand(const JobCommand& command, CommandDone done) {
   v1::FeedUpdate update;
   *update.mutable_command() = prepared.record;
   QueueFeed(std::move(update));
-  summary_changed_ = true;
+  flushes_.MarkSummaryChanged();
 
   after_sync_.push_back([this, appended, prepared = std::move(prepared),
                          done = std::move(done)](const absl::Status& sync_status) mutable {
@@ -692,7 +664,7 @@ void JobPipeline::PublishAlerts(const std::vector<v1::Alert>& alerts) {
     *update.mutable_alert() = alert;
     QueueFeed(std::move(update));
   }
-  if (!alerts.empty()) summary_changed_ = true;
+  if (!alerts.empty()) flushes_.MarkSummaryChanged();
 }
 
 void JobPipeline::JudgeLosses(int64_t now_unix_ns) {
@@ -701,8 +673,8 @@ void JobPipeline::JudgeLosses(int64_t now_unix_ns) {
     loss_judge_.Clear();  // a halt's ranks stop on purpose
     return;
   }
-  for (const RankLossJudge::Verdict& lost : loss_judge_.Judge(
-           now_unix_ns, streams_.ranks(), step_progress_, streams_.AnyConnected())) {
+  for (const RankLossJudge::Verdict& lost :
+       loss_judge_.Judge(now_unix_ns, streams_.ranks(), step_progress_, streams_.AnyConnected())) {
     PublishAlerts(alerts_.OnDeviceLost(lost.rank, lost.last_step, now_unix_ns));
   }
 }
@@ -763,7 +735,7 @@ v1::JobSummary JobPipeline::BuildSummary() const {
   if (commands_.loss_contribution().has_value()) {
     summary.set_loss_contribution(*commands_.loss_contribution());
   }
-  summary.set_events_per_second(events_per_second_);
+  summary.set_events_per_second(event_rate_.events_per_second());
   if (alerts_.enabled()) summary.set_open_alerts(alerts_.open_alerts());
   if (analysis_) summary.set_names_over_budget(analysis_->stats().names_over_budget);
   return summary;

@@ -39,8 +39,11 @@
 // the agent streams and ranks (AgentStreamTable), the job's token
 // (JobTokenKeeper), commands and the state they set (CommandRunner), alerts
 // and the halt policy (AlertStage), judging lost ranks (RankLossJudge, over
-// RankStepProgress) and the index rows (JobIndexWriter). The pipeline itself
-// keeps the task queue, the group commit and the order of the feed.
+// RankStepProgress), the index rows (JobIndexWriter), when the feed gets rank
+// and summary updates and the streams get probes (FeedFlushSchedule), the
+// job's event rate (EventRateMeter) and when a finished job's analysis lets
+// go of its operators (FinishedJobRelease). The pipeline itself keeps the
+// task queue, the group commit and the order of the feed.
 //
 // Threading: all public methods are thread-safe. Completions run on the
 // pipeline thread and must not block. After Stop, calls complete at once
@@ -73,6 +76,9 @@
 #include "trainscope/collector/pipeline/alert_stage.h"
 #include "trainscope/collector/pipeline/analysis_worker.h"
 #include "trainscope/collector/pipeline/command_runner.h"
+#include "trainscope/collector/pipeline/event_rate_meter.h"
+#include "trainscope/collector/pipeline/feed_flush_schedule.h"
+#include "trainscope/collector/pipeline/finished_job_release.h"
 #include "trainscope/collector/pipeline/job_index_writer.h"
 #include "trainscope/collector/pipeline/job_token.h"
 #include "trainscope/collector/pipeline/job_token_keeper.h"
@@ -160,9 +166,10 @@ class JobPipeline {
                                                            RecoveryReport* report);
   // As Open, over a log the caller opened (tests inject a failing one);
   // `report` (may be null): what opening the log found, audited here.
-  static absl::StatusOr<std::unique_ptr<JobPipeline>> OpenWithLog(
-      std::string job_id, JobPipelineOptions options, std::unique_ptr<JobLog> log,
-      RecoveryReport* report = nullptr);
+  static absl::StatusOr<std::unique_ptr<JobPipeline>> OpenWithLog(std::string job_id,
+                                                                  JobPipelineOptions options,
+                                                                  std::unique_ptr<JobLog> log,
+                                                                  RecoveryReport* report = nullptr);
   ~JobPipeline();  // Stop()
 
   JobPipeline(const JobPipeline&) = delete;
@@ -302,16 +309,9 @@ class JobPipeline {
   std::vector<Completion> after_sync_;
   std::vector<trainscope::v1::FeedUpdate> pending_feed_;
   std::vector<trainscope::v1::LogRecord> pending_analysis_;
-  bool summary_changed_ = false;  // state changed: publish at the next flush
-  // Since when the published summary has said finished or lost; unset while
-  // the job runs.
-  std::optional<absl::Time> ended_since_;
-  bool counters_changed_ = false;
-  absl::Time next_rank_flush_ = absl::InfinitePast();
-  absl::Time next_summary_flush_ = absl::InfinitePast();
-  absl::Time next_probe_ = absl::InfinitePast();
-  std::deque<std::pair<absl::Time, uint64_t>> rate_samples_;
-  double events_per_second_ = 0;
+  FeedFlushSchedule flushes_;
+  EventRateMeter event_rate_;
+  FinishedJobRelease release_;
 
   mutable absl::Mutex mu_;
   std::deque<Task> tasks_ ABSL_GUARDED_BY(mu_);
