@@ -23,6 +23,8 @@ PACKAGES=(
   # security and deploy/ checks (test_security.py, test_deploy.py): certificates, manifests,
   # scripts, the systemd unit
   openssl python3-yaml shellcheck systemd
+  # the collector tier on NATS JetStream (tier/, tests/python/test_tier.py)
+  libnats-dev nats-server
 )
 
 missing=()

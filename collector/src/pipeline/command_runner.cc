@@ -78,7 +78,9 @@ CommandRunner::Prepared CommandRunner::Prepare(const JobCommand& command, const 
     case JobCommand::Kind::kHalt: {
       record.set_halt_id(next_halt_id_++);
       const uint64_t margin = job.any_step ? HaltMarginSteps(job.step_ns) : 0;
-      const uint64_t halt_at_step = job.any_step ? job.highest_step + margin : 0;
+      const uint64_t halt_at_step = command.halt_at_step > 0 ? command.halt_at_step
+                                    : job.any_step         ? job.highest_step + margin
+                                                           : 0;
       record.set_halt_at_step(halt_at_step);
       record.set_halt_margin_steps(margin);
       v1::HaltRequest* halt = control.mutable_halt();

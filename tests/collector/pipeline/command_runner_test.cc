@@ -54,6 +54,22 @@ TEST_F(CommandRunnerTest, AHaltStopsEveryRankAMarginPastTheFurthest) {
                         "boundary (no step reported yet)"));
 }
 
+TEST_F(CommandRunnerTest, AHaltFromTheJobLevelKeepsItsBoundary) {
+  // A node collector sees only its own ranks: it must stop them where the
+  // job-level collector said, even below or above its own furthest step.
+  JobCommand halt;
+  halt.kind = JobCommand::Kind::kHalt;
+  halt.halt_at_step = 57;
+  CommandRunner::Prepared p = runner_.Prepare(halt, {.any_step = true, .highest_step = 40});
+  EXPECT_EQ(p.record.halt_at_step(), 57u);
+  EXPECT_EQ(p.control.halt().halt_at_step(), 57u);
+  halt.halt_at_step = 3;
+  EXPECT_EQ(runner_.Prepare(halt, {.any_step = true, .highest_step = 40})
+                .control.halt()
+                .halt_at_step(),
+            3u);
+}
+
 TEST_F(CommandRunnerTest, AHaltOfAJobWithShortStepsLeadsByTheLeadTime) {
   JobCommand halt;
   halt.kind = JobCommand::Kind::kHalt;

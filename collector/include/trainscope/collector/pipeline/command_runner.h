@@ -51,6 +51,10 @@ struct JobCommand {
   std::string requested_by;
   uint32_t sampling_period = 0;            // recording commands only
   trainscope::v1::HaltPolicy halt_policy;  // kSetHaltPolicy only
+  // kHalt from a job-level collector (tier/): the boundary it chose from every
+  // host's ranks, which each node must use as is so that all ranks stop at
+  // the same step; 0: chosen here from this collector's ranks.
+  uint64_t halt_at_step = 0;
 };
 
 // The command's name in logs and replies ("halt", "enable", "policy", ...).

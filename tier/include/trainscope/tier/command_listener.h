@@ -1,0 +1,78 @@
+// The node collector's end of the tier's command path (docs/scale.md): takes
+// the job-level collector's commands (TierCommand on trainscope.cmd.<job>)
+// from a durable JetStream consumer of its own and runs each on the local
+// pipeline of that job, with the job's own token, so that a halt reaches
+// every local rank at the job-wide step boundary.
+//
+// Usage (trainscope-collector --publish ...):
+//   ASSIGN_OR_RETURN(auto listener, CommandListener::Start(options, &server->registry()));
+//   ... listener->Stop();   // before the registry stops
+//
+// The consumer is durable (node-<node name>): a command issued while this
+// collector was down is read when it comes back. Each command id runs once
+// per process; a command for a job with no ranks here is acknowledged and
+// skipped. NATS unreachable: retried every second, said once on stderr.
+//
+// Threading: one thread of its own; Stop joins it. `registry` must outlive it.
+#ifndef TRAINSCOPE_TIER_COMMAND_LISTENER_H_
+#define TRAINSCOPE_TIER_COMMAND_LISTENER_H_
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <set>
+#include <string>
+#include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "trainscope/collector/pipeline/command_runner.h"
+#include "trainscope/collector/pipeline/job_registry.h"
+#include "trainscope/tier/nats_client.h"
+#include "trainscope/v1/tier.pb.h"
+
+namespace trainscope::tier {
+
+struct CommandListenerOptions {
+  NatsConfig nats;
+  std::string node;
+  std::filesystem::path data_dir;  // where the local jobs' tokens are
+  StreamLimits limits;
+  std::function<void(absl::string_view)> notice;  // default: stderr
+};
+
+// The local command a TierCommand becomes (token and job left to the caller);
+// INVALID_ARGUMENT for a kind this collector does not know.
+absl::StatusOr<collector::JobCommand> LocalCommand(const trainscope::v1::TierCommand& command);
+
+class CommandListener {
+ public:
+  static std::unique_ptr<CommandListener> Start(CommandListenerOptions options,
+                                                collector::JobRegistry* registry);
+  ~CommandListener();  // Stop()
+  void Stop();
+
+  uint64_t applied() const;  // commands run on a local pipeline
+
+ private:
+  CommandListener(CommandListenerOptions options, collector::JobRegistry* registry)
+      : options_(std::move(options)), registry_(registry) {}
+  void Run();
+  void Apply(const trainscope::v1::TierCommand& command);
+  void Notice(absl::string_view line) const;
+
+  const CommandListenerOptions options_;
+  collector::JobRegistry* const registry_;
+  mutable absl::Mutex mu_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t applied_ ABSL_GUARDED_BY(mu_) = 0;
+  std::set<std::string> seen_;  // command ids run (listener thread)
+  std::thread thread_;
+};
+
+}  // namespace trainscope::tier
+
+#endif  // TRAINSCOPE_TIER_COMMAND_LISTENER_H_

@@ -1,0 +1,146 @@
+#include "trainscope/tier/nats_client.h"
+
+#include <cstdio>
+#include <filesystem>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+
+namespace trainscope::tier {
+
+absl::Status NatsError(natsStatus status, absl::string_view what) {
+  natsStatus last = NATS_OK;
+  const char* detail = nats_GetLastError(&last);
+  std::string text = absl::StrCat(what, ": ", natsStatus_GetText(status));
+  if (detail != nullptr && detail[0] != '\0' && !absl::StrContains(text, detail)) {
+    absl::StrAppend(&text, " (", detail, ")");
+  }
+  return absl::UnavailableError(text);
+}
+
+absl::Status ValidateNatsConfig(const NatsConfig& config, absl::string_view url_flag) {
+  if (!absl::StartsWith(config.url, "nats://") && !absl::StartsWith(config.url, "tls://")) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(url_flag, ": '", config.url,
+                     "' is not a NATS URL; expected nats://HOST:PORT or "
+                     "tls://HOST:PORT"));
+  }
+  auto readable = [](const std::string& path, absl::string_view flag) -> absl::Status {
+    if (path.empty()) return absl::OkStatus();
+    std::FILE* f = std::fopen(path.c_str(), "rb");
+    if (f == nullptr) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, ": cannot read '", path, "'; expected a readable file"));
+    }
+    std::fclose(f);
+    return absl::OkStatus();
+  };
+  if (absl::Status s = readable(config.tls_ca, "--nats-tls-ca"); !s.ok()) return s;
+  if (absl::Status s = readable(config.tls_cert, "--nats-tls-cert"); !s.ok()) return s;
+  if (absl::Status s = readable(config.tls_key, "--nats-tls-key"); !s.ok()) return s;
+  if (absl::Status s = readable(config.creds, "--nats-creds"); !s.ok()) return s;
+  if (config.tls_cert.empty() != config.tls_key.empty()) {
+    return absl::InvalidArgumentError(
+        "--nats-tls-cert and --nats-tls-key: give both (this client's certificate and its key) "
+        "or neither");
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<NatsClient>> NatsClient::Connect(const NatsConfig& config,
+                                                                jsPubAckErrHandler publish_error,
+                                                                void* closure) {
+  std::unique_ptr<NatsClient> client(new NatsClient(config));
+  natsOptions* opts = nullptr;
+  natsStatus s = natsOptions_Create(&opts);
+  const std::string what = absl::StrCat("NATS at ", config.url);
+  const int64_t timeout_ms = absl::ToInt64Milliseconds(config.timeout);
+  if (s == NATS_OK) s = natsOptions_SetURL(opts, config.url.c_str());
+  if (s == NATS_OK && !config.name.empty()) s = natsOptions_SetName(opts, config.name.c_str());
+  if (s == NATS_OK) s = natsOptions_SetTimeout(opts, timeout_ms);
+  // Once connected, never give up: the node keeps buffering meanwhile.
+  if (s == NATS_OK) s = natsOptions_SetMaxReconnect(opts, -1);
+  if (s == NATS_OK) s = natsOptions_SetReconnectWait(opts, 250);
+  if (s == NATS_OK) s = natsOptions_SetPingInterval(opts, 2000);
+  if (s == NATS_OK) s = natsOptions_SetMaxPingsOut(opts, 2);
+  const bool tls =
+      absl::StartsWith(config.url, "tls://") || !config.tls_ca.empty() || !config.tls_cert.empty();
+  if (s == NATS_OK && tls) s = natsOptions_SetSecure(opts, true);
+  if (s == NATS_OK && !config.tls_ca.empty()) {
+    s = natsOptions_LoadCATrustedCertificates(opts, config.tls_ca.c_str());
+  }
+  if (s == NATS_OK && !config.tls_cert.empty()) {
+    s = natsOptions_LoadCertificatesChain(opts, config.tls_cert.c_str(), config.tls_key.c_str());
+  }
+  if (s == NATS_OK && !config.creds.empty()) {
+    s = natsOptions_SetUserCredentialsFromFiles(opts, config.creds.c_str(), nullptr);
+  }
+  if (s != NATS_OK) {
+    natsOptions_Destroy(opts);
+    return NatsError(s, absl::StrCat(what, ": bad connection options"));
+  }
+  s = natsConnection_Connect(&client->nc_, opts);
+  natsOptions_Destroy(opts);
+  if (s != NATS_OK) return NatsError(s, absl::StrCat("cannot reach ", what));
+  jsOptions js_opts;
+  jsOptions_Init(&js_opts);
+  js_opts.Wait = timeout_ms;
+  js_opts.PublishAsync.MaxPending = 4096;
+  js_opts.PublishAsync.ErrHandler = publish_error;
+  js_opts.PublishAsync.ErrHandlerClosure = closure;
+  s = natsConnection_JetStream(&client->js_, client->nc_, &js_opts);
+  if (s != NATS_OK) return NatsError(s, absl::StrCat(what, ": no JetStream context"));
+  return client;
+}
+
+NatsClient::~NatsClient() {
+  if (js_ != nullptr) jsCtx_Destroy(js_);
+  if (nc_ != nullptr) {
+    natsConnection_Close(nc_);
+    natsConnection_Destroy(nc_);
+  }
+}
+
+bool NatsClient::connected() const {
+  return nc_ != nullptr && natsConnection_Status(nc_) == NATS_CONN_STATUS_CONNECTED;
+}
+
+absl::Status NatsClient::EnsureStream(absl::string_view name, absl::string_view subjects,
+                                      const StreamLimits& limits) {
+  const std::string name_s(name);
+  const std::string subject_s(subjects);
+  jsStreamInfo* info = nullptr;
+  jsErrCode err = static_cast<jsErrCode>(0);
+  natsStatus s = js_GetStreamInfo(&info, js_, name_s.c_str(), nullptr, &err);
+  if (s == NATS_OK) {
+    jsStreamInfo_Destroy(info);
+    return absl::OkStatus();
+  }
+  jsStreamConfig cfg;
+  jsStreamConfig_Init(&cfg);
+  cfg.Name = name_s.c_str();
+  const char* subject_list[] = {subject_s.c_str()};
+  cfg.Subjects = subject_list;
+  cfg.SubjectsLen = 1;
+  cfg.Storage = js_FileStorage;
+  cfg.Retention = js_LimitsPolicy;
+  cfg.MaxAge =
+      limits.max_age == absl::ZeroDuration() ? 0 : absl::ToInt64Nanoseconds(limits.max_age);
+  cfg.MaxBytes = limits.max_bytes;
+  cfg.Duplicates = absl::ToInt64Nanoseconds(limits.duplicate_window);
+  s = js_AddStream(&info, js_, &cfg, nullptr, &err);
+  if (s == NATS_OK) {
+    jsStreamInfo_Destroy(info);
+    return absl::OkStatus();
+  }
+  // Another collector made it in the meantime.
+  if (js_GetStreamInfo(&info, js_, name_s.c_str(), nullptr, &err) == NATS_OK) {
+    jsStreamInfo_Destroy(info);
+    return absl::OkStatus();
+  }
+  return NatsError(
+      s, absl::StrCat("NATS at ", config_.url, ": cannot create JetStream stream ", name_s,
+                      " (is JetStream enabled on the server? nats-server -js)"));
+}
+
+}  // namespace trainscope::tier

@@ -1,0 +1,46 @@
+#include "trainscope/tier/publish_buffer.h"
+
+#include <utility>
+
+namespace trainscope::tier {
+
+bool PublishBuffer::Push(Item item) {
+  absl::MutexLock lock(&mu_);
+  const uint64_t bytes = item.payload.size();
+  if (!items_.empty() && counters_.queued_bytes + bytes > max_bytes_) {
+    ++counters_.refused;
+    return false;
+  }
+  counters_.queued_bytes += bytes;
+  ++counters_.queued;
+  ++counters_.pushed;
+  items_.push_back(std::move(item));
+  return true;
+}
+
+std::vector<PublishBuffer::Item> PublishBuffer::Take(size_t max_items, absl::Duration wait) {
+  absl::MutexLock lock(&mu_);
+  auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return !items_.empty() || woken_; };
+  mu_.AwaitWithTimeout(absl::Condition(&ready), wait);
+  woken_ = false;
+  std::vector<Item> out;
+  while (!items_.empty() && out.size() < max_items) {
+    counters_.queued_bytes -= items_.front().payload.size();
+    --counters_.queued;
+    out.push_back(std::move(items_.front()));
+    items_.pop_front();
+  }
+  return out;
+}
+
+void PublishBuffer::Wake() {
+  absl::MutexLock lock(&mu_);
+  woken_ = true;
+}
+
+PublishBuffer::Counters PublishBuffer::counters() const {
+  absl::MutexLock lock(&mu_);
+  return counters_;
+}
+
+}  // namespace trainscope::tier
