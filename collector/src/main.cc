@@ -113,6 +113,11 @@ ABSL_FLAG(std::string, curve_client_keys, "",
           "CURVE: only the clients whose public keys this file lists (one per line) may connect");
 ABSL_FLAG(std::string, read_token_file, "",
           "ListJobs and GetJobStatus need this token (the CLI's --read-token-file)");
+ABSL_FLAG(std::string, job_key_file, "",
+          "admit only ranks presenting their job's secret, derived from the key in this file "
+          "(trainscope job-secret JOB --job-key-file FILE; run/attach --job-key-file pass it "
+          "on): no job id is first-come-first-served; default: none, the first rank of a job "
+          "fixes its token (docs/security.md)");
 ABSL_FLAG(bool, insecure, false,
           "serve beyond loopback without encryption and without gating reads (trusted "
           "networks only); without it a non-loopback --listen, --feed, --snapshot or "
@@ -304,6 +309,7 @@ int main(int argc, char** argv) {
   options.curve_secret_key_file = absl::GetFlag(FLAGS_curve_secret_key);
   options.curve_client_keys_file = absl::GetFlag(FLAGS_curve_client_keys);
   options.read_token_file = absl::GetFlag(FLAGS_read_token_file);
+  options.job_key_file = absl::GetFlag(FLAGS_job_key_file);
   options.insecure = absl::GetFlag(FLAGS_insecure);
 
   // Private to the collector's user and group (0750), whatever the umask.

@@ -210,6 +210,12 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
 
   AgentSessionOptions session_options;
   session_options.max_in_flight = options.max_in_flight_per_stream;
+  if (!options.job_key_file.empty()) {
+    absl::StatusOr<security::JobKey> key =
+        security::JobKey::ReadFile(options.job_key_file, "--job-key-file");
+    if (!key.ok()) return key.status();
+    session_options.job_key = std::make_shared<const security::JobKey>(*std::move(key));
+  }
   server->agent_service_ = std::make_unique<GrpcAgentService>(
       registry, server->budget_.get(), server->counters_.get(), session_options);
   server->commands_service_ = std::make_unique<GrpcCommandsService>(registry, read_token);

@@ -124,6 +124,17 @@ void AgentSession::OnHello(v1::Hello& hello) {
   instance_ = hello.agent_instance_id();
   host_ = hello.host();
   pid_ = hello.pid();
+  if (options_.job_key != nullptr && !options_.job_key->Proves(job_id_, hello.job_token())) {
+    return RefuseStream(BadInput(
+        absl::StatusCode::kPermissionDenied, "hello.job_token",
+        absl::StrCat("job ", job_id_, ": rank ", rank_,
+                     hello.job_token().empty() ? " presented no job secret"
+                                               : " presented a token that is not the job's secret",
+                     "; this collector admits only ranks holding their job's secret, derived "
+                     "from its job key (--job-key-file): start the job with trainscope run or "
+                     "attach --job-key-file KEY, or pass `trainscope job-secret ",
+                     job_id_, " --job-key-file KEY` as TRAINSCOPE_TOKEN or --token")));
+  }
   absl::StatusOr<JobPipeline*> pipeline = registry_->GetOrCreate(job_id_);
   if (!pipeline.ok()) return RefuseStream(pipeline.status(), /*count=*/false);
   pipeline_ = *pipeline;

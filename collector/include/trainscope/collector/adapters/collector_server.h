@@ -85,6 +85,9 @@ struct CollectorServerOptions {
   std::string curve_secret_key_file;   // --curve-secret-key
   std::string curve_client_keys_file;  // --curve-client-keys
   std::string read_token_file;         // --read-token-file
+  // --job-key-file: every Hello must present its job's secret derived from
+  // this key (security::JobKey), so no job id is first-come-first-served.
+  std::string job_key_file;
   bool insecure = false;               // --insecure: serve beyond loopback without them
 };
 

@@ -43,6 +43,7 @@
 #include "trainscope/collector/ingest/batch_validator.h"
 #include "trainscope/collector/ingest/ingest_budget.h"
 #include "trainscope/collector/pipeline/job_registry.h"
+#include "trainscope/security/job_key.h"
 #include "trainscope/v1/agent.pb.h"
 
 namespace trainscope::collector {
@@ -50,6 +51,10 @@ namespace trainscope::collector {
 struct AgentSessionOptions {
   uint32_t max_in_flight = 8;  // batches received but not yet durable
   BatchLimits batch_limits;
+  // When set, a Hello must present its job's secret derived from this key
+  // (docs/security.md): checked before the job is looked up or created, so a
+  // process without it neither squats a job id nor claims a rank slot.
+  std::shared_ptr<const security::JobKey> job_key;
 };
 
 class AgentSession : public std::enable_shared_from_this<AgentSession> {
