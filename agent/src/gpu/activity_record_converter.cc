@@ -44,9 +44,9 @@ CopyKind CopyKindOf(uint8_t kind) {
 
 // "cudaLaunchKernel_ptsz_v7000" -> "cudaLaunchKernel".
 std::string CallName(std::string name) {
-  if (const size_t v = name.rfind("_v"); v != std::string::npos && v + 2 < name.size() &&
-                                         std::all_of(name.begin() + v + 2, name.end(),
-                                                     [](char c) { return c >= '0' && c <= '9'; })) {
+  if (const size_t v = name.rfind("_v");
+      v != std::string::npos && v + 2 < name.size() &&
+      std::all_of(name.begin() + v + 2, name.end(), [](char c) { return c >= '0' && c <= '9'; })) {
     name.resize(v);
   }
   for (absl::string_view suffix : {"_ptsz", "_ptds"}) {
@@ -146,8 +146,8 @@ const ActivityRecordConverter::CallInfo& ActivityRecordConverter::Classify(
       api_->get_callback_name(domain, cbid, &raw) == CUPTI_SUCCESS && raw != nullptr) {
     name = CallName(raw);
   } else {
-    name = absl::StrCat(domain == CUPTI_CB_DOMAIN_DRIVER_API ? "driver" : "runtime", " call ",
-                        cbid);
+    name =
+        absl::StrCat(domain == CUPTI_CB_DOMAIN_DRIVER_API ? "driver" : "runtime", " call ", cbid);
   }
   CallInfo info;
   info.call = CallKind(name);
@@ -189,6 +189,7 @@ void ActivityRecordConverter::Add(const CUpti_Activity* record) {
       return;
     case CUPTI_ACTIVITY_KIND_MEMCPY: {
       const auto& copy = *reinterpret_cast<const CUpti_ActivityMemcpy6*>(record);
+      if (!Complete(copy.start, copy.end)) return;
       GpuEventRecord e;
       e.event.kind = EventKind::kGpuMemcpy;
       e.event.start_ns = clock_->ToAgent(copy.start);
@@ -202,6 +203,7 @@ void ActivityRecordConverter::Add(const CUpti_Activity* record) {
     }
     case CUPTI_ACTIVITY_KIND_MEMSET: {
       const auto& set = *reinterpret_cast<const CUpti_ActivityMemset4*>(record);
+      if (!Complete(set.start, set.end)) return;
       GpuEventRecord e;
       e.event.kind = EventKind::kGpuMemset;
       e.event.start_ns = clock_->ToAgent(set.start);
@@ -245,7 +247,14 @@ void ActivityRecordConverter::AddCall(const CUpti_ActivityAPI& api, CUpti_Callba
   runtime_out_.push_back(e);
 }
 
+bool ActivityRecordConverter::Complete(uint64_t start, uint64_t end) {
+  if (start != 0 && end >= start) return true;
+  ++stats_.incomplete;
+  return false;
+}
+
 void ActivityRecordConverter::AddKernel(const CUpti_ActivityKernel10& kernel) {
+  if (!Complete(kernel.start, kernel.end)) return;
   GpuEventRecord e;
   e.event.name = KernelName(kernel.name);
   e.event.start_ns = clock_->ToAgent(kernel.start);
@@ -268,6 +277,7 @@ void ActivityRecordConverter::AddDevice(GpuEventRecord event, uint32_t correlati
 }
 
 void ActivityRecordConverter::AddSync(const CUpti_ActivitySynchronization2& sync) {
+  if (!Complete(sync.start, sync.end)) return;
   const char* name = nullptr;
   switch (sync.type) {
     case CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_EVENT_SYNCHRONIZE:
@@ -313,7 +323,8 @@ void ActivityRecordConverter::Emit(Waiting& w, const Sink& sink) {
         e.event.aux = c->group_sequence;
         e.event.peer = c->peer;
         e.event.value = c->bytes;
-        if (c->kind != CollectiveKind::kUnspecified) e.event.detail = static_cast<uint16_t>(c->kind);
+        if (c->kind != CollectiveKind::kUnspecified)
+          e.event.detail = static_cast<uint16_t>(c->kind);
       }
     }
   } else {
@@ -348,8 +359,8 @@ void ActivityRecordConverter::FinishRounds(const Sink& sink, int max_rounds) {
     const bool device = w.event.event.kind != EventKind::kGpuRuntime;
     const Launch* launch = FindLaunch(w.correlation);
     const bool known = launch != nullptr && launch->has_call;
-    const bool hold = w.rounds < max_rounds &&
-                      (!known || (device && blocked.contains(StreamKey(w.event))));
+    const bool hold =
+        w.rounds < max_rounds && (!known || (device && blocked.contains(StreamKey(w.event))));
     if (hold) {
       if (device) blocked.insert(StreamKey(w.event));
       keep.push_back(w);

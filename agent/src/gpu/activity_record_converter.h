@@ -25,10 +25,10 @@
 // (stats().out_of_order), never sent to be refused with its whole batch.
 //
 // Runtime calls: launches and copies become kGpuRuntime events on their
-// thread (its OS id through the CuptiThreadMap; value = correlation); host synchronisation comes from the
-// SYNCHRONIZATION records (their type names them), so the API record of a
-// synchronising call is not sent twice. Other runtime calls (cudaGetDevice
-// and the like: most of them) only feed correlation.
+// thread (its OS id through the CuptiThreadMap; value = correlation); host synchronisation comes
+// from the SYNCHRONIZATION records (their type names them), so the API record of a synchronising
+// call is not sent twice. Other runtime calls (cudaGetDevice and the like: most of them) only feed
+// correlation.
 //
 // Threading: not thread-safe; one owner at a time (the tracer's mutex).
 #ifndef TRAINSCOPE_AGENT_SRC_GPU_ACTIVITY_RECORD_CONVERTER_H_
@@ -64,9 +64,13 @@ class ActivityRecordConverter {
     bool sync_records = true;
   };
   struct Stats {
-    uint64_t converted = 0;      // events handed to the sink
-    uint64_t unresolved = 0;     // device events sent without their launch
-    uint64_t out_of_order = 0;   // dropped: would end before their stream's last event
+    uint64_t converted = 0;     // events handed to the sink
+    uint64_t unresolved = 0;    // device events sent without their launch
+    uint64_t out_of_order = 0;  // dropped: would end before their stream's last event
+    // Dropped: a device record without its times (start 0 or end before
+    // start), which a forced flush hands over for work the device has not
+    // finished; CUPTI never completes such a record later.
+    uint64_t incomplete = 0;
     uint64_t other_calls = 0;    // runtime/driver calls only used for correlation
     uint64_t other_records = 0;  // records of kinds the converter does not use
   };
@@ -133,6 +137,8 @@ class ActivityRecordConverter {
   const CallInfo& Classify(CUpti_CallbackDomain domain, uint32_t cbid);
   StringId KernelName(const char* name);
   void AddCall(const CUpti_ActivityAPI& api, CUpti_CallbackDomain domain);
+  // False (and counted) for a record whose device times are not filled in.
+  bool Complete(uint64_t start, uint64_t end);
   void AddKernel(const CUpti_ActivityKernel10& kernel);
   void AddDevice(GpuEventRecord event, uint32_t correlation);
   void AddSync(const CUpti_ActivitySynchronization2& sync);

@@ -63,8 +63,8 @@ void Pop(const CuptiApi& api, CorrelationStack& stack, CUpti_ExternalCorrelation
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<GpuActivityTracer>> GpuActivityTracer::Start(const CuptiApi& api,
-                                                                             Options options,
-                                                                             Sinks sinks) {
+                                                                            Options options,
+                                                                            Sinks sinks) {
   if (sinks.queue == nullptr || !sinks.intern || !sinks.now) {
     return absl::InvalidArgumentError("GpuActivityTracer sinks: expected a queue, intern and now");
   }
@@ -107,6 +107,10 @@ void GpuActivityTracer::RegisterThread() {
 GpuActivityTracer::~GpuActivityTracer() {
   if (stopped_for_start_failure_) return;  // never owned CUPTI
   Stop();
+  Unregister();
+}
+
+void GpuActivityTracer::Unregister() {
   GpuActivityTracer* self = this;
   g_tracer.compare_exchange_strong(self, nullptr);
 }
@@ -121,8 +125,7 @@ void GpuActivityTracer::Acquire(bool first, bool on_request) {
   // CUDA activities for the whole process (Kineto subscribes once, at its
   // first start, and then says "CUPTI initialization failed").
   CUptiResult result = api_.subscribe(&subscriber_, &IgnoreCallback, nullptr);
-  const bool kept_by_other =
-      on_request && result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
+  const bool kept_by_other = on_request && result == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED;
   if (result != CUPTI_SUCCESS && !kept_by_other) return Fail("cuptiSubscribe", result);
   if (result == CUPTI_SUCCESS) api_.unsubscribe(subscriber_);
   subscribed_ = false;
@@ -147,16 +150,17 @@ void GpuActivityTracer::Acquire(bool first, bool on_request) {
     converter_.set_sync_records(sync);
   }
   SampleClock();
+  last_delivery_ns_.store(absl::ToUnixNanos(absl::Now()), std::memory_order_relaxed);
   active_.store(true, std::memory_order_release);
   state_.store(GpuActivityState::kActive);
   said_yield_ = false;
-  std::string line = first          ? "GPU activity on"
+  std::string line = first           ? "GPU activity on"
                      : kept_by_other ? "GPU activity resumed on request (another client keeps "
                                        "its CUPTI subscription: announce its next start with "
                                        "a yield)"
                                      : "GPU activity resumed (CUPTI is free again)";
   if (!missing.empty()) absl::StrAppend(&line, "; not recorded: ", absl::StrJoin(missing, ", "));
-  Log(line);
+  if (!on_request || !said_request_yield_) Log(line);
 }
 
 void GpuActivityTracer::Fail(const std::string& call, CUptiResult result) {
@@ -172,10 +176,11 @@ void GpuActivityTracer::Fail(const std::string& call, CUptiResult result) {
     next_retry_ = absl::Now() + options_.flush_period;
     if (!said_yield_) {
       said_yield_ = true;
-      Log(absl::StrCat("GPU activity paused: another CUPTI client (torch.profiler, Nsight, ...) "
-                       "holds CUPTI (", call, ": ", api_.ResultName(result),
-                       "); retrying at step marks, at most every ",
-                       absl::FormatDuration(options_.flush_period)));
+      Log(absl::StrCat(
+          "GPU activity paused: another CUPTI client (torch.profiler, Nsight, ...) "
+          "holds CUPTI (",
+          call, ": ", api_.ResultName(result), "); retrying at step marks, at most every ",
+          absl::FormatDuration(options_.flush_period)));
     }
     return;
   }
@@ -250,7 +255,11 @@ void GpuActivityTracer::Yield() {
   if (stopped_ || state_.load() != GpuActivityState::kActive) return;
   Release();
   state_.store(GpuActivityState::kYielded);
-  Log("GPU activity paused on request (another CUPTI client is starting)");
+  // Once per tracer: a profiler run on a schedule yields at every cycle.
+  if (!said_request_yield_) {
+    Log("GPU activity paused on request (another CUPTI client is starting; later pauses and "
+        "resumes on request are not said)");
+  }
 }
 
 void GpuActivityTracer::Resume() {
@@ -258,17 +267,30 @@ void GpuActivityTracer::Resume() {
   yield_requested_ = false;
   if (stopped_ || state_.load() != GpuActivityState::kYielded) return;
   Acquire(/*first=*/false, /*on_request=*/true);
+  said_request_yield_ = true;
 }
 
-void GpuActivityTracer::WorkerTurn(bool force_retry) {
+void GpuActivityTracer::WorkerTurn(bool force_retry, bool force_flush) {
   base::MutexLock lock(&state_mu_);
   if (stopped_) return;
   const GpuActivityState state = state_.load();
   if (state == GpuActivityState::kActive) {
-    // Forced: a plain flush hands over only full buffers, and after CUPTI's
-    // kinds were disabled and enabled again (a yield and a resume) kernel
-    // records then stayed behind for good (seen on an H100, CUPTI 13.0).
-    api_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    // Default flush (see Flush flavours); forced only when buffers stayed out
+    // with nothing delivered for stall_periods periods.
+    const int64_t now_ns = absl::ToUnixNanos(absl::Now());
+    const bool stalled =
+        pool_.in_use() > 0 &&
+        now_ns - last_delivery_ns_.load(std::memory_order_relaxed) >=
+            absl::ToInt64Nanoseconds(options_.flush_period * options_.stall_periods);
+    if (force_flush || stalled) {
+      forced_flushes_.fetch_add(1, std::memory_order_relaxed);
+      api_.activity_flush_all(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      // Nothing came back either: restart the stall clock, not a forced
+      // flush at every turn.
+      last_delivery_ns_.store(now_ns, std::memory_order_relaxed);
+    } else {
+      api_.activity_flush_all(0);
+    }
     SampleClock();
   } else if (state == GpuActivityState::kYielded && !yield_requested_ &&
              (force_retry || absl::Now() >= next_retry_)) {
@@ -285,7 +307,7 @@ void GpuActivityTracer::WorkerLoop() {
       if (quit_) return;
       wake_ = false;
     }
-    WorkerTurn(/*force_retry=*/false);
+    WorkerTurn(/*force_retry=*/false, /*force_flush=*/false);
   }
 }
 
@@ -302,18 +324,24 @@ void GpuActivityTracer::Stop() {
     stopped_ = true;
     if (state_.load() == GpuActivityState::kActive) Release();
   }
-  base::MutexLock lock(&convert_mu_);
-  converter_.FinishAll([this](const GpuEventRecord& e) {
-    if (!sinks_.recording || sinks_.recording()) sinks_.queue->Push(e);
-  });
+  {
+    base::MutexLock lock(&convert_mu_);
+    converter_.FinishAll([this](const GpuEventRecord& e) {
+      if (!sinks_.recording || sinks_.recording()) sinks_.queue->Push(e);
+    });
+  }
+  // CUPTI is let go: the next agent of the process (a re-attach while this
+  // one's owner still keeps it) may take it.
+  Unregister();
 }
 
 GpuActivity::Counters GpuActivityTracer::counters() const {
   Counters counters;
   counters.state = state_.load();
-  counters.records_lost = records_lost_.load(std::memory_order_relaxed);
   counters.buffers_refused = pool_.refused();
   base::MutexLock lock(&convert_mu_);
+  counters.records_lost =
+      records_lost_.load(std::memory_order_relaxed) + converter_.stats().incomplete;
   counters.unresolved = converter_.stats().unresolved;
   counters.out_of_order = converter_.stats().out_of_order;
   return counters;
@@ -331,6 +359,7 @@ void CUPTIAPI GpuActivityTracer::BufferCompleted(CUcontext context, uint32_t str
                                                  uint8_t* buffer, size_t size, size_t valid_size) {
   GpuActivityTracer* tracer = g_tracer.load(std::memory_order_acquire);
   if (tracer == nullptr || buffer == nullptr) return;
+  tracer->last_delivery_ns_.store(absl::ToUnixNanos(absl::Now()), std::memory_order_relaxed);
   tracer->OnBufferCompleted(context, stream_id, buffer, valid_size);
 }
 

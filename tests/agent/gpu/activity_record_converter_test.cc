@@ -3,8 +3,8 @@
 #include <string>
 #include <vector>
 
-#include "gtest/gtest.h"
 #include "gpu/synthetic_activity_buffer.h"
+#include "gtest/gtest.h"
 #include "string_table.h"
 
 namespace trainscope::agent {
@@ -13,7 +13,7 @@ namespace {
 using B = SyntheticActivityBuffer;
 
 constexpr uint64_t kCupti = 1'700'000'000'000'000'000ull;  // CUPTI's clock (realtime-like)
-constexpr int64_t kAgent = 5'000'000'000;                 // the agent's at the same instant
+constexpr int64_t kAgent = 5'000'000'000;                  // the agent's at the same instant
 
 constexpr uint32_t kLaunchKernel = 211;
 constexpr uint32_t kGraphLaunch = 311;
@@ -87,8 +87,8 @@ TEST_F(ConverterTest, KernelIsTiedToItsLaunchCallAndOperator) {
   B buffer;
   buffer.Add(B::External(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
                          ActivityRecordConverter::OperatorExternalId(conv, 7), 10));
-  buffer.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 100, kCupti + 110,
-                     kThread, 10));
+  buffer.Add(
+      B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 100, kCupti + 110, kThread, 10));
   buffer.Add(B::Kernel("_Z6kernelPfi", kCupti + 200, kCupti + 300, 1, 7, 10));
   const std::vector<GpuEventRecord> out = Feed(*converter, buffer);
   ASSERT_EQ(out.size(), 2u);
@@ -125,13 +125,13 @@ TEST_F(ConverterTest, RuntimeCallsLandOnTheOsThreadOfTheirCaller) {
   B buffer;
   buffer.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti, kCupti + 1, kThread, 1));
   buffer.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti, kCupti + 1, 78, 2));
-  buffer.Add(B::Sync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, kCupti + 2,
-                     kCupti + 3, 3));
+  buffer.Add(
+      B::Sync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_CONTEXT_SYNCHRONIZE, kCupti + 2, kCupti + 3, 3));
   buffer.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kStreamSync, kCupti + 2, kCupti + 3, kThread, 3));
   const std::vector<GpuEventRecord> out = Feed(*converter, buffer);
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[0].thread, 4242u);
-  EXPECT_EQ(out[1].thread, 0u);  // a thread that never registered
+  EXPECT_EQ(out[1].thread, 0u);     // a thread that never registered
   EXPECT_EQ(out[2].thread, 4242u);  // the sync, from its API record
   EXPECT_EQ(Name(out[2].event.name), "cudaDeviceSynchronize");
 }
@@ -163,8 +163,8 @@ TEST_F(ConverterTest, CopiesAndMemsetsKeepBytesAndDirection) {
   uint32_t correlation = 100;
   uint64_t t = kCupti + 1000;
   for (const auto& [cupti_kind, expected] : kinds) {
-    buffer.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kMemcpyAsync, t - 50, t - 40, kThread,
-                       correlation));
+    buffer.Add(
+        B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kMemcpyAsync, t - 50, t - 40, kThread, correlation));
     buffer.Add(B::Memcpy(cupti_kind, 1000 + correlation, t, t + 10, 3, correlation));
     ++correlation;
     t += 100;
@@ -215,13 +215,13 @@ TEST_F(ConverterTest, NcclKernelsBecomeCollectivesWithTheirLaunchesGroupAndSeque
   buffer.Add(B::External(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
                          ActivityRecordConverter::OperatorExternalId(allreduce, 9), 20));
   buffer.Add(B::External(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1, id, 20));
-  buffer.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 10, kCupti + 12, kThread,
-                     20));
+  buffer.Add(
+      B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 10, kCupti + 12, kThread, 20));
   buffer.Add(B::Kernel("ncclDevKernel_AllReduce_Sum_f32_RING_LL(ncclDevKernelArgsStorage<4096ul>)",
                        kCupti + 30, kCupti + 930, 0, 13, 20));
   // An NCCL kernel whose collective is not known: the kind from its name.
-  buffer.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 940, kCupti + 942,
-                     kThread, 21));
+  buffer.Add(
+      B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 940, kCupti + 942, kThread, 21));
   buffer.Add(B::Kernel("ncclDevKernel_AllGather_RING_LL", kCupti + 950, kCupti + 990, 0, 13, 21));
   const std::vector<GpuEventRecord> out = Feed(*converter, buffer);
   ASSERT_EQ(out.size(), 4u);
@@ -248,12 +248,11 @@ TEST_F(ConverterTest, CudaGraphKernelsAreAttributedToTheGraphLaunchAndItsOperato
   B buffer;
   buffer.Add(B::External(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
                          ActivityRecordConverter::OperatorExternalId(replay, 44), 30));
-  buffer.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kGraphLaunch, kCupti + 10, kCupti + 20, kThread,
-                     30));
+  buffer.Add(
+      B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kGraphLaunch, kCupti + 10, kCupti + 20, kThread, 30));
   for (int node = 0; node < 3; ++node) {
-    CUpti_ActivityKernel10 kernel =
-        B::Kernel("graph_node_kernel", kCupti + 100 + node * 100, kCupti + 150 + node * 100, 0, 7,
-                  30);
+    CUpti_ActivityKernel10 kernel = B::Kernel("graph_node_kernel", kCupti + 100 + node * 100,
+                                              kCupti + 150 + node * 100, 0, 7, 30);
     kernel.graphId = 1;
     kernel.graphNodeId = 1000 + node;
     buffer.Add(kernel);
@@ -280,8 +279,8 @@ TEST_F(ConverterTest, ALaunchInALaterBufferStillResolves) {
   B second;
   second.Add(B::External(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
                          ActivityRecordConverter::OperatorExternalId(op, 1), 50));
-  second.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 50, kCupti + 60, kThread,
-                     50));
+  second.Add(
+      B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 50, kCupti + 60, kThread, 50));
   const std::vector<GpuEventRecord> out = Feed(*converter, second);
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[1].event.kind, EventKind::kGpuKernel);
@@ -294,19 +293,19 @@ TEST_F(ConverterTest, AStreamKeepsItsOrderBehindAWaitingEventAndLateEventsAreCou
   auto converter = Make();
   B buffer;
   buffer.Add(B::Kernel("first", kCupti + 100, kCupti + 200, 0, 7, 60));  // launch not yet known
-  buffer.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 90, kCupti + 95, kThread,
-                     61));
+  buffer.Add(
+      B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 90, kCupti + 95, kThread, 61));
   buffer.Add(B::Kernel("second", kCupti + 210, kCupti + 300, 0, 7, 61));  // known, same stream
-  buffer.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 91, kCupti + 96, kThread,
-                     62));
+  buffer.Add(
+      B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 91, kCupti + 96, kThread, 62));
   buffer.Add(B::Kernel("other stream", kCupti + 100, kCupti + 150, 0, 8, 62));
   std::vector<GpuEventRecord> out = Feed(*converter, buffer);
   // The two calls and the other stream's kernel; "second" waits behind "first".
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(out[2].stream, 8u);
   B launch;
-  launch.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 80, kCupti + 85, kThread,
-                     60));
+  launch.Add(
+      B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 80, kCupti + 85, kThread, 60));
   out = Feed(*converter, launch);
   ASSERT_EQ(out.size(), 3u);
   EXPECT_EQ(Name(out[1].event.name), "first");
@@ -316,7 +315,8 @@ TEST_F(ConverterTest, AStreamKeepsItsOrderBehindAWaitingEventAndLateEventsAreCou
   // A kernel that would end before "second" on stream 7 cannot be sent in
   // order any more: dropped and counted.
   B late;
-  late.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 1, kCupti + 2, kThread, 63));
+  late.Add(
+      B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 1, kCupti + 2, kThread, 63));
   late.Add(B::Kernel("branch", kCupti + 220, kCupti + 250, 0, 7, 63));
   out = Feed(*converter, late);
   ASSERT_EQ(out.size(), 1u);  // only its call
@@ -336,12 +336,12 @@ TEST_F(ConverterTest, OtherCallsOnlyFeedCorrelation) {
 TEST_F(ConverterTest, HostSynchronisationComesFromSyncRecordsOnTheCallersThread) {
   auto converter = Make();
   B buffer;
-  buffer.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kStreamSync, kCupti + 10, kCupti + 500, kThread,
-                     80));
+  buffer.Add(
+      B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kStreamSync, kCupti + 10, kCupti + 500, kThread, 80));
   buffer.Add(B::Sync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_SYNCHRONIZE, kCupti + 11,
                      kCupti + 499, 80));
-  buffer.Add(B::Sync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, kCupti + 20,
-                     kCupti + 30, 81));
+  buffer.Add(
+      B::Sync(CUPTI_ACTIVITY_SYNCHRONIZATION_TYPE_STREAM_WAIT_EVENT, kCupti + 20, kCupti + 30, 81));
   std::vector<GpuEventRecord> out = Feed(*converter, buffer);
   ASSERT_EQ(out.size(), 1u);  // the API record is not sent twice; a stream wait is not a host wait
   EXPECT_EQ(out[0].event.kind, EventKind::kGpuRuntime);
@@ -353,8 +353,8 @@ TEST_F(ConverterTest, HostSynchronisationComesFromSyncRecordsOnTheCallersThread)
   // Without SYNCHRONIZATION records the API record is the sync event.
   converter->set_sync_records(false);
   B api_only;
-  api_only.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kStreamSync, kCupti + 600, kCupti + 700,
-                       kThread, 82));
+  api_only.Add(
+      B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kStreamSync, kCupti + 600, kCupti + 700, kThread, 82));
   out = Feed(*converter, api_only);
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(out[0].event.detail, static_cast<uint16_t>(RuntimeCall::kSync));
@@ -395,6 +395,33 @@ TEST_F(ConverterTest, WaitingRecordsAreBounded) {
   EXPECT_EQ(out.size(), 6u);
   EXPECT_EQ(converter->waiting(), 4u);
   for (size_t i = 1; i < out.size(); ++i) EXPECT_LE(out[i - 1].event.end_ns, out[i].event.end_ns);
+}
+
+TEST_F(ConverterTest, RecordsOfUnfinishedDeviceWorkAreDroppedAndCounted) {
+  // What a forced flush hands over for work the device has not done yet: a
+  // kernel without an end, a copy without a start. Sending them would put
+  // made-up times on the device track.
+  auto converter = Make();
+  B buffer;
+  buffer.Add(
+      B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 100, kCupti + 110, kThread, 10));
+  buffer.Add(B::Kernel("done", kCupti + 200, kCupti + 300, 0, 7, 10));
+  buffer.Add(
+      B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, kLaunchKernel, kCupti + 120, kCupti + 130, kThread, 11));
+  buffer.Add(B::Kernel("pending", kCupti + 310, 0, 0, 7, 11));
+  buffer.Add(B::Memcpy(CUPTI_ACTIVITY_MEMCPY_KIND_HTOD, 64, 0, 0, 7, 11));
+  const std::vector<GpuEventRecord> out = Feed(*converter, buffer);
+  int kernels = 0;
+  for (const GpuEventRecord& e : out) {
+    EXPECT_NE(e.event.kind, EventKind::kGpuMemcpy);
+    if (e.event.kind == EventKind::kGpuKernel) {
+      ++kernels;
+      EXPECT_EQ(Name(e.event.name), "done");
+    }
+  }
+  EXPECT_EQ(kernels, 1);
+  EXPECT_EQ(converter->stats().incomplete, 2u);
+  EXPECT_EQ(converter->stats().out_of_order, 0u);
 }
 
 TEST(ActivityRecordConverterNamesTest, CollectiveKindsFromNcclKernelNames) {

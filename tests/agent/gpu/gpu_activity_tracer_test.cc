@@ -9,12 +9,13 @@
 
 #include <atomic>
 #include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "gtest/gtest.h"
 #include "gpu/synthetic_activity_buffer.h"
+#include "gtest/gtest.h"
 #include "string_table.h"
 
 namespace trainscope::agent {
@@ -35,12 +36,21 @@ struct Fake {
   CUpti_BuffersCallbackRequestFunc requested = nullptr;
   CUpti_BuffersCallbackCompleteFunc completed = nullptr;
   std::vector<B> pending;  // buffers CUPTI will fill and complete at the next flush
-  size_t dropped = 0;      // records CUPTI could not store (no buffer)
+  // Buffers CUPTI holds with records of device work still running: a default
+  // flush keeps them, a forced one hands them over as they are.
+  struct Held {
+    uint8_t* buffer = nullptr;
+    B records;
+  };
+  std::vector<Held> held;
+  std::vector<std::pair<uint8_t*, size_t>> completions_due;  // finished held buffers
+  size_t dropped = 0;  // records CUPTI could not store (no buffer)
   int forced_flushes = 0;
   int pushes = 0;
   int pops = 0;
   uint64_t last_pushed = 0;
   std::atomic<int64_t> now{1'000'000};
+  std::mutex mu;  // pending/held/completions_due: the worker's timer flushes too
 };
 Fake* fake = nullptr;
 
@@ -86,10 +96,12 @@ CUptiResult CUPTIAPI Disable(CUpti_ActivityKind kind) {
 // Like CUPTI holding several buffers at once: every pending buffer is
 // requested first, then each one obtained is completed.
 CUptiResult CUPTIAPI FlushAll(uint32_t flag) {
+  std::lock_guard<std::mutex> lock(fake->mu);
   if (flag == CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) ++fake->forced_flushes;
   std::vector<B> pending;
   pending.swap(fake->pending);
   std::vector<std::pair<uint8_t*, size_t>> obtained;
+  obtained.swap(fake->completions_due);
   for (const B& records : pending) {
     uint8_t* buffer = nullptr;
     size_t size = 0;
@@ -102,10 +114,36 @@ CUptiResult CUPTIAPI FlushAll(uint32_t flag) {
     }
     obtained.emplace_back(buffer, records.CopyTo(buffer, size));
   }
+  if (flag == CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) {
+    std::vector<Fake::Held> held;
+    held.swap(fake->held);
+    for (const Fake::Held& h : held) {
+      obtained.emplace_back(h.buffer, h.records.CopyTo(h.buffer, h.records.size()));
+    }
+  }
   for (auto [buffer, valid] : obtained) {
     if (buffer != nullptr) fake->completed(nullptr, 0, buffer, 0, valid);
   }
   return CUPTI_SUCCESS;
+}
+// CUPTI takes a buffer and starts writing `records` of work still running.
+void Hold(const B& records) {
+  std::lock_guard<std::mutex> lock(fake->mu);
+  uint8_t* buffer = nullptr;
+  size_t size = 0;
+  size_t max_records = 0;
+  fake->requested(&buffer, &size, &max_records);
+  ASSERT_NE(buffer, nullptr);
+  fake->held.push_back(Fake::Held{buffer, records});
+}
+// The device finished the held work: its buffer completes at the next flush.
+void FinishHeld(const B& finished) {
+  std::lock_guard<std::mutex> lock(fake->mu);
+  ASSERT_FALSE(fake->held.empty());
+  uint8_t* buffer = fake->held.front().buffer;
+  fake->held.erase(fake->held.begin());
+  const size_t valid = finished.CopyTo(buffer, finished.size());
+  fake->completions_due.emplace_back(buffer, valid);
 }
 CUptiResult CUPTIAPI Dropped(CUcontext, uint32_t, size_t* dropped) {
   *dropped = fake->dropped;
@@ -162,6 +200,9 @@ class TracerTest : public ::testing::Test {
 
   void Start(GpuActivityTracer::Options options = {}) {
     options.flush_period = absl::Hours(1);  // the tests drive the worker's turns
+    StartWithTimer(options);
+  }
+  void StartWithTimer(GpuActivityTracer::Options options) {
     GpuActivityTracer::Sinks sinks;
     sinks.queue = &queue_;
     sinks.intern = [this](std::string_view text) { return strings_.Intern(text); };
@@ -206,7 +247,8 @@ class TracerTest : public ::testing::Test {
 TEST_F(TracerTest, CompletedBuffersBecomeEventsOnTheAgentsClock) {
   Start();
   EXPECT_EQ(tracer_->counters().state, GpuActivityState::kActive);
-  EXPECT_EQ(fake_.enabled.size(), 7u);  // kernels, runtime, driver, copies, memsets, syncs, external
+  EXPECT_EQ(fake_.enabled.size(),
+            7u);  // kernels, runtime, driver, copies, memsets, syncs, external
   // CUPTI's one subscriber stays free for a torch.profiler that starts later.
   EXPECT_FALSE(fake_.subscribed);
   EXPECT_EQ(fake_.subscribes, 1);
@@ -288,7 +330,8 @@ TEST_F(TracerTest, BuffersAreBoundedAndLostRecordsCounted) {
   options.max_buffers = 1;
   Start(options);
   const StringId op = strings_.Intern("aten::add");
-  for (uint32_t i = 0; i < 3; ++i) fake_.pending.push_back(Launch(op, 10 + i, kCuptiAhead + i * 1000));
+  for (uint32_t i = 0; i < 3; ++i)
+    fake_.pending.push_back(Launch(op, 10 + i, kCuptiAhead + i * 1000));
   tracer_->RunWorkerTurnForTest();
   // CUPTI wanted three buffers at once; the pool has one: two refused, and
   // CUPTI's six records that had nowhere to go are counted.
@@ -360,13 +403,13 @@ TEST_F(TracerTest, YieldOnRequestReleasesCuptiUntilResume) {
   EXPECT_EQ(Drain().size(), 2u);  // what CUPTI held came back before letting go
   tracer_->OperatorEnd();         // still popped: it was pushed
   EXPECT_EQ(fake_.pops, 1);
-  tracer_->OperatorBegin(op, 2);  // not pushed while yielded ...
+  tracer_->OperatorBegin(op, 2);    // not pushed while yielded ...
   tracer_->RunWorkerTurnForTest();  // ... and no retry while the host asked to yield
   EXPECT_EQ(tracer_->counters().state, GpuActivityState::kYielded);
   tracer_->Resume();
   EXPECT_EQ(tracer_->counters().state, GpuActivityState::kActive);
   EXPECT_FALSE(fake_.subscribed);  // the subscription was only a probe
-  tracer_->OperatorEnd();  // ... so not popped after resuming either
+  tracer_->OperatorEnd();          // ... so not popped after resuming either
   EXPECT_EQ(fake_.pushes, 1);
   EXPECT_EQ(fake_.pops, 1);
 }
@@ -441,6 +484,116 @@ TEST_F(TracerTest, OnlyOneTracerPerProcess) {
   ASSERT_FALSE(second.ok());
   EXPECT_TRUE(absl::StrContains(second.status().message(), "one activity client per process"));
   EXPECT_EQ(tracer_->counters().state, GpuActivityState::kActive);  // the first is untouched
+}
+
+// A kernel launched (its call record written) whose device record is not
+// finished: start known, end 0, as CUPTI hands it over when forced.
+B Unfinished(StringId op, uint32_t correlation, uint64_t at) {
+  B b;
+  b.Add(B::External(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
+                    ActivityRecordConverter::OperatorExternalId(op, 1), correlation));
+  b.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, 211, at, at + 5, 42, correlation));
+  b.Add(B::Kernel("gemm", at + 20, 0, 0, 7, correlation));
+  return b;
+}
+
+TEST_F(TracerTest, TimerAndStepFlushesLeaveUnfinishedWorkWithCuptiUntilTheDeviceIsDone) {
+  // A device-bound step: at the step mark the kernels it launched are still
+  // running. The step's flush must not take their buffer (a forced flush
+  // loses such records for good: 151 of 550 kernels per step on an H100).
+  Start();
+  const StringId op = strings_.Intern("aten::mm");
+  Hold(Unfinished(op, 1, kCuptiAhead + 100));
+  tracer_->StepBoundary();
+  tracer_->RunTimerTurnForTest();
+  EXPECT_EQ(fake_.forced_flushes, 0);
+  EXPECT_TRUE(Drain().empty());
+  EXPECT_EQ(tracer_->pool().in_use(), 1u);  // still CUPTI's
+  FinishHeld(Launch(op, 1, kCuptiAhead + 100));
+  tracer_->RunTimerTurnForTest();
+  const std::vector<GpuEventRecord> out = Drain();
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[1].event.kind, EventKind::kGpuKernel);
+  EXPECT_EQ(out[1].launch_op, op);
+  EXPECT_EQ(tracer_->counters().records_lost, 0u);
+  EXPECT_EQ(tracer_->pool().in_use(), 0u);
+}
+
+TEST_F(TracerTest, AForcedFlushDropsAndCountsRecordsOfUnfinishedWork) {
+  Start();
+  const StringId op = strings_.Intern("aten::mm");
+  Hold(Unfinished(op, 1, kCuptiAhead + 100));
+  tracer_->Yield();  // a hand-over forces the flush
+  EXPECT_EQ(fake_.forced_flushes, 1);
+  const std::vector<GpuEventRecord> out = Drain();
+  ASSERT_EQ(out.size(), 1u);  // the launch call, not a kernel with made-up times
+  EXPECT_EQ(out[0].event.kind, EventKind::kGpuRuntime);
+  EXPECT_EQ(tracer_->counters().records_lost, 1u);
+  EXPECT_EQ(tracer_->pool().in_use(), 0u);
+}
+
+TEST_F(TracerTest, ABufferCuptiKeepsPastTheStallPeriodsIsForcedOut) {
+  // After its kinds were disabled and enabled again CUPTI kept a buffer that
+  // default flushes never returned (an H100, CUPTI 13.0): the worker forces
+  // it out once nothing came back for stall_periods flush periods.
+  GpuActivityTracer::Options options;
+  options.flush_period = absl::Milliseconds(10);
+  options.stall_periods = 2;
+  StartWithTimer(options);
+  tracer_->Yield();
+  tracer_->Resume();
+  const uint64_t forced_before = tracer_->forced_flushes();
+  const StringId op = strings_.Intern("aten::mm");
+  Hold(Launch(op, 1, kCuptiAhead + 100));  // complete, but never handed over unforced
+  for (int i = 0; i < 1000 && tracer_->pool().in_use() > 0; ++i) {
+    absl::SleepFor(absl::Milliseconds(10));
+  }
+  EXPECT_EQ(tracer_->pool().in_use(), 0u);
+  EXPECT_GT(tracer_->forced_flushes(), forced_before);
+  EXPECT_EQ(Drain().size(), 2u);
+}
+
+TEST_F(TracerTest, RepeatedHandOversAreSaidOnceAndKernelsComeAfterEachResume) {
+  // torch.profiler on a schedule: a yield and a resume per cycle.
+  Start();
+  const StringId op = strings_.Intern("aten::mm");
+  for (uint32_t cycle = 1; cycle <= 3; ++cycle) {
+    tracer_->Yield();
+    EXPECT_TRUE(fake_.enabled.empty());
+    tracer_->Resume();
+    EXPECT_EQ(fake_.enabled.size(), 7u);
+    Hold(Unfinished(op, cycle, kCuptiAhead + cycle * 1000));
+    tracer_->RunTimerTurnForTest();  // the kernel still runs: its buffer stays
+    EXPECT_TRUE(Drain().empty()) << cycle;
+    FinishHeld(Launch(op, cycle, kCuptiAhead + cycle * 1000));
+    tracer_->RunTimerTurnForTest();
+    const std::vector<GpuEventRecord> out = Drain();
+    ASSERT_EQ(out.size(), 2u) << cycle;
+    EXPECT_EQ(out[1].event.kind, EventKind::kGpuKernel);
+    EXPECT_EQ(out[1].launch_op, op);
+  }
+  EXPECT_EQ(LogLinesWith("paused on request"), 1);
+  EXPECT_EQ(LogLinesWith("resumed"), 1);
+  EXPECT_EQ(tracer_->counters().records_lost, 0u);
+}
+
+TEST_F(TracerTest, AStoppedTracerLetsTheNextOneTakeCupti) {
+  // A detached PyTorch session's agent lives on until the next detach; the
+  // next attach in the process must get GPU activity all the same.
+  Start();
+  tracer_->Stop();
+  EXPECT_FALSE(fake_.subscribed);
+  std::unique_ptr<GpuActivityTracer> first = std::move(tracer_);
+  Start();
+  EXPECT_EQ(tracer_->counters().state, GpuActivityState::kActive);
+  EXPECT_EQ(LogLinesWith("GPU activity on"), 2);
+  fake_.pending.push_back(Launch(strings_.Intern("aten::mm"), 1, kCuptiAhead + 100));
+  tracer_->RunTimerTurnForTest();
+  EXPECT_EQ(Drain().size(), 2u);
+  first.reset();  // the old one's destruction leaves the new one registered
+  fake_.pending.push_back(Launch(strings_.Intern("aten::mm"), 2, kCuptiAhead + 200));
+  tracer_->RunTimerTurnForTest();
+  EXPECT_EQ(Drain().size(), 2u);
 }
 
 TEST_F(TracerTest, DormantAgentKeepsNoEventsAndStopSendsWhatStillWaits) {

@@ -36,7 +36,9 @@ struct AgentStats {
   // GPU activity. Its events count in events_recorded like ring records, a
   // full GPU event queue's in dropped_ring_full.
   GpuActivityState gpu_activity = GpuActivityState::kOff;
-  uint64_t gpu_records_lost = 0;     // CUPTI had no buffer for them (pool at its bound)
+  // CUPTI had no buffer for them (pool at its bound), or a forced flush
+  // handed them over before the device finished their work (no times).
+  uint64_t gpu_records_lost = 0;
   uint64_t gpu_buffers_refused = 0;  // buffer requests refused by the bounded pool
   uint64_t gpu_events_unresolved = 0;    // device events sent without their launch
   uint64_t gpu_events_out_of_order = 0;  // dropped: would end before their stream's last event
