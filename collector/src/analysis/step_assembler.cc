@@ -24,11 +24,7 @@ constexpr int kFlopsLookback = 16;
 }  // namespace
 
 struct StepAssembler::Device {
-  bool live = true;
-  bool silent = false;
-  bool active = false;  // an event since the last Tick
-  bool ticked = false;  // last_seen_ns is set
-  int64_t last_seen_ns = 0;
+  DeviceLiveness liveness;
   bool has_mark = false;
   // Sent something after its latest mark other than what belongs to the
   // step that mark ended (its memory peak, its phases).
@@ -45,8 +41,7 @@ struct StepAssembler::Device {
   std::vector<DeviceEvent> open_operators;  // OPERATOR_BEGIN awaiting END
 
   // GPU work. A step of a GPU device waits for the work its launches made.
-  bool gpu = false;       // delivered GPU work, or said it has GPUs (ExpectGpu)
-  bool gpu_seen = false;  // delivered GPU work
+  GpuWorkProgress gpu;
   // Its open steps by start mark: which step a launch time belongs to. The
   // step before its first mark (the prelude's) starts at int64 min.
   struct Span {
@@ -55,16 +50,6 @@ struct StepAssembler::Device {
     DeviceStepBuffer* buffer;
   };
   std::vector<Span> spans;
-  // Per stream (gpu_device << 32 | gpu_stream), the latest launch delivered:
-  // a stream runs its work in launch order, so a step has all of a stream's
-  // work once that stream delivered work launched after the step.
-  absl::flat_hash_map<uint64_t, int64_t> stream_launch;
-  int64_t max_launch_ns = std::numeric_limits<int64_t>::min();
-  // The time bound on waiting for GPU work (StepAssemblerOptions::gpu_wait_ns).
-  bool gpu_waiting = false;
-  uint64_t gpu_wait_step = 0;
-  int64_t gpu_wait_since_ns = 0;
-  int64_t gpu_released_through = -1;  // steps no longer waiting for GPU work
 };
 
 namespace {
@@ -103,26 +88,17 @@ StepAssembler::Device& StepAssembler::NewDevice(uint32_t rank) {
   return d;
 }
 
-void StepAssembler::OnDeviceOpened(uint32_t rank) {
-  Device& d = DeviceFor(rank);
-  d.live = true;
-  d.silent = false;
-  d.ticked = false;  // the silence clock restarts at the next Tick
-}
+void StepAssembler::OnDeviceOpened(uint32_t rank) { DeviceFor(rank).liveness.OnOpened(); }
 
-void StepAssembler::ExpectGpu(uint32_t rank) { DeviceFor(rank).gpu = true; }
+void StepAssembler::ExpectGpu(uint32_t rank) { DeviceFor(rank).gpu.Expect(); }
 
-void StepAssembler::ExpectDevices(uint32_t world_size) {
-  expected_devices_ = std::max(expected_devices_, world_size);
-}
+void StepAssembler::ExpectDevices(uint32_t world_size) { world_size_wait_.Expect(world_size); }
 
-bool StepAssembler::AwaitingDevices() const {
-  return !awaiting_over_ && KnownDevices() < expected_devices_;
-}
+bool StepAssembler::AwaitingDevices() const { return world_size_wait_.Awaiting(KnownDevices()); }
 
 void StepAssembler::OnDeviceClosed(uint32_t rank) {
   Device& d = DeviceFor(rank);
-  d.live = false;
+  d.liveness.OnClosed();
   d.open_operators.clear();
   TryClose();
 }
@@ -136,7 +112,7 @@ void StepAssembler::Add(uint32_t rank, absl::Span<const DeviceEvent> events) {
 }
 
 inline void StepAssembler::AddTo(uint32_t rank, Device& d, const DeviceEvent& e) {
-  d.active = true;
+  d.liveness.OnEvent();
   switch (e.kind) {
     case v1::EVENT_KIND_OPERATOR:
       Push(d, e);
@@ -251,8 +227,6 @@ DeviceStepBuffer* StepAssembler::GpuBufferFor(const Device& d, int64_t at, uint6
 }
 
 void StepAssembler::OnGpuWork(uint32_t rank, Device& d, const DeviceEvent& e) {
-  d.gpu = true;
-  d.gpu_seen = true;
   const int64_t at = PlacingTime(e);
   uint64_t step = 0;
   DeviceStepBuffer* b = GpuBufferFor(d, at, &step);
@@ -270,27 +244,23 @@ void StepAssembler::OnGpuWork(uint32_t rank, Device& d, const DeviceEvent& e) {
     Place(b, e);
   }
   // What the closing waits for: each stream's latest launch.
-  const uint64_t stream = uint64_t{e.gpu_device} << 32 | e.gpu_stream;
-  auto [it, inserted] = d.stream_launch.try_emplace(stream, at);
-  const int64_t stream_before = inserted ? std::numeric_limits<int64_t>::min() : it->second;
-  it->second = std::max(it->second, at);
-  const int64_t max_before = d.max_launch_ns;
-  d.max_launch_ns = std::max(d.max_launch_ns, at);
+  const GpuWorkProgress::Before before =
+      d.gpu.Note(uint64_t{e.gpu_device} << 32 | e.gpu_stream, at);
+  const int64_t stream_before = before.stream_launch_ns;
+  const int64_t max_before = before.max_launch_ns;
   // The oldest step may close once a launch passes its end on this stream,
   // or on any stream the next step's end (see AwaitsGpuWork).
   if (!open_.empty()) {
     auto oldest = open_.begin();
     auto ended_at = [rank](const OpenStep& open) {
-      const DeviceStepBuffer* b =
-          rank < open.buffers.size() ? open.buffers[rank].get() : nullptr;
+      const DeviceStepBuffer* b = rank < open.buffers.size() ? open.buffers[rank].get() : nullptr;
       return b != nullptr && b->ended ? b->end_raw_ns : std::numeric_limits<int64_t>::max();
     };
     const int64_t end = ended_at(oldest->second);
     auto next = std::next(oldest);
-    const int64_t next_end =
-        next != open_.end() && next->first == oldest->first + 1
-            ? ended_at(next->second)
-            : std::numeric_limits<int64_t>::max();
+    const int64_t next_end = next != open_.end() && next->first == oldest->first + 1
+                                 ? ended_at(next->second)
+                                 : std::numeric_limits<int64_t>::max();
     if (((stream_before < end || max_before < end) && at >= end) ||
         (max_before < next_end && at >= next_end)) {
       TryClose();
@@ -373,7 +343,8 @@ void StepAssembler::OnPhase(Device& d, const DeviceEvent& e) {
   if (e.detail == 0 || e.detail >= b->phase_ns.size()) return;
   b->phase_ns[e.detail] += std::max<int64_t>(0, e.end_ns - e.start_ns);
   b->phase_seen[e.detail] = true;
-  if (e.detail == v1::PHASE_DATA_WAIT && b->data_waits.size() < DeviceStepBuffer::kMaxHostIntervals) {
+  if (e.detail == v1::PHASE_DATA_WAIT &&
+      b->data_waits.size() < DeviceStepBuffer::kMaxHostIntervals) {
     b->data_waits.push_back({e.start_ns, std::max(e.start_ns, e.end_ns)});
   }
 }
@@ -484,50 +455,27 @@ bool StepAssembler::PassedOnHost(const Device& d, uint64_t step) const {
 }
 
 bool StepAssembler::AwaitsGpuWork(uint32_t rank, const Device& d, uint64_t step) const {
-  if (!d.gpu || static_cast<int64_t>(step) <= d.gpu_released_through) return false;
+  if (!d.gpu.gpu()) return false;  // the common case: no lookups
   auto it = open_.find(step);
   if (it == open_.end() || rank >= it->second.buffers.size()) return false;
-  const DeviceStepBuffer* b = it->second.buffers[rank].get();
-  // A step the device never ended (it left, or was dropped) awaits nothing.
-  if (b == nullptr || !b->ended) return false;
-  const int64_t end = b->end_raw_ns;
-  // Work launched after the next step's end: this step's is long done.
-  auto next = open_.find(step + 1);
-  if (next != open_.end() && rank < next->second.buffers.size()) {
-    const DeviceStepBuffer* n = next->second.buffers[rank].get();
-    if (n != nullptr && n->ended && d.max_launch_ns >= n->end_raw_ns) return false;
+  const DeviceStepBuffer* next = nullptr;
+  if (auto n = open_.find(step + 1); n != open_.end() && rank < n->second.buffers.size()) {
+    next = n->second.buffers[rank].get();
   }
-  if (b->gpu_streams.empty()) return d.max_launch_ns < end;
-  for (uint64_t stream : b->gpu_streams) {
-    auto s = d.stream_launch.find(stream);
-    if (s == d.stream_launch.end() || s->second < end) return true;
-  }
-  return false;
+  return d.gpu.Awaits(step, it->second.buffers[rank].get(), next);
 }
 
 bool StepAssembler::Blocks(uint32_t rank, const Device& d, uint64_t step) const {
-  if (!d.live || d.silent) return false;
+  if (!d.liveness.CanBlock()) return false;
   if (!PassedOnHost(d, step)) return true;
   return AwaitsGpuWork(rank, d, step);
 }
 
 void StepAssembler::Tick(int64_t now_unix_ns) {
   for (const std::unique_ptr<Device>& p : devices_) {
-    if (p == nullptr) continue;
-    Device& d = *p;
-    if (d.active || !d.ticked) {
-      d.active = false;
-      d.ticked = true;
-      d.silent = false;
-      d.last_seen_ns = now_unix_ns;
-    } else if (d.live && !d.silent && now_unix_ns - d.last_seen_ns >= options_.silent_after_ns) {
-      d.silent = true;
-    }
+    if (p != nullptr) p->liveness.Tick(now_unix_ns, options_.silent_after_ns);
   }
-  if (AwaitingDevices()) {
-    if (awaiting_since_ns_ == 0) awaiting_since_ns_ = now_unix_ns;
-    awaiting_over_ = now_unix_ns - awaiting_since_ns_ >= options_.silent_after_ns;
-  }
+  world_size_wait_.Tick(now_unix_ns, KnownDevices(), options_.silent_after_ns);
   BoundGpuWaits(now_unix_ns);
   TryClose();
 }
@@ -538,20 +486,10 @@ void StepAssembler::BoundGpuWaits(int64_t now_unix_ns) {
   for (uint32_t rank = 0; rank < devices_.size(); ++rank) {
     if (devices_[rank] == nullptr) continue;
     Device& d = *devices_[rank];
-    if (!d.live || d.silent || !PassedOnHost(d, step) || !AwaitsGpuWork(rank, d, step)) {
-      d.gpu_waiting = false;
-      continue;
-    }
-    if (!d.gpu_waiting || d.gpu_wait_step != step) {
-      d.gpu_waiting = true;
-      d.gpu_wait_step = step;
-      d.gpu_wait_since_ns = now_unix_ns;
-    } else if (now_unix_ns - d.gpu_wait_since_ns >= options_.gpu_wait_ns) {
-      d.gpu_waiting = false;
-      d.gpu_released_through = static_cast<int64_t>(step);
+    const bool awaiting =
+        d.liveness.CanBlock() && PassedOnHost(d, step) && AwaitsGpuWork(rank, d, step);
+    if (d.gpu.BoundWait(step, awaiting, now_unix_ns, options_.gpu_wait_ns)) {
       ++stats_.gpu_waits_timed_out;
-      // It said it has GPUs but delivers no work: stop waiting for it.
-      if (!d.gpu_seen) d.gpu = false;
     }
   }
 }
@@ -618,7 +556,7 @@ void StepAssembler::CloseOldest(bool forced) {
   }
   for (uint32_t rank = 0; rank < devices_.size(); ++rank) {
     const Device* d = devices_[rank].get();
-    if (d == nullptr || !d->live) continue;
+    if (d == nullptr || !d->liveness.live()) continue;
     if (rank < open.buffers.size() && open.buffers[rank] != nullptr) continue;
     if (d->has_mark && d->step > step) continue;  // it skipped this step number
     report.AddMissingRank(rank);

@@ -42,11 +42,15 @@
 // Host collectives and NCCL kernels are matched separately (two
 // CollectiveMatchers): each instance is counted once per kind.
 //
-// Closing a step is three collaborators' work: CollectiveMatcher matches
-// each communication operator with its instance's other arrivals (waits,
-// lateness, links), DeviceStepSummarizer derives each device's metrics and
-// aligned operators, StepReportBuilder puts the report together. This class
-// buffers the events and decides when a step closes.
+// Deciding when a step closes leans on three collaborators: DeviceLiveness
+// (whether a device is live and heard from), GpuWorkProgress (whether a
+// device delivered a step's GPU work) and WorldSizeWait (whether devices the
+// job has are still to appear). Closing a step is three others' work:
+// CollectiveMatcher matches each communication operator with its instance's
+// other arrivals (waits, lateness, links), DeviceStepSummarizer derives each
+// device's metrics and aligned operators, StepReportBuilder puts the report
+// together. This class buffers the events by step and device and decides
+// when a step closes.
 //
 // Usage:
 //   StepAssembler assembler(&strings, &groups, &aligner, {},
@@ -71,11 +75,14 @@
 #include "absl/types/span.h"
 #include "trainscope/collector/analysis/collective_matcher.h"
 #include "trainscope/collector/analysis/device_event.h"
+#include "trainscope/collector/analysis/device_liveness.h"
 #include "trainscope/collector/analysis/device_step_buffer.h"
 #include "trainscope/collector/analysis/device_step_summarizer.h"
+#include "trainscope/collector/analysis/gpu_work_progress.h"
 #include "trainscope/collector/analysis/group_directory.h"
 #include "trainscope/collector/analysis/job_strings.h"
 #include "trainscope/collector/analysis/operator_record.h"
+#include "trainscope/collector/analysis/world_size_wait.h"
 #include "trainscope/v1/analysis.pb.h"
 
 namespace trainscope::collector {
@@ -216,11 +223,9 @@ class StepAssembler {
   std::vector<std::unique_ptr<Device>> devices_;  // by rank
   std::map<uint64_t, OpenStep> open_;
   int64_t closed_through_ = -1;
-  // Devices the job has (0: unknown), and when Tick first saw some missing
-  // (0: not yet); the wait for them is over after silent_after_ns.
-  uint32_t expected_devices_ = 0;
-  int64_t awaiting_since_ns_ = 0;
-  bool awaiting_over_ = false;
+  // The wait for devices the job has but that did not appear yet; over
+  // after silent_after_ns.
+  WorldSizeWait world_size_wait_;
   CollectiveMatcher matcher_;      // host collectives
   CollectiveMatcher gpu_matcher_;  // NCCL kernels
   DeviceStepSummarizer summarizer_;
