@@ -443,3 +443,120 @@ def test_attach_from_env_waits_for_the_rank(trainscope_module, collector, reques
         assert session is not None and not session.recording
     finally:
         ts.detach()
+
+
+def test_torch_profiler_gets_cupti_and_operators_keep_being_recorded(trainscope_module,
+                                                                    collector, request, capfd):
+    """GPU activity yields CUPTI to torch.profiler (say so once) and takes it
+    back when it stops; the plugin's own operator recording never pauses and
+    the profiler's trace is whole. Here (no GPU) the agent's CUPTI side is
+    unavailable: what runs is the real Python hand-over around a real
+    torch.profiler, through the agent's yield/resume."""
+    ts = trainscope_module
+    from trainscope import _logged_event as K
+    from torch.autograd import profiler as autograd_profiler
+    original_prepare = autograd_profiler._prepare_profiler
+    job = job_name(request)
+    model, optimizer = make_model()
+    ts.attach(collector=collector.address, job=job, halt_grace_s=None, gpu=True,
+              log_to_stderr=False)
+    try:
+        assert autograd_profiler._prepare_profiler is not original_prepare
+        train(model, optimizer, 1)
+        for _ in range(2):
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) as prof:
+                train(model, optimizer, 1)
+        train(model, optimizer, 1)
+        stats = ts.stats()
+    finally:
+        ts.detach()
+    assert autograd_profiler._prepare_profiler is original_prepare
+    err = capfd.readouterr().err
+    assert err.count("torch.profiler is starting") == 1, err
+    assert "takes it back when it stops" in err
+    assert stats["gpu_profiler_yields"] == 2 and stats["step"] == 4, stats
+    assert any(e.key == "aten::conv2d" for e in prof.key_averages())
+    events = collector.events(job)
+    assert [e.value for e in of_kind(events, K.STEP_MARK)] == [1, 2, 3, 4]
+    assert len([e for e in of_kind(events, K.OPERATOR) if e.name == "aten::conv2d"]) == 4
+
+    # Without GPU activity there is nothing to hand over and nothing is said.
+    ts.attach(collector=collector.address, job=job + "-cpu", halt_grace_s=None, gpu=False,
+              log_to_stderr=False)
+    try:
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]):
+            train(model, optimizer, 1)
+        stats = ts.stats()
+    finally:
+        ts.detach()
+    assert stats["gpu_profiler_yields"] == 0
+    assert "torch.profiler is starting" not in capfd.readouterr().err
+
+
+class _FakeNative:
+    """What Session asks of the extension's session for the CUPTI hand-over."""
+
+    def __init__(self, gpu_activity):
+        self.gpu_activity = gpu_activity
+        self.calls = []
+
+    def stats(self):
+        return {"gpu_activity": self.gpu_activity}
+
+    def yield_gpu(self):
+        self.calls.append("yield")
+        self.gpu_activity = "yielded"
+
+    def resume_gpu(self):
+        self.calls.append("resume")
+        self.gpu_activity = "active"
+
+
+def test_cupti_hand_over_rules(trainscope_module, monkeypatch, capfd):
+    """The detection rules of Session's CUPTI hand-over (see _session.py)."""
+    from trainscope import _identity, _patches, _session
+    identity = _identity.resolve("127.0.0.1:1", "hand-over", 0, 1, 0, 0, None)
+    monkeypatch.delenv("CUDA_INJECTION64_PATH", raising=False)
+    active = {"now": False}
+    monkeypatch.setattr(_patches, "profiler_active", lambda: active["now"])
+
+    # A profiler stops while another still records: CUPTI stays with it.
+    native = _FakeNative("active")
+    session = _session.Session(native, identity, None, gpu=True)
+    session._profiler_starting()
+    session._profiler_starting()  # nested / a schedule's next cycle
+    active["now"] = True
+    session._profiler_stopped()
+    assert native.calls == ["yield", "yield"]
+    active["now"] = False
+    session._profiler_stopped()
+    assert native.calls == ["yield", "yield", "resume"]
+    assert capfd.readouterr().err.count("torch.profiler is starting") == 1
+
+    # At attach, CUPTI refused while no torch profiler records: the
+    # subscription Kineto keeps after its first run; taken back.
+    native = _FakeNative("yielded")
+    _session.Session(native, identity, None, gpu=True)._take_cupti_from_a_finished_profiler()
+    assert native.calls == ["resume"]
+    # ... unless an injected CUDA tool (Nsight) may be the client.
+    monkeypatch.setenv("CUDA_INJECTION64_PATH", "/opt/nsight/libToolsInjection64.so")
+    native = _FakeNative("yielded")
+    _session.Session(native, identity, None, gpu=True)._take_cupti_from_a_finished_profiler()
+    assert native.calls == []
+    monkeypatch.delenv("CUDA_INJECTION64_PATH")
+    # ... and while a torch profiler records, it stays yielded until it stops.
+    active["now"] = True
+    native = _FakeNative("yielded")
+    session = _session.Session(native, identity, None, gpu=True)
+    session._take_cupti_from_a_finished_profiler()
+    assert "resume" not in native.calls
+    active["now"] = False
+    session._profiler_stopped()
+    assert native.calls[-1] == "resume"
+    # GPU activity not asked for: never touched.
+    native = _FakeNative("off")
+    session = _session.Session(native, identity, None, gpu=False)
+    session._profiler_starting()
+    session._profiler_stopped()
+    session._take_cupti_from_a_finished_profiler()
+    assert native.calls == []

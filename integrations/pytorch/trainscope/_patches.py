@@ -13,6 +13,13 @@
   RecordFunction (csrc/collective_tag.h). Subgroups are named
   "pg:<name>[r0,r1,...]" with their global ranks (agent.proto).
 
+* ``torch.autograd.profiler._prepare_profiler`` / ``_disable_profiler``: every
+  torch profiler (torch.profiler.profile, its schedules, the legacy
+  torch.autograd.profiler.profile, in torch 1.13 and 2.x alike) prepares
+  through the first, where Kineto takes CUPTI, and stops through the second.
+  Wrapping them lets GPU activity yield CUPTI before Kineto asks for it and
+  take it back once no profiler runs (install_profiler_watch).
+
 Threading: install/uninstall under trainscope's attach lock; the wrappers run
 on whatever thread calls them.
 """
@@ -178,6 +185,55 @@ def install_distributed_tags(session) -> None:
         _patch(c10d, name, wrapper)
         if getattr(dist, name, None) is fn:
             _patch(dist, name, wrapper)
+
+
+def profiler_active() -> bool:
+    """Whether a torch profiler is recording in this process now."""
+    try:
+        return bool(torch._C._autograd._profiler_enabled())
+    except Exception:
+        return False
+
+
+def install_profiler_watch(on_start: Callable[[], None], on_stop: Callable[[], None]) -> None:
+    """Calls on_start() before a torch profiler prepares (Kineto takes CUPTI
+    there) and on_stop() after one is disabled. Neither may raise into the
+    profiler: a failing callback is reported once and the profiler runs on."""
+    try:
+        from torch.autograd import profiler as autograd_profiler  # noqa: PLC0415
+    except Exception:
+        return
+    prepare = getattr(autograd_profiler, "_prepare_profiler", None)
+    disable = getattr(autograd_profiler, "_disable_profiler", None)
+    if prepare is None or disable is None or hasattr(prepare, "__trainscope_wrapped__"):
+        return
+
+    def guarded(callback):
+        try:
+            callback()
+        except Exception as e:  # the user's profiler must run regardless
+            if not _state.get("profiler_error_said"):
+                _state["profiler_error_said"] = True
+                import sys  # noqa: PLC0415
+                print(f"trainscope: GPU hand-over around torch.profiler failed: {e}",
+                      file=sys.stderr)
+
+    @functools.wraps(prepare)
+    def _prepare_profiler(*args, **kwargs):
+        guarded(on_start)
+        return prepare(*args, **kwargs)
+
+    @functools.wraps(disable)
+    def _disable_profiler(*args, **kwargs):
+        try:
+            return disable(*args, **kwargs)
+        finally:
+            guarded(on_stop)
+
+    _prepare_profiler.__trainscope_wrapped__ = prepare
+    _disable_profiler.__trainscope_wrapped__ = disable
+    _patch(autograd_profiler, "_prepare_profiler", _prepare_profiler)
+    _patch(autograd_profiler, "_disable_profiler", _disable_profiler)
 
 
 def uninstall_all() -> None:

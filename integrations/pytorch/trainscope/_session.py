@@ -42,8 +42,11 @@ class Session:
     """One attachment: returned by trainscope.attach() and trainscope.session()."""
 
     def __init__(self, native, identity: _identity.Identity,
-                 on_halt: Optional[Callable[[str], None]]):
+                 on_halt: Optional[Callable[[str], None]], gpu: bool = False):
         self._native = native
+        self._gpu = gpu  # GPU activity was asked for
+        self._profiler_yields = 0
+        self._said_profiler = False
         self.identity = identity
         self._on_halt = on_halt
         self._manual_steps = False
@@ -75,6 +78,7 @@ class Session:
 
     def stats(self) -> dict:
         d = self._native.stats()
+        d["gpu_profiler_yields"] = self._profiler_yields
         d["step"] = self._native.step
         d["attached"] = not self._native.closed
         return d
@@ -82,6 +86,47 @@ class Session:
     def detach(self, timeout_s: float = 5.0) -> None:
         if _state.session is self:
             detach(timeout_s)
+
+    # -- CUPTI hand-over ---------------------------------------------------
+    # Only one CUPTI activity client can run in a process. How trainscope
+    # detects another one (docs/pytorch-plugin.md, "GPU activity"):
+    #  1. torch's profilers, through the profiler watch (_patches): before
+    #     one prepares, GPU activity yields CUPTI; once none is recording
+    #     after one stopped, it takes CUPTI back. Said once per session.
+    #  2. any other client (Nsight Systems, a Kineto started from C++, ...):
+    #     CUPTI refuses the agent's probe subscription
+    #     (CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED); the agent yields,
+    #     says so once and retries at step marks.
+    #  3. at attach, a refused probe while no torch profiler records and no
+    #     CUDA injection tool is loaded (CUDA_INJECTION64_PATH, how Nsight
+    #     tools attach) is the subscription Kineto keeps for good after the
+    #     process's first torch.profiler run: trainscope takes CUPTI back.
+
+    def _profiler_starting(self) -> None:
+        if not self._gpu:
+            return
+        self._profiler_yields += 1
+        self._native.yield_gpu()
+        if not self._said_profiler:
+            self._said_profiler = True
+            state = self._native.stats().get("gpu_activity", "unknown")
+            print("trainscope: torch.profiler is starting: trainscope's GPU activity lets CUPTI "
+                  "go to it (one CUPTI activity client per process; kernels are not recorded "
+                  "while it runs, operators are) and takes it back when it stops "
+                  f"(GPU activity {state}; said once)", file=sys.stderr, flush=True)
+
+    def _profiler_stopped(self) -> None:
+        if self._gpu and not _patches.profiler_active():
+            self._native.resume_gpu()
+
+    def _take_cupti_from_a_finished_profiler(self) -> None:
+        """Case 3 above, at attach."""
+        if not self._gpu or self._native.stats().get("gpu_activity") != "yielded":
+            return
+        if _patches.profiler_active():
+            self._profiler_starting()  # it ends through the watch
+        elif not os.environ.get("CUDA_INJECTION64_PATH"):
+            self._native.resume_gpu()
 
     # -- training thread --------------------------------------------------
 
@@ -231,12 +276,15 @@ def attach(collector: Optional[str] = None, job: Optional[str] = None,
             recording=bool(recording), shapes=bool(shapes),
             halt_grace_s=halt_grace_s if halt_grace_s and halt_grace_s > 0 else None,
             **advanced)
-        session = Session(native, identity, on_halt)
+        session = Session(native, identity, on_halt, gpu=advanced["gpu_activity"])
         try:
             if stage is not None:
                 native.set_stage(stage)
             _patches.install_step_hook(session._on_optimizer_step)
             _patches.install_distributed_tags(native)
+            _patches.install_profiler_watch(session._profiler_starting,
+                                            session._profiler_stopped)
+            session._take_cupti_from_a_finished_profiler()
         except Exception:
             _patches.uninstall_all()
             native.close(0.0)
