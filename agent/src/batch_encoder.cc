@@ -1,6 +1,8 @@
 #include "batch_encoder.h"
 
 #include <algorithm>
+#include <cstring>
+#include <string_view>
 
 #include "trainscope/proto/event_batch_columns.h"
 
@@ -8,10 +10,65 @@ namespace trainscope::agent {
 
 namespace {
 
-template <typename Field, typename T>
-void CopyColumn(const std::vector<T>& column, Field* field) {
-  field->Reserve(static_cast<int>(column.size()));
-  field->Add(column.begin(), column.end());
+// Protobuf's wire format, for the fields an EventBatch has (agent.proto).
+constexpr int kLengthDelimited = 2;
+constexpr int kVarint = 0;
+constexpr size_t kMaxVarintBytes = 10;
+// Tag (2 bytes for fields 16..20) and length (5 bytes) of a packed column.
+constexpr size_t kMaxColumnHeaderBytes = 7;
+
+inline char* PutVarint(uint64_t value, char* p) {
+  while (value >= 0x80) {
+    *p++ = static_cast<char>(static_cast<uint8_t>(value) | 0x80);
+    value >>= 7;
+  }
+  *p++ = static_cast<char>(value);
+  return p;
+}
+
+void AppendVarint(uint64_t value, std::string* out) {
+  char buffer[kMaxVarintBytes];
+  out->append(buffer, static_cast<size_t>(PutVarint(value, buffer) - buffer));
+}
+
+void AppendTag(int field, int wire_type, std::string* out) {
+  AppendVarint(static_cast<uint64_t>(field) << 3 | static_cast<uint64_t>(wire_type), out);
+}
+
+void AppendLengthDelimited(int field, std::string_view bytes, std::string* out) {
+  AppendTag(field, kLengthDelimited, out);
+  AppendVarint(bytes.size(), out);
+  out->append(bytes.data(), bytes.size());
+}
+
+// Zigzag encodings of sint64 / sint32.
+inline uint64_t ZigZag64(int64_t n) {
+  return (static_cast<uint64_t>(n) << 1) ^ static_cast<uint64_t>(n >> 63);
+}
+inline uint64_t ZigZag32(int32_t n) {
+  return static_cast<uint32_t>((static_cast<uint32_t>(n) << 1) ^ static_cast<uint32_t>(n >> 31));
+}
+
+// Writes `column` as a packed repeated field at `p` (room for
+// kMaxColumnHeaderBytes + kMaxVarintBytes per value), each value through
+// `wire` (the field's varint form). Nothing for an empty column, as protobuf.
+template <typename T, typename Wire>
+char* PutPacked(int field, const std::vector<T>& column, Wire wire, char* p) {
+  if (column.empty()) return p;
+  // The payload goes after the largest header, then moves back to the
+  // header's real end: the length is known only once it is written.
+  char* const payload = p + kMaxColumnHeaderBytes;
+  char* end = payload;
+  for (const T& value : column) end = PutVarint(wire(value), end);
+  const auto length = static_cast<size_t>(end - payload);
+  char* q = PutVarint(static_cast<uint64_t>(field) << 3 | kLengthDelimited, p);
+  q = PutVarint(length, q);
+  std::memmove(q, payload, length);
+  return q + length;
+}
+
+inline size_t PackedBound(size_t values) {
+  return values == 0 ? 0 : kMaxColumnHeaderBytes + kMaxVarintBytes * values;
 }
 
 }  // namespace
@@ -65,32 +122,64 @@ void BatchEncoder::AddGpu(const GpuEventRecord& record) {
   gpu_device_.push_back(record.device);
   gpu_stream_.push_back(record.stream);
   gpu_correlation_.push_back(record.correlation);
-  gpu_launch_delta_ns_.push_back(record.correlation != 0 ? std::min<int64_t>(record.launch_delta_ns, 0)
-                                                         : 0);
+  gpu_launch_delta_ns_.push_back(
+      record.correlation != 0 ? std::min<int64_t>(record.launch_delta_ns, 0) : 0);
   gpu_launch_op_.push_back(record.correlation != 0 ? BatchIndex(record.launch_op) : 0);
+}
+
+EncodedBatch BatchEncoder::FinishEncoded(const StringTable& strings,
+                                         const v1::DropCounters& drops) {
+  EncodedBatch batch;
+  batch.events = kind_.size();
+  std::string& out = batch.bytes;
+  strings.Visit(string_ids_, [&](std::string_view text) { AppendLengthDelimited(2, text, &out); });
+  if (base_time_ns_ != 0) {  // proto3 leaves zero out
+    AppendTag(3, kVarint, &out);
+    AppendVarint(static_cast<uint64_t>(base_time_ns_), &out);
+  }
+  const size_t n = kind_.size();
+  const size_t collectives = group_.size();
+  const size_t gpus = gpu_device_.size();
+  const std::string drops_bytes = drops.SerializeAsString();
+  // The columns go to a reused buffer sized for the worst case, then once
+  // into `out` at their exact size: a queued batch holds no spare capacity.
+  const size_t bound = 7 * PackedBound(n) + 3 * PackedBound(collectives) + 5 * PackedBound(gpus) +
+                       kMaxColumnHeaderBytes + drops_bytes.size();
+  if (columns_.size() < bound) columns_.resize(bound);
+  char* const begin = columns_.data();
+  char* p = begin;
+  const auto same = [](auto value) { return static_cast<uint64_t>(value); };
+  // Kinds are valid enum values (Add), never negative.
+  p = PutPacked(4, kind_, same, p);
+  p = PutPacked(5, start_delta_ns_, ZigZag64, p);
+  p = PutPacked(6, duration_ns_, same, p);
+  p = PutPacked(7, name_, same, p);
+  p = PutPacked(8, thread_, same, p);
+  p = PutPacked(9, detail_, same, p);
+  p = PutPacked(10, value_, same, p);
+  p = PutPacked(11, group_, same, p);
+  p = PutPacked(12, group_sequence_, same, p);
+  p = PutPacked(13, peer_, ZigZag32, p);
+  p = PutVarint(14 << 3 | kLengthDelimited, p);  // drops: always present, as the message sets it
+  p = PutVarint(drops_bytes.size(), p);
+  std::memcpy(p, drops_bytes.data(), drops_bytes.size());
+  p += drops_bytes.size();
+  p = PutPacked(16, gpu_device_, same, p);
+  p = PutPacked(17, gpu_stream_, same, p);
+  p = PutPacked(18, gpu_correlation_, same, p);
+  p = PutPacked(19, gpu_launch_delta_ns_, ZigZag64, p);
+  p = PutPacked(20, gpu_launch_op_, same, p);
+  const auto column_bytes = static_cast<size_t>(p - begin);
+  out.reserve(out.size() + column_bytes);
+  out.append(begin, column_bytes);
+  Reset();
+  return batch;
 }
 
 v1::EventBatch BatchEncoder::Finish(const StringTable& strings, const v1::DropCounters& drops) {
   v1::EventBatch batch;
-  batch.set_base_time_ns(base_time_ns_);
-  strings.CopyTo(string_ids_, batch.mutable_strings());
-  CopyColumn(kind_, batch.mutable_kind());
-  CopyColumn(start_delta_ns_, batch.mutable_start_delta_ns());
-  CopyColumn(duration_ns_, batch.mutable_duration_ns());
-  CopyColumn(name_, batch.mutable_name());
-  CopyColumn(thread_, batch.mutable_thread());
-  CopyColumn(detail_, batch.mutable_detail());
-  CopyColumn(value_, batch.mutable_value());
-  CopyColumn(group_, batch.mutable_group());
-  CopyColumn(group_sequence_, batch.mutable_group_sequence());
-  CopyColumn(peer_, batch.mutable_peer());
-  CopyColumn(gpu_device_, batch.mutable_gpu_device());
-  CopyColumn(gpu_stream_, batch.mutable_gpu_stream());
-  CopyColumn(gpu_correlation_, batch.mutable_gpu_correlation());
-  CopyColumn(gpu_launch_delta_ns_, batch.mutable_gpu_launch_delta_ns());
-  CopyColumn(gpu_launch_op_, batch.mutable_gpu_launch_op());
-  *batch.mutable_drops() = drops;
-  Reset();
+  // Our own bytes: they parse unless the encoder is wrong, which the tests catch.
+  batch.ParseFromString(FinishEncoded(strings, drops).bytes);
   return batch;
 }
 

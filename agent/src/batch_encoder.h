@@ -5,14 +5,17 @@
 //   BatchEncoder encoder;
 //   encoder.Add(record, os_thread_id);  ...
 //   encoder.AddGpu(gpu_record);          // device activity, with the GPU columns
-//   v1::EventBatch batch = encoder.Finish(string_table, drops);  // ready for the next batch
+//   EncodedBatch wire = encoder.FinishEncoded(string_table, drops);  // what the sender queues
+//   v1::EventBatch batch = encoder.Finish(string_table, drops);  // the same, parsed (tests)
 //
 // Start times are deltas from the previous event's start (the first from
 // base_time_ns), so they may be negative where threads interleave. Names and
 // groups are remapped from the agent's global string ids to this batch's own
 // string table (index 0 is ""), so every batch decodes alone. Columns are
-// gathered in reused vectors and copied once into exactly sized repeated
-// fields, so a queued batch holds no spare capacity.
+// gathered in reused vectors and written once, straight into the wire format
+// (packed varints, as protobuf writes them): the sender never builds the
+// message object nor has protobuf size it (ByteSizeLong walked every column,
+// once per size check and twice more inside gRPC's serialisation).
 //
 // Threading: not thread-safe; one owner (the sender thread).
 #ifndef TRAINSCOPE_AGENT_SRC_BATCH_ENCODER_H_
@@ -20,6 +23,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "clock_perturbation.h"
@@ -28,6 +32,14 @@
 #include "trainscope/v1/agent.pb.h"
 
 namespace trainscope::agent {
+
+// A serialized v1::EventBatch whose sequence (field 1) is not written yet:
+// BatchQueue appends it when it numbers the batch (protobuf accepts fields in
+// any order).
+struct EncodedBatch {
+  std::string bytes;
+  uint64_t events = 0;
+};
 
 class BatchEncoder {
  public:
@@ -46,7 +58,9 @@ class BatchEncoder {
   // Distinct strings in the batch so far (each may be up to kMaxStringBytes).
   size_t distinct_strings() const { return string_ids_.size(); }
 
-  // Returns the batch (sequence unset) and starts an empty one.
+  // Returns the batch in wire format (sequence unset) and starts an empty one.
+  EncodedBatch FinishEncoded(const StringTable& strings, const v1::DropCounters& drops);
+  // FinishEncoded, parsed.
   v1::EventBatch Finish(const StringTable& strings, const v1::DropCounters& drops);
 
  private:
@@ -77,6 +91,7 @@ class BatchEncoder {
   std::vector<uint32_t> stamp_;
   uint32_t generation_ = 1;
   std::vector<StringId> string_ids_ = {kEmptyString};  // batch index -> global id
+  std::vector<char> columns_;  // FinishEncoded's scratch, kept between batches
 };
 
 }  // namespace trainscope::agent

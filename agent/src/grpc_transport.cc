@@ -52,7 +52,11 @@ absl::StatusOr<std::unique_ptr<GrpcTransport>> GrpcTransport::Create(const Agent
 }
 
 GrpcTransport::GrpcTransport(std::shared_ptr<grpc::Channel> channel)
-    : channel_(std::move(channel)), stub_(v1::AgentService::NewStub(channel_)) {}
+    : channel_(std::move(channel)),
+      // The method's full name, as agent.proto's service declares it (the
+      // transport tests reach a real AgentService through it).
+      connect_("/trainscope.v1.AgentService/Connect", grpc::internal::RpcMethod::BIDI_STREAMING,
+               channel_) {}
 
 GrpcTransport::~GrpcTransport() {
   if (stream_ != nullptr) Close(absl::ZeroDuration()).IgnoreError();
@@ -76,7 +80,8 @@ absl::Status GrpcTransport::Open(ControlListener* listener) {
     reader_done_ = false;
     context = context_.get();
   }
-  stream_ = stub_->Connect(context);
+  stream_.reset(grpc::internal::ClientReaderWriterFactory<grpc::ByteBuffer, v1::Control>::Create(
+      channel_.get(), connect_, context));
   if (stream_ == nullptr) return absl::UnavailableError("could not create the stream");
   reader_ = std::thread([this, listener] { ReadLoop(listener); });
   return absl::OkStatus();
@@ -97,7 +102,14 @@ void GrpcTransport::ReadLoop(ControlListener* listener) {
 }
 
 bool GrpcTransport::Write(const v1::AgentMessage& message) {
-  return stream_ != nullptr && stream_->Write(message);
+  return WriteSerialized(message.SerializeAsString());
+}
+
+bool GrpcTransport::WriteSerialized(const std::string& agent_message) {
+  if (stream_ == nullptr) return false;
+  grpc::Slice slice(agent_message.data(), agent_message.size());
+  grpc::ByteBuffer buffer(&slice, 1);
+  return stream_->Write(buffer);
 }
 
 absl::Status GrpcTransport::Close(absl::Duration grace) {

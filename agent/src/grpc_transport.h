@@ -12,7 +12,10 @@
 // wait also drives the connection attempt: a bare GetState would leave it to
 // gRPC's backup poller, which runs every 5 s.) A stream is
 // opened fail-fast on a ready channel. Control messages are read on a reader
-// thread per stream.
+// thread per stream. The stream's write side carries bytes (grpc::ByteBuffer),
+// not AgentMessage objects: the sender's batches arrive already serialized
+// and go out as they are, without protobuf sizing them twice more (gRPC's
+// own serialisation does) or a copy into a message.
 //
 // Threading: see Transport. Cancel is thread-safe (guarded by mu_). base::Mutex
 // (a std::mutex) rather than absl::Mutex throughout the agent: the system
@@ -29,8 +32,8 @@
 #include "absl/status/statusor.h"
 #include "grpcpp/grpcpp.h"
 #include "trainscope/agent/agent_options.h"
-#include "trainscope/security/tls_credentials.h"
 #include "trainscope/base/mutex.h"
+#include "trainscope/security/tls_credentials.h"
 #include "trainscope/v1/agent.grpc.pb.h"
 #include "transport.h"
 
@@ -48,6 +51,7 @@ class GrpcTransport : public Transport {
   bool ReadyToOpen(absl::Duration max_wait) override;
   absl::Status Open(ControlListener* listener) override;
   bool Write(const v1::AgentMessage& message) override;
+  bool WriteSerialized(const std::string& agent_message) override;
   absl::Status Close(absl::Duration grace) override;
   void Cancel() override;
 
@@ -56,10 +60,12 @@ class GrpcTransport : public Transport {
   void ReadLoop(ControlListener* listener);
 
   std::shared_ptr<grpc::Channel> channel_;
-  std::unique_ptr<v1::AgentService::Stub> stub_;
+  // AgentService.Connect with a byte-buffer write side (the generated stub's
+  // is typed).
+  const grpc::internal::RpcMethod connect_;
   // Owned by the sender thread between Open and Close; the reader thread uses
   // stream_ only to Read.
-  std::unique_ptr<grpc::ClientReaderWriter<v1::AgentMessage, v1::Control>> stream_;
+  std::unique_ptr<grpc::ClientReaderWriter<grpc::ByteBuffer, v1::Control>> stream_;
   std::thread reader_;
 
   base::Mutex mu_;

@@ -1,6 +1,9 @@
-// The agent's background sender: drains the thread rings into EventBatches,
-// keeps them until the collector acknowledges them, and runs the stream
-// (Hello, HelloAck, resends after a reconnect, probes, Goodbye).
+// The agent's background sender: runs the stream to the collector (Hello,
+// HelloAck, batches, resends after a reconnect, probes, Goodbye) on its own
+// thread, with three collaborators doing the rest: RingDrainer turns ring
+// records into encoded batches, BatchQueue keeps them until the collector
+// acknowledges them, ReconnectPolicy decides when to try again and what to
+// tell the user.
 //
 // Usage (by Agent):
 //   Sender sender(hooks, options, identity, &strings, &rings, std::move(transport));
@@ -8,17 +11,17 @@
 //   ... sender.counters(); ...
 //   sender.Shutdown(absl::Seconds(5));   // from any thread; bounded
 //
-// Memory: unacknowledged batches are counted by their in-memory size against
+// Memory: unacknowledged batches are counted by their bytes against
 // memory_budget_bytes minus what the rings use. At that bound the sender stops
 // draining (the rings fill and producers drop the newest, counted as
 // ring_full); a drained batch that still does not fit is discarded and counted
 // as buffer_full. Nothing is ever lost uncounted.
 //
-// Message size: batches are cut (BatchSplitter) to the collector's
-// HelloAck.max_message_bytes, queued ones again after a HelloAck with a
-// smaller limit, so a collector with a small --max-message-bytes still gets
-// every event instead of cutting the stream at each oversized write. An event
-// that alone exceeds the limit is dropped and counted as buffer_full.
+// Message size: batches are cut to the collector's HelloAck.max_message_bytes
+// (BatchQueue), queued ones again after a HelloAck with a smaller limit, so a
+// collector with a small --max-message-bytes still gets every event instead of
+// cutting the stream at each oversized write. An event that alone exceeds the
+// limit is dropped and counted as buffer_full.
 //
 // Threading: one sender thread owns the queue, the encoder and the transport's
 // write side. Control messages arrive on the transport's thread (OnControl):
@@ -30,19 +33,18 @@
 
 #include <atomic>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/time/time.h"
-#include "batch_encoder.h"
-#include "batch_splitter.h"
+#include "batch_queue.h"
 #include "clock_perturbation.h"
+#include "reconnect_policy.h"
+#include "ring_drainer.h"
 #include "ring_registry.h"
 #include "string_table.h"
 #include "trainscope/agent/agent_options.h"
@@ -96,7 +98,10 @@ class Sender : public ControlListener {
 
   // Device events to send besides the rings' (AgentOptions::gpu_activity);
   // counted with the rings' records. Before Start; the queue outlives the sender.
-  void set_gpu_events(GpuEventQueue* queue) { gpu_events_ = queue; }
+  void set_gpu_events(GpuEventQueue* queue) {
+    gpu_events_ = queue;
+    drainer_.set_gpu_events(queue);
+  }
   void Start();
   // Flushes until `deadline` from now, then stops. Returns within about the
   // deadline (a blocked stream write is cancelled a little after it).
@@ -119,12 +124,6 @@ class Sender : public ControlListener {
 
  private:
   enum class State { kDisconnected, kAwaitingHelloAck, kStreaming };
-  struct Queued {
-    v1::AgentMessage message;  // holds the batch
-    uint64_t sequence = 0;
-    uint64_t events = 0;
-    uint64_t bytes = 0;
-  };
   struct Inbound {
     v1::Control control;
     int64_t receive_ns = 0;
@@ -135,26 +134,16 @@ class Sender : public ControlListener {
   bool HasWork() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Queues one batch carrying the pending loss reports (and no events).
   void DrainLossReports();
+  void Drain();
   void ProcessInbox();
   void HandleHelloAck(const v1::HelloAck& ack);
-  void HandleAck(uint64_t up_to_sequence);
   void HandleReject(const v1::Reject& reject);
   void HandleProbe(const v1::ProbeRequest& probe, int64_t receive_ns);
   void TryOpen(absl::Time now);
-  void Drain();
-  // Queues `batch` (cut to the collector's message limit), numbering its
-  // pieces; false when the memory bound left some of it out (counted).
-  bool Enqueue(v1::EventBatch batch, uint64_t bound);
-  // After a HelloAck with a smaller limit than the queued batches were cut
-  // for: cuts them again and renumbers them from the first one's sequence
-  // (the collector holds none of them: it asks to resume after it).
-  void RefitQueue();
-  // The largest serialized EventBatch the collector accepts.
-  uint64_t BatchByteLimit() const;
+  void LogTooLarge(uint64_t events) const;
   void SendPending();
   // Closes the stream (if any) and schedules the next attempt.
   void Disconnect(absl::string_view why);
-  void ScheduleRetry(bool permanent_refusal);
   void FinishRun();
   v1::AgentMessage MakeHello() const;
   v1::DropCounters CurrentDrops(uint64_t shutdown) const;
@@ -170,38 +159,20 @@ class Sender : public ControlListener {
   const std::unique_ptr<Transport> transport_;
   std::thread thread_;
 
-  // Sender thread only.
+  // Sender thread only (BatchQueue's counters excepted).
   State state_ = State::kDisconnected;
-  std::deque<Queued> queue_;
-  size_t next_to_send_ = 0;  // index in queue_ of the first batch not yet written on this stream
-  uint64_t queue_bytes_ = 0;
-  uint64_t next_sequence_ = 1;
-  // HelloAck.max_message_bytes of the latest stream (kMaxMessageBytes until
-  // one says otherwise; never above what the transport may send).
-  uint64_t max_message_bytes_;
-  BatchEncoder encoder_;
-  size_t drain_cursor_ = 0;
-  absl::Duration flush_interval_;
+  BatchQueue queue_;
+  RingDrainer drainer_;
+  ReconnectPolicy reconnect_;
   absl::Time next_flush_;
-  absl::Time next_attempt_;
   absl::Time hello_deadline_;
-  absl::Duration backoff_;
-  bool ever_streamed_ = false;
-  bool announced_down_ = false;
-  absl::Time first_unready_ = absl::InfinitePast();
-  std::string last_refusal_;
   uint64_t rejects_logged_ = 0;
   bool final_ = false;
   absl::Time final_deadline_;
   std::string final_error_;  // Goodbye.error, copied from shutdown_error_
-  std::mt19937_64 jitter_rng_;
 
-  std::atomic<uint64_t> dropped_buffer_full_{0};
   std::atomic<uint64_t> dropped_shutdown_unacked_{0};
-  std::atomic<uint64_t> events_refused_{0};
-  std::atomic<uint64_t> events_acked_{0};
   std::atomic<uint64_t> batches_sent_{0};
-  std::atomic<uint64_t> batches_acked_{0};
   std::atomic<uint64_t> reconnects_{0};
   std::atomic<bool> connected_{false};
 

@@ -3,7 +3,7 @@
 // Usage:
 //   StringTable table(/*max_bytes=*/512, /*max_strings=*/1 << 20);
 //   StringId id = table.Intern("aten::conv2d");   // any thread
-//   table.CopyTo({id, ...}, batch.mutable_strings());   // sender
+//   table.Visit({id, ...}, [&](std::string_view text) { ... });   // sender
 //
 // Text is cut to max_bytes on a UTF-8 boundary and invalid UTF-8 bytes become
 // '?', because proto3 refuses a string field that is not UTF-8 and one bad
@@ -35,6 +35,14 @@ class StringTable {
   // Appends the text of each id in order (unknown ids give "").
   void CopyTo(const std::vector<StringId>& ids,
               google::protobuf::RepeatedPtrField<std::string>* out) const;
+  // Calls fn(text) for each id in order (unknown ids give ""), under the
+  // table's lock: the views are valid only inside fn.
+  template <typename Fn>
+  void Visit(const std::vector<StringId>& ids, Fn&& fn) const {
+    base::MutexLock lock(&mu_);
+    for (StringId id : ids)
+      fn(id < texts_.size() ? std::string_view(texts_[id]) : std::string_view());
+  }
   size_t size() const;
 
   // `text` cut to max_bytes without splitting a character, invalid bytes '?'.

@@ -15,6 +15,7 @@
 #define TRAINSCOPE_AGENT_SRC_TRANSPORT_H_
 
 #include <cstdint>
+#include <string>
 
 #include "absl/status/status.h"
 #include "absl/time/time.h"
@@ -41,6 +42,13 @@ class Transport {
   virtual absl::Status Open(ControlListener* listener) = 0;
   // Blocks until the message is handed to the stream. False: the stream is broken.
   virtual bool Write(const v1::AgentMessage& message) = 0;
+  // Write for a message already serialized (the sender's batches, which it
+  // encodes itself). This default parses it and calls Write, for fakes that
+  // look at messages; a real transport sends the bytes as they are.
+  virtual bool WriteSerialized(const std::string& agent_message) {
+    v1::AgentMessage message;
+    return message.ParseFromString(agent_message) && Write(message);
+  }
   // Half-closes, waits up to `grace` for the collector to end the stream,
   // cancels it if not (at once when grace <= 0 and the stream is still up),
   // and returns how the stream ended.

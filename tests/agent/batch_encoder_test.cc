@@ -140,6 +140,81 @@ TEST(BatchEncoderTest, EndBeforeStartGivesZeroDuration) {
   EXPECT_EQ(encoder.Finish(table, {}).duration_ns(0), 0u);
 }
 
+// FinishEncoded writes the wire format itself: its bytes must be exactly
+// what protobuf writes for the same batch, built here field by field with
+// protobuf's own setters (extreme values: varints of every length, zigzag
+// columns negative and positive, every column family).
+TEST(BatchEncoderTest, WireFormatIsProtobufsOwn) {
+  StringTable table(512, 1000);
+  const StringId op = table.Intern("aten::mm");
+  const StringId pg = table.Intern("pg");
+  const StringId launcher = table.Intern("aten::linear");
+  BatchEncoder encoder;
+  const int64_t base = -5'000'000'000;  // a negative base: a 10-byte varint
+  encoder.Add(Operator(op, base, base + 1, ~0ull >> 1, OperatorScope::kBackward), 0xffffffffu);
+  encoder.Add(Collective(op, pg, ~0ull, 1, -2147483647 - 1, base - 7, base + 100), 3);
+  encoder.Add(Collective(op, pg, 0, 0, 2147483647, base + 1'000'000'000'000, base), 3);
+  GpuEventRecord kernel;
+  kernel.event.kind = EventKind::kGpuKernel;
+  kernel.event.name = op;
+  kernel.event.start_ns = base + 50;
+  kernel.event.end_ns = base + 60;
+  kernel.device = 7;
+  kernel.stream = 0xffffffffu;
+  kernel.correlation = 123456789012345ull;
+  kernel.launch_delta_ns = -999'999'999'999;
+  kernel.launch_op = launcher;
+  encoder.AddGpu(kernel);
+  v1::DropCounters drops;
+  drops.set_ring_full(1);
+  drops.set_buffer_full(1ull << 40);
+  const EncodedBatch wire = encoder.FinishEncoded(table, drops);
+  EXPECT_EQ(wire.events, 4u);
+
+  v1::EventBatch expected;
+  for (const char* s : {"", "aten::mm", "pg", "aten::linear"}) expected.add_strings(s);
+  expected.set_base_time_ns(base);
+  const v1::EventKind kinds[] = {v1::EVENT_KIND_OPERATOR, v1::EVENT_KIND_COLLECTIVE,
+                                 v1::EVENT_KIND_COLLECTIVE, v1::EVENT_KIND_GPU_KERNEL};
+  const int64_t deltas[] = {0, -7, 1'000'000'000'007, -1'000'000'000'000 + 50};
+  const uint64_t durations[] = {1, 107, 0, 10};
+  const uint32_t threads[] = {0xffffffffu, 3, 3, 0};
+  const uint32_t details[] = {2, static_cast<uint32_t>(CollectiveKind::kAllReduce),
+                              static_cast<uint32_t>(CollectiveKind::kAllReduce), 0};
+  const uint64_t values[] = {~0ull >> 1, 1, 0, 0};
+  for (int i = 0; i < 4; ++i) {
+    expected.add_kind(kinds[i]);
+    expected.add_start_delta_ns(deltas[i]);
+    expected.add_duration_ns(durations[i]);
+    expected.add_name(1);
+    expected.add_thread(threads[i]);
+    expected.add_detail(details[i]);
+    expected.add_value(values[i]);
+  }
+  expected.add_group(2);
+  expected.add_group_sequence(~0ull);
+  expected.add_peer(-2147483647 - 1);
+  expected.add_group(2);
+  expected.add_group_sequence(0);
+  expected.add_peer(2147483647);
+  *expected.mutable_drops() = drops;
+  expected.add_gpu_device(7);
+  expected.add_gpu_stream(0xffffffffu);
+  expected.add_gpu_correlation(123456789012345ull);
+  expected.add_gpu_launch_delta_ns(-999'999'999'999);
+  expected.add_gpu_launch_op(3);
+  EXPECT_EQ(wire.bytes, expected.SerializeAsString());
+
+  // Empty batches too (no columns at all, zero base left out), and the
+  // encoder is ready for the next one.
+  EXPECT_EQ(encoder.FinishEncoded(table, {}).bytes, [] {
+    v1::EventBatch empty;
+    empty.add_strings("");
+    empty.mutable_drops();
+    return empty.SerializeAsString();
+  }());
+}
+
 TEST(EventBatchDecoderTest, NamesTheBadColumn) {
   StringTable table(512, 10);
   BatchEncoder encoder;
