@@ -2,16 +2,15 @@
 
 #include <sqlite3.h>
 
-#include <system_error>
-
-#include "absl/time/clock.h"
-#include "absl/time/time.h"
 #include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "trainscope/collector/store/alert_selection.h"
-#include "trainscope/collector/store/data_dir_files.h"
+#include "trainscope/collector/store/index_connection.h"
+#include "trainscope/collector/store/index_schema.h"
+#include "trainscope/collector/store/index_set_aside.h"
+#include "trainscope/collector/store/sqlite_statement.h"
 
 namespace trainscope::collector {
 namespace {
@@ -19,83 +18,6 @@ namespace {
 // SQLite integers are signed 64-bit; unsigned counters and ids are stored bit for bit.
 int64_t ToSql(uint64_t value) { return static_cast<int64_t>(value); }
 uint64_t FromSql(int64_t value) { return static_cast<uint64_t>(value); }
-
-// Schema migrations: kMigrations[v] takes a database from user_version v to v + 1.
-constexpr const char* kMigrations[] = {
-    R"sql(
-CREATE TABLE jobs(
-  job_id TEXT PRIMARY KEY NOT NULL,
-  created_unix_ns INTEGER NOT NULL DEFAULT 0,
-  world_size INTEGER NOT NULL DEFAULT 0);
-CREATE TABLE streams(
-  job_id TEXT NOT NULL,
-  rank INTEGER NOT NULL,
-  agent_instance_id INTEGER NOT NULL,
-  restart_count INTEGER NOT NULL DEFAULT 0,
-  host TEXT NOT NULL DEFAULT '',
-  pid INTEGER NOT NULL DEFAULT 0,
-  device TEXT NOT NULL DEFAULT '',
-  framework TEXT NOT NULL DEFAULT '',
-  last_sequence INTEGER NOT NULL DEFAULT 0,
-  batches INTEGER NOT NULL DEFAULT 0,
-  events INTEGER NOT NULL DEFAULT 0,
-  bytes INTEGER NOT NULL DEFAULT 0,
-  goodbye INTEGER NOT NULL DEFAULT 0,
-  PRIMARY KEY(job_id, rank, agent_instance_id));
-CREATE TABLE segments(
-  job_id TEXT NOT NULL,
-  path TEXT PRIMARY KEY NOT NULL,
-  records INTEGER NOT NULL DEFAULT 0,
-  bytes INTEGER NOT NULL DEFAULT 0,
-  sealed INTEGER NOT NULL DEFAULT 0);
-CREATE INDEX segments_by_job ON segments(job_id);
-)sql",
-    R"sql(
-CREATE TABLE device_steps(
-  job_id TEXT NOT NULL,
-  step INTEGER NOT NULL,
-  rank INTEGER NOT NULL,
-  stage INTEGER NOT NULL DEFAULT 0,
-  start_ns INTEGER NOT NULL DEFAULT 0,
-  step_time_ns INTEGER NOT NULL DEFAULT 0,
-  data_wait_ns INTEGER NOT NULL DEFAULT 0,
-  compute_ns INTEGER NOT NULL DEFAULT 0,
-  wait_ns INTEGER NOT NULL DEFAULT 0,
-  transfer_ns INTEGER NOT NULL DEFAULT 0,
-  idle_ns INTEGER NOT NULL DEFAULT 0,
-  flops INTEGER NOT NULL DEFAULT 0,
-  peak_memory_bytes INTEGER NOT NULL DEFAULT 0,
-  complete INTEGER NOT NULL DEFAULT 1,
-  PRIMARY KEY(job_id, step, rank));
-)sql",
-    // The whole Alert is kept as its serialized proto; the columns are for queries.
-    R"sql(
-CREATE TABLE alerts(
-  job_id TEXT NOT NULL,
-  alert_id INTEGER NOT NULL,
-  state INTEGER NOT NULL,
-  rule TEXT NOT NULL,
-  step INTEGER NOT NULL,
-  raised_unix_ns INTEGER NOT NULL,
-  alert BLOB NOT NULL,
-  PRIMARY KEY(job_id, alert_id, state));
-)sql",
-    // Events per segment, and the losses recovery found (recovery_audit.cc).
-    R"sql(
-ALTER TABLE segments ADD COLUMN events INTEGER NOT NULL DEFAULT 0;
-CREATE TABLE losses(
-  job_id TEXT NOT NULL,
-  found_unix_ns INTEGER NOT NULL,
-  segment TEXT NOT NULL,
-  rank INTEGER NOT NULL,
-  problem TEXT NOT NULL,
-  records INTEGER NOT NULL,
-  events INTEGER NOT NULL,
-  bytes INTEGER NOT NULL);
-CREATE INDEX losses_by_job ON losses(job_id);
-)sql",
-};
-static_assert(std::size(kMigrations) == LogIndex::kSchemaVersion);
 
 constexpr const char* kUpsertJob = R"sql(
 INSERT INTO jobs(job_id, created_unix_ns, world_size) VALUES(?1, ?2, ?3)
@@ -154,43 +76,6 @@ constexpr const char* kListAlerts = R"sql(
 SELECT alert FROM alerts WHERE job_id = ?1 AND alert_id > ?2 AND (?3 = '' OR rule = ?3)
 ORDER BY raised_unix_ns, alert_id, state)sql";
 
-// A prepared statement, reset after each use so it can be run again.
-class Statement {
- public:
-  Statement() = default;
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-  ~Statement() { sqlite3_finalize(stmt_); }
-
-  int Prepare(sqlite3* db, const char* sql) {
-    return sqlite3_prepare_v3(db, sql, -1, SQLITE_PREPARE_PERSISTENT, &stmt_, nullptr);
-  }
-  sqlite3_stmt* get() const { return stmt_; }
-
-  void Bind(int index, int64_t value) { sqlite3_bind_int64(stmt_, index, value); }
-  void BindBlob(int index, const std::string& value) {
-    sqlite3_bind_blob(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
-  }
-  void Bind(int index, const std::string& value) {
-    sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
-  }
-  int Step() { return sqlite3_step(stmt_); }
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  int64_t Int(int column) const { return sqlite3_column_int64(stmt_, column); }
-  std::string Text(int column) const {
-    const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt_, column));
-    return text == nullptr
-               ? std::string()
-               : std::string(text, static_cast<size_t>(sqlite3_column_bytes(stmt_, column)));
-  }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-};
-
 class SqliteLogIndex final : public LogIndex {
  public:
   explicit SqliteLogIndex(std::filesystem::path path) : path_(std::move(path)) {}
@@ -220,141 +105,39 @@ class SqliteLogIndex final : public LogIndex {
   absl::StatusOr<std::vector<IndexedSegment>> ListSegments(const std::string& job_id) override;
 
  private:
-  struct Db {
-    sqlite3* handle = nullptr;
-    ~Db() { sqlite3_close_v2(handle); }
-  };
-
-  absl::Status Error(const std::string& what) const {
-    std::string message =
-        absl::StrCat("index ", path_.string(), ": ", what, ": ", sqlite3_errmsg(db_.handle));
-    // A full disk passes: callers keep the index and try again later.
-    if ((sqlite3_errcode(db_.handle) & 0xFF) == SQLITE_FULL) {
-      return absl::ResourceExhaustedError(message);
-    }
-    return absl::InternalError(message);
-  }
-  absl::Status Exec(const char* sql, const std::string& what);
-  absl::Status Migrate();
+  absl::Status Error(const std::string& what) const { return db_->Error(what); }
+  absl::Status Exec(const char* sql, const std::string& what) { return db_->Exec(sql, what); }
   // Runs a statement that returns no rows, then resets it.
-  absl::Status Run(Statement& statement, const std::string& what);
+  absl::Status Run(SqliteStatement& statement, const std::string& what) {
+    return db_->Run(statement, what);
+  }
 
   const std::filesystem::path path_;
-  Db db_;  // declared before the statements: closed after they are finalized
-  Statement upsert_job_;
-  Statement ensure_job_;
-  Statement upsert_stream_;
-  Statement upsert_segment_;
-  Statement list_jobs_;
-  Statement list_streams_;
-  Statement list_segments_;
-  Statement upsert_device_step_;
-  Statement list_device_steps_;
-  Statement insert_alert_;
-  Statement list_alerts_;
-  Statement delete_segment_;
-  Statement insert_loss_;
-  Statement list_losses_;
+  // Declared before the statements: closed after they are finalized.
+  std::unique_ptr<IndexConnection> db_;
+  SqliteStatement upsert_job_;
+  SqliteStatement ensure_job_;
+  SqliteStatement upsert_stream_;
+  SqliteStatement upsert_segment_;
+  SqliteStatement list_jobs_;
+  SqliteStatement list_streams_;
+  SqliteStatement list_segments_;
+  SqliteStatement upsert_device_step_;
+  SqliteStatement list_device_steps_;
+  SqliteStatement insert_alert_;
+  SqliteStatement list_alerts_;
+  SqliteStatement delete_segment_;
+  SqliteStatement insert_loss_;
+  SqliteStatement list_losses_;
 };
 
-absl::Status SqliteLogIndex::Exec(const char* sql, const std::string& what) {
-  char* message = nullptr;
-  if (sqlite3_exec(db_.handle, sql, nullptr, nullptr, &message) != SQLITE_OK) {
-    const bool full = (sqlite3_errcode(db_.handle) & 0xFF) == SQLITE_FULL;
-    absl::Status status = absl::Status(
-        full ? absl::StatusCode::kResourceExhausted : absl::StatusCode::kInternal,
-        absl::StrCat("index ", path_.string(), ": ", what, ": ",
-                     message != nullptr ? message : "unknown error"));
-    sqlite3_free(message);
-    return status;
-  }
-  return absl::OkStatus();
-}
-
-absl::Status SqliteLogIndex::Migrate() {
-  int64_t version = 0;
-  {
-    // Finalized before migrating: COMMIT fails while a statement is active.
-    Statement version_query;
-    if (version_query.Prepare(db_.handle, "PRAGMA user_version") != SQLITE_OK ||
-        version_query.Step() != SQLITE_ROW) {
-      return Error("cannot read the schema version");
-    }
-    version = version_query.Int(0);
-  }
-  if (version > kSchemaVersion) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "index ", path_.string(), " has schema version ", version, "; this build knows up to ",
-        kSchemaVersion, " (written by a newer trainscope?)"));
-  }
-  for (int64_t from = version; from < kSchemaVersion; ++from) {
-    // One transaction per step: a crash leaves the database at a whole version.
-    const std::string sql = absl::StrCat("BEGIN IMMEDIATE;", kMigrations[from],
-                                         "PRAGMA user_version = ", from + 1, "; COMMIT;");
-    if (absl::Status migrated =
-            Exec(sql.c_str(), absl::StrCat("cannot migrate schema to version ", from + 1));
-        !migrated.ok()) {
-      (void)Exec("ROLLBACK", "rollback");
-      return migrated;
-    }
-  }
-  return absl::OkStatus();
-}
-
 absl::Status SqliteLogIndex::Init() {
-  if (path_.has_parent_path()) {
-    if (absl::Status s = CreateDataDirectories(path_.parent_path()); !s.ok()) {
-      return absl::FailedPreconditionError(absl::StrCat("cannot create the directory of index ",
-                                                        path_.string(), ": ", s.message()));
-    }
-  }
-  // Created here with the data directory's mode; SQLite gives its -wal and
-  // -shm files the database file's mode.
-  if (absl::Status s = EnsureDataFile(path_); !s.ok()) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot create index ", path_.string(), ": ", s.message()));
-  }
-  const int rc =
-      sqlite3_open_v2(path_.c_str(), &db_.handle,
-                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
-  if (rc != SQLITE_OK) {
-    return absl::FailedPreconditionError(
-        absl::StrCat("cannot open index ", path_.string(), ": ",
-                     db_.handle != nullptr ? sqlite3_errmsg(db_.handle) : sqlite3_errstr(rc)));
-  }
-  sqlite3_busy_timeout(db_.handle, 5000);
-  sqlite3_extended_result_codes(db_.handle, 1);
+  absl::StatusOr<std::unique_ptr<IndexConnection>> db = IndexConnection::Open(path_);
+  if (!db.ok()) return db.status();
+  db_ = std::move(*db);
+  if (absl::Status migrated = MigrateIndexSchema(*db_); !migrated.ok()) return migrated;
 
-  {
-    Statement journal;  // scoped: an unfinished statement would block COMMIT below
-    if (journal.Prepare(db_.handle, "PRAGMA journal_mode = WAL") != SQLITE_OK ||
-        journal.Step() != SQLITE_ROW) {
-      const int primary = sqlite3_errcode(db_.handle) & 0xFF;
-      if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT) {
-        return absl::DataLossError(absl::StrCat(
-            "index ", path_.string(), " is damaged (", sqlite3_errmsg(db_.handle),
-            "): restart trainscope-collector on this data directory to set it aside and "
-            "rebuild it from the job logs"));
-      }
-      return Error("cannot switch to WAL journal mode");
-    }
-    if (journal.Text(0) != "wal") {
-      return absl::FailedPreconditionError(
-          absl::StrCat("index ", path_.string(), ": journal mode is '", journal.Text(0),
-                       "', expected 'wal' (is the file on a filesystem without shared memory?)"));
-    }
-  }
-  // Keep -wal and -shm when the collector closes the index: without them a
-  // reader that may not write the directory (an operator's CLI in the
-  // collector's group) cannot open a WAL database at all.
-  int persist_wal = 1;
-  sqlite3_file_control(db_.handle, "main", SQLITE_FCNTL_PERSIST_WAL, &persist_wal);
-  if (absl::Status s = Exec("PRAGMA synchronous = NORMAL", "cannot set synchronous"); !s.ok()) {
-    return s;
-  }
-  if (absl::Status migrated = Migrate(); !migrated.ok()) return migrated;
-
-  const std::pair<Statement*, const char*> statements[] = {
+  const std::pair<SqliteStatement*, const char*> statements[] = {
       {&upsert_job_, kUpsertJob},
       {&ensure_job_, kEnsureJob},
       {&upsert_stream_, kUpsertStream},
@@ -371,17 +154,11 @@ absl::Status SqliteLogIndex::Init() {
       {&list_losses_, kListLosses},
   };
   for (const auto& [statement, sql] : statements) {
-    if (statement->Prepare(db_.handle, sql) != SQLITE_OK)
-      return Error("cannot prepare a statement");
+    if (absl::Status s = db_->Prepare(statement, sql, "cannot prepare a statement"); !s.ok()) {
+      return s;
+    }
   }
   return absl::OkStatus();
-}
-
-absl::Status SqliteLogIndex::Run(Statement& statement, const std::string& what) {
-  const int rc = statement.Step();
-  absl::Status status = rc == SQLITE_DONE ? absl::OkStatus() : Error(what);
-  statement.Reset();
-  return status;
 }
 
 absl::Status SqliteLogIndex::UpsertJob(const std::string& job_id, int64_t created_unix_ns,
@@ -442,7 +219,7 @@ absl::Status SqliteLogIndex::InsertLoss(const std::string& job_id, const Indexed
   if (absl::Status s = Run(ensure_job_, absl::StrCat("cannot insert job ", job_id)); !s.ok()) {
     return s;
   }
-  Statement& st = insert_loss_;
+  SqliteStatement& st = insert_loss_;
   st.Bind(1, job_id);
   st.Bind(2, loss.found_unix_ns);
   st.Bind(3, loss.segment);
@@ -456,7 +233,7 @@ absl::Status SqliteLogIndex::InsertLoss(const std::string& job_id, const Indexed
 
 absl::StatusOr<std::vector<IndexedLoss>> SqliteLogIndex::ListLosses(const std::string& job_id) {
   std::vector<IndexedLoss> losses;
-  Statement& st = list_losses_;
+  SqliteStatement& st = list_losses_;
   st.Bind(1, job_id);
   int rc;
   while ((rc = st.Step()) == SQLITE_ROW) {
@@ -477,11 +254,10 @@ absl::StatusOr<std::vector<IndexedLoss>> SqliteLogIndex::ListLosses(const std::s
 
 absl::Status SqliteLogIndex::DeleteJob(const std::string& job_id) {
   if (absl::Status s = Exec("BEGIN IMMEDIATE", "cannot begin a transaction"); !s.ok()) return s;
-  for (const char* table :
-       {"streams", "segments", "device_steps", "alerts", "losses", "jobs"}) {
-    Statement st;
+  for (const char* table : {"streams", "segments", "device_steps", "alerts", "losses", "jobs"}) {
+    SqliteStatement st;
     const std::string sql = absl::StrCat("DELETE FROM ", table, " WHERE job_id = ?1");
-    if (st.Prepare(db_.handle, sql.c_str()) != SQLITE_OK) {
+    if (st.Prepare(db_->handle(), sql.c_str()) != SQLITE_OK) {
       absl::Status s = Error(absl::StrCat("cannot prepare the deletion from ", table));
       (void)Exec("ROLLBACK", "rollback");
       return s;
@@ -505,7 +281,7 @@ absl::Status SqliteLogIndex::UpsertDeviceSteps(const std::string& job_id,
   }
   if (absl::Status s = Exec("BEGIN", "cannot begin a transaction"); !s.ok()) return s;
   for (const IndexedDeviceStep& d : steps) {
-    Statement& st = upsert_device_step_;
+    SqliteStatement& st = upsert_device_step_;
     st.Bind(1, job_id);
     st.Bind(2, ToSql(d.step));
     st.Bind(3, static_cast<int64_t>(d.rank));
@@ -536,7 +312,7 @@ absl::Status SqliteLogIndex::UpsertDeviceSteps(const std::string& job_id,
 absl::StatusOr<std::vector<IndexedDeviceStep>> SqliteLogIndex::ListDeviceSteps(
     const std::string& job_id, uint64_t first_step, uint64_t last_step) {
   std::vector<IndexedDeviceStep> steps;
-  Statement& st = list_device_steps_;
+  SqliteStatement& st = list_device_steps_;
   st.Bind(1, job_id);
   st.Bind(2, ToSql(first_step));
   st.Bind(3, ToSql(last_step));
@@ -568,7 +344,7 @@ absl::Status SqliteLogIndex::InsertAlert(const trainscope::v1::Alert& alert) {
       !s.ok()) {
     return s;
   }
-  Statement& st = insert_alert_;
+  SqliteStatement& st = insert_alert_;
   st.Bind(1, alert.job_id());
   st.Bind(2, ToSql(alert.alert_id()));
   st.Bind(3, static_cast<int64_t>(alert.state()));
@@ -583,7 +359,7 @@ absl::Status SqliteLogIndex::InsertAlert(const trainscope::v1::Alert& alert) {
 absl::StatusOr<std::vector<trainscope::v1::Alert>> SqliteLogIndex::ListAlerts(
     const std::string& job_id, const trainscope::v1::AlertQuery& query) {
   std::vector<trainscope::v1::Alert> rows;
-  Statement& st = list_alerts_;
+  SqliteStatement& st = list_alerts_;
   st.Bind(1, job_id);
   st.Bind(2, ToSql(query.after_alert_id()));
   st.Bind(3, query.rule());
@@ -626,7 +402,7 @@ absl::StatusOr<std::vector<IndexedStream>> SqliteLogIndex::ListStreams(const std
   list_streams_.Bind(1, job_id);
   int rc;
   while ((rc = list_streams_.Step()) == SQLITE_ROW) {
-    const Statement& row = list_streams_;
+    const SqliteStatement& row = list_streams_;
     streams.push_back({.rank = static_cast<uint32_t>(row.Int(0)),
                        .agent_instance_id = FromSql(row.Int(1)),
                        .restart_count = static_cast<uint32_t>(row.Int(2)),
@@ -669,62 +445,7 @@ absl::StatusOr<std::vector<IndexedSegment>> SqliteLogIndex::ListSegments(
 }  // namespace
 
 absl::StatusOr<std::string> LogIndex::CheckOrSetAside(const std::filesystem::path& db_path) {
-  std::error_code ec;
-  if (!std::filesystem::exists(db_path, ec)) {
-    return absl::StrCat("index ", db_path.string(),
-                        " was missing: rebuilt from the job logs (jobs, streams, segments; "
-                        "step metrics and alerts come back as jobs are analysed again)");
-  }
-  std::string problem;
-  {
-    sqlite3* db = nullptr;
-    int rc = sqlite3_open_v2(db_path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX,
-                             nullptr);
-    if (rc == SQLITE_OK) {
-      sqlite3_busy_timeout(db, 5000);
-      sqlite3_stmt* stmt = nullptr;
-      rc = sqlite3_prepare_v2(db, "PRAGMA quick_check", -1, &stmt, nullptr);
-      if (rc == SQLITE_OK) rc = sqlite3_step(stmt);
-      if (rc == SQLITE_ROW) {
-        const auto* text = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
-        const std::string verdict = text != nullptr ? text : "";
-        if (verdict != "ok") problem = absl::StrCat("quick_check says: ", verdict);
-      } else {
-        const int primary = rc & 0xFF;
-        if (primary == SQLITE_NOTADB || primary == SQLITE_CORRUPT) {
-          problem = sqlite3_errmsg(db);
-        } else {
-          // Busy, no permission...: not damage; let Open report it.
-          sqlite3_finalize(stmt);
-          sqlite3_close_v2(db);
-          return std::string();
-        }
-      }
-      sqlite3_finalize(stmt);
-    } else {
-      problem = db != nullptr ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    }
-    sqlite3_close_v2(db);
-  }
-  if (problem.empty()) return std::string();
-  const std::string aside = absl::StrCat(
-      db_path.string(), ".damaged-", absl::ToUnixSeconds(absl::Now()));
-  std::filesystem::rename(db_path, aside, ec);
-  if (ec) {
-    return absl::FailedPreconditionError(absl::StrCat("index ", db_path.string(),
-                                                      " is damaged (", problem,
-                                                      ") and cannot be moved aside: ",
-                                                      ec.message()));
-  }
-  for (const char* suffix : {"-wal", "-shm"}) {
-    const std::filesystem::path side = db_path.string() + suffix;
-    if (std::filesystem::exists(side, ec)) {
-      std::filesystem::rename(side, aside + suffix, ec);
-    }
-  }
-  return absl::StrCat("index ", db_path.string(), " was damaged (", problem, "): moved to ",
-                      aside, " and rebuilt from the job logs (jobs, streams, segments; step "
-                      "metrics and alerts come back as jobs are analysed again)");
+  return CheckIndexOrSetAside(db_path);
 }
 
 absl::StatusOr<std::unique_ptr<LogIndex>> LogIndex::Open(const std::filesystem::path& db_path) {

@@ -12,6 +12,10 @@
 // runs with synchronous=NORMAL (a power loss may lose its last transactions,
 // never corrupt it). The schema version is PRAGMA user_version.
 //
+// This class reads and writes the rows; the connection and the file's
+// settings are IndexConnection's, the schema and its migrations
+// index_schema.h's, the start-up check of a damaged file index_set_aside.h's.
+//
 // Threading: one connection per instance, not thread-safe; several instances
 // (one per job pipeline) may share the file: SQLite serialises the writers
 // (busy timeout 5 s).
@@ -26,6 +30,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "trainscope/collector/store/index_schema.h"
 #include "trainscope/collector/store/job_log.h"
 #include "trainscope/v1/alerts.pb.h"
 
@@ -96,7 +101,7 @@ class LogIndex {
  public:
   // Current schema version (PRAGMA user_version). Opening a database written
   // by a newer version fails with FAILED_PRECONDITION.
-  static constexpr int kSchemaVersion = 4;
+  static constexpr int kSchemaVersion = kIndexSchemaVersion;
 
   // Creates the file (and its parent directory) if needed.
   static absl::StatusOr<std::unique_ptr<LogIndex>> Open(const std::filesystem::path& db_path);
@@ -130,8 +135,9 @@ class LogIndex {
   virtual absl::Status UpsertDeviceSteps(const std::string& job_id,
                                          const std::vector<IndexedDeviceStep>& steps) = 0;
   // A job's device steps with first_step <= step <= last_step, by (step, rank).
-  virtual absl::StatusOr<std::vector<IndexedDeviceStep>> ListDeviceSteps(
-      const std::string& job_id, uint64_t first_step, uint64_t last_step) = 0;
+  virtual absl::StatusOr<std::vector<IndexedDeviceStep>> ListDeviceSteps(const std::string& job_id,
+                                                                         uint64_t first_step,
+                                                                         uint64_t last_step) = 0;
   // Keyed by (job_id, alert_id, state): a raise and its clear are two rows.
   virtual absl::Status InsertAlert(const trainscope::v1::Alert& alert) = 0;
   // A job's alerts in the order they happened (a clear after its raise),
