@@ -3,6 +3,7 @@
 #include "absl/strings/str_cat.h"
 #include "trainscope/collector/ingest/bad_input.h"
 #include "trainscope/proto/protocol.h"
+#include "trainscope/proto/protocol_version.h"
 
 namespace trainscope::collector {
 
@@ -16,11 +17,11 @@ absl::Status ValidateHello(const v1::Hello& hello) {
   auto invalid = [](absl::string_view field, const std::string& message) {
     return BadInput(absl::StatusCode::kInvalidArgument, field, message);
   };
-  if (hello.protocol_version() != kProtocolVersion) {
-    return BadInput(absl::StatusCode::kFailedPrecondition, "hello.protocol_version",
-                    absl::StrCat("hello.protocol_version: ", hello.protocol_version(),
-                                 " is not supported; this collector speaks protocol version ",
-                                 kProtocolVersion, " (trainscope ", kTrainscopeVersion, ")"));
+  // Refused only when the agent's versions and ours do not meet.
+  if (absl::StatusOr<uint32_t> version = protocol::NegotiateProtocolVersion(
+          protocol::AgentVersionRange(hello), protocol::OwnVersionRange(), hello.agent_version());
+      !version.ok()) {
+    return BadInput(version.status().code(), "hello.protocol_version", version.status().message());
   }
   if (absl::Status s = ValidateJobId(hello.job_id(), "hello.job_id"); !s.ok()) return s;
   if (hello.world_size() < 1 || hello.world_size() > kMaxWorldSize) {

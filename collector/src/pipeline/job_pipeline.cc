@@ -7,6 +7,7 @@
 #include "absl/strings/str_cat.h"
 #include "trainscope/collector/ingest/hello_validator.h"
 #include "trainscope/collector/store/recovery_audit.h"
+#include "trainscope/proto/protocol.h"
 
 namespace trainscope::collector {
 namespace {
@@ -366,6 +367,7 @@ void JobPipeline::DoAttach(AttachRequest& request,
 
   after_sync_.push_back([this, id, resume, appended, ack_token = std::move(admitted->ack_token),
                          recording = hello.recording(),
+                         protocol_version = std::min(hello.protocol_version(), kProtocolVersion),
                          done = std::move(done)](const absl::Status& sync_status) mutable {
     absl::Status status = appended.ok() ? sync_status : appended;
     AgentStreamTable::Connection* connection = streams_.Find(id);
@@ -385,6 +387,8 @@ void JobPipeline::DoAttach(AttachRequest& request,
     ack->set_recording(commands_.recording().value_or(recording));
     ack->set_sampling_period(commands_.sampling_period());
     ack->set_max_message_bytes(options_.max_message_bytes);
+    // The highest version both speak (ValidateHello checked the ranges meet).
+    ack->set_protocol_version(protocol_version);
     if (commands_.loss_contribution().has_value()) {
       ack->set_loss_contribution(*commands_.loss_contribution());
     }

@@ -11,6 +11,7 @@
 #include "gtest/gtest.h"
 #include "testing/collector_test_util.h"
 #include "trainscope/collector/adapters/collector_server.h"
+#include "trainscope/proto/protocol.h"
 #include "trainscope/v1/agent.grpc.pb.h"
 #include "trainscope/v1/commands.grpc.pb.h"
 #include "zmq.hpp"
@@ -19,6 +20,7 @@ namespace trainscope::collector {
 namespace {
 
 using testing::BatchMessage;
+using ::testing::AllOf;
 using ::testing::HasSubstr;
 using testing::HelloMessage;
 using testing::MakeBatch;
@@ -98,7 +100,51 @@ TEST_F(GrpcAgentServiceTest, WrongProtocolVersionIsFailedPrecondition) {
   hello.set_protocol_version(99);
   StreamResult result = RunStream({HelloMessage(hello)});
   EXPECT_EQ(result.status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
-  EXPECT_THAT(result.status.error_message(), HasSubstr("hello.protocol_version: 99"));
+  EXPECT_THAT(result.status.error_message(),
+              AllOf(HasSubstr("hello.protocol_version"), HasSubstr("protocol version 99")));
+  EXPECT_EQ(server_->counters().count("hello.protocol_version"), 1u);
+}
+
+// Hand-built Hellos of agents of other versions: the collector speaks
+// [kMinProtocolVersion, kProtocolVersion] and refuses only a range that does
+// not meet it, naming both ends' versions.
+TEST_F(GrpcAgentServiceTest, AnOlderAgentWithoutAVersionRangeIsServedInItsVersion) {
+  v1::Hello hello = MakeHello("old", 0, 1, 1);
+  hello.set_protocol_version(kMinProtocolVersion);  // no min_protocol_version: before negotiation
+  hello.set_agent_version("0.0.9");
+  StreamResult result = RunStream({HelloMessage(hello), BatchMessage(MakeBatch(1)), Goodbye()});
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  ASSERT_FALSE(result.controls.empty());
+  ASSERT_TRUE(result.controls.front().has_hello_ack());
+  EXPECT_EQ(result.controls.front().hello_ack().protocol_version(), kMinProtocolVersion);
+  EXPECT_EQ(result.acks(), (std::vector<uint64_t>{1}));
+}
+
+TEST_F(GrpcAgentServiceTest, ANewerAgentThatStillSpeaksOurVersionIsServedInOurs) {
+  v1::Hello hello = MakeHello("new", 0, 1, 1);
+  hello.set_protocol_version(kProtocolVersion + 3);
+  hello.set_min_protocol_version(kMinProtocolVersion);
+  hello.set_agent_version("9.0.0");
+  StreamResult result = RunStream({HelloMessage(hello), BatchMessage(MakeBatch(1)), Goodbye()});
+  ASSERT_TRUE(result.status.ok()) << result.status.error_message();
+  ASSERT_TRUE(result.controls.front().has_hello_ack());
+  EXPECT_EQ(result.controls.front().hello_ack().protocol_version(), kProtocolVersion);
+  EXPECT_EQ(result.acks(), (std::vector<uint64_t>{1}));
+}
+
+TEST_F(GrpcAgentServiceTest, AnAgentWithNoVersionInCommonIsRefusedNamingBoth) {
+  v1::Hello hello = MakeHello("newest", 0, 1, 1);
+  hello.set_protocol_version(kProtocolVersion + 5);
+  hello.set_min_protocol_version(kProtocolVersion + 2);
+  hello.set_agent_version("9.9.0");
+  StreamResult result = RunStream({HelloMessage(hello)});
+  EXPECT_EQ(result.status.error_code(), grpc::StatusCode::FAILED_PRECONDITION);
+  EXPECT_THAT(result.status.error_message(),
+              AllOf(HasSubstr("trainscope 9.9.0"),
+                    HasSubstr(absl::StrCat("protocol versions ", kProtocolVersion + 2, " to ",
+                                           kProtocolVersion + 5)),
+                    HasSubstr(absl::StrCat("trainscope ", kTrainscopeVersion)),
+                    HasSubstr("upgrade the collector")));
   EXPECT_EQ(server_->counters().count("hello.protocol_version"), 1u);
 }
 

@@ -17,16 +17,25 @@ v1::Hello Valid() { return MakeHello("job-1", 2, 4, 0x1234); }
 
 TEST(HelloValidatorTest, AcceptsValidHello) { EXPECT_TRUE(ValidateHello(Valid()).ok()); }
 
-TEST(HelloValidatorTest, WrongProtocolVersionIsFailedPreconditionNamingBothVersions) {
+TEST(HelloValidatorTest, AProtocolVersionWeDoNotSpeakIsFailedPreconditionNamingBothVersions) {
   v1::Hello hello = Valid();
-  hello.set_protocol_version(kProtocolVersion + 41);
+  hello.set_protocol_version(kProtocolVersion + 41);  // and no older one (no minimum)
   absl::Status s = ValidateHello(hello);
   EXPECT_EQ(s.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(s.message()), HasSubstr("hello.protocol_version"));
   EXPECT_THAT(std::string(s.message()),
-              HasSubstr("hello.protocol_version: " + std::to_string(kProtocolVersion + 41)));
+              HasSubstr("agent speaks protocol version " + std::to_string(kProtocolVersion + 41)));
   EXPECT_THAT(std::string(s.message()),
-              HasSubstr("protocol version " + std::to_string(kProtocolVersion)));
+              HasSubstr("collector (trainscope " + std::string(kTrainscopeVersion) +
+                        ") speaks protocol version " + std::to_string(kProtocolVersion)));
   EXPECT_EQ(BadInputCause(s), "hello.protocol_version");
+}
+
+TEST(HelloValidatorTest, ANewerAgentThatAlsoSpeaksOurVersionIsAccepted) {
+  v1::Hello hello = Valid();
+  hello.set_protocol_version(kProtocolVersion + 41);
+  hello.set_min_protocol_version(kProtocolVersion);
+  EXPECT_TRUE(ValidateHello(hello).ok());
 }
 
 TEST(HelloValidatorTest, BadJobIdsAreRefusedNamingTheField) {

@@ -6,8 +6,13 @@
 
 namespace trainscope {
 
-// Sent in Hello.protocol_version; the collector refuses any other value.
+// The newest protocol version this build speaks (Hello.protocol_version),
+// and the oldest it still speaks (Hello.min_protocol_version): an agent and
+// a collector use the highest version both speak (protocol_version.h). Raise
+// kProtocolVersion with each wire change; raise kMinProtocolVersion only when
+// the code for an old version is removed.
 inline constexpr uint32_t kProtocolVersion = 1;
+inline constexpr uint32_t kMinProtocolVersion = 1;
 
 // Largest gRPC message either end accepts. An agent sizes its batches well
 // below it; a larger message is refused by gRPC before it is decoded.

@@ -28,7 +28,8 @@ using ::trainscope::protocol::IsValidJobId;
 // protocol::ValidateJobId tagged with a BadInput cause (`field`).
 absl::Status ValidateJobId(absl::string_view job_id, absl::string_view field);
 
-// FAILED_PRECONDITION for a protocol version other than kProtocolVersion,
+// FAILED_PRECONDITION when the agent's protocol versions and this
+// collector's do not meet (protocol::NegotiateProtocolVersion),
 // INVALID_ARGUMENT for any other bad field.
 absl::Status ValidateHello(const trainscope::v1::Hello& hello);
 
