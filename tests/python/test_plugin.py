@@ -560,3 +560,52 @@ def test_cupti_hand_over_rules(trainscope_module, monkeypatch, capfd):
     session._profiler_stopped()
     session._take_cupti_from_a_finished_profiler()
     assert native.calls == []
+
+
+def test_gpu_memory_per_step_comes_from_the_device(trainscope_module, collector, request,
+                                                   monkeypatch):
+    """On a CUDA rank each step mark carries the caching allocator's allocated,
+    peak and reserved bytes (torch.cuda, faked here: no GPU) instead of the
+    process's resident set; a CPU rank reports its resident set and no
+    reserved figure."""
+    ts = trainscope_module
+    from trainscope import _logged_event as K
+    job = job_name(request)
+    model, optimizer = make_model()
+    calls = {"n": 0}
+
+    def allocated(*args, **kwargs):
+        calls["n"] += 1
+        return 1_000_000 * calls["n"]
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_initialized", lambda: True)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    monkeypatch.setattr(torch.cuda, "memory_allocated", allocated)
+    monkeypatch.setattr(torch.cuda, "max_memory_allocated", lambda *a, **k: 7_000_000)
+    monkeypatch.setattr(torch.cuda, "memory_reserved", lambda *a, **k: 9_000_000)
+    ts.attach(collector=collector.address, job=job, halt_grace_s=None, gpu=False)
+    try:
+        assert ts.session().identity.device == "cuda:0"
+        train(model, optimizer, 3)
+    finally:
+        ts.detach()
+    monkeypatch.undo()
+    counters = {}
+    for e in of_kind(collector.events(job), K.COUNTER):
+        counters.setdefault(e.name, []).append(e.value)
+    assert counters["memory.allocated_bytes"] == [1_000_000, 2_000_000, 3_000_000], counters
+    assert counters["memory.peak_bytes"] == [7_000_000] * 3
+    assert counters["memory.reserved_bytes"] == [9_000_000] * 3
+
+    ts.attach(collector=collector.address, job=job + "-cpu", halt_grace_s=None, gpu=False)
+    try:
+        train(model, optimizer, 2)
+    finally:
+        ts.detach()
+    counters = {}
+    for e in of_kind(collector.events(job + "-cpu"), K.COUNTER):
+        counters.setdefault(e.name, []).append(e.value)
+    assert len(counters["memory.allocated_bytes"]) == 2
+    assert all(v > 10_000_000 for v in counters["memory.allocated_bytes"])  # a resident set
+    assert "memory.reserved_bytes" not in counters

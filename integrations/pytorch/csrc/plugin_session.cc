@@ -43,6 +43,7 @@ absl::StatusOr<std::unique_ptr<PluginSession>> PluginSession::Start(
   self->flops_name_ = self->agent_->Intern("flops");
   self->memory_allocated_name_ = self->agent_->Intern("memory.allocated_bytes");
   self->memory_peak_name_ = self->agent_->Intern("memory.peak_bytes");
+  self->memory_reserved_name_ = self->agent_->Intern("memory.reserved_bytes");
   self->stage_name_ = self->agent_->Intern("pipeline.stage");
 
   ObserverTargets& t = self->targets_;
@@ -116,7 +117,7 @@ void PluginSession::ControlLoop() {
 
 PluginSession::Boundary PluginSession::OnStepBoundary(
     std::optional<uint64_t> completed_step,
-    std::optional<std::pair<uint64_t, uint64_t>> device_memory) {
+    std::optional<DeviceMemory> device_memory) {
   const int64_t now = agent::Agent::Now();
   const uint64_t completed =
       completed_step.has_value() ? *completed_step : running_step_.load(std::memory_order_relaxed);
@@ -143,10 +144,11 @@ PluginSession::Boundary PluginSession::OnStepBoundary(
   running_step_.store(next, std::memory_order_relaxed);
   agent_->RecordStep(next, now);
   if (agent_->recording()) {
-    const uint64_t allocated = device_memory ? device_memory->first : memory_.ResidentBytes();
-    const uint64_t peak = device_memory ? device_memory->second : memory_.PeakResidentBytes();
+    const uint64_t allocated = device_memory ? device_memory->allocated : memory_.ResidentBytes();
+    const uint64_t peak = device_memory ? device_memory->peak : memory_.PeakResidentBytes();
     agent_->RecordCounter(memory_allocated_name_, allocated, now);
     agent_->RecordCounter(memory_peak_name_, peak, now);
+    if (device_memory) agent_->RecordCounter(memory_reserved_name_, device_memory->reserved, now);
     const int64_t stage = stage_.load(std::memory_order_relaxed);
     if (stage >= 0) agent_->RecordCounter(stage_name_, static_cast<uint64_t>(stage), now);
   }

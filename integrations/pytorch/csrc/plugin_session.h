@@ -78,11 +78,18 @@ class PluginSession {
     bool halt = false;  // raise HaltRequested now (reported once)
     std::string reason;
   };
+  // The accelerator's memory as its caching allocator reports it (torch.cuda).
+  struct DeviceMemory {
+    uint64_t allocated = 0;  // held by tensors now
+    uint64_t peak = 0;       // the most ever held by tensors (since the last reset)
+    uint64_t reserved = 0;   // held by the allocator from the device (allocated + cached)
+  };
   // `completed_step`: the index of the step that just ended (explicit loops),
-  // nullopt: one more than before. `device_memory`: (allocated, peak) bytes of
-  // the accelerator, nullopt: the process's resident set is reported.
+  // nullopt: one more than before. `device_memory`: the accelerator's memory
+  // (memory.allocated_bytes, memory.peak_bytes, memory.reserved_bytes);
+  // nullopt: the process's resident set and its peak are reported instead.
   Boundary OnStepBoundary(std::optional<uint64_t> completed_step,
-                          std::optional<std::pair<uint64_t, uint64_t>> device_memory);
+                          std::optional<DeviceMemory> device_memory);
   // The training loop reached the halting boundary: the watchdog stands down.
   void HaltHandled() { watchdog_.Disarm(); }
 
@@ -142,6 +149,7 @@ class PluginSession {
   agent::StringId flops_name_ = agent::kEmptyString;
   agent::StringId memory_allocated_name_ = agent::kEmptyString;
   agent::StringId memory_peak_name_ = agent::kEmptyString;
+  agent::StringId memory_reserved_name_ = agent::kEmptyString;
   agent::StringId stage_name_ = agent::kEmptyString;
   std::atomic<int64_t> stage_{-1};  // -1: not set
   ObserverTargets targets_;

@@ -215,20 +215,21 @@ PYBIND11_MODULE(_C, m) {
       .def(
           "step_boundary",
           [](NativeSession& s, std::optional<uint64_t> completed_step,
-             std::optional<uint64_t> device_allocated,
-             std::optional<uint64_t> device_peak) -> py::object {
-            const bool device = device_allocated.has_value() && device_peak.has_value();
+             std::optional<uint64_t> device_allocated, std::optional<uint64_t> device_peak,
+             std::optional<uint64_t> device_reserved) -> py::object {
+            const bool device = device_allocated.has_value() && device_peak.has_value() &&
+                                device_reserved.has_value();
             char reason[4096];
             uint64_t next = 0;
             const int halt = trainscope_session_step_boundary(
                 s.get(), completed_step.has_value() ? 1 : 0, completed_step.value_or(0),
-                device ? 1 : 0, device_allocated.value_or(0), device_peak.value_or(0), &next,
-                reason, sizeof reason);
+                device ? 1 : 0, device_allocated.value_or(0), device_peak.value_or(0),
+                device_reserved.value_or(0), &next, reason, sizeof reason);
             if (!halt) return py::none();
             return py::str(reason);
           },
           py::arg("completed_step") = py::none(), py::arg("device_allocated") = py::none(),
-          py::arg("device_peak") = py::none(),
+          py::arg("device_peak") = py::none(), py::arg("device_reserved") = py::none(),
           "Marks a step boundary; returns the halt reason when the job halts here, else None")
       .def("halt_handled", [](NativeSession& s) { trainscope_session_halt_handled(s.get()); })
       .def(

@@ -298,13 +298,15 @@ int trainscope_session_start(const trainscope_session_options* options,
 int trainscope_session_step_boundary(trainscope_session* s, int has_completed,
                                      uint64_t completed_step, int has_device_memory,
                                      uint64_t device_allocated, uint64_t device_peak,
-                                     uint64_t* next_step, char* halt_reason,
-                                     size_t halt_reason_len) {
+                                     uint64_t device_reserved, uint64_t* next_step,
+                                     char* halt_reason, size_t halt_reason_len) {
   try {
     std::optional<uint64_t> completed;
     if (has_completed) completed = completed_step;
-    std::optional<std::pair<uint64_t, uint64_t>> device;
-    if (has_device_memory) device.emplace(device_allocated, device_peak);
+    std::optional<PluginSession::DeviceMemory> device;
+    if (has_device_memory) {
+      device = PluginSession::DeviceMemory{device_allocated, device_peak, device_reserved};
+    }
     const PluginSession::Boundary b = s->session->OnStepBoundary(completed, device);
     if (next_step != nullptr) *next_step = b.step;
     CopyOut(b.halt ? b.reason : std::string(), halt_reason, halt_reason_len);

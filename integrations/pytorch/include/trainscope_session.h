@@ -37,7 +37,7 @@ extern "C" {
 
 /* Bumped whenever a struct or signature below changes: an extension built
  * against another version refuses to load (it names both). */
-#define TRAINSCOPE_SESSION_ABI_VERSION 2u
+#define TRAINSCOPE_SESSION_ABI_VERSION 3u
 uint32_t trainscope_session_abi_version(void);
 
 typedef struct trainscope_session trainscope_session;
@@ -159,15 +159,16 @@ int trainscope_session_start(const trainscope_session_options* options,
                              trainscope_session** out, char* error, size_t error_len);
 
 /* A step boundary (has_completed: completed_step is the index of the step
- * that just ended, else one more than before; has_device_memory: allocated
- * and peak bytes of the accelerator, else the process's resident set).
+ * that just ended, else one more than before; has_device_memory: allocated,
+ * peak and reserved bytes of the accelerator as its allocator reports them,
+ * else the process's resident set and its peak, without a reserved figure).
  * Writes the step starting here into *next_step. Returns 1 (once) when the
  * job halts here, with the reason copied into halt_reason; else 0. */
 int trainscope_session_step_boundary(trainscope_session* s, int has_completed,
                                      uint64_t completed_step, int has_device_memory,
                                      uint64_t device_allocated, uint64_t device_peak,
-                                     uint64_t* next_step, char* halt_reason,
-                                     size_t halt_reason_len);
+                                     uint64_t device_reserved, uint64_t* next_step,
+                                     char* halt_reason, size_t halt_reason_len);
 void trainscope_session_halt_handled(trainscope_session* s);
 void trainscope_session_record_phase(trainscope_session* s, uint32_t phase, int64_t start_ns,
                                      int64_t end_ns);

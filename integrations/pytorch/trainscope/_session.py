@@ -131,20 +131,26 @@ class Session:
     # -- training thread --------------------------------------------------
 
     def _device_memory(self):
+        """(allocated, peak, reserved) bytes of this rank's GPU as torch's CUDA
+        caching allocator reports them, or Nones (no CUDA device, CUDA not
+        initialised yet, a failing query): the agent then reports the process's
+        resident set. The peak is torch's max_memory_allocated: since the
+        process started or the script's last torch.cuda.reset_peak_memory_stats
+        (trainscope never resets it: the script may read it too)."""
         if not self._cuda_memory:
-            return None, None
-        # TODO(cuda): untested here (no GPU on this machine); per-step device
-        # memory as torch's CUDA caching allocator reports it.
+            return None, None, None
         try:
-            if torch.cuda.is_initialized():
-                return torch.cuda.memory_allocated(), torch.cuda.max_memory_allocated()
+            cuda = torch.cuda
+            if cuda.is_initialized():
+                return (int(cuda.memory_allocated()), int(cuda.max_memory_allocated()),
+                        int(cuda.memory_reserved()))
         except Exception:
             pass
-        return None, None
+        return None, None, None
 
     def _boundary(self, completed_step: Optional[int]) -> None:
-        allocated, peak = self._device_memory()
-        reason = self._native.step_boundary(completed_step, allocated, peak)
+        allocated, peak, reserved = self._device_memory()
+        reason = self._native.step_boundary(completed_step, allocated, peak, reserved)
         if reason is not None:
             self._halt(reason)
 
