@@ -23,6 +23,7 @@
 #include "trainscope/collector/store/data_dir_files.h"
 #include "trainscope/collector/store/stored_jobs.h"
 #include "trainscope/proto/protocol.h"
+#include "trainscope/tier/tier_role.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:7070",
           "HOST:PORT for agent streams and commands (gRPC); port 0 picks a free one. "
@@ -122,6 +123,39 @@ ABSL_FLAG(bool, insecure, false,
           "serve beyond loopback without encryption and without gating reads (trusted "
           "networks only); without it a non-loopback --listen, --feed, --snapshot or "
           "--metrics-host needs the flags above");
+
+// The collector tier on NATS JetStream (docs/scale.md).
+ABSL_FLAG(std::string, publish, "",
+          "be a node collector: publish this collector's ranks to NATS JetStream at this URL "
+          "(nats://HOST:4222) for a job-level collector; buffered and caught up from the log "
+          "while NATS is away");
+ABSL_FLAG(std::string, upstream, "",
+          "be the job-level collector: consume the node collectors' records from NATS "
+          "JetStream at this URL (durable consumer) and serve the job-wide view and halt");
+ABSL_FLAG(std::string, node_name, "",
+          "this collector's name in the tier (subjects, commands); default: the host name");
+ABSL_FLAG(std::string, publish_events, "all",
+          "what --publish sends of each batch: all (every event) or summary (step marks, "
+          "collectives, loss reports: what cross-host alignment, steps and rules need)");
+ABSL_FLAG(uint64_t, publish_buffer_mb, 256,
+          "MiB of records --publish holds in memory while NATS is away; past it they are "
+          "read back from the log once it is back");
+ABSL_FLAG(std::string, nats_durable, "trainscope-job-level",
+          "--upstream: the durable JetStream consumer's name (a restart resumes from it)");
+ABSL_FLAG(std::string, upstream_job, "",
+          "--upstream: consume this job's records only (one job-level collector per job)");
+ABSL_FLAG(int, nats_ack_wait_s, 10,
+          "--upstream: JetStream redelivers a record not acknowledged (durable here) in this time");
+ABSL_FLAG(int, nats_max_age_s, 86400,
+          "JetStream keeps the tier's records this long (stream retention); 0: no limit");
+ABSL_FLAG(int, nats_duplicate_window_ms, 120000,
+          "JetStream drops a record published again within this time (Nats-Msg-Id); set when "
+          "the tier's streams are first made");
+ABSL_FLAG(std::string, nats_tls_ca, "", "NATS over TLS: verify the server against this CA file");
+ABSL_FLAG(std::string, nats_tls_cert, "",
+          "NATS mutual TLS: this collector's certificate file (with --nats-tls-key)");
+ABSL_FLAG(std::string, nats_tls_key, "", "NATS mutual TLS: the key of --nats-tls-cert");
+ABSL_FLAG(std::string, nats_creds, "", "NATS credentials file (.creds: JWT and NKey seed)");
 
 namespace {
 
@@ -318,8 +352,29 @@ int main(int argc, char** argv) {
       !created.ok()) {
     return Fail(absl::StrCat("--data-dir: ", created.message()));
   }
+  trainscope::tier::TierRoleOptions tier_options;
+  tier_options.publish = absl::GetFlag(FLAGS_publish);
+  tier_options.upstream = absl::GetFlag(FLAGS_upstream);
+  tier_options.node = absl::GetFlag(FLAGS_node_name);
+  tier_options.publish_events = absl::GetFlag(FLAGS_publish_events);
+  tier_options.publish_buffer_mb = absl::GetFlag(FLAGS_publish_buffer_mb);
+  tier_options.durable = absl::GetFlag(FLAGS_nats_durable);
+  tier_options.upstream_job = absl::GetFlag(FLAGS_upstream_job);
+  tier_options.ack_wait_s = absl::GetFlag(FLAGS_nats_ack_wait_s);
+  tier_options.max_age_s = absl::GetFlag(FLAGS_nats_max_age_s);
+  tier_options.duplicate_window_ms = absl::GetFlag(FLAGS_nats_duplicate_window_ms);
+  tier_options.nats.tls_ca = absl::GetFlag(FLAGS_nats_tls_ca);
+  tier_options.nats.tls_cert = absl::GetFlag(FLAGS_nats_tls_cert);
+  tier_options.nats.tls_key = absl::GetFlag(FLAGS_nats_tls_key);
+  tier_options.nats.creds = absl::GetFlag(FLAGS_nats_creds);
+  tier_options.data_dir = options.data_dir;
+  // Before the server: its pipelines hand their records to the publisher.
+  auto tier = trainscope::tier::TierRole::Create(tier_options);
+  if (!tier.ok()) return Fail(std::string(tier.status().message()));
+  options.record_sink = (*tier)->record_sink();
   auto server = trainscope::collector::CollectorServer::Start(options);
   if (!server.ok()) return Fail(std::string(server.status().message()));
+  (*tier)->Start(&(*server)->registry(), &(*server)->counters());
 
   const std::string port_file = absl::GetFlag(FLAGS_port_file);
   if (!port_file.empty()) {
@@ -362,7 +417,9 @@ int main(int argc, char** argv) {
                signal_number == SIGINT ? "SIGINT" : "SIGTERM");
   // A second signal during the shutdown kills at once (default action).
   pthread_sigmask(SIG_UNBLOCK, &signals, nullptr);
+  (*tier)->StopIntake();
   (*server)->Shutdown(absl::Seconds(5));
+  (*tier)->StopPublishing();
   const auto counts = (*server)->counters().Snapshot();
   if (!counts.empty()) {
     std::string line = "trainscope-collector: bad input seen:";

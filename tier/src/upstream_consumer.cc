@@ -1,6 +1,8 @@
 #include "trainscope/tier/upstream_consumer.h"
 
 #include <cstdio>
+#include <fstream>
+#include <system_error>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -36,6 +38,11 @@ void UpstreamConsumer::Stop() {
   }
   if (fetch_thread_.joinable()) fetch_thread_.join();
   if (deliver_thread_.joinable()) deliver_thread_.join();
+  WriteStatus();
+  const Counters c = counters();
+  Notice(absl::StrCat("trainscope-collector: --upstream: ", c.received, " records received, ",
+                      c.duplicates, " duplicates dropped, ", c.acked, " acknowledged, ",
+                      c.streams_opened, " rank streams, ", c.commands_sent, " commands sent"));
   // What was not acknowledged comes again to the next consumer. The sessions
   // stay: the server's shutdown ends them as it ends every stream (the ranks
   // did not vanish, this collector stopped).
@@ -56,6 +63,22 @@ void UpstreamConsumer::Stop() {
 UpstreamConsumer::Counters UpstreamConsumer::counters() const {
   absl::MutexLock lock(&mu_);
   return counters_;
+}
+
+void UpstreamConsumer::WriteStatus() const {
+  if (options_.status_file.empty()) return;
+  const Counters c = counters();
+  const std::filesystem::path tmp = options_.status_file.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << "connected " << (c.connected ? 1 : 0) << "\nreceived " << c.received << "\nduplicates "
+        << c.duplicates << "\nacked " << c.acked << "\nmalformed " << c.malformed << "\nrefused "
+        << c.refused << "\nstreams_opened " << c.streams_opened << "\ncommands_sent "
+        << c.commands_sent << "\nlast_latency_ns " << c.last_latency_ns << "\n";
+    if (!out) return;
+  }
+  std::error_code ec;
+  std::filesystem::rename(tmp, options_.status_file, ec);
 }
 
 void UpstreamConsumer::Notice(absl::string_view line) const {
@@ -408,7 +431,12 @@ void UpstreamConsumer::HandleEvent(Event& event) {
 }
 
 void UpstreamConsumer::DeliverLoop() {
+  absl::Time next_status = absl::InfinitePast();
   for (;;) {
+    if (absl::Now() >= next_status) {
+      WriteStatus();
+      next_status = absl::Now() + absl::Seconds(1);
+    }
     // What to hand to sessions, outside the lock (they call back into it).
     std::vector<std::pair<std::shared_ptr<collector::AgentSession>, v1::AgentMessage>> messages;
     std::vector<std::pair<std::shared_ptr<collector::AgentSession>, std::string>> reads_done;

@@ -199,6 +199,7 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   pipeline_options.halt_policy = options.halt_policy;
   pipeline_options.max_message_bytes = static_cast<uint64_t>(options.max_message_bytes);
   pipeline_options.notice = options.notice;
+  pipeline_options.record_sink = options.record_sink;
   server->registry_ = std::make_unique<JobRegistry>(pipeline_options, options.max_jobs);
   if (absl::Status s = server->registry_->RecoverJobs(); !s.ok()) return s;
 

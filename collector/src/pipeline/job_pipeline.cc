@@ -227,6 +227,11 @@ void JobPipeline::CommitAndComplete() {
   // The analysis sees only what is durable: what failed to sync comes again
   // when the agents resend it.
   if (!pending_analysis_.empty()) {
+    if (sync_status.ok() && options_.record_sink != nullptr) {
+      for (const v1::LogRecord& record : pending_analysis_) {
+        options_.record_sink->OnDurable(job_id_, record);
+      }
+    }
     if (sync_status.ok() && analysis_) analysis_->Submit(std::move(pending_analysis_));
     pending_analysis_.clear();
   }
@@ -580,7 +585,7 @@ void JobPipeline::ExecuteCommand(const JobCommand& command, CommandDone done) {
 
 // Records go to the analysis only after the group commit made them durable.
 void JobPipeline::Analyse(v1::LogRecord record) {
-  if (analysis_) pending_analysis_.push_back(std::move(record));
+  if (analysis_ || options_.record_sink != nullptr) pending_analysis_.push_back(std::move(record));
 }
 
 void JobPipeline::StartAnalysis() {

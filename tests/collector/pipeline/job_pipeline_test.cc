@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -171,6 +172,67 @@ TEST_F(JobPipelineTest, ProbesGoToConnectedStreamsAndRepliesAreLogged) {
   EXPECT_EQ(samples[0].collector_send_unix_ns(), probe.collector_send_unix_ns());
   EXPECT_EQ(samples[0].collector_receive_unix_ns(), probe.collector_send_unix_ns() + 100);
   EXPECT_EQ(samples[0].reply().agent_send_ns(), 6);
+}
+
+// Records what a RecordSink is handed (the tier's publisher in production).
+class RecordingSink : public RecordSink {
+ public:
+  void OnDurable(absl::string_view job_id, const v1::LogRecord& record) override {
+    absl::MutexLock lock(&mu_);
+    seen_.push_back(absl::StrCat(job_id, ":", record.body_case()));
+  }
+  std::vector<std::string> seen() const {
+    absl::MutexLock lock(&mu_);
+    return seen_;
+  }
+
+ private:
+  mutable absl::Mutex mu_;
+  std::vector<std::string> seen_;
+};
+
+TEST_F(JobPipelineTest, ARecordSinkGetsTheStreamsDurableRecordsInLogOrder) {
+  RecordingSink sink;
+  JobPipelineOptions options = Options();
+  options.record_sink = &sink;
+  options.analysis = false;  // the sink alone must still get them
+  auto pipeline = OpenFake(options);
+  auto stream = std::make_shared<FakeAgentStream>();
+  ASSERT_TRUE(Attach(*pipeline, MakeHello("j", 0, 1, 11), stream).ok());
+  for (uint64_t seq = 1; seq <= 2; ++seq) {
+    absl::Notification durable;
+    ASSERT_TRUE(pipeline->AppendBatch(1, Batch(seq), 100, [&](absl::Status) { durable.Notify(); })
+                    .ok());
+    ASSERT_TRUE(durable.WaitForNotificationWithTimeout(kWait));
+  }
+  v1::StreamBatch refused = Batch(3);
+  refused.set_refused_reason("EventBatch.kind: bad");
+  absl::Notification refused_done;
+  ASSERT_TRUE(pipeline->AppendBatch(1, refused, 100, [&](absl::Status) { refused_done.Notify(); })
+                  .ok());
+  ASSERT_TRUE(refused_done.WaitForNotificationWithTimeout(kWait));
+  pipeline->Detach(1, v1::Goodbye(), "goodbye");
+  pipeline->Stop();
+  const std::string opened = absl::StrCat("j:", v1::LogRecord::kStreamOpened);
+  const std::string batch = absl::StrCat("j:", v1::LogRecord::kBatch);
+  const std::string closed = absl::StrCat("j:", v1::LogRecord::kStreamClosed);
+  // The refused batch's marker is logged but not handed on.
+  EXPECT_THAT(sink.seen(), ::testing::ElementsAre(opened, batch, batch, closed));
+}
+
+TEST_F(JobPipelineTest, ARecordSinkGetsNothingThatFailedToSync) {
+  RecordingSink sink;
+  JobPipelineOptions options = Options();
+  options.record_sink = &sink;
+  auto pipeline = OpenFake(options);
+  auto stream = std::make_shared<FakeAgentStream>();
+  ASSERT_TRUE(Attach(*pipeline, MakeHello("j", 0, 1, 11), stream).ok());
+  fake_log_->set_fail_sync(true);
+  absl::Notification done;
+  ASSERT_TRUE(pipeline->AppendBatch(1, Batch(1), 100, [&](absl::Status) { done.Notify(); }).ok());
+  ASSERT_TRUE(done.WaitForNotificationWithTimeout(kWait));
+  pipeline->Stop();
+  EXPECT_EQ(sink.seen().size(), 1u);  // the opening only
 }
 
 TEST_F(JobPipelineTest, WorldSizeMustMatchTheJob) {

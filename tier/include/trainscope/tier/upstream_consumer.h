@@ -31,6 +31,7 @@
 #include <atomic>
 #include <cstdint>
 #include <deque>
+#include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
@@ -66,6 +67,9 @@ struct UpstreamConsumerOptions {
   int64_t max_ack_pending = 4096;  // messages held unacknowledged, at most
   StreamLimits limits;
   uint64_t max_queued_bytes = 256ull << 20;       // batches on their way to the log
+  // Counters() each second as "key value" lines (empty: none); the tests and
+  // operators read <data-dir>/tier/upstream.status.
+  std::filesystem::path status_file;
   std::function<void(absl::string_view)> notice;  // default: stderr
 };
 
@@ -142,6 +146,7 @@ class UpstreamConsumer : public TierStreamEvents {
   void Ack(Pending& pending) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Drop(Pending& pending, bool terminate) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Notice(absl::string_view line) const;
+  void WriteStatus() const;
 
   const UpstreamConsumerOptions options_;
   collector::JobRegistry* const registry_;

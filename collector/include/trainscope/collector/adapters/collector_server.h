@@ -73,6 +73,7 @@ struct CollectorServerOptions {
   trainscope::v1::RulesConfig rules;       // JobPipelineOptions::rules
   trainscope::v1::HaltPolicy halt_policy;  // JobPipelineOptions::halt_policy
   uint64_t max_queued_bytes = 256ull << 20;
+  RecordSink* record_sink = nullptr;  // JobPipelineOptions::record_sink (tier/ --publish)
   uint32_t max_in_flight_per_stream = 8;
   size_t max_jobs = 1024;
   bool use_index = true;

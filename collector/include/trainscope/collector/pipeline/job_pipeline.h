@@ -85,6 +85,7 @@
 #include "trainscope/collector/pipeline/rank_loss_judge.h"
 #include "trainscope/collector/pipeline/rank_step_progress.h"
 #include "trainscope/collector/publish/feed_sink.h"
+#include "trainscope/collector/publish/record_sink.h"
 #include "trainscope/collector/store/job_log.h"
 #include "trainscope/collector/store/log_index.h"
 #include "trainscope/v1/alerts.pb.h"
@@ -101,6 +102,9 @@ struct JobPipelineOptions {
   bool fsync = true;
   bool use_index = true;                             // keep <data_dir>/index.sqlite current
   FeedSink* feed = nullptr;                          // null: no live feed
+  // Gets each stream record once durable (RecordSink), e.g. a node collector's
+  // publisher to the job level (tier/); null: none.
+  RecordSink* record_sink = nullptr;
   BadInputCounters* counters = nullptr;              // null: bad commands are not counted
   absl::Duration probe_interval = absl::Seconds(1);  // zero: no clock probes
   absl::Duration rank_update_interval = absl::Milliseconds(100);

@@ -1,0 +1,196 @@
+"""The collector tier on NATS JetStream (docs/scale.md), with real processes: a
+real nats-server (JetStream, store in a temporary folder, free port), node
+collectors with --publish fed by trainscope-loadgen, and one job-level
+collector with --upstream. The job-level view must be the union of the nodes'
+logs, event for event, through kills and restarts of the server and of a
+node collector; NATS unreachable at start is said and buffered; duplicate
+delivery changes nothing; a halt at the job level stops the ranks of every
+node.
+"""
+
+import os
+import time
+
+import pytest
+
+from conftest import CLI_BIN, COLLECTOR_BIN, DUMP_LOG_EVENTS_BIN, free_port, wait_for
+from tier_util import (LOADGEN_BIN, NATS_SERVER, NatsServer, job_level_collector,
+                       logged_events, node_collector, read_status, start_loadgen, view)
+
+JOB = "tier.job"  # a dot: subjects must escape it
+
+pytestmark = pytest.mark.skipif(
+    not all(os.path.exists(p) for p in (COLLECTOR_BIN, CLI_BIN, LOADGEN_BIN,
+                                        DUMP_LOG_EVENTS_BIN, NATS_SERVER)),
+    reason="needs trainscope-collector, trainscope, trainscope-loadgen, dump_log_events "
+           "(build them) and nats-server (scripts/setup.sh)")
+
+
+def union_of(nodes):
+    events = []
+    for node in nodes:
+        events += logged_events(node.job_dir(JOB))
+    return view(events)
+
+
+def wait_for_union(job_level, nodes, timeout_s=60.0):
+    """Waits until the job level holds exactly the nodes' events; explains when not."""
+    deadline = time.monotonic() + timeout_s
+    while True:
+        want_events, want_steps = union_of(nodes)
+        got_events, got_steps = view(logged_events(job_level.job_dir(JOB)))
+        if want_events and got_events == want_events and got_steps == want_steps:
+            return want_events, want_steps
+        if time.monotonic() > deadline:
+            lines = []
+            for rank in sorted(set(want_events) | set(got_events)):
+                want, got = want_events.get(rank), got_events.get(rank)
+                want_n = sum(want.values()) if want else 0
+                got_n = sum(got.values()) if got else 0
+                extra = sum((got - want).values()) if want and got else got_n
+                lines.append(f"rank {rank}: nodes {want_n} events, job level {got_n} "
+                             f"({extra} not on any node)")
+            pytest.fail("the job-level view is not the union of the nodes:\n" + "\n".join(lines)
+                        + f"\njob level:\n{job_level.output()[-3000:]}"
+                        + f"\nupstream: {read_status(job_level.data_dir / 'tier/upstream.status')}")
+        time.sleep(0.5)
+
+
+def finish(loadgens, timeout_s=120):
+    for p in loadgens:
+        out, err = p.communicate(timeout=timeout_s)
+        assert p.returncode == 0, f"loadgen failed ({p.returncode}):\n{out}\n{err}"
+
+
+def test_job_level_view_is_the_union_of_four_nodes_through_kills(tmp_path):
+    nats = NatsServer(tmp_path / "nats").start()
+    job_level = job_level_collector(tmp_path / "job-level", nats.url).start()
+    nodes = [node_collector(tmp_path / f"node{i}", nats.url, f"node.{i}").start()
+             for i in range(4)]
+    loadgens = []
+    try:
+        for i, node in enumerate(nodes):
+            loadgens.append(start_loadgen(node.address, JOB, first_rank=2 * i, streams=2,
+                                          world_size=8, events=6000, rate=1500,
+                                          summary=tmp_path / f"loadgen{i}.json"))
+        time.sleep(1.0)
+        # NATS goes away mid-run and comes back on the same port and store.
+        nats.kill()
+        time.sleep(1.0)
+        nats.start()
+        time.sleep(0.5)
+        # A node collector is killed mid-run and restarted on its port: its
+        # ranks reconnect and resend, it catches up what it had not published.
+        nodes[2].kill()
+        time.sleep(0.5)
+        nodes[2].start()
+        finish(loadgens)
+        events, steps = wait_for_union(job_level, nodes)
+        assert sorted(events) == list(range(8))
+        for rank in range(8):
+            # Every event each rank recorded reached the job level (loadgen
+            # records 6000 per stream; a starved ring may drop, counted).
+            assert sum(events[rank].values()) > 5000, rank
+            assert len(steps[rank]) > 50, rank
+        status = job_level.status(JOB)
+        assert len(status["ranks"]) == 8
+        publisher = read_status(nodes[0].data_dir / "tier" / "publisher.status")
+        assert int(publisher["published"]) > 0
+        assert publisher["connected"] == "1"
+    finally:
+        for p in loadgens:
+            if p.poll() is None:
+                p.kill()
+        for c in [*nodes, job_level]:
+            c.stop()
+        nats.stop()
+
+
+def test_nats_unreachable_at_start_is_said_buffered_and_caught_up(tmp_path):
+    port = free_port()
+    node = node_collector(tmp_path / "node", f"nats://127.0.0.1:{port}", "lonely").start()
+    nats = NatsServer(tmp_path / "nats", port=port)
+    job_level = None
+    try:
+        # The node acknowledges its ranks without NATS: its log is the truth.
+        finish([start_loadgen(node.address, JOB, 0, 2, 2, 3000, 0, tmp_path / "lg.json")])
+        wait_for(lambda: "cannot reach NATS at nats://127.0.0.1:" + str(port) in node.output(),
+                 20, "the node to say NATS is unreachable")
+        assert "buffering records for the job-level collector" in node.output()
+        status_file = node.data_dir / "tier" / "publisher.status"
+        status = wait_for(lambda: int(read_status(status_file).get("queued", 0)) > 0
+                          and read_status(status_file), 10, "publisher.status to count the buffer")
+        assert status["connected"] == "0"
+        assert int(status["outages"]) == 1, status
+        assert int(status["published"]) == 0, status
+        nats.start()
+        job_level = job_level_collector(tmp_path / "job-level", nats.url).start()
+        events, _ = wait_for_union(job_level, [node])
+        assert sorted(events) == [0, 1]
+        assert "reachable again" in node.output()
+    finally:
+        node.stop()
+        if job_level:
+            job_level.stop()
+        nats.stop()
+
+
+def test_duplicate_delivery_changes_nothing_at_the_job_level(tmp_path):
+    nats = NatsServer(tmp_path / "nats").start()
+    # A short dedup window, so that JetStream lets the node's resend through
+    # and the job-level collector is the one that must drop it.
+    window = ["--nats-duplicate-window-ms=200"]
+    job_level = job_level_collector(tmp_path / "job-level", nats.url, window).start()
+    node = node_collector(tmp_path / "node", nats.url, "dup", extra=window).start()
+    try:
+        finish([start_loadgen(node.address, JOB, 0, 2, 2, 3000, 0, tmp_path / "lg.json")])
+        before = wait_for_union(job_level, [node])
+        upstream = job_level.data_dir / "tier" / "upstream.status"
+        received = int(read_status(upstream).get("received", 0))
+        # The node forgets what JetStream acknowledged and publishes it all again.
+        node.stop()
+        (node.data_dir / "tier" / "published" / JOB).unlink()
+        time.sleep(0.5)  # past the dedup window
+        node.start()
+        wait_for(lambda: int(read_status(upstream).get("received", 0)) >= 2 * received, 30,
+                 "the job level to receive the resend")
+        wait_for(lambda: int(read_status(upstream).get("duplicates", 0)) > 0, 10,
+                 "duplicates to be counted")
+        time.sleep(1.0)
+        after = wait_for_union(job_level, [node])
+        assert after == before
+    finally:
+        node.stop()
+        job_level.stop()
+        nats.stop()
+
+
+def test_a_halt_at_the_job_level_stops_the_ranks_of_every_node(tmp_path):
+    nats = NatsServer(tmp_path / "nats").start()
+    job_level = job_level_collector(tmp_path / "job-level", nats.url).start()
+    nodes = [node_collector(tmp_path / f"node{i}", nats.url, f"h{i}").start() for i in range(2)]
+    loadgens = []
+    try:
+        for i, node in enumerate(nodes):
+            loadgens.append(start_loadgen(node.address, JOB, 2 * i, 2, 4, 0, 500,
+                                          tmp_path / f"lg{i}.json", run_for_ms=60000))
+
+        def all_ranks_seen():
+            r = job_level.cli("status", JOB, "--json", check=False)
+            return r.returncode == 0 and len(__import__("json").loads(r.stdout)["ranks"]) == 4
+
+        wait_for(all_ranks_seen, 30, "the job level to see the 4 ranks")
+        time.sleep(1.0)  # some steps, so that the halt has a boundary
+        job_level.cli("halt", JOB, "--reason", "tier test",
+                      "--token-file", str(job_level.job_dir(JOB) / "token"))
+        for p in loadgens:
+            out, err = p.communicate(timeout=45)
+            assert p.returncode == 3, f"not halted ({p.returncode}):\n{out}\n{err}"
+            assert "halted" in out + err
+    finally:
+        for p in loadgens:
+            if p.poll() is None:
+                p.kill()
+        for c in [*nodes, job_level]:
+            c.stop()
+        nats.stop()
