@@ -41,5 +41,28 @@ TEST(SelectionStateTest, VersionUnchangedWhenNothingChanges) {
   EXPECT_EQ(selection.version(), version);
 }
 
+TEST(SelectionStateTest, DevicesAndLinkAreSelectedTogetherAndVersioned) {
+  SelectionState selection;
+  const uint64_t v0 = selection.devices_version();
+  selection.SelectLink(12, 13);
+  EXPECT_GT(selection.devices_version(), v0);
+  EXPECT_EQ(selection.selected_link(), std::make_pair(12u, 13u));
+  EXPECT_TRUE(selection.IsSelected(12));
+  EXPECT_TRUE(selection.IsSelected(13));
+  EXPECT_FALSE(selection.IsSelected(14));
+  const uint64_t v1 = selection.devices_version();
+  selection.SelectLink(12, 13);  // the same: no change
+  EXPECT_EQ(selection.devices_version(), v1);
+  selection.SelectDevices({4, 5, 4});  // a lasso drops the link
+  EXPECT_FALSE(selection.selected_link().has_value());
+  EXPECT_EQ(selection.selected_ranks(), (std::set<uint32_t>{4, 5}));
+  EXPECT_GT(selection.devices_version(), v1);
+  selection.ClearDevices();
+  EXPECT_TRUE(selection.selected_ranks().empty());
+  // The step selection is untouched by device selections.
+  selection.OnStepClosed(3);
+  EXPECT_EQ(selection.selected_step(), 3u);
+}
+
 }  // namespace
 }  // namespace trainscope::viewer

@@ -67,8 +67,11 @@ SyntheticJob GenerateSyntheticJob(const SyntheticJobOptions& options) {
   out.job.recording = true;
   for (uint32_t r = 0; r < devices; ++r) {
     const uint32_t stage = std::min(stages - 1, r / replicas);
-    const std::string host = "node-" + std::to_string(r * hosts / devices);
-    out.devices.push_back({r, stage, host});
+    const uint32_t host_index = r * hosts / devices;
+    const std::string host = "node-" + std::to_string(host_index);
+    const std::string rack =
+        options.racks == 0 ? "" : "rack-" + std::to_string(host_index * options.racks / hosts);
+    out.devices.push_back({r, stage, host, rack});
     out.job.ranks.push_back({r, host, 1000 + r, true, 0});
   }
   auto raw_offset = [&](uint32_t r) {
@@ -333,6 +336,18 @@ SyntheticJob GenerateSyntheticJob(const SyntheticJobOptions& options) {
       alert.text = "rank " + std::to_string(r) + " computes " +
                    std::to_string(static_cast<int>(100 * (alert.value / alert.baseline - 1))) +
                    "% longer than the other devices";
+      out.alerts.push_back(alert);
+    }
+    if (options.slow_link.has_value() && step == options.straggler_from_step) {
+      // As the collector's slow_link rule words it: sender, receiver.
+      Alert alert;
+      alert.job = options.job_id;
+      alert.step = step;
+      alert.ranks = {options.slow_link->first, options.slow_link->second};
+      alert.metric = "bytes_per_second";
+      alert.rule = "slow_link";
+      alert.text = "link " + std::to_string(options.slow_link->first) + "->" +
+                   std::to_string(options.slow_link->second) + " is slow";
       out.alerts.push_back(alert);
     }
     out.steps.push_back(std::move(record));

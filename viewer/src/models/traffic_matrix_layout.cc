@@ -68,6 +68,23 @@ Color TrafficMatrixLayout::HeatColor(double fraction) {
   return Rgba(mix(252, 127, t), mix(141, 0, t), mix(89, 0, t));
 }
 
+void TrafficMatrixLayout::SetFocus(const std::set<uint32_t>& ranks) {
+  if (ranks == focus_) return;
+  focus_ = ranks;
+  dirty_ = true;
+}
+
+void TrafficMatrixLayout::SetSelectedLink(std::optional<std::pair<uint32_t, uint32_t>> link) {
+  if (link == selected_link_) return;
+  selected_link_ = link;
+  dirty_ = true;
+}
+
+const TrafficModel::Matrix& TrafficMatrixLayout::shown() {
+  if (dirty_ || built_version_ != model_->version()) Rebuild();
+  return focus_.empty() ? model_->matrix() : focused_;
+}
+
 const DrawList& TrafficMatrixLayout::Draw() {
   if (dirty_ || built_version_ != model_->version()) Rebuild();
   return list_;
@@ -78,7 +95,8 @@ void TrafficMatrixLayout::Rebuild() {
   built_version_ = model_->version();
   list_.Clear();
   boxes_.clear();
-  const TrafficModel::Matrix& m = model_->matrix();
+  if (!focus_.empty()) focused_ = TrafficModel::Restrict(model_->matrix(), focus_);
+  const TrafficModel::Matrix& m = focus_.empty() ? model_->matrix() : focused_;
   const size_t n = m.size();
   list_.backgrounds.push_back(
       {{0, 0, static_cast<float>(width_), static_cast<float>(height_)}, kBackgroundColor});
@@ -169,11 +187,34 @@ void TrafficMatrixLayout::Rebuild() {
 
   // The cell with the most transfer time, outlined so it is found at once
   // even where cells are a pixel wide.
-  if (const auto heaviest = model_->HeaviestCell()) {
+  if (const auto heaviest = TrafficModel::HeaviestCell(m)) {
     const RectF r = CellRect(heaviest->first, heaviest->second);
     const float grow = std::max(0.0f, (8 - r.w) / 2);
     list_.overlay_rects.push_back(
         {{r.x - grow - 1, r.y - grow - 1, r.w + 2 * grow + 2, r.h + 2 * grow + 2}, 0, kTextColor});
+  }
+
+  // The link selected in another view (or its alert), outlined in blue.
+  if (selected_link_.has_value()) {
+    const auto a = m.IndexOf(selected_link_->first), b = m.IndexOf(selected_link_->second);
+    if (a && b) {
+      const RectF r = CellRect(*a, *b);
+      const float grow = std::max(0.0f, (12 - r.w) / 2);
+      list_.overlay_rects.push_back(
+          {{r.x - grow - 3, r.y - grow - 3, r.w + 2 * grow + 6, r.h + 2 * grow + 6},
+           0,
+           Rgba(25, 118, 210)});
+      list_.overlay_rects.push_back(
+          {{r.x - grow - 4, r.y - grow - 4, r.w + 2 * grow + 8, r.h + 2 * grow + 8},
+           0,
+           Rgba(25, 118, 210)});
+    }
+  }
+  if (!focus_.empty()) {
+    list_.texts.push_back({8, 32,
+                           Cat("showing the ", n, " selected devices of ", model_->matrix().size(),
+                               " (select none to see all)"),
+                           Rgba(25, 118, 210)});
   }
 
   // Per-row bars: bytes sent (upper half), transfer time as sender (lower).
@@ -289,14 +330,14 @@ RectF TrafficMatrixLayout::CellRect(size_t src, size_t dst) {
 std::optional<std::pair<size_t, size_t>> TrafficMatrixLayout::CellAt(float x, float y) {
   Draw();
   if (cell_ <= 0 || !matrix_.Contains(x, y)) return std::nullopt;
-  const size_t n = model_->matrix().size();
+  const size_t n = shown().size();
   const size_t col = std::min(n - 1, static_cast<size_t>((x - matrix_.x) / cell_));
   const size_t row = std::min(n - 1, static_cast<size_t>((y - matrix_.y) / cell_));
   return std::make_pair(row, col);
 }
 
 std::string TrafficMatrixLayout::CellText(size_t src, size_t dst) {
-  const TrafficModel::Matrix& m = model_->matrix();
+  const TrafficModel::Matrix& m = shown();
   const TrafficModel::Cell& c = m.at(src, dst);
   std::string text = Cat(DeviceName(m.devices[src]), " -> ", DeviceName(m.devices[dst]));
   if (c.steps == 0) return Cat(text, "\nno traffic");
@@ -315,7 +356,7 @@ std::string TrafficMatrixLayout::CellText(size_t src, size_t dst) {
 
 std::string TrafficMatrixLayout::TooltipAt(float x, float y) {
   if (const auto cell = CellAt(x, y)) return CellText(cell->first, cell->second);
-  const TrafficModel::Matrix& m = model_->matrix();
+  const TrafficModel::Matrix& m = shown();
   if (bars_.Contains(x, y) && cell_ > 0) {
     const size_t row = std::min(m.size() - 1, static_cast<size_t>((y - bars_.y) / cell_));
     return Cat(DeviceName(m.devices[row]), " sent ",

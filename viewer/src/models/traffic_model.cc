@@ -126,7 +126,35 @@ std::vector<double> TrafficModel::LinkBandwidths(uint32_t src_rank, uint32_t dst
 }
 
 std::optional<std::pair<size_t, size_t>> TrafficModel::HeaviestCell() {
-  const Matrix& m = matrix();
+  return HeaviestCell(matrix());
+}
+
+TrafficModel::Matrix TrafficModel::Restrict(const Matrix& m, const std::set<uint32_t>& ranks) {
+  Matrix out;
+  std::vector<size_t> keep;
+  for (size_t i = 0; i < m.size(); ++i) {
+    if (ranks.count(m.devices[i].rank) == 0) continue;
+    keep.push_back(i);
+    out.devices.push_back(m.devices[i]);
+  }
+  const size_t k = keep.size();
+  out.cells.resize(k * k);
+  out.row_bytes.assign(k, 0);
+  out.row_ns.assign(k, 0);
+  for (size_t a = 0; a < k; ++a) {
+    for (size_t b = 0; b < k; ++b) {
+      const Cell& c = m.at(keep[a], keep[b]);
+      out.cells[a * k + b] = c;
+      out.row_bytes[a] += c.bytes;
+      out.row_ns[a] += c.duration_ns;
+    }
+  }
+  out.first_step = m.first_step;
+  out.last_step = m.last_step;
+  return out;
+}
+
+std::optional<std::pair<size_t, size_t>> TrafficModel::HeaviestCell(const Matrix& m) {
   std::optional<std::pair<size_t, size_t>> best;
   for (size_t i = 0; i < m.size(); ++i) {
     for (size_t j = 0; j < m.size(); ++j) {

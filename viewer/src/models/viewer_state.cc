@@ -3,7 +3,13 @@
 namespace trainscope::viewer {
 
 ViewerState::ViewerState(MareyModel::Options marey_options)
-    : marey(&names, marey_options), traffic_matrix(&traffic) {}
+    : marey(&names, marey_options),
+      traffic_matrix(&traffic),
+      hierarchy(&traffic),
+      topology(&hierarchy, &trends, &selection),
+      trend(&hierarchy, &trends, &selection),
+      chord(&hierarchy, &selection),
+      hilbert_ring(&hierarchy, &trends, &selection) {}
 
 void ViewerState::AddDevices(const std::vector<DeviceInfo>& devices) {
   bool changed = false;
@@ -13,7 +19,11 @@ void ViewerState::AddDevices(const std::vector<DeviceInfo>& devices) {
       DeviceInfo merged = it->second;
       if (!device.host.empty()) merged.host = device.host;
       if (device.stage != 0) merged.stage = device.stage;
-      if (merged.host == it->second.host && merged.stage == it->second.stage) continue;
+      if (!device.rack.empty()) merged.rack = device.rack;
+      if (merged.host == it->second.host && merged.stage == it->second.stage &&
+          merged.rack == it->second.rack) {
+        continue;
+      }
       it->second = merged;
     }
     changed = true;
@@ -23,6 +33,10 @@ void ViewerState::AddDevices(const std::vector<DeviceInfo>& devices) {
   for (const auto& [rank, info] : devices_) all.push_back(info);
   marey.SetDevices(all);
   traffic.SetDevices(all);
+  std::map<std::string, std::string> racks;
+  for (const DeviceInfo& d : all)
+    if (!d.host.empty() && !d.rack.empty()) racks[d.host] = d.rack;
+  hierarchy.SetRacks(racks);
 }
 
 void ViewerState::AddSteps(const std::vector<StepRecord>& steps) {
@@ -31,6 +45,7 @@ void ViewerState::AddSteps(const std::vector<StepRecord>& steps) {
     overview.AddStep(step);
     marey.AddStep(step);
     traffic.AddStep(step);
+    trends.AddStep(step);
     jobs.OnStep(job_id_, step.step, step.end_ns);
     selection.OnStepClosed(step.step);
     alerts.SetNewestStep(step.step);
@@ -47,6 +62,7 @@ void ViewerState::Load(const JobData& data) {
   job_id_ = data.job.job_id;
   overview.Clear();
   traffic.Clear();
+  trends.Clear();
   marey.Clear();
   alerts.Clear();
   devices_.clear();
@@ -57,6 +73,8 @@ void ViewerState::Load(const JobData& data) {
   for (const Alert& alert : data.alerts) alerts.Add(alert);
   marey.SetAlerts(alerts.alerts());
   overview.SetAlertSteps(alerts.AlertSteps());
+  topology.SetAlerts(alerts.alerts());
+  hilbert_ring.SetAlerts(alerts.alerts());
   loss.Load(data.loss);
   SyncSelection();
 }
@@ -77,6 +95,7 @@ void ViewerState::Apply(FeedCoalescer::Delta delta) {
   if (delta.reset) {
     overview.Clear();
     traffic.Clear();
+    trends.Clear();
     marey.Clear();
     alerts.Clear();
     devices_.clear();
@@ -97,6 +116,8 @@ void ViewerState::Apply(FeedCoalescer::Delta delta) {
     for (const Alert& alert : delta.alerts) alerts.Add(alert);
     marey.SetAlerts(alerts.alerts());
     overview.SetAlertSteps(alerts.AlertSteps());
+    topology.SetAlerts(alerts.alerts());
+    hilbert_ring.SetAlerts(alerts.alerts());
   }
   ApplyLoss(&delta);
   for (std::string& notice : delta.notices) notices_.push_back(std::move(notice));
@@ -123,9 +144,20 @@ const Alert* ViewerState::SelectAlert(size_t row) {
 bool ViewerState::SyncSelection() {
   if (selection.version() == synced_version_) return false;
   synced_version_ = selection.version();
+  // A slow link's alert selects that link in the cluster views.
+  if (alert != nullptr && alert->rule == "slow_link" && alert->ranks.size() >= 2) {
+    selection.SelectLink(alert->ranks[0], alert->ranks[1]);
+  }
   overview.SetSelectedStep(selection.selected_step());
   marey.SetSelectedStep(selection.selected_step());
   return true;
 }
 
 }  // namespace trainscope::viewer
+  // Linked selection: a lasso of two or more devices focuses the matrix on
+  // them; a link (a click, its alert) is outlined in it.
+  const auto link = selection.selected_link();
+  traffic_matrix.SetFocus(!link.has_value() && selection.selected_ranks().size() >= 2
+                              ? selection.selected_ranks()
+                              : std::set<uint32_t>{});
+  traffic_matrix.SetSelectedLink(link);

@@ -66,6 +66,23 @@ void DrawListPainter::Paint(QPainter* painter, const DrawList& list) {
     }
     painter->setRenderHint(QPainter::Antialiasing, false);
   }
+  if (!list.polygons.empty()) {
+    painter->setRenderHint(QPainter::Antialiasing, true);
+    QPolygonF polygon;
+    for (const Polygon& p : list.polygons) {
+      polygon.clear();
+      polygon.reserve(static_cast<qsizetype>(p.points.size()));
+      for (const PointF& point : p.points) polygon.append(QPointF(point.x, point.y));
+      painter->setBrush((p.fill >> 24) != 0 ? QBrush(ToQColor(p.fill)) : QBrush(Qt::NoBrush));
+      if ((p.stroke >> 24) != 0) {
+        painter->setPen(MakePen(p.stroke, p.stroke_width, false));
+      } else {
+        painter->setPen(Qt::NoPen);
+      }
+      painter->drawPolygon(polygon);
+    }
+    painter->setRenderHint(QPainter::Antialiasing, false);
+  }
   PaintRects(painter, list.rects);
   PaintRects(painter, list.overlay_rects);
   painter->setRenderHint(QPainter::Antialiasing, true);

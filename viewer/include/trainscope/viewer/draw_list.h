@@ -6,7 +6,7 @@
 // Usage:
 //   DrawList list;
 //   list.rects.push_back({{x, y, w, h}, kComputeGreen});
-//   painter.Paint(list);  // in order: backgrounds, image, images, quads, rects,
+//   painter.Paint(list);  // in order: backgrounds, image, images, quads, polygons, rects,
 //                         // overlay_rects, polylines, lines, crosses, texts
 //
 // Threading: a plain value.
@@ -94,6 +94,15 @@ struct Text {
   bool vertical = false;  // rotated 90 degrees counter-clockwise
 };
 
+// A filled, optionally outlined polygon, antialiased (the cluster views'
+// nodes, arcs and ribbons).
+struct Polygon {
+  std::vector<PointF> points;
+  Color fill = 0;
+  Color stroke = 0;  // alpha 0: no outline
+  float stroke_width = 1;
+};
+
 struct Cross {
   PointF centre;
   float half_size = 5;
@@ -116,6 +125,7 @@ struct DrawList {
   PixelImage image;
   std::vector<PixelImage> images;
   std::vector<Quad> quads;
+  std::vector<Polygon> polygons;
   std::vector<FilledRect> rects;
   std::vector<FilledRect> overlay_rects;
   std::vector<Polyline> polylines;
@@ -128,6 +138,7 @@ struct DrawList {
     image = {};
     images.clear();
     quads.clear();
+    polygons.clear();
     rects.clear();
     overlay_rects.clear();
     polylines.clear();
@@ -136,7 +147,7 @@ struct DrawList {
     texts.clear();
   }
   size_t PrimitiveCount() const {
-    return backgrounds.size() + quads.size() + rects.size() + overlay_rects.size() +
+    return backgrounds.size() + quads.size() + polygons.size() + rects.size() + overlay_rects.size() +
            polylines.size() + lines.size() + crosses.size() + texts.size() + images.size() +
            (image.pixels.empty() ? 0 : 1);
   }

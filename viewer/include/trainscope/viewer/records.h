@@ -154,6 +154,7 @@ struct DeviceInfo {
   uint32_t rank = 0;
   uint32_t stage = 0;
   std::string host;
+  std::string rack = "";  // empty: unknown (the viewer's --topology file may name it)
 };
 
 // A rule's finding (issue 6). Names job, step, device(s), operator, metric,

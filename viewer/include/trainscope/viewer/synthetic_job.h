@@ -8,7 +8,8 @@
 // last device's kernel has started, plus the transfer), each step begins
 // with a host-to-device copy on stream 9, and the steps carry device time
 // and their top kernels. Every step carries its per-pair traffic (a ring per
-// all-reduce, the pipeline's sends), optionally with one slow link.
+// all-reduce, the pipeline's sends), optionally with one slow link and its
+// slow_link alert; hosts optionally sit in racks.
 //
 // Usage:
 //   SyntheticJob job = GenerateSyntheticJob({.devices = 8, .straggler = 5});
@@ -47,6 +48,9 @@ struct SyntheticJobOptions {
   // long in the steps' per-pair traffic (the ring of each all-reduce).
   std::optional<std::pair<uint32_t, uint32_t>> slow_link;
   double slow_link_factor = 8;
+  // Hosts split evenly into this many racks ("rack-K" in DeviceInfo::rack);
+  // 0: no rack labels.
+  uint32_t racks = 0;
 };
 
 using SyntheticJob = JobData;

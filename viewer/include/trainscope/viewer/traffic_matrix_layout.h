@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,7 +48,13 @@ class TrafficMatrixLayout {
   explicit TrafficMatrixLayout(TrafficModel* model);
 
   void SetViewport(int width, int height);
+  // Linked selection: the matrix shows only these devices (a lasso in the
+  // topology; empty: all of them) and outlines this link's cell in blue.
+  void SetFocus(const std::set<uint32_t>& ranks);
+  void SetSelectedLink(std::optional<std::pair<uint32_t, uint32_t>> link);
   const DrawList& Draw();
+  // The matrix drawn: the model's, or its focused rows and columns.
+  const TrafficModel::Matrix& shown();
   // The (row, column) under a point of the matrix, if any.
   std::optional<std::pair<size_t, size_t>> CellAt(float x, float y);
   RectF CellRect(size_t src, size_t dst);
@@ -66,6 +73,9 @@ class TrafficMatrixLayout {
   std::string CellText(size_t src, size_t dst);
 
   TrafficModel* model_;
+  std::set<uint32_t> focus_;
+  std::optional<std::pair<uint32_t, uint32_t>> selected_link_;
+  TrafficModel::Matrix focused_;
   int width_ = 800;
   int height_ = 600;
   uint64_t built_version_ = UINT64_MAX;

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -86,6 +87,9 @@ class TrafficModel {
   // The ordered pair with the most transfer time (ties: fewer bytes per
   // second, then lower indices); nullopt without traffic.
   std::optional<std::pair<size_t, size_t>> HeaviestCell();
+  static std::optional<std::pair<size_t, size_t>> HeaviestCell(const Matrix& m);
+  // The rows and columns of these ranks only (their order kept).
+  static Matrix Restrict(const Matrix& m, const std::set<uint32_t>& ranks);
 
   static BoxStats Box(std::vector<double> values);
 

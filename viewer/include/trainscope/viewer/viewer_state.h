@@ -20,7 +20,10 @@
 #include <vector>
 
 #include "trainscope/viewer/alerts_model.h"
+#include "trainscope/viewer/chord_layout.h"
+#include "trainscope/viewer/cluster_hierarchy.h"
 #include "trainscope/viewer/feed_coalescer.h"
+#include "trainscope/viewer/hilbert_ring_layout.h"
 #include "trainscope/viewer/jobs_model.h"
 #include "trainscope/viewer/loss_model.h"
 #include "trainscope/viewer/marey_model.h"
@@ -28,8 +31,11 @@
 #include "trainscope/viewer/overview_model.h"
 #include "trainscope/viewer/records.h"
 #include "trainscope/viewer/selection_state.h"
+#include "trainscope/viewer/topology_layout.h"
 #include "trainscope/viewer/traffic_matrix_layout.h"
 #include "trainscope/viewer/traffic_model.h"
+#include "trainscope/viewer/trend_layout.h"
+#include "trainscope/viewer/unit_trend_model.h"
 
 namespace trainscope::viewer {
 
@@ -61,6 +67,15 @@ class ViewerState {
 
  private:
   void AddDevices(const std::vector<DeviceInfo>& devices);
+  // The cluster views (issue 24): racks over the traffic's devices, each
+  // device's per-step figures, and their layouts, all linked through
+  // `selection`'s devices and link.
+  ClusterHierarchy hierarchy;
+  UnitTrendModel trends;
+  TopologyLayout topology;
+  TrendLayout trend;
+  ChordLayout chord;
+  HilbertRingLayout hilbert_ring;
   void AddSteps(const std::vector<StepRecord>& steps);
   void ApplyLoss(FeedCoalescer::Delta* delta);
 

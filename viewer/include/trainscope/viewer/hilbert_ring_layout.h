@@ -1,0 +1,110 @@
+// The Hilbert ring (issue 24.4, after Cheng et al.): for large device sets,
+// every device a mark on a ring, in the order of a Hilbert curve over its
+// coordinates (torus or mesh coordinates when known, SetCoordinates; else
+// the hierarchy's rack, host, rank order), so devices close in the machine
+// stay close on the ring. Address tracks at the rim name each device's host
+// and rack as blocks; the traffic is drawn inside as edges bundled through
+// their blocks (hierarchical edge bundling: a device's edge leaves through
+// its host's, then its rack's, bundle point), wider and darker red the
+// more transfer time, so one slow link stands out among a thousand devices.
+// At the host or rack level the edges join blocks instead. A device's mark
+// is coloured by its efficiency (red outline: an alert); selected devices
+// and the selected link are blue. FocusBlock zooms into one host or rack.
+//
+// Usage:
+//   HilbertRingLayout ring(&hierarchy, &trends, &selection);
+//   ring.SetCoordinates({{0, {0, 0}}, {1, {0, 1}}, ...});  // optional
+//   ring.SetViewport(1000, 1000);
+//   const DrawList& list = ring.Draw();
+//
+// Threading: not thread-safe; the UI thread owns it.
+#ifndef TRAINSCOPE_VIEWER_HILBERT_RING_LAYOUT_H_
+#define TRAINSCOPE_VIEWER_HILBERT_RING_LAYOUT_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "trainscope/viewer/cluster_hierarchy.h"
+#include "trainscope/viewer/cluster_view.h"
+#include "trainscope/viewer/records.h"
+#include "trainscope/viewer/selection_state.h"
+#include "trainscope/viewer/unit_trend_model.h"
+
+namespace trainscope::viewer {
+
+// The distance along a Hilbert curve filling a 2^bits x 2^bits grid of the
+// point (x, y) (each < 2^bits).
+uint64_t HilbertIndex(uint32_t bits, uint32_t x, uint32_t y);
+
+class HilbertRingLayout : public ClusterView {
+ public:
+  static constexpr size_t kMaxEdges = 3000;
+
+  struct Edge {
+    size_t a = 0, b = 0;  // units of the level
+    double weight = 0;    // transfer time, both directions
+    std::vector<PointF> path;
+    float width = 1;
+    bool selected = false;
+  };
+
+  HilbertRingLayout(ClusterHierarchy* hierarchy, UnitTrendModel* trends, SelectionState* selection);
+
+  void SetViewport(int width, int height) override;
+  void SetLevel(ClusterLevel level) override;
+  ClusterLevel level() const override { return level_; }
+  // Per rank (x, y) in a mesh or torus; used only when every device has them.
+  void SetCoordinates(const std::map<uint32_t, std::pair<uint32_t, uint32_t>>& coordinates);
+  void SetAlerts(const std::vector<Alert>& alerts);
+  // Only the devices of this unit of `level` (nullopt: all).
+  void FocusBlock(std::optional<std::pair<ClusterLevel, size_t>> block);
+
+  const DrawList& Draw() override;
+  std::string TooltipAt(float x, float y) override;
+  bool ClickAt(float x, float y) override;
+  bool LassoSelect(const std::vector<PointF>& polygon) override;
+
+  // Matrix indices in ring order (the devices shown).
+  const std::vector<size_t>& ring_order() { return Draw(), ring_; }
+  // The ring position of a device (matrix index), if shown.
+  std::optional<size_t> PositionOf(size_t device);
+  PointF DevicePoint(size_t device);
+  const std::vector<Edge>& edges() { return Draw(), edges_; }
+  bool uses_coordinates() { return Draw(), uses_coordinates_; }
+
+ private:
+  void Rebuild();
+  std::optional<size_t> DeviceAt(float x, float y);
+
+  ClusterHierarchy* hierarchy_;
+  UnitTrendModel* trends_;
+  SelectionState* selection_;
+  ClusterLevel level_ = ClusterLevel::kDevice;
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> coordinates_;
+  std::set<uint32_t> alert_ranks_;
+  std::optional<std::pair<ClusterLevel, size_t>> focus_;
+  int width_ = 800;
+  int height_ = 800;
+  bool dirty_ = true;
+  uint64_t built_hierarchy_ = UINT64_MAX;
+  uint64_t built_traffic_ = UINT64_MAX;
+  uint64_t built_trends_ = UINT64_MAX;
+  uint64_t built_selection_ = UINT64_MAX;
+  DrawList list_;
+  std::vector<size_t> ring_;
+  std::vector<size_t> position_;  // by matrix index; SIZE_MAX: not shown
+  std::vector<Edge> edges_;
+  bool uses_coordinates_ = false;
+  PointF centre_;
+  float radius_ = 0;
+};
+
+}  // namespace trainscope::viewer
+
+#endif  // TRAINSCOPE_VIEWER_HILBERT_RING_LAYOUT_H_
