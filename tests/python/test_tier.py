@@ -14,10 +14,11 @@ import time
 import pytest
 
 from conftest import CLI_BIN, COLLECTOR_BIN, DUMP_LOG_EVENTS_BIN, free_port, wait_for
-from tier_util import (LOADGEN_BIN, NATS_SERVER, NatsServer, job_level_collector,
+from tier_util import (LOADGEN_BIN, NATS_SERVER, STEP_MARK, NatsServer, job_level_collector,
                        logged_events, node_collector, read_status, start_loadgen, view)
 
 JOB = "tier.job"  # a dot: subjects must escape it
+COLLECTIVE, GPU_COLLECTIVE = 4, 11  # trainscope.v1.EventKind
 
 pytestmark = pytest.mark.skipif(
     not all(os.path.exists(p) for p in (COLLECTOR_BIN, CLI_BIN, LOADGEN_BIN,
@@ -193,4 +194,30 @@ def test_a_halt_at_the_job_level_stops_the_ranks_of_every_node(tmp_path):
                 p.kill()
         for c in [*nodes, job_level]:
             c.stop()
+        nats.stop()
+
+
+def test_summary_publishing_sends_step_marks_and_collectives_only(tmp_path):
+    nats = NatsServer(tmp_path / "nats").start()
+    job_level = job_level_collector(tmp_path / "job-level", nats.url).start()
+    node = node_collector(tmp_path / "node", nats.url, "small",
+                          extra=["--publish-events=summary"]).start()
+    try:
+        finish([start_loadgen(node.address, JOB, 0, 2, 2, 3000, 0, tmp_path / "lg.json")])
+        kept = {STEP_MARK, COLLECTIVE, GPU_COLLECTIVE}
+
+        def summary_arrived():
+            want = [e for e in logged_events(node.job_dir(JOB)) if e[1] in kept]
+            got = logged_events(job_level.job_dir(JOB))
+            return want and sorted(got) == sorted(want) and (want, got)
+
+        want, got = wait_for(summary_arrived, 60, "the job level to hold the nodes' summary")
+        node_all = logged_events(node.job_dir(JOB))
+        # The reduction is real: most events stay on the node.
+        assert len(got) < len(node_all) / 5
+        assert {e[0] for e in got} == {0, 1}
+        assert any(e[1] == COLLECTIVE for e in got) and any(e[1] == STEP_MARK for e in got)
+    finally:
+        node.stop()
+        job_level.stop()
         nats.stop()
