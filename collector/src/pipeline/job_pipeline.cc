@@ -72,10 +72,9 @@ absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::OpenWithLog(std::strin
   std::unique_ptr<JobPipeline> pipeline(new JobPipeline(
       std::move(job_id), std::move(options), std::move(log), std::move(index), std::move(*token)));
   if (report != nullptr && WorthShowing(*report)) {
-    pipeline->recovery_ = RecoveryToProto(*report, absl::Now());
     const LossTotals& lost =
         report->lost_ever.events_by_rank.empty() ? report->lost : report->lost_ever;
-    pipeline->events_lost_by_rank_ = lost.events_by_rank;
+    pipeline->status_.SetRecovery(RecoveryToProto(*report, absl::Now()), lost.events_by_rank);
   }
   pipeline->RecoverState();
   pipeline->StartAnalysis();
@@ -107,11 +106,12 @@ JobPipeline::JobPipeline(std::string job_id, JobPipelineOptions options,
                                          .together = options_.lost_device_together}),
       index_(job_id_, std::move(index), log_.get(),
              [this](absl::string_view line) { Notice(line); }),
-      created_unix_ns_(NowUnixNs()),
       flushes_({.rank_interval = options_.rank_update_interval,
                 .summary_interval = options_.summary_update_interval,
                 .probe_interval = options_.probe_interval}),
-      release_(options_.release_finished_after) {}
+      release_(options_.release_finished_after),
+      status_(job_id_, NowUnixNs(), options_.analyzer.strings.max_names, &streams_, &commands_,
+              &alerts_) {}
 
 JobPipeline::~JobPipeline() { Stop(); }
 
@@ -200,7 +200,7 @@ void JobPipeline::Run() {
   CommitAndComplete();
   RunTimers(absl::Now(), /*force=*/true);
   index_.MarkSegments();
-  index_.Flush(absl::Now(), /*force=*/true, created_unix_ns_, streams_.world_size());
+  index_.Flush(absl::Now(), /*force=*/true, status_.created_unix_ns(), streams_.world_size());
 }
 
 absl::Status JobPipeline::AppendRecord(v1::LogRecord& record) {
@@ -283,7 +283,7 @@ void JobPipeline::RunTimers(absl::Time now, bool force) {
   // published) and frees the job's operators.
   if (analysis_) analysis_->SetJobFinished(release_.Due(now));
   PublishPending();
-  index_.Flush(now, /*force=*/false, created_unix_ns_, streams_.world_size());
+  index_.Flush(now, /*force=*/false, status_.created_unix_ns(), streams_.world_size());
 
   if (flushes_.ProbeDue(now, force)) streams_.SendProbes(NowUnixNs());
 }
@@ -621,6 +621,7 @@ void JobPipeline::StartAnalysis() {
   };
   analysis_ = std::make_unique<AnalysisWorker>(std::move(worker_options), options_.analyzer,
                                                std::move(outputs));
+  status_.SetAnalysis(analysis_.get());
 }
 
 void JobPipeline::OnStepAnalysed(v1::StepReport step, v1::OperatorBatch operators) {
@@ -724,58 +725,15 @@ void JobPipeline::Snapshot(std::function<void(v1::JobStatus)> done) {
     }
     // After the sync and the publication of this round's updates, so that
     // feed_sequence names exactly what the state includes.
-    after_sync_.push_back(
-        [this, done = std::move(done)](const absl::Status&) { done(BuildStatus()); });
+    after_sync_.push_back([this, done = std::move(done)](const absl::Status&) {
+      done(status_.Status(event_rate_.events_per_second(), feed_sequence_));
+    });
   });
 }
 
 v1::JobSummary JobPipeline::summary() const {
   absl::MutexLock lock(&mu_);
   return published_summary_;
-}
-
-v1::JobSummary JobPipeline::BuildSummary() const {
-  v1::JobSummary summary;
-  summary.set_job_id(job_id_);
-  summary.set_state(streams_.State(commands_.halted()));
-  streams_.FillSummary(&summary);
-  summary.set_created_unix_ns(created_unix_ns_);
-  summary.set_recording(commands_.recording().value_or(streams_.AnyRecording()));
-  if (commands_.loss_contribution().has_value()) {
-    summary.set_loss_contribution(*commands_.loss_contribution());
-  }
-  summary.set_events_per_second(event_rate_.events_per_second());
-  if (alerts_.enabled()) summary.set_open_alerts(alerts_.open_alerts());
-  if (analysis_) summary.set_names_over_budget(analysis_->stats().names_over_budget);
-  return summary;
-}
-
-v1::JobStatus JobPipeline::BuildStatus() const {
-  v1::JobStatus status;
-  *status.mutable_summary() = BuildSummary();
-  for (const auto& [rank, r] : streams_.ranks()) {
-    v1::RankStatus* row = status.add_ranks();
-    *row = r;
-    if (auto lost = events_lost_by_rank_.find(rank); lost != events_lost_by_rank_.end()) {
-      row->set_events_lost(lost->second);
-    }
-  }
-  if (recovery_.has_value()) *status.mutable_recovery() = *recovery_;
-  for (const v1::CommandRecord& c : commands_.commands()) *status.add_commands() = c;
-  status.set_feed_sequence(feed_sequence_);
-  *status.mutable_halt_policy() = alerts_.halt_policy();
-  if (analysis_) {
-    const JobAnalyzerStats stats = analysis_->stats();
-    v1::AnalysisMemory* memory = status.mutable_analysis_memory();
-    memory->set_names(stats.names);
-    memory->set_name_bytes(stats.name_bytes);
-    memory->set_name_budget(options_.analyzer.strings.max_names);
-    memory->set_names_over_budget(stats.names_over_budget);
-    memory->set_operators_held(stats.operators_held);
-    memory->set_operators_evicted(stats.operators_evicted);
-    memory->set_released(stats.released);
-  }
-  return status;
 }
 
 }  // namespace trainscope::collector

@@ -42,8 +42,9 @@
 // RankStepProgress), the index rows (JobIndexWriter), when the feed gets rank
 // and summary updates and the streams get probes (FeedFlushSchedule), the
 // job's event rate (EventRateMeter) and when a finished job's analysis lets
-// go of its operators (FinishedJobRelease). The pipeline itself keeps the
-// task queue, the group commit and the order of the feed.
+// go of its operators (FinishedJobRelease), and what its summary and status
+// say (JobStatusBuilder). The pipeline itself keeps the task queue, the
+// group commit and the order of the feed.
 //
 // Threading: all public methods are thread-safe. Completions run on the
 // pipeline thread and must not block. After Stop, calls complete at once
@@ -80,6 +81,7 @@
 #include "trainscope/collector/pipeline/feed_flush_schedule.h"
 #include "trainscope/collector/pipeline/finished_job_release.h"
 #include "trainscope/collector/pipeline/job_index_writer.h"
+#include "trainscope/collector/pipeline/job_status_builder.h"
 #include "trainscope/collector/pipeline/job_token.h"
 #include "trainscope/collector/pipeline/job_token_keeper.h"
 #include "trainscope/collector/pipeline/rank_loss_judge.h"
@@ -275,8 +277,9 @@ class JobPipeline {
   // Runs a command (authorised or the collector's own): logs it, then sends
   // it to every rank once durable.
   void ExecuteCommand(const JobCommand& command, CommandDone done);
-  trainscope::v1::JobStatus BuildStatus() const;
-  trainscope::v1::JobSummary BuildSummary() const;
+  trainscope::v1::JobSummary BuildSummary() const {
+    return status_.Summary(event_rate_.events_per_second());
+  }
   void QueueFeed(trainscope::v1::FeedUpdate update);
   // Hands `record` to the analysis after the next successful sync.
   void Analyse(trainscope::v1::LogRecord record);
@@ -303,12 +306,8 @@ class JobPipeline {
   RankStepProgress step_progress_;
   RankLossJudge loss_judge_;
   JobIndexWriter index_;
-  int64_t created_unix_ns_ = 0;
   std::optional<absl::Status> ending_;  // set by EndStreams: no new streams
   uint64_t feed_sequence_ = 0;
-  // What reopening the log found (JobStatus.recovery); unset for a new job.
-  std::optional<v1::LogRecovery> recovery_;
-  std::map<uint32_t, uint64_t> events_lost_by_rank_;  // since the job began
   bool needs_sync_ = false;
   std::vector<Completion> after_sync_;
   std::vector<trainscope::v1::FeedUpdate> pending_feed_;
@@ -316,6 +315,7 @@ class JobPipeline {
   FeedFlushSchedule flushes_;
   EventRateMeter event_rate_;
   FinishedJobRelease release_;
+  JobStatusBuilder status_;
 
   mutable absl::Mutex mu_;
   std::deque<Task> tasks_ ABSL_GUARDED_BY(mu_);
