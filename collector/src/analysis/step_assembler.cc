@@ -3,8 +3,10 @@
 #include <algorithm>
 #include <iterator>
 #include <limits>
+#include <optional>
 #include <utility>
 
+#include "trainscope/collector/analysis/operator_pairer.h"
 #include "trainscope/collector/analysis/step_report_builder.h"
 
 namespace trainscope::collector {
@@ -13,10 +15,6 @@ namespace v1 = ::trainscope::v1;
 
 namespace {
 
-// OPERATOR_BEGIN events held per device waiting for their END.
-constexpr size_t kMaxOpenOperators = 256;
-// Buffers of closed steps kept for reuse (a few steps' worth of devices).
-constexpr size_t kMaxSpareBuffers = 4096;
 // How far back a "flops" counter looks for the operator it belongs to
 // (other threads' events may sit in between).
 constexpr int kFlopsLookback = 16;
@@ -37,8 +35,8 @@ struct StepAssembler::Device {
   int64_t last_mark_raw_ns = std::numeric_limits<int64_t>::min();
   std::unique_ptr<DeviceStepBuffer> prelude;  // events before the first mark
   uint32_t stage = 0;
-  size_t last_step_events = 0;              // to reserve the next step's buffer
-  std::vector<DeviceEvent> open_operators;  // OPERATOR_BEGIN awaiting END
+  size_t last_step_events = 0;  // to reserve the next step's buffer
+  OperatorPairer operators;     // OPERATOR_BEGIN awaiting END
 
   // GPU work. A step of a GPU device waits for the work its launches made.
   GpuWorkProgress gpu;
@@ -99,7 +97,7 @@ bool StepAssembler::AwaitingDevices() const { return world_size_wait_.Awaiting(K
 void StepAssembler::OnDeviceClosed(uint32_t rank) {
   Device& d = DeviceFor(rank);
   d.liveness.OnClosed();
-  d.open_operators.clear();
+  d.operators.Clear();
   TryClose();
 }
 
@@ -124,11 +122,7 @@ inline void StepAssembler::AddTo(uint32_t rank, Device& d, const DeviceEvent& e)
       Push(d, e);
       break;
     case v1::EVENT_KIND_OPERATOR_BEGIN:
-      if (d.open_operators.size() < kMaxOpenOperators) {
-        d.open_operators.push_back(e);
-      } else {
-        ++stats_.events_dropped;
-      }
+      if (!d.operators.Begin(e)) ++stats_.events_dropped;
       break;
     case v1::EVENT_KIND_OPERATOR_END:
       OnOperatorEnd(d, e);
@@ -281,19 +275,11 @@ void StepAssembler::Place(DeviceStepBuffer* b, const DeviceEvent& e) {
 }
 
 void StepAssembler::OnOperatorEnd(Device& d, const DeviceEvent& e) {
-  // The innermost open operator of the same thread.
-  for (size_t i = d.open_operators.size(); i-- > 0;) {
-    const DeviceEvent& begin = d.open_operators[i];
-    if (begin.thread != e.thread) continue;
-    DeviceEvent op = begin;
-    op.kind = v1::EVENT_KIND_OPERATOR;
-    op.end_ns = std::max(e.start_ns, begin.start_ns);
-    if (op.name == 0) op.name = e.name;
-    d.open_operators.erase(d.open_operators.begin() + static_cast<ptrdiff_t>(i));
-    Push(d, op);
-    return;
+  if (std::optional<DeviceEvent> op = d.operators.End(e)) {
+    Push(d, *op);
+  } else {
+    ++stats_.events_dropped;
   }
-  ++stats_.events_dropped;
 }
 
 void StepAssembler::RefreshCounterNames() {
@@ -353,15 +339,7 @@ DeviceStepBuffer* StepAssembler::BufferFor(uint64_t step, uint32_t rank) {
   OpenStep& open = open_[step];
   if (open.buffers.size() <= rank) open.buffers.resize(rank + 1);
   if (open.buffers[rank] == nullptr) {
-    // A buffer of a closed step, with its events' storage: one step's
-    // buffers are as many allocations as devices otherwise.
-    if (spare_buffers_.empty()) {
-      open.buffers[rank] = std::make_unique<DeviceStepBuffer>();
-    } else {
-      open.buffers[rank] = std::move(spare_buffers_.back());
-      spare_buffers_.pop_back();
-    }
-    open.buffers[rank]->events.reserve(devices_[rank]->last_step_events);
+    open.buffers[rank] = pool_.TakeBuffer(devices_[rank]->last_step_events);
   }
   return open.buffers[rank].get();
 }
@@ -537,8 +515,7 @@ void StepAssembler::CloseOldest(bool forced) {
   StepReportBuilder report(step, strings_);
   size_t events = 0;
   for (const auto& b : open.buffers) events += b != nullptr ? b->events.size() : 0;
-  closed.operators = std::move(spare_operators_);
-  closed.operators.clear();
+  closed.operators = pool_.TakeOperators();
   closed.operators.reserve(events);
 
   for (uint32_t rank = 0; rank < open.buffers.size(); ++rank) {
@@ -563,11 +540,7 @@ void StepAssembler::CloseOldest(bool forced) {
   }
   closed.report = std::move(report).Build();
 
-  for (std::unique_ptr<DeviceStepBuffer>& b : open.buffers) {
-    if (b == nullptr || spare_buffers_.size() >= kMaxSpareBuffers) continue;
-    b->Reset();
-    spare_buffers_.push_back(std::move(b));
-  }
+  for (std::unique_ptr<DeviceStepBuffer>& b : open.buffers) pool_.GiveBuffer(std::move(b));
   open_.erase(it);
   closed_through_ = static_cast<int64_t>(step);
   ++stats_.steps_closed;
@@ -585,7 +558,7 @@ void StepAssembler::CloseOldest(bool forced) {
 }
 
 void StepAssembler::Recycle(std::vector<OperatorRecord>&& storage) {
-  if (storage.capacity() > spare_operators_.capacity()) spare_operators_ = std::move(storage);
+  pool_.GiveOperators(std::move(storage));
 }
 
 StepAssemblerStats StepAssembler::stats() const {

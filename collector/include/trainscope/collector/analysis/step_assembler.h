@@ -82,6 +82,7 @@
 #include "trainscope/collector/analysis/group_directory.h"
 #include "trainscope/collector/analysis/job_strings.h"
 #include "trainscope/collector/analysis/operator_record.h"
+#include "trainscope/collector/analysis/step_buffer_pool.h"
 #include "trainscope/collector/analysis/world_size_wait.h"
 #include "trainscope/v1/analysis.pb.h"
 
@@ -170,7 +171,9 @@ class StepAssembler {
   int64_t last_closed_step() const { return closed_through_; }
 
  private:
-  // Assembly state of one device (step_assembler.cc).
+  // Assembly state of one device (step_assembler.cc): where it is (its
+  // marks and open steps' spans), its liveness, its GPU work's progress and
+  // its open operators (OperatorPairer).
   struct Device;
   // The devices' buffers of one open step, by rank.
   struct OpenStep {
@@ -230,8 +233,7 @@ class StepAssembler {
   CollectiveMatcher gpu_matcher_;  // NCCL kernels
   DeviceStepSummarizer summarizer_;
 
-  std::vector<std::unique_ptr<DeviceStepBuffer>> spare_buffers_;  // of closed steps, reset
-  std::vector<OperatorRecord> spare_operators_;                   // see Recycle
+  StepBufferPool pool_;  // closed steps' memory, for the next ones (see Recycle)
   uint64_t buffered_events_ = 0;
 
   size_t strings_seen_ = 0;
