@@ -1,133 +1,100 @@
 #include "loadgen_flags.h"
 
-#include <cerrno>
-#include <cmath>
-#include <cstdlib>
 #include <limits>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/string_view.h"
+#include "trainscope/base/arg_parser.h"
+#include "trainscope/base/status_macros.h"
 
 namespace trainscope::loadgen {
 
 namespace {
 
-absl::Status Bad(absl::string_view flag, absl::string_view expected, absl::string_view got) {
-  return absl::InvalidArgumentError(
-      absl::StrCat("--", flag, ": expected ", expected, ", got '", got, "'"));
+constexpr int64_t kMaxU32 = std::numeric_limits<uint32_t>::max();
+constexpr int64_t kMaxI64 = std::numeric_limits<int64_t>::max();
+
+base::ArgParser MakeParser() {
+  base::ArgParser parser(
+      "trainscope-loadgen",
+      "Simulates training processes: K agent streams in this process, each recording a\n"
+      "realistic mix of events (operators, one all_reduce and a step mark every ~50\n"
+      "events, a memory counter per step) and streaming it to a collector.");
+  parser.AddFlag("collector", "HOST:PORT", "collector address", "127.0.0.1:7070");
+  parser.AddFlag("job", "J", "job id (required)");
+  parser.AddFlag("rank", "R", "rank of the first stream", "0");
+  parser.AddFlag("world-size", "W", "world size (default: rank + streams)");
+  parser.AddFlag("streams", "K", "agent streams, ranks R..R+K-1 (at most 4096)", "1");
+  parser.AddFlag("events", "N", "Record calls per stream", "100000");
+  parser.AddFlag("run-for-ms", "MS", "record for this long instead of --events");
+  parser.AddFlag("rate", "EPS", "events per second per stream; 0 = as fast as possible", "0");
+  parser.AddFlag("threads", "T", "producer threads per stream (at most 256)", "1");
+  parser.AddFlag("token", "TOK", "job token");
+  parser.AddFlag("restart-count", "C", "launcher restart count", "0");
+  parser.AddFlag("memory-mb", "M", "agent memory budget in MiB (at most 1048576)", "64");
+  parser.AddFlag("flush-timeout-ms", "MS", "shutdown deadline", "5000");
+  parser.AddFlag("summary", "FILE", "write the JSON summary lines here (default: stdout)");
+  parser.AddBoolFlag("dormant", "start dormant: record only once the collector enables it");
+  parser.AddEpilog(
+      "Prints one JSON object per stream:\n"
+      "  {\"job\":..,\"rank\":R,\"attempted\":A,\"recorded\":..,\"acked\":..,\"refused\":..,\n"
+      "   \"dropped_ring_full\":..,\"dropped_buffer_full\":..,\"dropped_shutdown\":..,\n"
+      "   \"sampled_out\":..,\"batches_acked\":..,\"reconnects\":..,\"elapsed_s\":..,"
+      "\"halted\":false}\n"
+      "Exit status: 0 done, 2 bad flags, 3 halted by the collector (prints \"halted: REASON\").");
+  return parser;
 }
 
-absl::Status ParseUnsigned(absl::string_view flag, const std::string& text, uint64_t max,
-                           uint64_t min, uint64_t* out) {
-  if (text.empty() || text[0] < '0' || text[0] > '9') {
-    return Bad(flag, absl::StrCat("an integer in ", min, "..", max), text);
-  }
-  errno = 0;
-  char* end = nullptr;
-  const unsigned long long value = std::strtoull(text.c_str(), &end, 10);
-  if (errno != 0 || *end != '\0' || value > max || value < min) {
-    return Bad(flag, absl::StrCat("an integer in ", min, "..", max), text);
-  }
-  *out = value;
+// Reads the whole-number flag `name` into `*out` when given.
+template <typename T>
+absl::Status ReadInt(const base::ParsedArgs& args, const char* name, int64_t min, int64_t max,
+                     T* out) {
+  ASSIGN_OR_RETURN(std::optional<int64_t> value, args.Int(name, min, max));
+  if (value.has_value()) *out = static_cast<T>(*value);
   return absl::OkStatus();
 }
 
-template <typename T>
-absl::Status ParseInto(absl::string_view flag, const std::string& text, uint64_t min, T* out) {
-  uint64_t value = 0;
-  if (absl::Status s = ParseUnsigned(flag, text, std::numeric_limits<T>::max(), min, &value);
-      !s.ok()) {
-    return s;
+absl::Status NonEmpty(const base::ParsedArgs& args, const char* name, const char* expected,
+                      std::string* out) {
+  std::optional<std::string> value = args.Value(name);
+  if (!value.has_value()) return absl::OkStatus();
+  if (value->empty()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", name, ": expected ", expected, ", got ''"));
   }
-  *out = static_cast<T>(value);
+  *out = *value;
   return absl::OkStatus();
 }
 
 }  // namespace
 
+std::string LoadgenUsage() { return MakeParser().Usage(); }
+
 absl::StatusOr<LoadgenFlags> ParseLoadgenFlags(int argc, const char* const* argv) {
+  ASSIGN_OR_RETURN(base::ParsedArgs args, MakeParser().Parse(argc, argv));
   LoadgenFlags flags;
-  bool saw_events = false;
-  for (int i = 1; i < argc; ++i) {
-    std::string arg = argv[i];
-    if (arg == "--help" || arg == "-h") {
-      flags.help = true;
-      return flags;
-    }
-    if (arg.rfind("--", 0) != 0) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("unexpected argument '", arg, "': expected --flag (see --help)"));
-    }
-    std::string name = arg.substr(2);
-    std::string value;
-    bool has_value = false;
-    if (const size_t eq = name.find('='); eq != std::string::npos) {
-      value = name.substr(eq + 1);
-      name = name.substr(0, eq);
-      has_value = true;
-    }
-    if (name == "dormant") {
-      if (has_value) return Bad(name, "no value", value);
-      flags.dormant = true;
-      continue;
-    }
-    static const char* const kValued[] = {
-        "collector", "job",       "rank",  "world-size",    "streams",   "events",
-        "rate",      "threads",   "token", "restart-count", "memory-mb", "flush-timeout-ms",
-        "summary",   "run-for-ms"};
-    bool known = false;
-    for (const char* k : kValued) known |= name == k;
-    if (!known) {
-      return absl::InvalidArgumentError(absl::StrCat("unknown flag --", name, " (see --help)"));
-    }
-    if (!has_value) {
-      if (i + 1 >= argc) return Bad(name, "a value", "");
-      value = argv[++i];
-    }
-    absl::Status status = absl::OkStatus();
-    if (name == "collector") {
-      if (value.empty()) return Bad(name, "HOST:PORT", value);
-      flags.collector = value;
-    } else if (name == "job") {
-      flags.job = value;
-    } else if (name == "token") {
-      flags.token = value;
-    } else if (name == "summary") {
-      if (value.empty()) return Bad(name, "a file name", value);
-      flags.summary = value;
-    } else if (name == "rank") {
-      status = ParseInto(name, value, 0, &flags.rank);
-    } else if (name == "world-size") {
-      status = ParseInto(name, value, 1, &flags.world_size);
-    } else if (name == "streams") {
-      status = ParseInto(name, value, 1, &flags.streams);
-      if (status.ok() && flags.streams > 4096) status = Bad(name, "at most 4096", value);
-    } else if (name == "events") {
-      status = ParseInto(name, value, 0, &flags.events);
-      saw_events = true;
-    } else if (name == "run-for-ms") {
-      status = ParseInto(name, value, 1, &flags.run_for_ms);
-    } else if (name == "threads") {
-      status = ParseInto(name, value, 1, &flags.threads);
-      if (status.ok() && flags.threads > 256) status = Bad(name, "at most 256", value);
-    } else if (name == "restart-count") {
-      status = ParseInto(name, value, 0, &flags.restart_count);
-    } else if (name == "memory-mb") {
-      status = ParseInto(name, value, 1, &flags.memory_mb);
-      if (status.ok() && flags.memory_mb > (1 << 20)) status = Bad(name, "at most 1048576", value);
-    } else if (name == "flush-timeout-ms") {
-      status = ParseInto(name, value, 0, &flags.flush_timeout_ms);
-    } else if (name == "rate") {
-      char* end = nullptr;
-      errno = 0;
-      flags.rate = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || errno != 0 || !std::isfinite(flags.rate) ||
-          flags.rate < 0) {
-        return Bad(name, "a non-negative number of events per second", value);
-      }
-    }
-    if (!status.ok()) return status;
+  if (args.help_requested()) {
+    flags.help = true;
+    return flags;
   }
+  RETURN_IF_ERROR(NonEmpty(args, "collector", "HOST:PORT", &flags.collector));
+  flags.job = args.Value("job").value_or("");
+  flags.token = args.Value("token").value_or("");
+  RETURN_IF_ERROR(NonEmpty(args, "summary", "a file name", &flags.summary));
+  RETURN_IF_ERROR(ReadInt(args, "rank", 0, kMaxU32, &flags.rank));
+  RETURN_IF_ERROR(ReadInt(args, "world-size", 1, kMaxU32, &flags.world_size));
+  RETURN_IF_ERROR(ReadInt(args, "streams", 1, 4096, &flags.streams));
+  RETURN_IF_ERROR(ReadInt(args, "events", 0, kMaxI64, &flags.events));
+  RETURN_IF_ERROR(ReadInt(args, "run-for-ms", 1, kMaxI64, &flags.run_for_ms));
+  RETURN_IF_ERROR(ReadInt(args, "threads", 1, 256, &flags.threads));
+  RETURN_IF_ERROR(ReadInt(args, "restart-count", 0, kMaxU32, &flags.restart_count));
+  RETURN_IF_ERROR(ReadInt(args, "memory-mb", 1, 1 << 20, &flags.memory_mb));
+  RETURN_IF_ERROR(ReadInt(args, "flush-timeout-ms", 0, kMaxI64, &flags.flush_timeout_ms));
+  ASSIGN_OR_RETURN(std::optional<double> rate,
+                   args.Double("rate", 0, std::numeric_limits<double>::max()));
+  flags.rate = rate.value_or(0);
+  flags.dormant = args.Bool("dormant");
+
   if (flags.job.empty()) return absl::InvalidArgumentError("--job: required (see --help)");
   if (flags.world_size == 0) flags.world_size = flags.rank + flags.streams;
   if (static_cast<uint64_t>(flags.rank) + flags.streams > flags.world_size) {
@@ -135,7 +102,7 @@ absl::StatusOr<LoadgenFlags> ParseLoadgenFlags(int argc, const char* const* argv
         absl::StrCat("--world-size ", flags.world_size, ": expected at least --rank + --streams = ",
                      static_cast<uint64_t>(flags.rank) + flags.streams));
   }
-  if (saw_events && flags.run_for_ms > 0) {
+  if (args.Has("events") && args.Has("run-for-ms")) {
     return absl::InvalidArgumentError("--events and --run-for-ms: give one or the other");
   }
   return flags;

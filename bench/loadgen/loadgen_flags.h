@@ -1,8 +1,12 @@
-// Command line of trainscope-loadgen (see kLoadgenUsage).
+// Command line of trainscope-loadgen (`trainscope-loadgen --help` prints
+// LoadgenUsage()), parsed with trainscope's one flag parser
+// (trainscope/base/arg_parser.h): `--flag value`, `--flag=value`, '-' or '_'
+// in names, errors that name the flag and what it expects.
 //
 // Usage:
 //   absl::StatusOr<LoadgenFlags> flags = ParseLoadgenFlags(argc, argv);
 //   if (!flags.ok()) { print flags.status().message(); exit 2; }
+//   if (flags->help) { print LoadgenUsage(); exit 0; }
 //
 // Threading: pure functions.
 #ifndef TRAINSCOPE_BENCH_LOADGEN_LOADGEN_FLAGS_H_
@@ -14,37 +18,6 @@
 #include "absl/status/statusor.h"
 
 namespace trainscope::loadgen {
-
-inline constexpr char kLoadgenUsage[] =
-    R"(usage: trainscope-loadgen --job J [options]
-
-Simulates training processes: K agent streams in this process, each recording a
-realistic mix of events (operators, one all_reduce and a step mark every ~50
-events, a memory counter per step) and streaming it to a collector.
-
-  --collector HOST:PORT   collector address (default 127.0.0.1:7070)
-  --job J                 job id (required)
-  --rank R                rank of the first stream (default 0)
-  --world-size W          world size (default rank + streams)
-  --streams K             agent streams, ranks R..R+K-1 (default 1)
-  --events N              Record calls per stream (default 100000)
-  --run-for-ms MS         record for this long instead of --events
-  --rate EPS              events per second per stream; 0 = as fast as possible (default 0)
-  --threads T             producer threads per stream (default 1)
-  --token TOK             job token
-  --restart-count C       launcher restart count (default 0)
-  --memory-mb M           agent memory budget in MiB (default 64)
-  --flush-timeout-ms MS   shutdown deadline (default 5000)
-  --summary FILE          write the JSON summary lines here (default stdout)
-  --dormant               start dormant: record only once the collector enables it
-  --help                  this text
-
-Prints one JSON object per stream:
-  {"job":..,"rank":R,"attempted":A,"recorded":..,"acked":..,"refused":..,
-   "dropped_ring_full":..,"dropped_buffer_full":..,"dropped_shutdown":..,
-   "sampled_out":..,"batches_acked":..,"reconnects":..,"elapsed_s":..,"halted":false}
-Exit status: 0 done, 2 bad flags, 3 halted by the collector (prints "halted: REASON").
-)";
 
 struct LoadgenFlags {
   bool help = false;
@@ -65,8 +38,11 @@ struct LoadgenFlags {
   bool dormant = false;
 };
 
-// Accepts "--flag value" and "--flag=value". Errors name the flag.
+// argv[0] is the program. Errors name the flag and say what was expected.
 absl::StatusOr<LoadgenFlags> ParseLoadgenFlags(int argc, const char* const* argv);
+
+// The --help text: every flag with its default, the output and exit codes.
+std::string LoadgenUsage();
 
 }  // namespace trainscope::loadgen
 

@@ -169,7 +169,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (flags->help) {
-    std::cout << trainscope::loadgen::kLoadgenUsage;
+    std::cout << trainscope::loadgen::LoadgenUsage();
     return 0;
   }
   return trainscope::loadgen::Run(*flags);

@@ -153,7 +153,7 @@ int Follow(const std::string& job, v1::AlertQuery query, const client::Connectio
 }  // namespace
 
 int RunAlertsCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope alerts",
       "The alerts the collector's rules raised and cleared for a job: stragglers, "
       "long collective waits (who waits for whom), slow links, loader stalls, "
@@ -180,7 +180,7 @@ int RunAlertsCommand(const std::vector<std::string>& args, const CommandContext&
       "repeats its raise's ID. SUBJECT names the cause: the late rank of a collective wait,\n"
       "the slow link, the imbalanced stage. Rules and thresholds: trainscope-collector\n"
       "--print-default-rules.");
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "alerts", args, ctx, &parsed)) return *code;
   absl::StatusOr<client::ConnectionOptions> conn =
       client::ConnectionOptions::Resolve(parsed, ctx.env);
@@ -235,7 +235,7 @@ int RunAlertsCommand(const std::vector<std::string>& args, const CommandContext&
 }
 
 int RunPolicyCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope policy",
       "Show a job's halt policy, or change it: the collector halts the job by itself "
       "when an alert rule holds (or its efficiency stays low) for K consecutive "
@@ -251,7 +251,7 @@ int RunPolicyCommand(const std::vector<std::string>& args, const CommandContext&
       "  trainscope policy resnet --halt-when straggler,slow_link --for 5\n"
       "  trainscope policy resnet --halt-below-efficiency 0.5 --for 20\n"
       "  trainscope policy resnet --off");
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "policy", args, ctx, &parsed)) return *code;
   absl::StatusOr<client::ConnectionOptions> conn =
       client::ConnectionOptions::Resolve(parsed, ctx.env);

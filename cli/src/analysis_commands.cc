@@ -32,7 +32,7 @@ namespace {
 
 namespace v1 = trainscope::v1;
 
-void AddAnalysisFlags(client::ArgParser* parser) {
+void AddAnalysisFlags(base::ArgParser* parser) {
   parser->AddPositional("JOB", "the job's id");
   client::ConnectionOptions::AddFlags(parser, /*with_feed=*/true);
   parser->AddFlag("data-dir", "DIR",
@@ -41,16 +41,16 @@ void AddAnalysisFlags(client::ArgParser* parser) {
 }
 
 // The analysis's answer to `request` (job set by the caller), live or offline.
-absl::StatusOr<v1::FeedSnapshot> Ask(const client::ParsedArgs& parsed,
+absl::StatusOr<v1::FeedSnapshot> Ask(const base::ParsedArgs& parsed,
                                      const client::ConnectionOptions& conn,
                                      v1::SnapshotRequest request) {
   return AskAnalysis(parsed.Value("data-dir"), conn, std::move(request));
 }
 
 // Parses the common part; returns an exit code to stop with, or nullopt.
-std::optional<int> Prepare(const client::ArgParser& parser, std::string_view command,
+std::optional<int> Prepare(const base::ArgParser& parser, std::string_view command,
                            const std::vector<std::string>& args, const CommandContext& ctx,
-                           client::ParsedArgs* parsed, client::ConnectionOptions* conn,
+                           base::ParsedArgs* parsed, client::ConnectionOptions* conn,
                            std::string* job) {
   if (std::optional<int> code = ParseOrExit(parser, command, args, ctx, parsed)) return code;
   absl::StatusOr<client::ConnectionOptions> resolved =
@@ -67,7 +67,7 @@ std::optional<int> Prepare(const client::ArgParser& parser, std::string_view com
 }  // namespace
 
 int RunStepsCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser("trainscope steps",
+  base::ArgParser parser("trainscope steps",
                            "Per-step metrics of a job across its devices: step time, data wait, "
                            "compute, collective wait and transfer, idle, FLOPS, peak memory.");
   AddAnalysisFlags(&parser);
@@ -82,7 +82,7 @@ int RunStepsCommand(const std::vector<std::string>& args, const CommandContext& 
       "COPY_MS, LAUNCH_MS (GPU idle while the CPU launched nothing), SYNC_MS (GPU idle while "
       "the host sat in a sync call) and KERNELS follow, then a line per device saying where "
       "its GPU's time went.");
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   client::ConnectionOptions conn;
   std::string job;
   if (auto code = Prepare(parser, "steps", args, ctx, &parsed, &conn, &job)) return *code;
@@ -156,7 +156,7 @@ void PrintSnapshots(const v1::LossAnswer& answer, uint64_t item, std::ostream& o
 }  // namespace
 
 int RunItemsCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope items",
       "The job-wide top-N training items by loss contribution (the sum of forward "
       "value x backward derivative over the item's elements at the selection layer), "
@@ -168,7 +168,7 @@ int RunItemsCommand(const std::vector<std::string>& args, const CommandContext& 
       "HISTORY lists epoch:#place in that epoch's job-wide top-N. IN_TOP counts the completed "
       "epochs in a row the item stayed in it; the difficult_item rule raises an alert at 3 "
       "(rules file: difficult_item { consecutive_epochs: N }).");
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   client::ConnectionOptions conn;
   std::string job;
   if (auto code = Prepare(parser, "items", args, ctx, &parsed, &conn, &job)) return *code;
@@ -225,7 +225,7 @@ int RunItemsCommand(const std::vector<std::string>& args, const CommandContext& 
 }
 
 int RunClocksCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope clocks",
       "The clock estimate of every device of a job: its clock domain, offset and "
       "drift against the reference device (0 for ranks sharing its clock), "
@@ -242,7 +242,7 @@ int RunClocksCommand(const std::vector<std::string>& args, const CommandContext&
       "evidence\": too few samples, or too short a span, to fit a drift; the offset stands "
       "with drift 0 and its uncertainty. --json prints the raw ClockReport (offset_ns maps "
       "onto Unix time and is epoch-sized).");
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   client::ConnectionOptions conn;
   std::string job;
   if (auto code = Prepare(parser, "clocks", args, ctx, &parsed, &conn, &job)) return *code;
@@ -260,7 +260,7 @@ int RunClocksCommand(const std::vector<std::string>& args, const CommandContext&
 }
 
 int RunOpsCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope ops",
       "Operators of a job on the aligned time axis (the Marey graph's data), as "
       "JSON lines: one MareyView with the operators in the range.");
@@ -272,7 +272,7 @@ int RunOpsCommand(const std::vector<std::string>& args, const CommandContext& ct
   parser.AddFlag("bins", "N", "horizontal aggregation into about N bins (0: every operator)", "0");
   parser.AddFlag("max-operators", "N", "at most N operators (0: the collector's cap)", "0");
   parser.AddBoolFlag("raw", "place operators by their devices' own clocks");
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   client::ConnectionOptions conn;
   std::string job;
   if (auto code = Prepare(parser, "ops", args, ctx, &parsed, &conn, &job)) return *code;
@@ -306,7 +306,7 @@ int RunOpsCommand(const std::vector<std::string>& args, const CommandContext& ct
 }
 
 int RunExportCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope export",
       "Write a job's operators (aligned clocks) as a trace that other tools open: "
       "Chrome trace JSON (chrome://tracing, ui.perfetto.dev) or Perfetto's "
@@ -319,7 +319,7 @@ int RunExportCommand(const std::vector<std::string>& args, const CommandContext&
       "origin is in otherData.origin_unix_ns), collectives and send/recv pairs linked by flow "
       "events. Live, the export holds what the collector's analysis keeps (its newest "
       "operators); from --data-dir, the whole stored log as analysed now.");
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   client::ConnectionOptions conn;
   std::string job;
   if (auto code = Prepare(parser, "export", args, ctx, &parsed, &conn, &job)) return *code;

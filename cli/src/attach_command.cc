@@ -9,7 +9,7 @@
 namespace trainscope::cli {
 
 int RunAttachCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope attach",
       "Attach trainscope to running PyTorch processes that were started without it, without "
       "restarting them: each process loads the plugin, hooks its operators and optimizers and "
@@ -30,7 +30,7 @@ int RunAttachCommand(const std::vector<std::string>& args, const CommandContext&
       "Ranks are read inside each process from torch.distributed (once initialised) or from\n"
       "RANK/WORLD_SIZE. The processes stop for about a second while gdb enters them; the\n"
       "plugin starts on each main thread at its next Python statement.");
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "attach", args, ctx, &parsed)) return *code;
 
   std::string collector = client::kDefaultCollector;

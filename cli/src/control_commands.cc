@@ -32,7 +32,7 @@ std::string RanksReached(const trainscope::v1::CommandReply& reply) {
 }  // namespace
 
 int RunHaltCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope halt",
       "Halt every rank of a job at its next step boundary (each rank's on_halt "
       "callback runs first). Needs the job's token.");
@@ -41,7 +41,7 @@ int RunHaltCommand(const std::vector<std::string>& args, const CommandContext& c
   AddTokenFlags(&parser);
   client::ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
   parser.AddEpilog(kTokenEpilog);
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "halt", args, ctx, &parsed)) return *code;
   absl::StatusOr<client::ConnectionOptions> conn =
       client::ConnectionOptions::Resolve(parsed, ctx.env);
@@ -79,7 +79,7 @@ int RunHaltCommand(const std::vector<std::string>& args, const CommandContext& c
 int RunRecordingCommand(bool enabled, const std::vector<std::string>& args,
                         const CommandContext& ctx) {
   const std::string name = enabled ? "enable" : "disable";
-  client::ArgParser parser(
+  base::ArgParser parser(
       absl::StrCat("trainscope ", name),
       enabled ? "Switch recording on for every rank of a job. Needs the job's token."
               : "Switch recording off for every rank of a job (the agents stay "
@@ -92,7 +92,7 @@ int RunRecordingCommand(bool enabled, const std::vector<std::string>& args,
   AddTokenFlags(&parser);
   client::ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
   parser.AddEpilog(kTokenEpilog);
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, name, args, ctx, &parsed)) return *code;
   absl::StatusOr<client::ConnectionOptions> conn =
       client::ConnectionOptions::Resolve(parsed, ctx.env);

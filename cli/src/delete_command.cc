@@ -13,7 +13,7 @@
 namespace trainscope::cli {
 
 int RunDeleteCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope delete",
       "Delete a stored job from a data directory: its log segments, its token and its rows "
       "in the index. A live job is never deleted: while a trainscope-collector has the job "
@@ -24,7 +24,7 @@ int RunDeleteCommand(const std::vector<std::string>& args, const CommandContext&
                  "./trainscope-data");
   parser.AddBoolFlag("yes", "really delete (without it: say what would be deleted)");
   parser.AddEpilog("Example:\n  trainscope delete resnet-0412 --data-dir /var/lib/trainscope --yes");
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "delete", args, ctx, &parsed)) return *code;
   const std::string job = parsed.Positional("JOB").value_or("");
   if (absl::Status s = protocol::ValidateJobId(job, "JOB"); !s.ok()) {

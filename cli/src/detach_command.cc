@@ -7,7 +7,7 @@
 namespace trainscope::cli {
 
 int RunDetachCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope detach",
       "Detach trainscope from running PyTorch processes: every hook, callback and "
       "patch is removed and what was recorded is flushed; training goes on at full "
@@ -17,7 +17,7 @@ int RunDetachCommand(const std::vector<std::string>& args, const CommandContext&
       "Examples:\n"
       "  trainscope detach --pid 4101 4102\n"
       "  trainscope detach --match train.py");
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "detach", args, ctx, &parsed)) return *code;
   InjectionPlan plan;
   if (std::optional<int> code = PlanInjection(parsed, ctx, "detach", &plan)) return *code;

@@ -39,7 +39,7 @@ std::optional<uint32_t> RankFromName(const std::string& path) {
 }  // namespace
 
 int RunImportCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope import",
       "Import PyTorch profiler traces (Chrome trace JSON as torch.profiler's "
       "export_chrome_trace and Kineto write them, plain or gzipped; one file per "
@@ -67,7 +67,7 @@ int RunImportCommand(const std::vector<std::string>& args, const CommandContext&
       "ProfilerStep#N, else Optimizer.step# ranges, else the main thread's repeating pattern; "
       "the output says which, or why none. A malformed or truncated file is reported with its "
       "byte offset; what was read before it is kept.");
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "import", args, ctx, &parsed)) return *code;
   const std::string job = parsed.Value("job").value_or("");
   if (absl::Status s = protocol::ValidateJobId(job, "--job"); !s.ok()) {

@@ -9,12 +9,12 @@
 namespace trainscope::cli {
 
 int RunJobsCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope jobs",
       "List the jobs the collector knows: state, ranks connected/world, events, "
       "events per second, recording.");
   client::ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "jobs", args, ctx, &parsed)) return *code;
   absl::StatusOr<client::ConnectionOptions> conn =
       client::ConnectionOptions::Resolve(parsed, ctx.env);
@@ -32,12 +32,12 @@ int RunJobsCommand(const std::vector<std::string>& args, const CommandContext& c
 }
 
 int RunStatusCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope status",
       "Show one job: its summary, a table of its ranks and the commands issued.");
   parser.AddPositional("JOB", "the job's id");
   client::ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "status", args, ctx, &parsed)) return *code;
   absl::StatusOr<client::ConnectionOptions> conn =
       client::ConnectionOptions::Resolve(parsed, ctx.env);

@@ -8,7 +8,7 @@
 namespace trainscope::cli {
 
 int RunReplayCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope replay",
       "Stream a stored job log to the collector again, one agent stream per stored "
       "stream, so it is logged and published like a live job.");
@@ -28,7 +28,7 @@ int RunReplayCommand(const std::vector<std::string>& args, const CommandContext&
   parser.AddEpilog(
       "Progress goes to stderr once a second; the last line on stdout is the summary.\n"
       "Exit 1 when any batch was rejected or not acknowledged.");
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "replay", args, ctx, &parsed)) return *code;
   absl::StatusOr<client::ConnectionOptions> conn =
       client::ConnectionOptions::Resolve(parsed, ctx.env);

@@ -332,7 +332,7 @@ std::string StepsTable(const std::vector<v1::StepReport>& steps) {
 }  // namespace
 
 int RunReportCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope report",
       "Write a report of a job without a display: DIR/index.html with the viewer's "
       "views rendered offscreen, the alerts, a per-rank summary, the device time and "
@@ -346,7 +346,7 @@ int RunReportCommand(const std::vector<std::string>& args, const CommandContext&
   parser.AddFlag("viewer", "PATH",
                  "the trainscope-viewer that renders the views (default: the one beside this "
                  "trainscope, else on PATH)");
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "report", args, ctx, &parsed)) return *code;
   absl::StatusOr<client::ConnectionOptions> conn =
       client::ConnectionOptions::Resolve(parsed, ctx.env);

@@ -34,7 +34,7 @@ int RealExec(const std::vector<std::string>& argv,
 }  // namespace
 
 int RunRunCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope run",
       "Run a PyTorch training program with trainscope attached, without changing its code: "
       "each Python process it starts attaches when it becomes a training rank "
@@ -70,7 +70,7 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandContext& ct
   // The parser takes no positionals: a word before "--" is a program given
   // without it, which deserves more than "unexpected argument".
   parser.AddRestPositionals("PROGRAM", "");
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "run", own, ctx, &parsed)) return *code;
   if (!parsed.Rest().empty()) {
     return UsageError(ctx, "run",

@@ -5,10 +5,10 @@
 
 namespace trainscope::cli {
 
-std::optional<int> ParseOrExit(const client::ArgParser& parser, std::string_view command,
+std::optional<int> ParseOrExit(const base::ArgParser& parser, std::string_view command,
                                const std::vector<std::string>& args, const CommandContext& ctx,
-                               client::ParsedArgs* parsed) {
-  absl::StatusOr<client::ParsedArgs> result = parser.Parse(args);
+                               base::ParsedArgs* parsed) {
+  absl::StatusOr<base::ParsedArgs> result = parser.Parse(args);
   if (!result.ok()) return UsageError(ctx, command, result.status().message());
   if (result->help_requested()) {
     *ctx.out << parser.Usage();
@@ -30,14 +30,14 @@ int UsageError(const CommandContext& ctx, std::string_view command, absl::string
   return kExitUsage;
 }
 
-void AddTokenFlags(client::ArgParser* parser) {
+void AddTokenFlags(base::ArgParser* parser) {
   parser->AddFlag("token", "TOKEN", "the job's token (env TRAINSCOPE_TOKEN)");
   parser->AddFlag("token-file", "FILE", "read the job's token from the first line of FILE");
   parser->AddFlag("data-dir", "DIR",
                   "the collector's data dir: read the token it generated from DIR/jobs/JOB/token");
 }
 
-void AddHaltPolicyFlags(client::ArgParser* parser) {
+void AddHaltPolicyFlags(base::ArgParser* parser) {
   parser->AddFlag("halt-when", "RULE[,RULE...]",
                   "halt the job when any of these alert rules holds for --for consecutive steps "
                   "(straggler, collective_wait, slow_link, loader_stall, low_flops, "
@@ -48,7 +48,7 @@ void AddHaltPolicyFlags(client::ArgParser* parser) {
                   "for --for steps");
 }
 
-absl::StatusOr<trainscope::v1::HaltPolicy> ParseHaltPolicyFlags(const client::ParsedArgs& args) {
+absl::StatusOr<trainscope::v1::HaltPolicy> ParseHaltPolicyFlags(const base::ParsedArgs& args) {
   absl::StatusOr<std::optional<int64_t>> steps = args.Int("for", 1, 1'000'000);
   if (!steps.ok()) return steps.status();
   absl::StatusOr<std::optional<double>> efficiency = args.Double("halt-below-efficiency", 0, 1);
@@ -57,7 +57,7 @@ absl::StatusOr<trainscope::v1::HaltPolicy> ParseHaltPolicyFlags(const client::Pa
                                     efficiency->value_or(0));
 }
 
-client::TokenResolver::Sources TokenSources(const client::ParsedArgs& args,
+client::TokenResolver::Sources TokenSources(const base::ParsedArgs& args,
                                             const CommandContext& ctx) {
   client::TokenResolver::Sources sources;
   sources.flag = args.Value("token");

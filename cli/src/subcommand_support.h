@@ -11,7 +11,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "trainscope/cli/command_context.h"
-#include "trainscope/client/arg_parser.h"
+#include "trainscope/base/arg_parser.h"
 #include "trainscope/client/token_resolver.h"
 #include "trainscope/proto/job_id.h"
 #include "trainscope/v1/alerts.pb.h"
@@ -21,9 +21,9 @@ namespace trainscope::cli {
 // Parses `args`. Returns an exit code when the subcommand must stop here
 // (usage printed for --help: kExitOk; an error printed: kExitUsage), or
 // nullopt with `*parsed` filled to go on.
-std::optional<int> ParseOrExit(const client::ArgParser& parser, std::string_view command,
+std::optional<int> ParseOrExit(const base::ArgParser& parser, std::string_view command,
                                const std::vector<std::string>& args, const CommandContext& ctx,
-                               client::ParsedArgs* parsed);
+                               base::ParsedArgs* parsed);
 
 // Prints "trainscope COMMAND: MESSAGE" on ctx.err and returns `code`.
 int Fail(const CommandContext& ctx, std::string_view command, const absl::Status& status,
@@ -31,14 +31,14 @@ int Fail(const CommandContext& ctx, std::string_view command, const absl::Status
 int UsageError(const CommandContext& ctx, std::string_view command, absl::string_view message);
 
 // Adds --token, --token-file and --data-dir.
-void AddTokenFlags(client::ArgParser* parser);
-client::TokenResolver::Sources TokenSources(const client::ParsedArgs& args,
+void AddTokenFlags(base::ArgParser* parser);
+client::TokenResolver::Sources TokenSources(const base::ParsedArgs& args,
                                             const CommandContext& ctx);
 
 // Adds --halt-when, --for and --halt-below-efficiency; ParseHaltPolicyFlags
 // reads them (a disabled policy when none is given).
-void AddHaltPolicyFlags(client::ArgParser* parser);
-absl::StatusOr<trainscope::v1::HaltPolicy> ParseHaltPolicyFlags(const client::ParsedArgs& args);
+void AddHaltPolicyFlags(base::ArgParser* parser);
+absl::StatusOr<trainscope::v1::HaltPolicy> ParseHaltPolicyFlags(const base::ParsedArgs& args);
 
 // Subcommands check job ids with protocol::ValidateJobId (the protocol's
 // rule; its message names the id and what is expected).

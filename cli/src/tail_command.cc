@@ -23,7 +23,7 @@ constexpr absl::Duration kPollSlice = absl::Milliseconds(200);
 }  // namespace
 
 int RunTailCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser(
+  base::ArgParser parser(
       "trainscope tail",
       "Follow a job's live feed: a snapshot of the job, then one line per update "
       "(job, rank and command updates). Stops on Ctrl-C, after --count updates or "
@@ -44,7 +44,7 @@ int RunTailCommand(const std::vector<std::string>& args, const CommandContext& c
       "With --json: one JSON object per line, {\"snapshot\":JobStatus} or "
       "{\"update\":FeedUpdate}.\n"
       "Warnings (missed updates, a quiet feed) go to stderr.");
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "tail", args, ctx, &parsed)) return *code;
   absl::StatusOr<client::ConnectionOptions> conn =
       client::ConnectionOptions::Resolve(parsed, ctx.env);

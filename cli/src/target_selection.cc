@@ -51,7 +51,7 @@ std::string DescribeResult(const std::string& command, const google::protobuf::S
 
 }  // namespace
 
-void AddTargetFlags(client::ArgParser* parser) {
+void AddTargetFlags(base::ArgParser* parser) {
   parser->AddRepeatedFlag("pid", "PID",
                           "a process to act on; more PIDs may follow as arguments "
                           "(--pid 101 102)");
@@ -70,7 +70,7 @@ void AddTargetFlags(client::ArgParser* parser) {
   parser->AddBoolFlag("json", "print machine-readable JSON instead of text");
 }
 
-std::optional<int> PlanInjection(const client::ParsedArgs& args, const CommandContext& ctx,
+std::optional<int> PlanInjection(const base::ParsedArgs& args, const CommandContext& ctx,
                                  const std::string& command, InjectionPlan* plan) {
   std::vector<std::string> pid_texts;
   for (const std::string& value : args.Values("pid")) {

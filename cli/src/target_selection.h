@@ -12,7 +12,7 @@
 #include "trainscope/cli/plugin_locator.h"
 #include "trainscope/cli/process_table.h"
 #include "trainscope/cli/python_injector.h"
-#include "trainscope/client/arg_parser.h"
+#include "trainscope/base/arg_parser.h"
 
 namespace trainscope::cli {
 
@@ -20,7 +20,7 @@ inline constexpr int kDefaultInjectTimeoutSeconds = 15;
 
 // Adds --pid (plus PID... positionals), --match, --timeout, --gdb,
 // --python-dir and --json.
-void AddTargetFlags(client::ArgParser* parser);
+void AddTargetFlags(base::ArgParser* parser);
 
 struct InjectionPlan {
   std::vector<ProcessInfo> targets;
@@ -32,7 +32,7 @@ struct InjectionPlan {
 // Resolves and checks everything before any process is touched: prints the
 // errors (every failing target, not just the first) and returns the exit
 // code when the command must stop here.
-std::optional<int> PlanInjection(const client::ParsedArgs& args, const CommandContext& ctx,
+std::optional<int> PlanInjection(const base::ParsedArgs& args, const CommandContext& ctx,
                                  const std::string& command, InjectionPlan* plan);
 
 // Prints each outcome (text or one JSON object) and returns the exit code.

@@ -142,7 +142,7 @@ std::string RenderPairs(const std::map<std::pair<uint32_t, uint32_t>, PairSum>& 
 }  // namespace
 
 int RunTrafficCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  client::ArgParser parser("trainscope traffic",
+  base::ArgParser parser("trainscope traffic",
                            "Traffic between every pair of a job's devices over a range of steps: "
                            "bytes, messages and transfer time, summed over the steps.");
   parser.AddPositional("JOB", "the job's id");
@@ -159,7 +159,7 @@ int RunTrafficCommand(const std::vector<std::string>& args, const CommandContext
       "algorithm (gloo or NCCL ring, tree, chain; docs/traffic.md) over the group's members. "
       "TIME_MS sums the receiver's transfer time of the pair's messages. WHERE says where the "
       "ends live: same_device, same_host, or the two hosts.");
-  client::ParsedArgs parsed;
+  base::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "traffic", args, ctx, &parsed)) return *code;
   absl::StatusOr<client::ConnectionOptions> conn =
       client::ConnectionOptions::Resolve(parsed, ctx.env);

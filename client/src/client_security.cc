@@ -12,7 +12,7 @@
 namespace trainscope::client {
 namespace {
 
-std::string FlagOrEnv(const ParsedArgs& args, const EnvLookup& env, const char* flag,
+std::string FlagOrEnv(const base::ParsedArgs& args, const EnvLookup& env, const char* flag,
                       const char* variable) {
   if (std::optional<std::string> value = args.Value(flag); value.has_value()) return *value;
   if (std::optional<std::string> value = env(variable); value.has_value()) return *value;
@@ -38,7 +38,7 @@ absl::StatusOr<std::string> ReadToken(const std::string& path) {
 
 }  // namespace
 
-void ClientSecurity::AddFlags(ArgParser* parser) {
+void ClientSecurity::AddFlags(base::ArgParser* parser) {
   parser->AddFlag("tls-ca", "FILE",
                   "TLS: the CA that signed the collector's certificate (env TRAINSCOPE_TLS_CA)");
   parser->AddFlag("tls-cert", "FILE",
@@ -57,7 +57,7 @@ void ClientSecurity::AddFlags(ArgParser* parser) {
                   "TRAINSCOPE_CURVE_KEY; default: a fresh key)");
 }
 
-absl::StatusOr<ClientSecurity> ClientSecurity::Resolve(const ParsedArgs& args,
+absl::StatusOr<ClientSecurity> ClientSecurity::Resolve(const base::ParsedArgs& args,
                                                        const EnvLookup& env) {
   ClientSecurity security;
   security.tls.ca_file = FlagOrEnv(args, env, "tls-ca", "TRAINSCOPE_TLS_CA");

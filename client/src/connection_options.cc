@@ -16,7 +16,7 @@ std::string HostOf(const std::string& target) {
   return colon == std::string::npos ? target : target.substr(0, colon);
 }
 
-std::string FlagOrEnv(const ParsedArgs& args, const EnvLookup& env, const char* flag,
+std::string FlagOrEnv(const base::ParsedArgs& args, const EnvLookup& env, const char* flag,
                       const char* variable, std::string fallback) {
   if (args.Has(flag)) return *args.Value(flag);
   if (std::optional<std::string> value = env(variable); value.has_value()) return *value;
@@ -25,7 +25,7 @@ std::string FlagOrEnv(const ParsedArgs& args, const EnvLookup& env, const char* 
 
 }  // namespace
 
-void ConnectionOptions::AddFlags(ArgParser* parser, bool with_feed) {
+void ConnectionOptions::AddFlags(base::ArgParser* parser, bool with_feed) {
   parser->AddFlag("collector", "HOST:PORT",
                   "the collector's gRPC address (env TRAINSCOPE_COLLECTOR)", kDefaultCollector);
   if (with_feed) {
@@ -42,7 +42,7 @@ void ConnectionOptions::AddFlags(ArgParser* parser, bool with_feed) {
   ClientSecurity::AddFlags(parser);
 }
 
-absl::StatusOr<ConnectionOptions> ConnectionOptions::Resolve(const ParsedArgs& args,
+absl::StatusOr<ConnectionOptions> ConnectionOptions::Resolve(const base::ParsedArgs& args,
                                                              const EnvLookup& env) {
   ConnectionOptions options;
   options.collector = FlagOrEnv(args, env, "collector", "TRAINSCOPE_COLLECTOR", kDefaultCollector);

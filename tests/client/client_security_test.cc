@@ -25,9 +25,9 @@ EnvLookup Env(std::map<std::string, std::string> values) {
 }
 
 absl::StatusOr<ClientSecurity> Resolve(const std::vector<std::string>& argv, const EnvLookup& env) {
-  ArgParser parser("test", "security flags");
+  base::ArgParser parser("test", "security flags");
   ConnectionOptions::AddFlags(&parser, /*with_feed=*/true);  // they come with the connection flags
-  absl::StatusOr<ParsedArgs> args = parser.Parse(argv);
+  absl::StatusOr<base::ParsedArgs> args = parser.Parse(argv);
   if (!args.ok()) return args.status();
   absl::StatusOr<ConnectionOptions> options = ConnectionOptions::Resolve(*args, env);
   if (!options.ok()) return options.status();

@@ -18,9 +18,9 @@ EnvLookup Env(std::map<std::string, std::string> values) {
 
 absl::StatusOr<ConnectionOptions> Resolve(const std::vector<std::string>& argv,
                                           const EnvLookup& env) {
-  ArgParser parser("test", "connection flags");
+  base::ArgParser parser("test", "connection flags");
   ConnectionOptions::AddFlags(&parser, /*with_feed=*/true);
-  absl::StatusOr<ParsedArgs> args = parser.Parse(argv);
+  absl::StatusOr<base::ParsedArgs> args = parser.Parse(argv);
   if (!args.ok()) return args.status();
   return ConnectionOptions::Resolve(*args, env);
 }

@@ -11,7 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "trainscope/client/arg_parser.h"
+#include "trainscope/base/arg_parser.h"
 #include "trainscope/client/client_security.h"
 #include "trainscope/client/environment.h"
 #include "trainscope/client/connection_options.h"
@@ -28,8 +28,8 @@
 namespace trainscope::viewer {
 namespace {
 
-client::ArgParser MakeParser() {
-  client::ArgParser parser(
+base::ArgParser MakeParser() {
+  base::ArgParser parser(
       "trainscope-viewer",
       "Watch a training job: overview, Marey graph, alerts, halt, and the training "
       "items with the largest loss contribution (Selection and Monitoring views).");
@@ -124,7 +124,7 @@ struct Loaded {
   client::ClientSecurity security;
 };
 
-absl::StatusOr<Loaded> LoadSource(const client::ParsedArgs& args) {
+absl::StatusOr<Loaded> LoadSource(const base::ParsedArgs& args) {
   Loaded loaded;
   const bool synthetic = args.Bool("synthetic");
   const bool stored = args.Has("data-dir");
@@ -247,7 +247,7 @@ std::string Listed(const std::vector<T>& values, size_t max = 40) {
 
 // --item and --iteration. `loaded` is false for a live window, whose loss
 // data arrives later: the item is then only chosen (and fetched when known).
-absl::Status ApplyLossFlags(const client::ParsedArgs& args, bool loaded, LossModel* loss) {
+absl::Status ApplyLossFlags(const base::ParsedArgs& args, bool loaded, LossModel* loss) {
   if (args.Has("item")) {
     absl::StatusOr<std::optional<int64_t>> parsed = args.Int("item", 0, INT64_MAX);
     if (!parsed.ok()) return parsed.status();
@@ -297,7 +297,7 @@ absl::Status ApplyLossFlags(const client::ParsedArgs& args, bool loaded, LossMod
 }
 
 // Applies the view flags (--step, --ranks, --alert, ...) to the loaded state.
-absl::Status ApplyViewFlags(const client::ParsedArgs& args, bool loss_loaded, ViewerState* state) {
+absl::Status ApplyViewFlags(const base::ParsedArgs& args, bool loss_loaded, ViewerState* state) {
   if (absl::Status status = ApplyLossFlags(args, loss_loaded, &state->loss); !status.ok()) {
     return status;
   }
@@ -367,7 +367,7 @@ absl::Status ApplyViewFlags(const client::ParsedArgs& args, bool loss_loaded, Vi
   return absl::OkStatus();
 }
 
-int Render(const client::ParsedArgs& args, ViewerState* state, const MainWindow::Config& config) {
+int Render(const base::ParsedArgs& args, ViewerState* state, const MainWindow::Config& config) {
   const std::string view = *args.Value("render");
   if (!args.Has("out")) {
     std::fprintf(stderr, "trainscope-viewer: --render needs --out FILE.png\n");
@@ -415,9 +415,9 @@ int Render(const client::ParsedArgs& args, ViewerState* state, const MainWindow:
 }  // namespace
 
 int ViewerApp::Main(int argc, char** argv) {
-  client::ArgParser parser = MakeParser();
+  base::ArgParser parser = MakeParser();
   std::vector<std::string> arguments(argv + 1, argv + argc);
-  absl::StatusOr<client::ParsedArgs> args = parser.Parse(arguments);
+  absl::StatusOr<base::ParsedArgs> args = parser.Parse(arguments);
   if (!args.ok()) {
     std::fprintf(stderr, "trainscope-viewer: %s\n(see trainscope-viewer --help)\n",
                  std::string(args.status().message()).c_str());

@@ -30,7 +30,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "trainscope/client/arg_parser.h"
+#include "trainscope/base/arg_parser.h"
 #include "trainscope/client/environment.h"
 #include "trainscope/security/curve_keys.h"
 #include "trainscope/security/tls_credentials.h"
@@ -45,8 +45,8 @@ struct ClientSecurity {
   std::string curve_server_key;  // Z85; empty: no CURVE on the ZeroMQ sockets
   std::optional<security::CurveKeyPair> curve_client;  // set whenever curve_server_key is
 
-  static void AddFlags(ArgParser* parser);
-  static absl::StatusOr<ClientSecurity> Resolve(const ParsedArgs& args, const EnvLookup& env);
+  static void AddFlags(base::ArgParser* parser);
+  static absl::StatusOr<ClientSecurity> Resolve(const base::ParsedArgs& args, const EnvLookup& env);
 
   // Channel credentials for a gRPC channel (plaintext when none), with the
   // server name override put into `arguments`.

@@ -16,7 +16,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
-#include "trainscope/client/arg_parser.h"
+#include "trainscope/base/arg_parser.h"
 #include "trainscope/client/client_security.h"
 #include "trainscope/client/environment.h"
 
@@ -38,11 +38,11 @@ struct ConnectionOptions {
 
   // Adds --collector, --timeout, --json, the security flags (ClientSecurity)
   // and, with `with_feed`, --feed and --snapshot.
-  static void AddFlags(ArgParser* parser, bool with_feed);
+  static void AddFlags(base::ArgParser* parser, bool with_feed);
   // Without --feed/TRAINSCOPE_FEED the feed is tcp://<collector host>:7071
   // (and the snapshot server :7072), so pointing --collector at another host
   // is enough for the default ports.
-  static absl::StatusOr<ConnectionOptions> Resolve(const ParsedArgs& args, const EnvLookup& env);
+  static absl::StatusOr<ConnectionOptions> Resolve(const base::ParsedArgs& args, const EnvLookup& env);
 
   // The snapshot server next to the feed endpoint `feed`: its host, port
   // kDefaultSnapshotPort ("tcp://node-1:7071" -> "tcp://node-1:7072"); an

@@ -1,9 +1,9 @@
-#include "trainscope/client/arg_parser.h"
+#include "trainscope/base/arg_parser.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-namespace trainscope::client {
+namespace trainscope::base {
 namespace {
 
 using ::testing::ElementsAre;
@@ -191,10 +191,109 @@ TEST(ArgParserTest, UsageListsEverything) {
   EXPECT_THAT(usage, HasSubstr("Environment: TRAINSCOPE_TOKEN"));
 }
 
-}  // namespace
-}  // namespace trainscope::client
+TEST(ArgParserTest, DashAndUnderscoreSpellTheSameFlag) {
+  ArgParser parser("trainscope-collector", "Collect.");
+  parser.AddFlag("data-dir", "DIR", "where", "./data");
+  parser.AddFlag("max_message_bytes", "N", "largest message");
+  for (const std::vector<std::string>& line :
+       {std::vector<std::string>{"--data-dir=/d", "--max-message-bytes", "5"},
+        std::vector<std::string>{"--data_dir", "/d", "--max_message_bytes=5"}}) {
+    absl::StatusOr<ParsedArgs> args = parser.Parse(line);
+    ASSERT_TRUE(args.ok()) << args.status();
+    EXPECT_EQ(args->Value("data-dir"), "/d");
+    EXPECT_EQ(args->Value("data_dir"), "/d");
+    EXPECT_TRUE(args->Has("max-message-bytes"));
+    EXPECT_EQ(**args->Int("max_message_bytes", 0, 10), 5);
+  }
+  EXPECT_EQ(parser.Parse(std::vector<std::string>{})->Value("data_dir"), "./data");
+}
 
-namespace trainscope::client {
+TEST(ArgParserTest, SingleDashLongFlagsAsAbseilAccepted) {
+  ArgParser parser("p", "P.");
+  parser.AddFlag("data-dir", "DIR", "where");
+  parser.AddBoolFlag("fsync", "sync", /*default_value=*/true);
+  absl::StatusOr<ParsedArgs> args = parser.Parse({"-data_dir=/d", "-nofsync"});
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->Value("data-dir"), "/d");
+  EXPECT_FALSE(args->Bool("fsync"));
+  absl::StatusOr<ParsedArgs> bad = parser.Parse({"-data-dri=/d"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("unknown flag -data-dri for 'p'"));
+  EXPECT_THAT(bad.status().message(), HasSubstr("did you mean --data-dir?"));
+}
+
+TEST(ArgParserTest, BooleanDefaultsAndNegation) {
+  ArgParser parser("p", "P.");
+  parser.AddBoolFlag("fsync", "sync", /*default_value=*/true);
+  parser.AddBoolFlag("print-default-rules", "print");
+  EXPECT_TRUE(parser.Parse(std::vector<std::string>{})->Bool("fsync"));
+  EXPECT_FALSE(parser.Parse(std::vector<std::string>{})->Bool("print_default_rules"));
+  for (const char* off : {"--nofsync", "--no-fsync", "--no_fsync", "--fsync=false", "--fsync=0",
+                          "--fsync=no", "--fsync=False", "--fsync=f"}) {
+    absl::StatusOr<ParsedArgs> args = parser.Parse({off});
+    ASSERT_TRUE(args.ok()) << off << ": " << args.status();
+    EXPECT_FALSE(args->Bool("fsync")) << off;
+    EXPECT_TRUE(args->Has("fsync")) << off;
+  }
+  for (const char* on : {"--fsync", "--fsync=true", "--fsync=1", "--fsync=YES", "--fsync=t"}) {
+    EXPECT_TRUE(parser.Parse({"--nofsync", on})->Bool("fsync")) << on;
+  }
+  EXPECT_TRUE(parser.Parse({"--print_default_rules"})->Bool("print-default-rules"));
+  absl::StatusOr<ParsedArgs> bad = parser.Parse({"--nofsync=true"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("--nofsync takes no value"));
+  // "no" before a flag that is not boolean is no negation: an unknown flag.
+  parser.AddFlag("rules", "FILE", "rules");
+  bad = parser.Parse({"--norules"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().message(), HasSubstr("unknown flag --norules"));
+}
+
+TEST(ArgParserTest, AliasesReachTheFlag) {
+  ArgParser parser("p", "P.");
+  parser.AddFlag("for", "STEPS", "consecutive steps", "0");
+  parser.AddAlias("for_steps", "for");
+  EXPECT_EQ(parser.Parse({"--for_steps=3"})->Value("for"), "3");
+  EXPECT_EQ(parser.Parse({"--for-steps", "4"})->Value("for"), "4");
+  EXPECT_EQ(parser.Parse({"--for", "5"})->Value("for_steps"), "5");
+  EXPECT_THAT(parser.Usage(), HasSubstr("(also --for_steps)"));
+}
+
+TEST(ArgParserTest, ParsesAMainsArgvWithoutTheProgramName) {
+  ArgParser parser("p", "P.");
+  parser.AddFlag("job", "J", "job");
+  const char* argv[] = {"/usr/bin/p", "--job", "j1"};
+  absl::StatusOr<ParsedArgs> args = parser.Parse(3, argv);
+  ASSERT_TRUE(args.ok()) << args.status();
+  EXPECT_EQ(args->Value("job"), "j1");
+  EXPECT_TRUE(args->positionals().empty());
+}
+
+TEST(ArgParserTest, TypedErrorsNameTheFlagAsDeclared) {
+  ArgParser parser("p", "P.");
+  parser.AddFlag("segment-mb", "MIB", "segment size", "64");
+  absl::StatusOr<ParsedArgs> args = parser.Parse({"--segment_mb=lots"});
+  ASSERT_TRUE(args.ok());
+  absl::StatusOr<std::optional<int64_t>> value = args->Int("segment_mb", 1, 4096);
+  ASSERT_FALSE(value.ok());
+  EXPECT_THAT(value.status().message(),
+              HasSubstr("--segment-mb expects a whole number from 1 to 4096, got 'lots'"));
+}
+
+TEST(ArgParserTest, UsageShowsBooleanDefaultsAndHowToTurnThemOff) {
+  ArgParser parser("p", "P.");
+  parser.AddBoolFlag("fsync", "fdatasync each commit", /*default_value=*/true);
+  parser.AddBoolFlag("insecure", "no encryption");
+  const std::string usage = parser.Usage();
+  EXPECT_THAT(usage, HasSubstr("  --fsync\n      fdatasync each commit (default: true; --nofsync "
+                               "turns it off)\n"));
+  EXPECT_THAT(usage, HasSubstr("  --insecure\n      no encryption\n"));
+}
+
+}  // namespace
+}  // namespace trainscope::base
+
+namespace trainscope::base {
 namespace {
 
 TEST(ArgParserRestTest, RestPositionalsAndTheUsageTail) {
@@ -216,4 +315,4 @@ TEST(ArgParserRestTest, RestPositionalsAndTheUsageTail) {
 }
 
 }  // namespace
-}  // namespace trainscope::client
+}  // namespace trainscope::base

@@ -1,111 +1,37 @@
-#include "trainscope/client/arg_parser.h"
+#include "trainscope/base/arg_parser.h"
 
 #include <algorithm>
 #include <cmath>
 #include <utility>
 
 #include "absl/status/status.h"
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
-namespace trainscope::client {
-
-std::optional<std::string> ParsedArgs::Positional(std::string_view name) const {
-  for (size_t i = 0; i < positional_names_.size() && i < positionals_.size(); ++i) {
-    if (positional_names_[i] == name) return positionals_[i];
-  }
-  return std::nullopt;
-}
-
-std::vector<std::string> ParsedArgs::Rest() const {
-  if (positionals_.size() <= positional_names_.size()) return {};
-  return std::vector<std::string>(positionals_.begin() + positional_names_.size(),
-                                  positionals_.end());
-}
-
-bool ParsedArgs::Has(std::string_view flag) const { return values_.find(flag) != values_.end(); }
-
-std::optional<std::string> ParsedArgs::Value(std::string_view flag) const {
-  auto it = values_.find(flag);
-  if (it != values_.end() && !it->second.empty()) return it->second.back();
-  auto def = defaults_.find(flag);
-  if (def != defaults_.end()) return def->second;
-  return std::nullopt;
-}
-
-std::vector<std::string> ParsedArgs::Values(std::string_view flag) const {
-  auto it = values_.find(flag);
-  return it == values_.end() ? std::vector<std::string>{} : it->second;
-}
-
-bool ParsedArgs::Bool(std::string_view flag) const {
-  std::optional<std::string> value = Value(flag);
-  return value.has_value() && *value == "true";
-}
-
-absl::StatusOr<std::optional<int64_t>> ParsedArgs::Int(std::string_view flag, int64_t min,
-                                                       int64_t max) const {
-  std::optional<std::string> text = Value(flag);
-  if (!text.has_value()) return std::optional<int64_t>();
-  int64_t value = 0;
-  if (!absl::SimpleAtoi(*text, &value) || value < min || value > max) {
-    return absl::InvalidArgumentError(absl::StrCat("--", std::string(flag),
-                                                   " expects a whole number from ", min, " to ",
-                                                   max, ", got '", *text, "'"));
-  }
-  return std::optional<int64_t>(value);
-}
-
-absl::StatusOr<std::optional<double>> ParsedArgs::Double(std::string_view flag, double min,
-                                                         double max) const {
-  std::optional<std::string> text = Value(flag);
-  if (!text.has_value()) return std::optional<double>();
-  double value = 0;
-  if (!absl::SimpleAtod(*text, &value) || !std::isfinite(value) || value < min || value > max) {
-    return absl::InvalidArgumentError(absl::StrCat("--", std::string(flag),
-                                                   " expects a number from ", min, " to ", max,
-                                                   ", got '", *text, "'"));
-  }
-  return std::optional<double>(value);
-}
-
-ArgParser::ArgParser(std::string command, std::string summary)
-    : command_(std::move(command)), summary_(std::move(summary)) {}
-
-void ArgParser::AddPositional(std::string name, std::string help, bool required) {
-  positionals_.push_back({std::move(name), std::move(help), required});
-}
-
-void ArgParser::AddRestPositionals(std::string name, std::string help) {
-  rest_ = PositionalSpec{std::move(name), std::move(help), false};
-}
-
-void ArgParser::AddFlag(std::string name, std::string value_name, std::string help,
-                        std::optional<std::string> default_value) {
-  flags_.push_back({std::move(name), std::move(value_name), std::move(help), FlagKind::kValue,
-                    std::move(default_value)});
-}
-
-void ArgParser::AddRepeatedFlag(std::string name, std::string value_name, std::string help) {
-  flags_.push_back(
-      {std::move(name), std::move(value_name), std::move(help), FlagKind::kRepeated, {}});
-}
-
-void ArgParser::AddBoolFlag(std::string name, std::string help) {
-  flags_.push_back({std::move(name), "", std::move(help), FlagKind::kBool, {}});
-}
-
-void ArgParser::AddEpilog(std::string text) { epilog_.push_back(std::move(text)); }
-
-const ArgParser::FlagSpec* ArgParser::FindFlag(std::string_view name) const {
-  for (const FlagSpec& flag : flags_) {
-    if (flag.name == name) return &flag;
-  }
-  return nullptr;
-}
+namespace trainscope::base {
 
 namespace {
+
+// The one spelling a flag name is compared in: '_' is written '-'.
+std::string NormalName(std::string_view name) {
+  std::string out(name);
+  std::replace(out.begin(), out.end(), '_', '-');
+  return out;
+}
+
+// Abseil's boolean words (case-insensitive), which the collector accepted.
+std::optional<bool> ParseBoolWord(std::string_view text) {
+  const std::string lower = absl::AsciiStrToLower(absl::string_view(text.data(), text.size()));
+  if (lower == "true" || lower == "1" || lower == "yes" || lower == "t" || lower == "y") {
+    return true;
+  }
+  if (lower == "false" || lower == "0" || lower == "no" || lower == "f" || lower == "n") {
+    return false;
+  }
+  return std::nullopt;
+}
 
 // Edit distance, for "did you mean" on a mistyped flag.
 size_t EditDistance(std::string_view a, std::string_view b) {
@@ -125,13 +51,142 @@ size_t EditDistance(std::string_view a, std::string_view b) {
 
 }  // namespace
 
+std::string ParsedArgs::Key(std::string_view flag) const {
+  std::string key = NormalName(flag);
+  auto alias = aliases_.find(key);
+  return alias == aliases_.end() ? key : alias->second;
+}
+
+std::optional<std::string> ParsedArgs::Positional(std::string_view name) const {
+  for (size_t i = 0; i < positional_names_.size() && i < positionals_.size(); ++i) {
+    if (positional_names_[i] == name) return positionals_[i];
+  }
+  return std::nullopt;
+}
+
+std::vector<std::string> ParsedArgs::Rest() const {
+  if (positionals_.size() <= positional_names_.size()) return {};
+  return std::vector<std::string>(positionals_.begin() + positional_names_.size(),
+                                  positionals_.end());
+}
+
+bool ParsedArgs::Has(std::string_view flag) const {
+  return values_.find(Key(flag)) != values_.end();
+}
+
+std::optional<std::string> ParsedArgs::Value(std::string_view flag) const {
+  const std::string key = Key(flag);
+  auto it = values_.find(key);
+  if (it != values_.end() && !it->second.empty()) return it->second.back();
+  auto def = defaults_.find(key);
+  if (def != defaults_.end()) return def->second;
+  return std::nullopt;
+}
+
+std::vector<std::string> ParsedArgs::Values(std::string_view flag) const {
+  auto it = values_.find(Key(flag));
+  return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+bool ParsedArgs::Bool(std::string_view flag) const {
+  std::optional<std::string> value = Value(flag);
+  return value.has_value() && *value == "true";
+}
+
+absl::StatusOr<std::optional<int64_t>> ParsedArgs::Int(std::string_view flag, int64_t min,
+                                                       int64_t max) const {
+  std::optional<std::string> text = Value(flag);
+  if (!text.has_value()) return std::optional<int64_t>();
+  int64_t value = 0;
+  if (!absl::SimpleAtoi(*text, &value) || value < min || value > max) {
+    auto shown = shown_names_.find(Key(flag));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", shown == shown_names_.end() ? std::string(flag) : shown->second,
+                     " expects a whole number from ", min, " to ", max, ", got '", *text, "'"));
+  }
+  return std::optional<int64_t>(value);
+}
+
+absl::StatusOr<std::optional<double>> ParsedArgs::Double(std::string_view flag, double min,
+                                                         double max) const {
+  std::optional<std::string> text = Value(flag);
+  if (!text.has_value()) return std::optional<double>();
+  double value = 0;
+  if (!absl::SimpleAtod(*text, &value) || !std::isfinite(value) || value < min || value > max) {
+    auto shown = shown_names_.find(Key(flag));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--", shown == shown_names_.end() ? std::string(flag) : shown->second,
+                     " expects a number from ", min, " to ", max, ", got '", *text, "'"));
+  }
+  return std::optional<double>(value);
+}
+
+ArgParser::ArgParser(std::string command, std::string summary)
+    : command_(std::move(command)), summary_(std::move(summary)) {}
+
+void ArgParser::AddPositional(std::string name, std::string help, bool required) {
+  positionals_.push_back({std::move(name), std::move(help), required});
+}
+
+void ArgParser::AddRestPositionals(std::string name, std::string help) {
+  rest_ = PositionalSpec{std::move(name), std::move(help), false};
+}
+
+void ArgParser::AddFlag(std::string name, std::string value_name, std::string help,
+                        std::optional<std::string> default_value) {
+  flags_.push_back({std::move(name),
+                    std::move(value_name),
+                    std::move(help),
+                    FlagKind::kValue,
+                    std::move(default_value),
+                    {}});
+}
+
+void ArgParser::AddRepeatedFlag(std::string name, std::string value_name, std::string help) {
+  flags_.push_back(
+      {std::move(name), std::move(value_name), std::move(help), FlagKind::kRepeated, {}, {}});
+}
+
+void ArgParser::AddBoolFlag(std::string name, std::string help, bool default_value) {
+  flags_.push_back({std::move(name),
+                    "",
+                    std::move(help),
+                    FlagKind::kBool,
+                    default_value ? std::optional<std::string>("true") : std::nullopt,
+                    {}});
+}
+
+void ArgParser::AddAlias(std::string alias, std::string name) {
+  const std::string key = NormalName(name);
+  for (FlagSpec& flag : flags_) {
+    if (NormalName(flag.name) == key) {
+      flag.aliases.push_back(std::move(alias));
+      return;
+    }
+  }
+}
+
+void ArgParser::AddEpilog(std::string text) { epilog_.push_back(std::move(text)); }
+
+const ArgParser::FlagSpec* ArgParser::FindFlag(std::string_view name) const {
+  const std::string key = NormalName(name);
+  for (const FlagSpec& flag : flags_) {
+    if (NormalName(flag.name) == key) return &flag;
+    for (const std::string& alias : flag.aliases) {
+      if (NormalName(alias) == key) return &flag;
+    }
+  }
+  return nullptr;
+}
+
 std::string ArgParser::UnknownFlagError(std::string_view shown) const {
   std::string_view bare = shown;
   while (!bare.empty() && bare.front() == '-') bare.remove_prefix(1);
+  const std::string key = NormalName(bare);
   std::string suggestion;
   size_t best = 3;  // suggest only close matches
   for (const FlagSpec& flag : flags_) {
-    const size_t distance = EditDistance(bare, flag.name);
+    const size_t distance = EditDistance(key, NormalName(flag.name));
     if (distance < best) {
       best = distance;
       suggestion = absl::StrCat(" (did you mean --", flag.name, "?)");
@@ -148,13 +203,22 @@ std::string ArgParser::ValidFlagList() const {
   return absl::StrJoin(names, ", ");
 }
 
+absl::StatusOr<ParsedArgs> ArgParser::Parse(int argc, const char* const* argv) const {
+  std::vector<std::string> args;
+  for (int i = 1; i < argc; ++i) args.emplace_back(argv[i]);
+  return Parse(args);
+}
+
 absl::StatusOr<ParsedArgs> ArgParser::Parse(const std::vector<std::string>& args) const {
   ParsedArgs parsed;
   for (const PositionalSpec& positional : positionals_) {
     parsed.positional_names_.push_back(positional.name);
   }
   for (const FlagSpec& flag : flags_) {
-    if (flag.default_value.has_value()) parsed.defaults_[flag.name] = *flag.default_value;
+    const std::string key = NormalName(flag.name);
+    parsed.shown_names_[key] = flag.name;
+    if (flag.default_value.has_value()) parsed.defaults_[key] = *flag.default_value;
+    for (const std::string& alias : flag.aliases) parsed.aliases_[NormalName(alias)] = key;
   }
 
   bool options_ended = false;
@@ -173,30 +237,49 @@ absl::StatusOr<ParsedArgs> ArgParser::Parse(const std::vector<std::string>& args
       parsed.help_requested_ = true;
       continue;
     }
-    if (arg.rfind("--", 0) != 0) {
-      return absl::InvalidArgumentError(UnknownFlagError(arg));
-    }
-    std::string_view body = std::string_view(arg).substr(2);
+    const bool single_dash = arg.rfind("--", 0) != 0;
+    std::string_view body = std::string_view(arg).substr(single_dash ? 1 : 2);
     std::optional<std::string> inline_value;
     if (size_t eq = body.find('='); eq != std::string_view::npos) {
       inline_value = std::string(body.substr(eq + 1));
       body = body.substr(0, eq);
     }
     const FlagSpec* spec = FindFlag(body);
-    if (spec == nullptr) {
-      return absl::InvalidArgumentError(UnknownFlagError(absl::StrCat("--", std::string(body))));
+    bool negated = false;
+    if (spec == nullptr && body.size() > 2 && body.substr(0, 2) == "no") {
+      // --nofsync / --no-fsync: a boolean flag turned off.
+      std::string_view positive = body.substr(2);
+      if (positive.front() == '-' || positive.front() == '_') positive.remove_prefix(1);
+      const FlagSpec* flag = FindFlag(positive);
+      if (flag != nullptr && flag->kind == FlagKind::kBool) {
+        spec = flag;
+        negated = true;
+      }
     }
-    std::vector<std::string>& slot = parsed.values_[spec->name];
+    if (spec == nullptr) {
+      return absl::InvalidArgumentError(
+          UnknownFlagError(single_dash ? std::string(arg.substr(0, 1 + body.size()))
+                                       : absl::StrCat("--", std::string(body))));
+    }
+    std::vector<std::string>& slot = parsed.values_[NormalName(spec->name)];
     if (spec->kind == FlagKind::kBool) {
-      if (!inline_value.has_value() || *inline_value == "true" || *inline_value == "1") {
-        slot.push_back("true");
-      } else if (*inline_value == "false" || *inline_value == "0") {
+      if (negated) {
+        if (inline_value.has_value()) {
+          return absl::InvalidArgumentError(absl::StrCat("flag --", std::string(body),
+                                                         " takes no value (it turns --", spec->name,
+                                                         " off), got '", *inline_value, "'"));
+        }
         slot.push_back("false");
-      } else {
+        continue;
+      }
+      std::optional<bool> value =
+          inline_value.has_value() ? ParseBoolWord(*inline_value) : std::optional<bool>(true);
+      if (!value.has_value()) {
         return absl::InvalidArgumentError(absl::StrCat("flag --", spec->name,
                                                        " takes no value (or =true / =false), got '",
                                                        *inline_value, "'"));
       }
+      slot.push_back(*value ? "true" : "false");
       continue;
     }
     if (inline_value.has_value()) {
@@ -255,8 +338,12 @@ std::string ArgParser::Usage() const {
     absl::StrAppend(&out, "\n      ", flag.help);
     if (flag.kind == FlagKind::kRepeated) absl::StrAppend(&out, " (may be repeated)");
     if (flag.default_value.has_value() && !flag.default_value->empty()) {
-      absl::StrAppend(&out, " (default: ", *flag.default_value, ")");
+      absl::StrAppend(
+          &out, " (default: ", *flag.default_value,
+          flag.kind == FlagKind::kBool ? absl::StrCat("; --no", flag.name, " turns it off") : "",
+          ")");
     }
+    for (const std::string& alias : flag.aliases) absl::StrAppend(&out, " (also --", alias, ")");
     absl::StrAppend(&out, "\n");
   }
   absl::StrAppend(&out, "  -h, --help\n      show this help\n");
@@ -264,4 +351,4 @@ std::string ArgParser::Usage() const {
   return out;
 }
 
-}  // namespace trainscope::client
+}  // namespace trainscope::base
