@@ -63,10 +63,10 @@ struct PrometheusMetrics::Families {
         job_ranks(GaugeFamily(r, "trainscope_job_ranks_connected", "Ranks streaming now")),
         job_open_alerts(
             GaugeFamily(r, "trainscope_job_open_alerts", "Alerts raised and not cleared")),
-        job_names_over_budget(GaugeFamily(
-            r, "trainscope_job_names_over_budget",
-            "Operator names past the job's name budget (--max-job-names), read as "
-            "\"(name budget exceeded)\"")),
+        job_names_over_budget(
+            GaugeFamily(r, "trainscope_job_names_over_budget",
+                        "Operator names past the job's name budget (--max-job-names), read as "
+                        "\"(name budget exceeded)\"")),
         rank_events(GaugeFamily(r, "trainscope_rank_events_received",
                                 "Events of the rank written to the durable log")),
         rank_dropped(GaugeFamily(r, "trainscope_rank_agent_dropped_events",
@@ -132,12 +132,25 @@ struct PrometheusMetrics::Families {
   Gauge& started;
 };
 
+namespace {
+// The metrics endpoint's HTTP workers, and how long one waits for a request.
+constexpr int kServerThreads = 4;
+constexpr int kRequestTimeoutMs = 2000;
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<PrometheusMetrics>> PrometheusMetrics::Start(
     const std::string& address, FeedSink* next) {
   auto registry = std::make_shared<prometheus::Registry>();
   std::unique_ptr<PrometheusMetrics> metrics(new PrometheusMetrics(next, registry));
   try {
-    metrics->exposer_ = std::make_unique<prometheus::Exposer>(address, /*num_threads=*/1);
+    // Several workers and a short request timeout: a connection that sends
+    // nothing (a port scan, a stuck scraper) holds one worker for at most
+    // kRequestTimeoutMs instead of civetweb's default 30 s, and the other
+    // workers answer scrapes meanwhile (one worker: one idle connection
+    // blocked /metrics for 30 s).
+    metrics->exposer_ = std::make_unique<prometheus::Exposer>(std::vector<std::string>{
+        "listening_ports", address, "num_threads", absl::StrCat(kServerThreads),
+        "request_timeout_ms", absl::StrCat(kRequestTimeoutMs), "enable_keep_alive", "no"});
   } catch (const std::exception& e) {
     return absl::UnavailableError(
         absl::StrCat("--metrics-port: cannot serve metrics on ", address, ": ", e.what()));
