@@ -15,6 +15,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "clock_domain_id.h"
+#include "gpu/cuda_device_query.h"
 #include "gpu/gpu_activity.h"
 #include "gpu/gpu_event_queue.h"
 #include "grpc_transport.h"
@@ -247,6 +248,15 @@ Agent::Agent(AgentOptions options, std::unique_ptr<Transport> transport)
       options_.test_clock_offset_ns, options_.test_clock_drift_ppm,
       options_.test_clock_origin_ns != 0 ? options_.test_clock_origin_ns : Agent::Now());
   identity.clock_domain_id = ClockDomainId::Monotonic(identity.clock_perturbation);
+  if (options_.gpu_activity) {
+    // Read once, before the first Hello. Without a driver the list stays
+    // empty and nothing is said here (StartGpuActivity says why GPU activity is off).
+    absl::StatusOr<CudaDriverApi> driver = CudaDeviceQuery::Load(options_.cuda_driver_library);
+    if (driver.ok()) {
+      absl::StatusOr<std::vector<v1::GpuDevice>> gpus = CudaDeviceQuery::List(*driver);
+      if (gpus.ok()) identity.gpus = *std::move(gpus);
+    }
+  }
   Sender::AgentHooks hooks;
   hooks.apply_recording = [this](bool enabled, uint32_t sampling_period) {
     ApplyRecordingFromCollector(enabled, sampling_period);

@@ -411,6 +411,7 @@ v1::AgentMessage Sender::MakeHello() const {
   hello->set_job_token(job_token());
   hello->set_agent_version(kTrainscopeVersion);
   hello->set_recording(agent_.recording());
+  for (const v1::GpuDevice& gpu : identity_.gpus) *hello->add_gpus() = gpu;
   if (!options_.halt_when.empty() || options_.halt_below_efficiency > 0) {
     v1::HaltPolicy* policy = hello->mutable_halt_policy();
     for (const std::string& rule : options_.halt_when) policy->add_halt_when(rule);

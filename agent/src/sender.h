@@ -90,6 +90,7 @@ class Sender : public ControlListener {
     uint32_t pid = 0;
     ClockPerturbation clock_perturbation;  // TEST ONLY (AgentOptions::test_clock_*)
     std::string clock_domain_id;           // ClockDomainId::Monotonic(); may be empty
+    std::vector<v1::GpuDevice> gpus;       // Hello.gpus (gpu/cuda_device_query.h)
   };
 
   Sender(AgentHooks agent, const AgentOptions& options, Identity identity, StringTable* strings,

@@ -108,6 +108,11 @@ struct AgentOptions {
   // else the one beside torch's CUDA libraries, else the system's
   // (agent/src/gpu/cupti_library_locator.h).
   std::string cupti_library;
+  // The CUDA driver library Hello.gpus is read from (dlopen'ed at start, with
+  // gpu_activity only: a CPU job on a GPU host lists no GPU, so its steps do
+  // not wait for GPU work). Absent or failing (no driver): no GPUs listed,
+  // nothing said (the GPU activity line says why it is off).
+  std::string cuda_driver_library = "libcuda.so.1";
 
   // TEST ONLY: a simulated clock error, so clock alignment can be tested on
   // one machine with known ground truth. Every timestamp the agent sends
