@@ -4,11 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
-#include <sstream>
 #include <string>
 #include <vector>
 
-#include "trainscope/cli/cli.h"
+#include "trace_import_test_base.h"
 
 namespace trainscope::cli {
 namespace {
@@ -16,35 +15,15 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::filesystem::path kData = KINETO_GPU_DATA;
-
-class ImportCommandTest : public ::testing::Test {
+class ImportCommandTest : public TraceImportTestBase {
  protected:
-  void SetUp() override {
-    ASSERT_TRUE(std::filesystem::is_directory(kData)) << kData << " is missing";
-    dir_ = std::filesystem::temp_directory_path() /
-           ("trainscope-import-cli-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  ImportCommandTest() : TraceImportTestBase("trainscope-import-cli") {}
 
-  int Import(const std::string& job, std::vector<std::string> files) {
-    std::vector<std::string> args = {"import", "--job", job, "--data-dir", dir_.string()};
-    for (const std::string& f : files) args.push_back((kData / f).string());
-    out_.str("");
-    err_.str("");
-    CommandContext ctx;
-    ctx.out = &out_;
-    ctx.err = &err_;
-    ctx.env = [](std::string_view) -> std::optional<std::string> { return std::nullopt; };
-    ctx.requested_by = "tester@box";
-    return RunCli(args, ctx);
+  int Import(const std::string& job, const std::vector<std::string>& files) {
+    std::vector<std::filesystem::path> traces;
+    for (const std::string& file : files) traces.push_back(GpuTrace(file));
+    return TraceImportTestBase::Import(job, traces);
   }
-
-  std::filesystem::path dir_;
-  std::ostringstream out_;
-  std::ostringstream err_;
 };
 
 TEST_F(ImportCommandTest, SaysWhatGpuWorkWasLinkedAndWhereStepsCameFrom) {

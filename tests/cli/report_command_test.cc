@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "trainscope/cli/cli.h"
+#include "trace_import_test_base.h"
 
 namespace trainscope::cli {
 namespace {
@@ -18,31 +18,12 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-const std::filesystem::path kData = KINETO_GPU_DATA;
-
-class ReportCommandTest : public ::testing::Test {
+class ReportCommandTest : public TraceImportTestBase {
  protected:
-  void SetUp() override {
-    ASSERT_TRUE(std::filesystem::is_directory(kData)) << kData << " is missing";
-    dir_ = std::filesystem::temp_directory_path() /
-           ("trainscope-report-cli-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-  }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
+  ReportCommandTest() : TraceImportTestBase("trainscope-report-cli") {}
 
-  int Run(std::vector<std::string> args) {
-    out_.str("");
-    err_.str("");
-    CommandContext ctx;
-    ctx.out = &out_;
-    ctx.err = &err_;
-    ctx.env = [](std::string_view) -> std::optional<std::string> { return std::nullopt; };
-    ctx.requested_by = "tester@box";
-    return RunCli(args, ctx);
-  }
   std::string Report(const std::string& job) {
-    EXPECT_EQ(Run({"report", job, "--data-dir", (dir_ / "data").string(), "--out",
+    EXPECT_EQ(Run({"report", job, "--data-dir", data_dir().string(), "--out",
                    (dir_ / "report").string(), "--viewer", (dir_ / "no-viewer").string()}),
               0)
         << err_.str();
@@ -51,17 +32,10 @@ class ReportCommandTest : public ::testing::Test {
     html << file.rdbuf();
     return html.str();
   }
-
-  std::filesystem::path dir_;
-  std::ostringstream out_;
-  std::ostringstream err_;
 };
 
 TEST_F(ReportCommandTest, AGpuJobsReportStatesDeviceTimeAndTopKernels) {
-  ASSERT_EQ(Run({"import", "--job", "nccl", "--data-dir", (dir_ / "data").string(),
-                 (kData / "nccl_parser_config__nccl_data.json.gz").string()}),
-            0)
-      << err_.str();
+  ASSERT_EQ(Import("nccl", {GpuTrace("nccl_parser_config__nccl_data.json.gz")}), 0) << err_.str();
   const std::string html = Report("nccl");
   EXPECT_THAT(html, HasSubstr("<h2>Device time</h2>"));
   EXPECT_THAT(html, HasSubstr("<th>GPU busy ms</th>"));
@@ -102,10 +76,7 @@ TEST_F(ReportCommandTest, ACpuOnlyJobHasNoDeviceTimeSection) {
   }
   trace << "]}";
   trace.close();
-  ASSERT_EQ(Run({"import", "--job", "cpu", "--data-dir", (dir_ / "data").string(),
-                 (dir_ / "cpu.json").string()}),
-            0)
-      << err_.str();
+  ASSERT_EQ(Import("cpu", {dir_ / "cpu.json"}), 0) << err_.str();
   const std::string html = Report("cpu");
   EXPECT_THAT(html, HasSubstr("<h2>Ranks</h2>"));
   EXPECT_THAT(html, Not(HasSubstr("<h2>Device time</h2>")));
