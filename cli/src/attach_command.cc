@@ -22,6 +22,7 @@ int RunAttachCommand(const std::vector<std::string>& args, const CommandContext&
                  "the job id (env TRAINSCOPE_JOB; default: what the process's own environment "
                  "gives, see trainscope.attach)");
   parser.AddFlag("token", "TOKEN", "the job's token (env TRAINSCOPE_TOKEN)");
+  AddJobKeyFlag(&parser);
   parser.AddBoolFlag("dormant", "load the agent with recording off, until `trainscope enable JOB`");
   parser.AddEpilog(
       "Examples:\n"
@@ -48,6 +49,14 @@ int RunAttachCommand(const std::vector<std::string>& args, const CommandContext&
     }
   }
   std::optional<std::string> token = parsed.Value("token");
+  absl::StatusOr<std::optional<std::string>> secret = JobSecretFromKey(parsed, ctx, job);
+  if (!secret.ok()) return UsageError(ctx, "attach", secret.status().message());
+  if (secret->has_value()) {
+    if (token.has_value()) {
+      return UsageError(ctx, "attach", "give --token or --job-key-file, not both");
+    }
+    token = **secret;
+  }
   if (!token.has_value()) token = ctx.env("TRAINSCOPE_TOKEN");
 
   InjectionPlan plan;

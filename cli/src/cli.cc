@@ -46,6 +46,8 @@ const std::vector<Subcommand>& Subcommands() {
        }},
       {"replay", "stream a stored job log to the collector again", RunReplayCommand},
       {"delete", "delete a stored job from a data directory (not a live one)", RunDeleteCommand},
+      {"job-secret", "print a job's secret from the collector's job key (or make a key)",
+       RunJobSecretCommand},
       {"run", "run a training program with trainscope attached (no code change)", RunRunCommand},
       {"attach", "attach to running PyTorch processes (no restart; needs gdb)", RunAttachCommand},
       {"detach", "detach from running processes; they keep training", RunDetachCommand},

@@ -46,6 +46,7 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandContext& ct
                  "the job id (env TRAINSCOPE_JOB; default: TORCHELASTIC_RUN_ID or "
                  "<script>-<MASTER_PORT>)");
   parser.AddFlag("token", "TOKEN", "the job's token (env TRAINSCOPE_TOKEN)");
+  AddJobKeyFlag(&parser);
   parser.AddBoolFlag("dormant",
                      "start with recording off, until `trainscope enable JOB` (sets "
                      "TRAINSCOPE_DORMANT=1)");
@@ -94,15 +95,27 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandContext& ct
   if (collector.empty()) return UsageError(ctx, "run", "--collector expects HOST:PORT");
   std::vector<std::pair<std::string, std::string>> set_env;
   set_env.emplace_back("TRAINSCOPE_COLLECTOR", collector);
-  if (std::optional<std::string> job = parsed.Value("job"); job.has_value()) {
+  std::optional<std::string> job = parsed.Value("job");
+  if (job.has_value()) {
     if (absl::Status s = protocol::ValidateJobId(*job, "--job"); !s.ok()) {
       return UsageError(ctx, "run", s.message());
     }
     set_env.emplace_back("TRAINSCOPE_JOB", *job);
+  } else {
+    job = ctx.env("TRAINSCOPE_JOB");
   }
-  if (std::optional<std::string> token = parsed.Value("token"); token.has_value()) {
-    set_env.emplace_back("TRAINSCOPE_TOKEN", *token);
+  std::optional<std::string> token = parsed.Value("token");
+  // A collector with --job-key-file admits only the job's secret: derived
+  // here, from the key the launcher can read, and handed to every rank.
+  absl::StatusOr<std::optional<std::string>> secret = JobSecretFromKey(parsed, ctx, job);
+  if (!secret.ok()) return UsageError(ctx, "run", secret.status().message());
+  if (secret->has_value()) {
+    if (token.has_value()) {
+      return UsageError(ctx, "run", "give --token or --job-key-file, not both");
+    }
+    token = **secret;
   }
+  if (token.has_value()) set_env.emplace_back("TRAINSCOPE_TOKEN", *token);
   if (parsed.Bool("dormant")) set_env.emplace_back("TRAINSCOPE_DORMANT", "1");
   // Checked here so that a typo fails now, not silently inside the job.
   absl::StatusOr<trainscope::v1::HaltPolicy> policy = ParseHaltPolicyFlags(parsed);

@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "trainscope/collector/analysis/halt_policy_spec.h"
+#include "trainscope/security/job_key.h"
 
 namespace trainscope::cli {
 
@@ -35,6 +36,33 @@ void AddTokenFlags(base::ArgParser* parser) {
   parser->AddFlag("token-file", "FILE", "read the job's token from the first line of FILE");
   parser->AddFlag("data-dir", "DIR",
                   "the collector's data dir: read the token it generated from DIR/jobs/JOB/token");
+}
+
+void AddJobKeyFlag(base::ArgParser* parser) {
+  parser->AddFlag("job-key-file", "FILE",
+                  "the collector's job key (its --job-key-file; env TRAINSCOPE_JOB_KEY_FILE): "
+                  "the ranks get the job's secret derived from it as TRAINSCOPE_TOKEN");
+}
+
+absl::StatusOr<std::optional<std::string>> JobSecretFromKey(const base::ParsedArgs& args,
+                                                            const CommandContext& ctx,
+                                                            const std::optional<std::string>& job) {
+  std::optional<std::string> path = args.Value("job-key-file");
+  absl::string_view label = "--job-key-file";
+  if (!path.has_value()) {
+    path = ctx.env("TRAINSCOPE_JOB_KEY_FILE");
+    label = "TRAINSCOPE_JOB_KEY_FILE";
+  }
+  if (!path.has_value()) return std::nullopt;
+  if (!job.has_value()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        label,
+        " needs the job id (--job or TRAINSCOPE_JOB): each job's secret is derived from "
+        "the key and the job id"));
+  }
+  absl::StatusOr<security::JobKey> key = security::JobKey::ReadFile(*path, label);
+  if (!key.ok()) return key.status();
+  return key->JobSecret(*job);
 }
 
 void AddHaltPolicyFlags(base::ArgParser* parser) {

@@ -10,8 +10,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "trainscope/cli/command_context.h"
 #include "trainscope/base/arg_parser.h"
+#include "trainscope/cli/command_context.h"
 #include "trainscope/client/token_resolver.h"
 #include "trainscope/proto/job_id.h"
 #include "trainscope/v1/alerts.pb.h"
@@ -34,6 +34,14 @@ int UsageError(const CommandContext& ctx, std::string_view command, absl::string
 void AddTokenFlags(base::ArgParser* parser);
 client::TokenResolver::Sources TokenSources(const base::ParsedArgs& args,
                                             const CommandContext& ctx);
+
+// Adds --job-key-file (the collector's job key, env TRAINSCOPE_JOB_KEY_FILE).
+// JobSecretFromKey: the secret of `job` derived from that key, nullopt when
+// no key is given; an error when the key is unreadable or `job` is unknown.
+void AddJobKeyFlag(base::ArgParser* parser);
+absl::StatusOr<std::optional<std::string>> JobSecretFromKey(const base::ParsedArgs& args,
+                                                            const CommandContext& ctx,
+                                                            const std::optional<std::string>& job);
 
 // Adds --halt-when, --for and --halt-below-efficiency; ParseHaltPolicyFlags
 // reads them (a disabled policy when none is given).

@@ -35,6 +35,7 @@ int RunAlertsCommand(const std::vector<std::string>& args, const CommandContext&
 int RunPolicyCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunDetachCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 int RunDeleteCommand(const std::vector<std::string>& args, const CommandContext& ctx);
+int RunJobSecretCommand(const std::vector<std::string>& args, const CommandContext& ctx);
 
 }  // namespace trainscope::cli
 
