@@ -5,14 +5,20 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "trainscope/collector/ingest/hello_validator.h"
-#include "trainscope/collector/store/recovery_audit.h"
 #include "trainscope/proto/protocol.h"
 
 namespace trainscope::collector {
 namespace {
 
 int64_t NowUnixNs() { return absl::ToUnixNanos(absl::Now()); }
+
+JobStorageOptions StorageOptions(const JobPipelineOptions& options) {
+  return {.data_dir = options.data_dir,
+          .segment_bytes = options.segment_bytes,
+          .fsync = options.fsync,
+          .use_index = options.use_index,
+          .notice = options.notice};
+}
 
 }  // namespace
 
@@ -21,61 +27,25 @@ int64_t NowUnixNs() { return absl::ToUnixNanos(absl::Now()); }
 absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::Open(std::string job_id,
                                                                JobPipelineOptions options,
                                                                RecoveryReport* report) {
-  if (absl::Status s = ValidateJobId(job_id, "job_id"); !s.ok()) return s;
-  const std::filesystem::path job_dir = options.data_dir / "jobs" / job_id;
-  JobLog::Options log_options;
-  log_options.dir = job_dir;
-  log_options.segment_bytes = options.segment_bytes;
-  log_options.fsync = options.fsync;
-  RecoveryReport local_report;
-  if (report == nullptr) report = &local_report;
-  const bool index_rebuilt = report->index_rebuilt;
-  std::vector<std::string> caller_messages = std::move(report->messages);
-  absl::StatusOr<std::unique_ptr<JobLog>> log = JobLog::Open(log_options, report);
-  if (!log.ok()) {
-    return absl::Status(log.status().code(),
-                        absl::StrCat("job ", job_id, ": cannot open its log in ", job_dir.string(),
-                                     ": ", log.status().message()));
-  }
-  report->index_rebuilt = index_rebuilt;
-  report->messages.insert(report->messages.begin(), caller_messages.begin(), caller_messages.end());
-  return OpenWithLog(std::move(job_id), std::move(options), std::move(*log), report);
+  absl::StatusOr<JobStorage> storage = OpenJobStorage(job_id, StorageOptions(options), report);
+  if (!storage.ok()) return storage.status();
+  return Start(std::move(job_id), std::move(options), std::move(*storage));
 }
 
 absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::OpenWithLog(std::string job_id,
                                                                       JobPipelineOptions options,
                                                                       std::unique_ptr<JobLog> log,
                                                                       RecoveryReport* report) {
-  if (absl::Status s = ValidateJobId(job_id, "job_id"); !s.ok()) return s;
-  const std::filesystem::path job_dir = options.data_dir / "jobs" / job_id;
-  std::unique_ptr<LogIndex> index;
-  if (options.use_index) {
-    absl::StatusOr<std::unique_ptr<LogIndex>> opened =
-        LogIndex::Open(options.data_dir / "index.sqlite");
-    if (opened.ok()) {
-      index = std::move(*opened);
-    } else if (options.notice) {
-      options.notice(absl::StrCat("trainscope-collector: job ", job_id,
-                                  ": running without the index: ", opened.status().message()));
-    }
-  }
-  if (report != nullptr && index != nullptr) {
-    // Before anything new is appended or indexed: the index still says what it knew.
-    if (absl::Status audited = AuditRecovery(job_id, *log, index.get(), absl::Now(), report);
-        !audited.ok() && options.notice) {
-      options.notice(absl::StrCat("trainscope-collector: job ", job_id,
-                                  ": cannot compare its log with the index: ", audited.message()));
-    }
-  }
-  absl::StatusOr<JobToken> token = ReadJobToken(job_dir);
-  if (!token.ok()) return token.status();
-  std::unique_ptr<JobPipeline> pipeline(new JobPipeline(
-      std::move(job_id), std::move(options), std::move(log), std::move(index), std::move(*token)));
-  if (report != nullptr && WorthShowing(*report)) {
-    const LossTotals& lost =
-        report->lost_ever.events_by_rank.empty() ? report->lost : report->lost_ever;
-    pipeline->status_.SetRecovery(RecoveryToProto(*report, absl::Now()), lost.events_by_rank);
-  }
+  absl::StatusOr<JobStorage> storage =
+      JobStorageOverLog(job_id, StorageOptions(options), std::move(log), report);
+  if (!storage.ok()) return storage.status();
+  return Start(std::move(job_id), std::move(options), std::move(*storage));
+}
+
+std::unique_ptr<JobPipeline> JobPipeline::Start(std::string job_id, JobPipelineOptions options,
+                                                JobStorage storage) {
+  std::unique_ptr<JobPipeline> pipeline(
+      new JobPipeline(std::move(job_id), std::move(options), std::move(storage)));
   pipeline->RecoverState();
   pipeline->StartAnalysis();
   JobPipeline* raw = pipeline.get();
@@ -83,14 +53,12 @@ absl::StatusOr<std::unique_ptr<JobPipeline>> JobPipeline::OpenWithLog(std::strin
   return pipeline;
 }
 
-JobPipeline::JobPipeline(std::string job_id, JobPipelineOptions options,
-                         std::unique_ptr<JobLog> log, std::unique_ptr<LogIndex> index,
-                         JobToken token)
+JobPipeline::JobPipeline(std::string job_id, JobPipelineOptions options, JobStorage storage)
     : job_id_(std::move(job_id)),
       options_(std::move(options)),
       job_dir_(options_.data_dir / "jobs" / job_id_),
-      log_(std::move(log)),
-      tokens_(job_id_, job_dir_, std::move(token)),
+      log_(std::move(storage.log)),
+      tokens_(job_id_, job_dir_, std::move(storage.token)),
       streams_(job_id_),
       commands_(job_id_,
                 {.steps = options_.halt_step_margin,
@@ -104,14 +72,16 @@ JobPipeline::JobPipeline(std::string job_id, JobPipelineOptions options,
       loss_judge_(RankLossJudge::Options{.grace = options_.lost_device_grace,
                                          .grace_steps = options_.lost_device_grace_steps,
                                          .together = options_.lost_device_together}),
-      index_(job_id_, std::move(index), log_.get(),
+      index_(job_id_, std::move(storage.index), log_.get(),
              [this](absl::string_view line) { Notice(line); }),
       flushes_({.rank_interval = options_.rank_update_interval,
                 .summary_interval = options_.summary_update_interval,
                 .probe_interval = options_.probe_interval}),
       release_(options_.release_finished_after),
       status_(job_id_, NowUnixNs(), options_.analyzer.strings.max_names, &streams_, &commands_,
-              &alerts_) {}
+              &alerts_) {
+  status_.SetRecovery(std::move(storage.recovery), std::move(storage.events_lost_by_rank));
+}
 
 JobPipeline::~JobPipeline() { Stop(); }
 

@@ -35,7 +35,9 @@
 // probe_interval and publishes rank counters at most once per
 // rank_update_interval (coalesced) so the feed cannot flood.
 //
-// What the pipeline thread owns is held by collaborators with one job each:
+// What the job's durable state was when it started (its log, the index,
+// the audit of the two, its token) is JobStorage's to open. What the
+// pipeline thread owns is held by collaborators with one job each:
 // the agent streams and ranks (AgentStreamTable), the job's token
 // (JobTokenKeeper), commands and the state they set (CommandRunner), alerts
 // and the halt policy (AlertStage), judging lost ranks (RankLossJudge, over
@@ -82,6 +84,7 @@
 #include "trainscope/collector/pipeline/finished_job_release.h"
 #include "trainscope/collector/pipeline/job_index_writer.h"
 #include "trainscope/collector/pipeline/job_status_builder.h"
+#include "trainscope/collector/pipeline/job_storage.h"
 #include "trainscope/collector/pipeline/job_token.h"
 #include "trainscope/collector/pipeline/job_token_keeper.h"
 #include "trainscope/collector/pipeline/rank_loss_judge.h"
@@ -247,8 +250,10 @@ class JobPipeline {
   using Completion = std::function<void(const absl::Status& sync_status)>;
   using CommandDone = std::function<void(absl::StatusOr<trainscope::v1::CommandReply>)>;
 
-  JobPipeline(std::string job_id, JobPipelineOptions options, std::unique_ptr<JobLog> log,
-              std::unique_ptr<LogIndex> index, JobToken token);
+  JobPipeline(std::string job_id, JobPipelineOptions options, JobStorage storage);
+  // Recovers the state, starts the analysis and the pipeline thread.
+  static std::unique_ptr<JobPipeline> Start(std::string job_id, JobPipelineOptions options,
+                                            JobStorage storage);
 
   void Post(Task task);
   // Like Post, but when stopped returns false without running the task.
