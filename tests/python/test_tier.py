@@ -9,6 +9,8 @@ node.
 """
 
 import os
+import shutil
+import subprocess
 import time
 
 import pytest
@@ -220,4 +222,92 @@ def test_summary_publishing_sends_step_marks_and_collectives_only(tmp_path):
     finally:
         node.stop()
         job_level.stop()
+        nats.stop()
+
+
+# EC P-256 certificates (quick on a loaded machine), as tests/python/test_security.py makes them.
+CERT_SCRIPT = r"""set -e
+cd "$1"
+key() { openssl genpkey -algorithm EC -pkeyopt ec_paramgen_curve:P-256 -out "$1" 2>/dev/null; }
+ca() { key "$1.key"; openssl req -x509 -new -key "$1.key" -subj "/CN=$1" -days 2 -out "$1.pem"; }
+leaf() {
+  key "$1.key"
+  openssl req -new -key "$1.key" -subj "/CN=$1" -out "$1.csr"
+  printf 'subjectAltName=DNS:localhost,IP:127.0.0.1\n' > "$1.ext"
+  openssl x509 -req -in "$1.csr" -CA "$2.pem" -CAkey "$2.key" -CAcreateserial -days 2 \
+    -extfile "$1.ext" -out "$1.pem" 2>/dev/null
+}
+ca ca; ca other-ca
+leaf server ca; leaf client ca; leaf stranger other-ca
+"""
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl (scripts/setup.sh)")
+def test_nats_with_mutual_tls_refuses_a_collector_without_its_certificate(tmp_path):
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    subprocess.run(["sh", "-c", CERT_SCRIPT, "make-certs", str(certs)], check=True,
+                   capture_output=True, timeout=60)
+    c = lambda name: str(certs / name)  # noqa: E731
+    nats = NatsServer(tmp_path / "nats", extra=[
+        "--tls", "--tlscert", c("server.pem"), "--tlskey", c("server.key"), "--tlsverify",
+        "--tlscacert", c("ca.pem")]).start()
+    tls = [f"--nats-tls-ca={c('ca.pem')}", f"--nats-tls-cert={c('client.pem')}",
+           f"--nats-tls-key={c('client.key')}"]
+    job_level = job_level_collector(tmp_path / "job-level", nats.url, tls).start()
+    node = node_collector(tmp_path / "node", nats.url, "secure", extra=tls).start()
+    stranger = node_collector(tmp_path / "stranger", nats.url, "stranger", extra=[
+        f"--nats-tls-ca={c('ca.pem')}", f"--nats-tls-cert={c('stranger.pem')}",
+        f"--nats-tls-key={c('stranger.key')}"]).start()
+    plain = node_collector(tmp_path / "plain", nats.url, "plain").start()
+    try:
+        finish([start_loadgen(node.address, JOB, 0, 2, 2, 2000, 0, tmp_path / "lg.json")])
+        events, _ = wait_for_union(job_level, [node])
+        assert sorted(events) == [0, 1]
+        for refused in (stranger, plain):
+            wait_for(lambda r=refused: "cannot reach NATS at " + nats.url in r.output(), 20,
+                     f"{refused.work_dir.name} to say it cannot reach NATS")
+            assert "may require TLS" in refused.output()
+            status = read_status(refused.data_dir / "tier" / "publisher.status")
+            assert status.get("connected") == "0", status
+    finally:
+        for x in (node, stranger, plain, job_level):
+            x.stop()
+        nats.stop()
+
+
+def test_bad_tier_flags_are_named(tmp_path):
+    for args, expected in (
+            (["--publish=http://x:1"], "--publish: 'http://x:1' is not a NATS URL"),
+            (["--publish=nats://127.0.0.1:1", "--publish-events=some"], "--publish-events: 'some'"),
+            (["--publish=nats://127.0.0.1:1", "--node-name=a b"], "--node-name: 'a b'"),
+            (["--publish=nats://127.0.0.1:1", "--nats-tls-cert=/nonexistent.pem",
+              "--nats-tls-key=/nonexistent.key"], "--nats-tls-cert: cannot read '/nonexistent.pem'"),
+    ):
+        r = subprocess.run([str(COLLECTOR_BIN), f"--data-dir={tmp_path / 'd'}",
+                            "--listen=127.0.0.1:0", "--feed=tcp://127.0.0.1:*",
+                            "--snapshot=tcp://127.0.0.1:*", *args],
+                           capture_output=True, text=True, timeout=30)
+        assert r.returncode != 0, args
+        assert expected in r.stderr, (args, r.stderr)
+
+
+def test_a_rank_that_moves_to_another_node_keeps_one_history(tmp_path):
+    # An elastic restart puts rank 0 on another host: its new incarnation
+    # arrives from another node collector, the job level keeps both.
+    nats = NatsServer(tmp_path / "nats").start()
+    job_level = job_level_collector(tmp_path / "job-level", nats.url).start()
+    first, second = (node_collector(tmp_path / n, nats.url, n).start() for n in ("a", "b"))
+    try:
+        finish([start_loadgen(first.address, JOB, 0, 2, 2, 2000, 0, tmp_path / "lg1.json")])
+        finish([start_loadgen(second.address, JOB, 0, 1, 2, 2000, 0, tmp_path / "lg2.json",
+                              restart_count=1)])
+        events, _ = wait_for_union(job_level, [first, second])
+        moved = [e for e in logged_events(second.job_dir(JOB))]
+        assert moved and {e[0] for e in moved} == {0}
+        stayed = [e for e in logged_events(first.job_dir(JOB)) if e[0] == 0]
+        assert sum(events[0].values()) == len(moved) + len(stayed)
+    finally:
+        for c in (first, second, job_level):
+            c.stop()
         nats.stop()

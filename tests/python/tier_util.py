@@ -22,8 +22,9 @@ STEP_MARK = 5  # trainscope.v1.EVENT_KIND_STEP_MARK
 class NatsServer:
     """nats-server -js on 127.0.0.1:<port>, its store under work_dir (kept across restarts)."""
 
-    def __init__(self, work_dir: pathlib.Path, port: int = 0):
+    def __init__(self, work_dir: pathlib.Path, port: int = 0, extra=()):
         self.work_dir = work_dir
+        self.extra = list(extra)
         self.port = port or free_port()
         self.store = work_dir / "jetstream"
         self.log_path = work_dir / "nats.log"
@@ -37,7 +38,8 @@ class NatsServer:
         self.work_dir.mkdir(parents=True, exist_ok=True)
         log = open(self.log_path, "ab")
         self.process = subprocess.Popen(
-            [NATS_SERVER, "-js", "-sd", str(self.store), "-a", "127.0.0.1", "-p", str(self.port)],
+            [NATS_SERVER, "-js", "-sd", str(self.store), "-a", "127.0.0.1", "-p", str(self.port),
+             *self.extra],
             stdout=log, stderr=subprocess.STDOUT)
         deadline = time.monotonic() + timeout_s
         while "Server is ready" not in self.log_path.read_text(errors="replace").split(
@@ -80,12 +82,14 @@ def job_level_collector(work_dir: pathlib.Path, nats_url: str, extra=()) -> Coll
 
 def start_loadgen(collector_address: str, job: str, first_rank: int, streams: int,
                   world_size: int, events: int, rate: float, summary: pathlib.Path,
-                  run_for_ms: int = 0) -> subprocess.Popen:
+                  run_for_ms: int = 0, restart_count: int = 0) -> subprocess.Popen:
     args = [str(LOADGEN_BIN), "--collector", collector_address, "--job", job,
             "--rank", str(first_rank), "--streams", str(streams), "--world-size",
             str(world_size), "--rate", str(rate), "--token", "tier-test-token",
             "--memory-mb", "128", "--flush-timeout-ms", "60000", "--summary", str(summary)]
     args += ["--run-for-ms", str(run_for_ms)] if run_for_ms else ["--events", str(events)]
+    if restart_count:
+        args += ["--restart-count", str(restart_count)]
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 

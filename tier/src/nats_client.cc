@@ -81,7 +81,17 @@ absl::StatusOr<std::unique_ptr<NatsClient>> NatsClient::Connect(const NatsConfig
   }
   s = natsConnection_Connect(&client->nc_, opts);
   natsOptions_Destroy(opts);
-  if (s != NATS_OK) return NatsError(s, absl::StrCat("cannot reach ", what));
+  if (s != NATS_OK) {
+    absl::Status error = NatsError(s, absl::StrCat("cannot reach ", what));
+    if (s == NATS_NO_SERVER || s == NATS_TIMEOUT) return error;
+    // Something answered and the handshake failed: say what it may want.
+    return absl::UnavailableError(absl::StrCat(
+        error.message(),
+        "; the server answered but the connection failed: it may require TLS "
+        "(--nats-tls-ca), a client certificate it trusts (--nats-tls-cert, --nats-tls-key) or "
+        "credentials (--nats-creds)",
+        tls ? ", or refuse this client's certificate" : ""));
+  }
   jsOptions js_opts;
   jsOptions_Init(&js_opts);
   js_opts.Wait = timeout_ms;
