@@ -69,8 +69,8 @@ TEST(TopologyLayoutTest, ClickingTheSlowEdgeSelectsTheLinkAndFiltersNothingElse)
   EXPECT_EQ(state.traffic_matrix.shown().size(), 16u);  // a link outlines, not filters
   // The selected edge is drawn blue below it.
   bool blue = false;
-  for (const Line& line : topology.Draw().lines)
-    blue = blue || (line.color & 0xFFFFFF) == (kSelectColor & 0xFFFFFF);
+  for (const Polygon& p : topology.Draw().polygons)
+    blue = blue || (p.fill & 0xFFFFFF) == (kSelectColor & 0xFFFFFF);
   EXPECT_TRUE(blue);
   // A lasso around host node-0's devices selects them and focuses the matrix.
   std::vector<PointF> lasso;

@@ -32,6 +32,14 @@ Color Mix(Color a, Color b, double t) {
   return Rgba(ch(16), ch(8), ch(0));
 }
 
+// A straight edge of the given width as a polygon.
+std::vector<PointF> Band(PointF a, PointF b, float width) {
+  const float dx = b.x - a.x, dy = b.y - a.y;
+  const float len = std::max(1e-3f, std::hypot(dx, dy));
+  const float nx = -dy / len * width / 2, ny = dx / len * width / 2;
+  return {{a.x + nx, a.y + ny}, {b.x + nx, b.y + ny}, {b.x - nx, b.y - ny}, {a.x - nx, a.y - ny}};
+}
+
 std::string CellLine(const TrafficModel::Cell& c) {
   if (c.steps == 0) return "nothing";
   return Cat(FormatBytes(static_cast<double>(c.bytes)), " in ", c.messages, " messages, ",
@@ -284,15 +292,16 @@ void TopologyLayout::Rebuild() {
     const double f = e.weight / max_weight;
     e.width = static_cast<float>(1 + 9 * f);
     const PointF pa = unit_centre[e.a], pb = unit_centre[e.b];
-    if (e.selected) {
-      list_.lines.push_back({pa, pb, WithAlpha(kSelectColor, 200), e.width + 8});
-    }
+    // Edges are polygons painted before the nodes, so nodes stay on top.
+    if (e.selected)
+      list_.polygons.push_back({Band(pa, pb, e.width + 8), WithAlpha(kSelectColor, 200)});
     if (alert_units.count({e.a, e.b})) {
-      list_.lines.push_back({pa, pb, WithAlpha(kAlertColor, 110), e.width + 5, true});
+      list_.polygons.push_back({Band(pa, pb, e.width + 5), WithAlpha(kAlertColor, 110)});
     }
     const Color type = e.cross_host ? kCrossHostEdgeColor : kSameHostEdgeColor;
     const Color color = Mix(type, Rgba(127, 0, 0), f);
-    list_.lines.push_back({pa, pb, WithAlpha(color, static_cast<uint32_t>(70 + 185 * f)), e.width});
+    list_.polygons.push_back(
+        {Band(pa, pb, e.width), WithAlpha(color, static_cast<uint32_t>(70 + 185 * f))});
   }
 
   // Nodes.

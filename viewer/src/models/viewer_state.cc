@@ -137,6 +137,10 @@ void ViewerState::Follow() {
 
 const Alert* ViewerState::SelectAlert(size_t row) {
   const Alert* alert = alerts.Select(row, &selection, &marey);
+  // A slow link's alert selects that link in the cluster views.
+  if (alert != nullptr && alert->rule == "slow_link" && alert->ranks.size() >= 2) {
+    selection.SelectLink(alert->ranks[0], alert->ranks[1]);
+  }
   SyncSelection();
   return alert;
 }
@@ -144,16 +148,8 @@ const Alert* ViewerState::SelectAlert(size_t row) {
 bool ViewerState::SyncSelection() {
   if (selection.version() == synced_version_) return false;
   synced_version_ = selection.version();
-  // A slow link's alert selects that link in the cluster views.
-  if (alert != nullptr && alert->rule == "slow_link" && alert->ranks.size() >= 2) {
-    selection.SelectLink(alert->ranks[0], alert->ranks[1]);
-  }
   overview.SetSelectedStep(selection.selected_step());
   marey.SetSelectedStep(selection.selected_step());
-  return true;
-}
-
-}  // namespace trainscope::viewer
   // Linked selection: a lasso of two or more devices focuses the matrix on
   // them; a link (a click, its alert) is outlined in it.
   const auto link = selection.selected_link();
@@ -161,3 +157,7 @@ bool ViewerState::SyncSelection() {
                               ? selection.selected_ranks()
                               : std::set<uint32_t>{});
   traffic_matrix.SetSelectedLink(link);
+  return true;
+}
+
+}  // namespace trainscope::viewer

@@ -11,12 +11,14 @@
 #include "absl/time/time.h"
 
 #include "trainscope/viewer/widgets/alerts_widget.h"
+#include "trainscope/viewer/widgets/cluster_view_widget.h"
 #include "trainscope/viewer/widgets/marey_widget.h"
 #include "trainscope/viewer/widgets/monitoring_view.h"
 #include "trainscope/viewer/widgets/overview_widget.h"
 #include "trainscope/viewer/widgets/selection_view.h"
 #include "trainscope/viewer/widgets/table_widgets.h"
 #include "trainscope/viewer/widgets/traffic_matrix_widget.h"
+#include "trainscope/viewer/widgets/trend_panel.h"
 
 namespace trainscope::viewer {
 namespace {
@@ -71,6 +73,21 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
   tabs_->addTab(loss, "Loss contribution");
   traffic_ = new TrafficMatrixWidget(&state_->traffic_matrix, tabs_);
   tabs_->addTab(traffic_, "Cluster traffic");
+  // The cluster views, linked: a selection in one shows in all of them.
+  topology_ = new ClusterViewWidget(&state_->topology, tabs_);
+  tabs_->addTab(topology_, "Topology");
+  trends_ = new TrendPanel(&state_->trend, tabs_);
+  tabs_->addTab(trends_, "Trends");
+  chord_ = new ClusterViewWidget(&state_->chord, tabs_);
+  tabs_->addTab(chord_, "Chord");
+  hilbert_ring_ = new ClusterViewWidget(&state_->hilbert_ring, tabs_);
+  tabs_->addTab(hilbert_ring_, "Hilbert ring");
+  for (ClusterViewWidget* view : {topology_, trends_->view(), chord_, hilbert_ring_}) {
+    connect(view, &ClusterViewWidget::selectionChanged, this, [this] {
+      state_->SyncSelection();
+      RefreshAll();
+    });
+  }
   if (config_.show_loss_tab) tabs_->setCurrentIndex(1);
   columns->addWidget(left);
   columns->addWidget(tabs_);
@@ -217,6 +234,10 @@ void MainWindow::RefreshAll() {
   overview_->update();
   marey_->view()->update();
   traffic_->update();
+  topology_->update();
+  trends_->Refresh();
+  chord_->update();
+  hilbert_ring_->update();
 }
 
 }  // namespace trainscope::viewer

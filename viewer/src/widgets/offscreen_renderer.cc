@@ -35,7 +35,9 @@ QImage Grab(QWidget* widget, int width, int height) {
 
 const std::vector<std::string>& OffscreenRenderer::Views() {
   static const std::vector<std::string> kViews = {"overview",  "marey",      "alerts", "jobs",
-                                                  "selection", "monitoring", "traffic-matrix", "all"};
+                                                  "selection", "monitoring", "traffic-matrix",
+                                                  "topology",  "trend",      "chord",
+                                                  "hilbert-ring", "all"};
   return kViews;
 }
 
@@ -54,6 +56,16 @@ absl::StatusOr<QImage> OffscreenRenderer::Render(ViewerState* state, const std::
   if (view == "traffic-matrix") {
     state->traffic_matrix.SetViewport(width, height);
     return Paint(state->traffic_matrix.Draw(), width, height);
+  }
+  // The cluster views (issue 24), each at the level it was given.
+  for (const auto& [name, layout] : std::initializer_list<std::pair<const char*, ClusterView*>>{
+           {"topology", &state->topology},
+           {"trend", &state->trend},
+           {"chord", &state->chord},
+           {"hilbert-ring", &state->hilbert_ring}}) {
+    if (view != name) continue;
+    layout->SetViewport(width, height);
+    return Paint(layout->Draw(), width, height);
   }
   if (view == "selection") {
     state->loss.SetSelectionViewport(width, height);

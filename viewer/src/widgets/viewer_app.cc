@@ -4,8 +4,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
 #include <memory>
+#include <sstream>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -54,9 +56,25 @@ base::ArgParser MakeParser() {
   parser.AddFlag("slow-link", "SRC:DST",
                  "the synthetic job's slow link: its transfers from rank SRC to rank DST take 8x "
                  "as long (the traffic matrix's heaviest cell)");
+  parser.AddFlag("synthetic-hosts", "N", "hosts of the synthetic job", "2");
+  parser.AddFlag("synthetic-racks", "N", "racks the synthetic job's hosts sit in (0: none)", "0");
+  parser.AddFlag("topology", "FILE",
+                 "racks of the hosts for the cluster views: one 'HOST RACK' a line ('#' comments)");
+  parser.AddFlag("level", "LEVEL",
+                 "the cluster views' aggregation: device, host or rack (default: device for the "
+                 "topology and Hilbert ring, host for the trend and chord views)");
+  parser.AddFlag("frame-steps", "N", "the trend view's steps per frame", "1");
+  parser.AddFlag("frame", "N", "the trend view's marked frame, from 0 (default: the newest)");
+  parser.AddFlag("select-ranks", "LIST",
+                 "select these devices in every linked view (as a lasso does), e.g. 0-3");
+  parser.AddFlag("select-link", "SRC:DST", "select this link in every linked view");
+  parser.AddFlag("mesh-width", "W",
+                 "devices sit on a mesh W wide (rank % W, rank / W): the Hilbert ring orders "
+                 "them along a Hilbert curve over it");
   parser.AddFlag("render", "VIEW",
                  "render offscreen and exit: overview, marey, alerts, jobs, selection, monitoring, "
-                 "traffic-matrix, all (the window) or each (every one, FILE-VIEW.png)");
+                 "traffic-matrix, topology, trend, chord, hilbert-ring, all (the window) or each "
+                 "(every one, FILE-VIEW.png)");
   parser.AddFlag("out", "FILE.png", "where --render writes");
   parser.AddFlag("width", "PX", "rendered width", "1600");
   parser.AddFlag("height", "PX", "rendered height", "900");
@@ -145,6 +163,13 @@ absl::StatusOr<Loaded> LoadSource(const base::ParsedArgs& args) {
     for (const auto* value : {&devices, &stages, &steps, &straggler}) {
       if (!value->ok()) return value->status();
     }
+    auto hosts = args.Int("synthetic-hosts", 1, 4096);
+    auto racks = args.Int("synthetic-racks", 0, 4096);
+    for (const auto* value : {&hosts, &racks}) {
+      if (!value->ok()) return value->status();
+    }
+    options.hosts = static_cast<uint32_t>(**hosts);
+    options.racks = static_cast<uint32_t>(**racks);
     options.devices = static_cast<uint32_t>(**devices);
     options.stages = static_cast<uint32_t>(**stages);
     options.steps = static_cast<uint32_t>(**steps);
@@ -296,11 +321,79 @@ absl::Status ApplyLossFlags(const base::ParsedArgs& args, bool loaded, LossModel
   return absl::OkStatus();
 }
 
+// The cluster views' flags (--topology, --level, --frame-steps, --frame,
+// --select-ranks, --select-link, --mesh-width).
+absl::Status ApplyClusterFlags(const base::ParsedArgs& args, ViewerState* state) {
+  if (args.Has("topology")) {
+    const std::string path = *args.Value("topology");
+    std::ifstream in(path);
+    if (!in) return absl::NotFoundError(absl::StrCat("--topology ", path, ": cannot read it"));
+    std::stringstream text;
+    text << in.rdbuf();
+    std::map<std::string, std::string> racks;
+    std::string error;
+    if (!ClusterHierarchy::ParseTopology(text.str(), &racks, &error)) {
+      return Fail(absl::StrCat("--topology ", path, ": ", error));
+    }
+    state->hierarchy.SetRacks(racks);
+  }
+  if (args.Has("level")) {
+    const std::optional<ClusterLevel> level = ParseClusterLevel(*args.Value("level"));
+    if (!level.has_value()) {
+      return Fail(absl::StrCat("--level: unknown level '", *args.Value("level"),
+                               "' (expected device, host or rack)"));
+    }
+    for (ClusterView* view : std::initializer_list<ClusterView*>{
+             &state->topology, &state->trend, &state->chord, &state->hilbert_ring}) {
+      view->SetLevel(*level);
+    }
+  }
+  auto frame_steps = args.Int("frame-steps", 1, 1'000'000);
+  if (!frame_steps.ok()) return frame_steps.status();
+  if (frame_steps->has_value()) state->trend.SetFrameSteps(static_cast<uint32_t>(**frame_steps));
+  if (args.Has("frame")) {
+    auto frame = args.Int("frame", 0, 1'000'000);
+    if (!frame.ok()) return frame.status();
+    const size_t frames = state->trend.frame_count();
+    if (static_cast<size_t>(**frame) >= frames) {
+      return Fail(absl::StrCat("--frame ", **frame, ": the trend view has ", frames,
+                               " frames (0 to ", frames == 0 ? 0 : frames - 1, ")"));
+    }
+    state->trend.SetFrame(static_cast<size_t>(**frame));
+  }
+  if (args.Has("select-ranks")) {
+    absl::StatusOr<std::vector<uint32_t>> ranks = ParseRanks(*args.Value("select-ranks"));
+    if (!ranks.ok()) return ranks.status();
+    state->selection.SelectDevices(*ranks);
+  }
+  if (args.Has("select-link")) {
+    const std::string value = *args.Value("select-link");
+    const std::vector<std::string> ends = absl::StrSplit(value, ':');
+    uint32_t src = 0, dst = 0;
+    if (ends.size() != 2 || !absl::SimpleAtoi(ends[0], &src) || !absl::SimpleAtoi(ends[1], &dst)) {
+      return Fail(absl::StrCat("--select-link ", value, ": expected SRC:DST, two rank numbers"));
+    }
+    state->selection.SelectLink(src, dst);
+  }
+  if (args.Has("mesh-width")) {
+    auto width = args.Int("mesh-width", 1, 1'000'000);
+    if (!width.ok()) return width.status();
+    const uint32_t w = static_cast<uint32_t>(**width);
+    std::map<uint32_t, std::pair<uint32_t, uint32_t>> mesh;
+    for (const auto& device : state->traffic.matrix().devices)
+      mesh[device.rank] = {device.rank % w, device.rank / w};
+    state->hilbert_ring.SetCoordinates(mesh);
+  }
+  state->SyncSelection();
+  return absl::OkStatus();
+}
+
 // Applies the view flags (--step, --ranks, --alert, ...) to the loaded state.
 absl::Status ApplyViewFlags(const base::ParsedArgs& args, bool loss_loaded, ViewerState* state) {
   if (absl::Status status = ApplyLossFlags(args, loss_loaded, &state->loss); !status.ok()) {
     return status;
   }
+  if (absl::Status status = ApplyClusterFlags(args, state); !status.ok()) return status;
   const std::string tab = args.Value("tab").value_or("performance");
   if (tab != "performance" && tab != "loss") {
     return Fail(absl::StrCat("--tab: unknown tab '", tab, "' (expected performance or loss)"));

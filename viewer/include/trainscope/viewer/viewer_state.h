@@ -64,9 +64,6 @@ class ViewerState {
   LossModel loss;
   TrafficModel traffic;  // per-pair traffic of the steps (StepRecord::traffic)
   TrafficMatrixLayout traffic_matrix;  // draws `traffic`
-
- private:
-  void AddDevices(const std::vector<DeviceInfo>& devices);
   // The cluster views (issue 24): racks over the traffic's devices, each
   // device's per-step figures, and their layouts, all linked through
   // `selection`'s devices and link.
@@ -76,6 +73,9 @@ class ViewerState {
   TrendLayout trend;
   ChordLayout chord;
   HilbertRingLayout hilbert_ring;
+
+ private:
+  void AddDevices(const std::vector<DeviceInfo>& devices);
   void AddSteps(const std::vector<StepRecord>& steps);
   void ApplyLoss(FeedCoalescer::Delta* delta);
 

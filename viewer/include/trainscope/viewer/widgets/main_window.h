@@ -1,7 +1,8 @@
 // The viewer's window: Controls on top; Jobs and Alerts on the left; on the
 // right three tabs: "Training performance" (the training overview above the
 // Marey graph), "Loss contribution" (the Selection View above the
-// Monitoring View) and "Cluster traffic" (the device-pair traffic matrix);
+// Monitoring View), "Cluster traffic" (the device-pair traffic matrix) and
+// the linked cluster views "Topology", "Trends", "Chord" and "Hilbert ring";
 // the connection's state (ConnectionModel: live, stale, retrying..., the age
 // of the newest update) and feed statistics in the status bar. A timer takes what
 // the feed thread posted (at most one model update per frame, so a fast
@@ -35,12 +36,14 @@ class QTimer;
 namespace trainscope::viewer {
 
 class AlertsWidget;
+class ClusterViewWidget;
 class JobsWidget;
 class MareyPanel;
 class MonitoringView;
 class OverviewWidget;
 class SelectionView;
 class TrafficMatrixWidget;
+class TrendPanel;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -93,6 +96,10 @@ class MainWindow : public QMainWindow {
   SelectionView* selection_;
   MonitoringView* monitoring_;
   TrafficMatrixWidget* traffic_;  // the "Cluster traffic" tab
+  ClusterViewWidget* topology_;   // "Topology"
+  TrendPanel* trends_;            // "Trends"
+  ClusterViewWidget* chord_;      // "Chord"
+  ClusterViewWidget* hilbert_ring_;  // "Hilbert ring"
   QLabel* feed_status_;
   QLabel* connection_status_;
   ConnectionModel connection_;
