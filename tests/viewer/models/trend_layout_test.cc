@@ -28,9 +28,11 @@ TEST(TrendLayoutTest, SmallMultiplesShareAColumnScaleAndMarkTheFrame) {
   trend.SetFrame(99);
   EXPECT_EQ(trend.frame(), 3u);  // clamped
   ASSERT_EQ(trend.rows().size(), 4u);
-  // Each value point is inside its cell; the column's largest touches its top.
+  // Each value point is inside its cell; a column spans its smallest value
+  // (the cell's bottom) to its largest (the top); a constant one sits midway.
   for (int k = 0; k < UnitTrendModel::kMetricCount; ++k) {
-    float top = 1e9f;
+    float top = 1e9f, bottom = -1e9f;
+    double lo = 1e300, hi = -1e300;
     for (size_t r = 0; r < trend.rows().size(); ++r) {
       const RectF cell = trend.CellRect(r, k);
       for (size_t f = 0; f < trend.frame_count(); ++f) {
@@ -38,9 +40,19 @@ TEST(TrendLayoutTest, SmallMultiplesShareAColumnScaleAndMarkTheFrame) {
         EXPECT_GE(p.y, cell.y - 0.01f);
         EXPECT_LE(p.y, cell.y + cell.h + 0.01f);
         top = std::min(top, p.y - cell.y);
+        bottom = std::max(bottom, p.y - cell.y);
+        lo = std::min(lo, trend.series().at(trend.rows()[r].unit, k, f));
+        hi = std::max(hi, trend.series().at(trend.rows()[r].unit, k, f));
       }
     }
-    EXPECT_NEAR(top, 0, 0.01) << UnitTrendModel::MetricName(static_cast<UnitTrendModel::Metric>(k));
+    const float h = trend.CellRect(0, k).h;
+    const char* name = UnitTrendModel::MetricName(static_cast<UnitTrendModel::Metric>(k));
+    if (hi > lo) {
+      EXPECT_NEAR(top, 0, 0.01) << name;
+      EXPECT_NEAR(bottom, h, 0.01) << name;
+    } else {
+      EXPECT_NEAR(top, h / 2, 0.01) << name;
+    }
   }
   // The straggler's host (node-2: ranks 4, 5) has the longest step time from
   // frame 2 on... every host waits for it, but its compute stands out.

@@ -79,12 +79,16 @@ RectF TrendLayout::CellRect(size_t row, int metric) {
 PointF TrendLayout::ValuePoint(size_t row, int metric, size_t frame) {
   const RectF cell = CellRect(row, metric);
   const size_t frames = series_.frames.size();
-  const double max = column_max_[metric];
+  const double min = column_min_[metric];
+  const double span = column_max_[metric] - min;
   const float x =
       frames <= 1 ? cell.x + cell.w / 2
                   : cell.x + cell.w * static_cast<float>(frame) / static_cast<float>(frames - 1);
   const double v = series_.at(rows_[row].unit, metric, frame);
-  const float y = cell.y + cell.h - (max > 0 ? static_cast<float>(v / max) : 0) * cell.h;
+  // Each column spans its smallest to its largest value, so a unit that
+  // differs by a few percent from hundreds of others still stands out.
+  const float y =
+      cell.y + cell.h - (span > 0 ? static_cast<float>((v - min) / span) : 0.5f) * cell.h;
   return {x, y};
 }
 
@@ -146,10 +150,18 @@ void TrendLayout::Rebuild() {
   label_width_ = 110;
   cell_width_ = (w - label_width_ - 8) / static_cast<float>(UnitTrendModel::kMetricCount);
   column_max_.assign(UnitTrendModel::kMetricCount, 0);
-  for (size_t u : chosen)
-    for (int k = 0; k < UnitTrendModel::kMetricCount; ++k)
-      for (size_t f = 0; f < frames; ++f)
-        column_max_[k] = std::max(column_max_[k], series_.at(u, k, f));
+  column_min_.assign(UnitTrendModel::kMetricCount, 0);
+  for (int k = 0; k < UnitTrendModel::kMetricCount; ++k) {
+    double lo = 1e300, hi = 0;
+    for (size_t u : chosen) {
+      for (size_t f = 0; f < frames; ++f) {
+        lo = std::min(lo, series_.at(u, k, f));
+        hi = std::max(hi, series_.at(u, k, f));
+      }
+    }
+    column_min_[k] = lo;
+    column_max_[k] = hi;
+  }
 
   for (size_t i = 0; i < chosen.size(); ++i) {
     Row row;
@@ -171,8 +183,9 @@ void TrendLayout::Rebuild() {
     list_.texts.push_back({x + kPad, kTop - 24,
                            UnitTrendModel::MetricName(static_cast<UnitTrendModel::Metric>(k)),
                            kTextColor, Text::Align::kLeft, true});
-    list_.texts.push_back({x + kPad, kTop - 10, Cat("0 - ", Format(k, column_max_[k])), kAxisColor,
-                           Text::Align::kLeft, false, 7});
+    list_.texts.push_back({x + kPad, kTop - 10,
+                           Cat(Format(k, column_min_[k]), " - ", Format(k, column_max_[k])),
+                           kAxisColor, Text::Align::kLeft, false, 7});
     list_.lines.push_back(
         {{x, kTop}, {x, kTop + row_h * static_cast<float>(rows_.size())}, kGridColor});
   }

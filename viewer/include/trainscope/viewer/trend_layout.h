@@ -1,8 +1,9 @@
 // The trend view (issue 24.3, after GiViP): small multiples, one row per
 // unit of a level (device, host, rack) and one column per figure (step
 // time, compute, waits, bytes and messages out and in), each a line over
-// frames of N steps (UnitTrendModel), every column on one scale so the unit
-// that stands out is seen across rows. A frame slider picks the frame
+// frames of N steps (UnitTrendModel), every column on one scale, its
+// smallest to its largest value, so the unit that stands out is seen across
+// rows. A frame slider picks the frame
 // marked in every cell, with its value. More units than rows fit: the
 // selected units and those farthest from the median unit in any column (the
 // ones that stand out) are kept.
@@ -82,6 +83,7 @@ class TrendLayout : public ClusterView {
   UnitTrendModel::Series series_;
   size_t frame_ = 0;
   std::vector<Row> rows_;
+  std::vector<double> column_min_;
   std::vector<double> column_max_;
   float label_width_ = 0;
   float cell_width_ = 0;
