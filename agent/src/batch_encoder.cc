@@ -18,6 +18,17 @@ constexpr size_t kMaxVarintBytes = 10;
 constexpr size_t kMaxColumnHeaderBytes = 7;
 
 inline char* PutVarint(uint64_t value, char* p) {
+  // Most column values (names, kinds, details, short durations) take one or
+  // two bytes: those without a loop.
+  if (value < 0x80) [[likely]] {
+    *p = static_cast<char>(value);
+    return p + 1;
+  }
+  if (value < 0x4000) {
+    p[0] = static_cast<char>(static_cast<uint8_t>(value) | 0x80);
+    p[1] = static_cast<char>(value >> 7);
+    return p + 2;
+  }
   while (value >= 0x80) {
     *p++ = static_cast<char>(static_cast<uint8_t>(value) | 0x80);
     value >>= 7;
@@ -73,42 +84,51 @@ inline size_t PackedBound(size_t values) {
 
 }  // namespace
 
-uint32_t BatchEncoder::BatchIndex(StringId id) {
+BatchEncoder::BatchEncoder() {
+  for (int kind = 0; kind < 64; ++kind) {
+    if (v1::EventKind_IsValid(kind)) valid_kinds_ |= uint64_t{1} << kind;
+  }
+  // The empty string is index 0 of every batch: always stamped current.
+  static_assert(kEmptyString == 0);
+  stamp_.assign(1, generation_);
+  index_of_.assign(1, 0);
+}
+
+uint32_t BatchEncoder::NewBatchIndex(StringId id) {
   if (id == kEmptyString) return 0;
   if (id >= stamp_.size()) {
     const size_t size = std::max<size_t>(id + 1, stamp_.size() * 2);
     stamp_.resize(size, 0);
     index_of_.resize(size, 0);
   }
-  if (stamp_[id] != generation_) {
-    stamp_[id] = generation_;
-    index_of_[id] = static_cast<uint32_t>(string_ids_.size());
-    string_ids_.push_back(id);
-  }
+  stamp_[id] = generation_;
+  index_of_[id] = static_cast<uint32_t>(string_ids_.size());
+  string_ids_.push_back(id);
   return index_of_[id];
 }
 
 void BatchEncoder::Add(EventRecord record, uint32_t os_thread_id) {
-  if (perturbation_.active()) [[unlikely]] {
+  if (perturbed_) [[unlikely]] {
     record.start_ns = perturbation_.Apply(record.start_ns);
     record.end_ns = perturbation_.Apply(record.end_ns);
   }
-  if (kind_.empty()) base_time_ns_ = previous_start_ns_ = record.start_ns;
+  if (rows_.empty()) base_time_ns_ = previous_start_ns_ = record.start_ns;
   const auto kind = static_cast<int>(record.kind);
-  kind_.push_back(v1::EventKind_IsValid(kind) ? kind : v1::EVENT_KIND_UNSPECIFIED);
+  const bool known = static_cast<unsigned>(kind) < 64 && (valid_kinds_ >> kind & 1) != 0;
+  Row& row = rows_.emplace_back();
+  row.kind = known ? kind : v1::EVENT_KIND_UNSPECIFIED;
   // Wrapping arithmetic: absurd caller timestamps must not be undefined behaviour.
-  start_delta_ns_.push_back(static_cast<int64_t>(static_cast<uint64_t>(record.start_ns) -
-                                                 static_cast<uint64_t>(previous_start_ns_)));
+  row.start_delta_ns = static_cast<int64_t>(static_cast<uint64_t>(record.start_ns) -
+                                            static_cast<uint64_t>(previous_start_ns_));
   previous_start_ns_ = record.start_ns;
-  duration_ns_.push_back(record.end_ns > record.start_ns
-                             ? static_cast<uint64_t>(record.end_ns) -
-                                   static_cast<uint64_t>(record.start_ns)
-                             : 0);
-  name_.push_back(BatchIndex(record.name));
-  thread_.push_back(os_thread_id);
-  detail_.push_back(record.detail);
-  value_.push_back(record.value);
-  if (protocol::IsCollectiveKind(kind)) {
+  row.duration_ns = record.end_ns > record.start_ns ? static_cast<uint64_t>(record.end_ns) -
+                                                          static_cast<uint64_t>(record.start_ns)
+                                                    : 0;
+  row.name = BatchIndex(record.name);
+  row.thread = os_thread_id;
+  row.detail = record.detail;
+  row.value = record.value;
+  if (protocol::IsCollectiveKind(kind)) [[unlikely]] {
     group_.push_back(BatchIndex(record.group));
     group_sequence_.push_back(record.aux);
     peer_.push_back(record.peer);
@@ -130,14 +150,14 @@ void BatchEncoder::AddGpu(const GpuEventRecord& record) {
 EncodedBatch BatchEncoder::FinishEncoded(const StringTable& strings,
                                          const v1::DropCounters& drops) {
   EncodedBatch batch;
-  batch.events = kind_.size();
+  batch.events = rows_.size();
   std::string& out = batch.bytes;
   strings.Visit(string_ids_, [&](std::string_view text) { AppendLengthDelimited(2, text, &out); });
   if (base_time_ns_ != 0) {  // proto3 leaves zero out
     AppendTag(3, kVarint, &out);
     AppendVarint(static_cast<uint64_t>(base_time_ns_), &out);
   }
-  const size_t n = kind_.size();
+  const size_t n = rows_.size();
   const size_t collectives = group_.size();
   const size_t gpus = gpu_device_.size();
   const std::string drops_bytes = drops.SerializeAsString();
@@ -150,13 +170,20 @@ EncodedBatch BatchEncoder::FinishEncoded(const StringTable& strings,
   char* p = begin;
   const auto same = [](auto value) { return static_cast<uint64_t>(value); };
   // Kinds are valid enum values (Add), never negative.
-  p = PutPacked(4, kind_, same, p);
-  p = PutPacked(5, start_delta_ns_, ZigZag64, p);
-  p = PutPacked(6, duration_ns_, same, p);
-  p = PutPacked(7, name_, same, p);
-  p = PutPacked(8, thread_, same, p);
-  p = PutPacked(9, detail_, same, p);
-  p = PutPacked(10, value_, same, p);
+  p = PutPacked(
+      4, rows_, [](const Row& r) { return static_cast<uint64_t>(r.kind); }, p);
+  p = PutPacked(
+      5, rows_, [](const Row& r) { return ZigZag64(r.start_delta_ns); }, p);
+  p = PutPacked(
+      6, rows_, [](const Row& r) { return r.duration_ns; }, p);
+  p = PutPacked(
+      7, rows_, [](const Row& r) { return uint64_t{r.name}; }, p);
+  p = PutPacked(
+      8, rows_, [](const Row& r) { return uint64_t{r.thread}; }, p);
+  p = PutPacked(
+      9, rows_, [](const Row& r) { return uint64_t{r.detail}; }, p);
+  p = PutPacked(
+      10, rows_, [](const Row& r) { return r.value; }, p);
   p = PutPacked(11, group_, same, p);
   p = PutPacked(12, group_sequence_, same, p);
   p = PutPacked(13, peer_, ZigZag32, p);
@@ -185,13 +212,7 @@ v1::EventBatch BatchEncoder::Finish(const StringTable& strings, const v1::DropCo
 
 void BatchEncoder::Reset() {
   base_time_ns_ = previous_start_ns_ = 0;
-  kind_.clear();
-  start_delta_ns_.clear();
-  duration_ns_.clear();
-  name_.clear();
-  thread_.clear();
-  detail_.clear();
-  value_.clear();
+  rows_.clear();
   group_.clear();
   group_sequence_.clear();
   peer_.clear();
@@ -205,6 +226,7 @@ void BatchEncoder::Reset() {
     std::fill(stamp_.begin(), stamp_.end(), 0);
     generation_ = 1;
   }
+  stamp_[kEmptyString] = generation_;
 }
 
 }  // namespace trainscope::agent

@@ -6,14 +6,6 @@
 
 namespace trainscope::protocol {
 
-bool IsCollectiveKind(int kind) {
-  return kind == v1::EVENT_KIND_COLLECTIVE || kind == v1::EVENT_KIND_GPU_COLLECTIVE;
-}
-
-bool IsGpuKind(int kind) {
-  return kind >= v1::EVENT_KIND_GPU_KERNEL && kind <= v1::EVENT_KIND_GPU_COLLECTIVE;
-}
-
 int CountCollectives(const v1::EventBatch& batch) {
   int collectives = 0;
   for (int kind : batch.kind()) collectives += IsCollectiveKind(kind);

@@ -22,10 +22,15 @@
 namespace trainscope::protocol {
 
 // Whether events of `kind` have an entry in the collective columns
-// (EVENT_KIND_COLLECTIVE, EVENT_KIND_GPU_COLLECTIVE) ...
-bool IsCollectiveKind(int kind);
+// (EVENT_KIND_COLLECTIVE, EVENT_KIND_GPU_COLLECTIVE) ... Inline: the
+// agent's encoder asks for every event it sends.
+inline bool IsCollectiveKind(int kind) {
+  return kind == v1::EVENT_KIND_COLLECTIVE || kind == v1::EVENT_KIND_GPU_COLLECTIVE;
+}
 // ... and in the GPU columns (EVENT_KIND_GPU_KERNEL .. GPU_COLLECTIVE).
-bool IsGpuKind(int kind);
+inline bool IsGpuKind(int kind) {
+  return kind >= v1::EVENT_KIND_GPU_KERNEL && kind <= v1::EVENT_KIND_GPU_COLLECTIVE;
+}
 
 // How many of the batch's events have collective columns.
 int CountCollectives(const v1::EventBatch& batch);
