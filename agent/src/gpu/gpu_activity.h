@@ -36,8 +36,10 @@ class GpuActivity {
   // device work it launches is attributed to it.
   virtual void OperatorBegin(StringId name, uint64_t sequence) = 0;
   virtual void OperatorEnd() = 0;
-  // Around the launch of a collective: its NCCL kernels get its group,
-  // sequence and bytes.
+  // Around the launch of a collective on the launching thread: its NCCL
+  // kernels get its group, sequence and bytes. Collectives do not nest: a
+  // begin first closes a level its thread still has open (a range that ended
+  // on another thread never called CollectiveEnd here).
   virtual void CollectiveBegin(const GpuCollectiveLaunch& launch) = 0;
   virtual void CollectiveEnd() = 0;
   // At each step mark: drains CUPTI's buffers soon (without waiting for it)

@@ -234,6 +234,12 @@ void GpuActivityTracer::OperatorEnd() {
 
 void GpuActivityTracer::CollectiveBegin(const GpuCollectiveLaunch& launch) {
   RegisterThread();
+  // Collectives do not nest: a level still open here was begun by a
+  // collective whose range ended on another thread (which cannot pop this
+  // thread's CUPTI stack). Dropped now, so it names no later launch.
+  while (tls_collectives.depth > 0) {
+    Pop(api_, tls_collectives, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1);
+  }
   const bool active = active_.load(std::memory_order_relaxed);
   Push(api_, tls_collectives, CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM1,
        active ? collectives_.Register(launch) : 0, active, kMaxTrackedDepth);

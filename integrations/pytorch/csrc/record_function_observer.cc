@@ -191,7 +191,11 @@ struct AsyncContext final : at::ObserverContext {
   uint64_t group_sequence = 0;
   trainscope_collective_tag tag{0, -1};
   bool backward = false;
+  const void* gpu_thread = nullptr;  // the thread that began a GPU collective level
 };
+
+// Tells threads apart for the GPU collective bracket (its CUPTI level is per thread).
+thread_local char t_thread_marker __attribute__((tls_model("initial-exec")));
 
 uint64_t TensorBytes(const c10::IValue& value) {
   if (value.isTensor()) {
@@ -225,6 +229,11 @@ std::unique_ptr<at::ObserverContext> EnterAsync(const at::RecordFunction& rf,
     if (!p2p) context->tag.peer = -1;
     context->group_sequence = trainscope_observer_next_sequence(
         t->observer, context->tag.group, context->tag.peer, p2p ? 1 : 0);
+    if (t->gpu) {  // NCCL launches its kernels before this range ends, on this thread
+      context->gpu_thread = &t_thread_marker;
+      trainscope_observer_gpu_collective_begin(t->observer, info, context->tag,
+                                               context->group_sequence, context->bytes);
+    }
   }
   context->start_ticks = Ticks(t);
   return context;
@@ -234,6 +243,7 @@ void ExitAsync(const at::RecordFunction& rf, const AsyncContext& c) {
   const Targets* t = g_targets.load(std::memory_order_acquire);
   if (t == nullptr || t->generation != c.generation) return;
   const uint64_t end_ticks = Ticks(t);
+  if (c.gpu_thread == &t_thread_marker) trainscope_observer_gpu_collective_end(t->observer);
   if (Has(c.info, TRAINSCOPE_OP_COLLECTIVE)) {
     trainscope_observer_collective(t->observer, c.info, c.tag, c.group_sequence, c.bytes,
                                    c.start_ticks, end_ticks);

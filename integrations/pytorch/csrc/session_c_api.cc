@@ -212,6 +212,19 @@ void trainscope_observer_gpu_operator_end(const trainscope_observer* o) {
   Targets(o).agent->GpuOperatorEnd();
 }
 
+void trainscope_observer_gpu_collective_begin(const trainscope_observer* o,
+                                              const trainscope_op_info* op,
+                                              trainscope_collective_tag tag,
+                                              uint64_t group_sequence, uint64_t bytes) {
+  const OpInfo& info = Info(op);
+  Targets(o).agent->GpuCollectiveBegin(info.id, info.cls.collective, tag.group, group_sequence,
+                                       bytes, tag.peer);
+}
+
+void trainscope_observer_gpu_collective_end(const trainscope_observer* o) {
+  Targets(o).agent->GpuCollectiveEnd();
+}
+
 uint64_t trainscope_observer_running_step(const trainscope_observer* o) {
   return Targets(o).running_step->load(std::memory_order_relaxed);
 }

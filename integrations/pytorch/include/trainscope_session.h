@@ -131,6 +131,16 @@ int trainscope_observer_gpu_requested(const trainscope_observer* o);
 void trainscope_observer_gpu_operator_begin(const trainscope_observer* o,
                                             const trainscope_op_info* op, uint64_t sequence);
 void trainscope_observer_gpu_operator_end(const trainscope_observer* o);
+/* Around a collective's launch on the thread that launches it (NCCL: the
+ * calling thread, between its c10d range's start and end): its NCCL kernels
+ * become GPU collectives with this group, sequence and bytes, the same as
+ * the collective's CPU record. An end on another thread than its begin is
+ * not called (the begin's level is dropped at that thread's next begin). */
+void trainscope_observer_gpu_collective_begin(const trainscope_observer* o,
+                                              const trainscope_op_info* op,
+                                              trainscope_collective_tag tag,
+                                              uint64_t group_sequence, uint64_t bytes);
+void trainscope_observer_gpu_collective_end(const trainscope_observer* o);
 /* The step now running. */
 uint64_t trainscope_observer_running_step(const trainscope_observer* o);
 /* Collective bookkeeping (collective_tracker.h). */
