@@ -13,11 +13,13 @@
 #include <QPainter>
 #include <chrono>
 #include <cstdlib>
+#include <map>
 #include <memory>
 #include <string>
 
 #include "trainscope/viewer/marey_model.h"
 #include "trainscope/viewer/name_table.h"
+#include "trainscope/viewer/synthetic_job.h"
 #include "trainscope/viewer/widgets/draw_list_painter.h"
 
 namespace trainscope::viewer {
@@ -241,6 +243,92 @@ void BM_MareyFrame_8Devices_4Streams_100kKernelsEach_Zoomed(benchmark::State& st
 BENCHMARK(BM_MareyFrame_8Devices_4Streams_100kKernelsEach_Zoomed)
     ->Unit(benchmark::kMillisecond)
     ->MinTime(1.0);
+
+// A live 4-rank job after a long run (the synthetic job: 40 computes and 3
+// all-reduces per step and device, one straggler), the whole run in view,
+// as after a double-click: issue 23 measured 60-200 ms per frame here with
+// every collective drawn as a band. Each frame first appends the next
+// step's operators and step record, as the live feed does, so the frame
+// includes re-preparing the tracks. Budget: <= 16 ms.
+void LiveWholeRun(benchmark::State& state, uint32_t steps) {
+  NameTable names;
+  MareyModel::Options options;
+  MareyModel model(&names, options);
+  SyntheticJobOptions job_options;
+  job_options.devices = 4;
+  job_options.steps = steps;
+  const JobData job = GenerateSyntheticJob(job_options);
+  const std::vector<OperatorRecord> all = InternOperators(job.operators, &names);
+  // The first 90 % of the steps are loaded; the frames append the rest.
+  const uint64_t loaded = steps * 9 / 10;
+  std::vector<OperatorRecord> first;
+  std::map<uint64_t, std::vector<OperatorRecord>> later;
+  for (const OperatorRecord& op : all) {
+    if (op.step <= loaded) {
+      first.push_back(op);
+    } else {
+      later[op.step].push_back(op);
+    }
+  }
+  model.AddOperators(first);
+  std::map<uint64_t, const StepRecord*> records;
+  for (const StepRecord& step : job.steps) {
+    records[step.step] = &step;
+    if (step.step <= loaded) model.AddStep(step);
+  }
+  model.SetViewport(kWidth, kHeight);
+  model.ResetZoom();
+  model.Draw();
+  QImage image(kWidth, kHeight, QImage::Format_ARGB32_Premultiplied);
+  auto next = later.begin();
+  size_t primitives = 0;
+  double layout_ns = 0;  // appending the step and laying the frame out; the rest is painting
+  for (auto _ : state) {
+    const auto laid = std::chrono::steady_clock::now();
+    if (next != later.end()) {
+      model.AddOperators(next->second);
+      if (auto it = records.find(next->first); it != records.end()) model.AddStep(*it->second);
+      ++next;
+    } else {
+      model.SetViewport(kWidth, kHeight - (state.iterations() % 2));  // force a new layout
+    }
+    const DrawList& list = model.Draw();
+    layout_ns +=
+        std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - laid).count();
+    primitives = list.PrimitiveCount();
+    QPainter painter(&image);
+    DrawListPainter::Paint(&painter, list);
+    painter.end();
+    benchmark::DoNotOptimize(image.constBits());
+  }
+  state.counters["layout_ms"] =
+      state.iterations() > 0 ? layout_ns / 1e6 / static_cast<double>(state.iterations()) : 0;
+  if (const char* dir = std::getenv("MAREY_BENCH_SAVE"); dir != nullptr) {
+    image.save(QString::fromStdString(std::string(dir) + "/live_whole_run_" +
+                                      std::to_string(steps) + ".png"));
+  }
+  const MareyModel::FrameStats stats = model.frame_stats();
+  state.counters["operators"] = static_cast<double>(model.operator_count());
+  state.counters["drawn_ops"] = static_cast<double>(stats.individual_operators);
+  state.counters["merged_bins"] = static_cast<double>(stats.merged_bins);
+  state.counters["merged_comm_bins"] = static_cast<double>(stats.merged_comm_bins);
+  state.counters["joins"] = static_cast<double>(stats.joins);
+  state.counters["primitives"] = static_cast<double>(primitives);
+}
+
+void BM_MareyFrame_Live4Ranks_1000Steps_WholeRun(benchmark::State& state) {
+  LiveWholeRun(state, 1000);
+}
+BENCHMARK(BM_MareyFrame_Live4Ranks_1000Steps_WholeRun)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(30);
+
+void BM_MareyFrame_Live4Ranks_10000Steps_WholeRun(benchmark::State& state) {
+  LiveWholeRun(state, 10000);
+}
+BENCHMARK(BM_MareyFrame_Live4Ranks_10000Steps_WholeRun)
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(30);
 
 }  // namespace
 }  // namespace trainscope::viewer

@@ -62,5 +62,62 @@ TEST(ViewerStateTest, ResetDeltaReplacesWhatWasShown) {
   EXPECT_EQ(state.alerts.size(), 0u);
 }
 
+TEST(ViewerStateTest, AStepPickedInTheOverviewMovesTheMareyGraphAndFollowBringsItBack) {
+  ViewerState state;
+  SyntheticJobOptions options;
+  options.steps = 60;
+  options.straggler = 3;
+  options.straggler_from_step = 20;
+  const JobData job = GenerateSyntheticJob(options);
+  state.Load(job);
+  state.marey.SetViewport(1000, 600);
+  const auto step_of = [&](uint64_t n) {
+    for (const StepRecord& s : job.steps) {
+      if (s.step == n) return s;
+    }
+    return StepRecord{};
+  };
+  state.marey.Draw();
+  // Following: the newest steps are in view, the first are not.
+  EXPECT_GT(state.marey.view_start(), step_of(40).start_ns);
+  EXPECT_GE(state.marey.view_end(), step_of(60).end_ns);
+  // A click on step 10 in the overview.
+  state.SelectStep(10);
+  state.marey.Draw();
+  EXPECT_LE(state.marey.view_start(), step_of(10).start_ns);
+  EXPECT_GE(state.marey.view_end(), step_of(10).end_ns);
+  EXPECT_LT(state.marey.view_end(), step_of(20).start_ns);
+  // A click on an operator in the Marey graph selects its step, the graph stays.
+  const int64_t before = state.marey.view_start();
+  state.SelectStep(11, /*move_marey=*/false);
+  state.marey.Draw();
+  EXPECT_EQ(state.marey.view_start(), before);
+  // An alert zooms to its operator; following afterwards goes back to the
+  // newest steps and drops the alert's highlight.
+  ASSERT_NE(state.SelectAlert(0), nullptr);
+  EXPECT_FALSE(state.marey.Draw().overlay_rects.empty());
+  state.Follow();
+  state.marey.Draw();
+  EXPECT_GT(state.marey.view_start(), step_of(40).start_ns);
+  EXPECT_TRUE(state.marey.Draw().overlay_rects.empty());
+}
+
+TEST(ViewerStateTest, SelectingAnotherStepClearsAnAlertsStaleHighlight) {
+  ViewerState state;
+  SyntheticJobOptions options;
+  options.steps = 10;
+  options.straggler = 2;
+  options.straggler_from_step = 4;
+  state.Load(GenerateSyntheticJob(options));
+  state.marey.SetViewport(1000, 600);
+  const Alert* alert = state.SelectAlert(0);
+  ASSERT_NE(alert, nullptr);
+  EXPECT_FALSE(state.marey.Draw().overlay_rects.empty());
+  state.SelectStep(alert->step);  // its own step: still highlighted
+  EXPECT_FALSE(state.marey.Draw().overlay_rects.empty());
+  state.SelectStep(alert->step + 1);
+  EXPECT_TRUE(state.marey.Draw().overlay_rects.empty());
+}
+
 }  // namespace
 }  // namespace trainscope::viewer

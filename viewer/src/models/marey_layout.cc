@@ -19,6 +19,8 @@ constexpr Color kMemoryLineColor = Rgba(141, 110, 99);
 constexpr Color kSelectedStepColor = Rgba(232, 240, 252);
 constexpr Color kFocusRowColor = Rgba(253, 232, 232);
 constexpr Color kPixelMapHigh = Rgba(21, 67, 150);
+constexpr Color kStepTintColor = Rgba(240, 243, 248);
+constexpr Color kStepLabelColor = Rgba(60, 80, 120);
 
 Color ClassColor(OpClass c) {
   switch (c) {
@@ -122,6 +124,7 @@ void MareyLayout::Lay(const Frame& frame) {
 
   // Behind everything: the selected step and the rows of a focused alert.
   list_.backgrounds.push_back({view_.plot, Rgba(252, 252, 253), WithAlpha(kAxisColor, 110)});
+  AddStepAxis();
   if (frame_->selected_step.has_value()) {
     auto step = frame_->steps->find(*frame_->selected_step);
     if (step != frame_->steps->end() && !view_.raw) {
@@ -312,6 +315,64 @@ void MareyLayout::AddAxes() {
   }
 }
 
+void MareyLayout::AddStepAxis() {
+  // Steps are on the aligned clock: on the raw clocks their boundaries
+  // would be drawn where no device had them.
+  if (frame_->steps == nullptr || frame_->steps->empty() || view_.raw) return;
+  const auto& steps = *frame_->steps;
+  const float left = view_.plot.x;
+  const float right = view_.plot.x + view_.plot.w;
+  const float bottom = view_.plot.y + view_.plot.h;
+  // The steps in view: from the last one starting before the range.
+  auto first = std::partition_point(steps.begin(), steps.end(), [&](const auto& entry) {
+    return entry.second.end_ns < view_.start;
+  });
+  auto last = std::partition_point(
+      first, steps.end(), [&](const auto& entry) { return entry.second.start_ns <= view_.end; });
+  const size_t visible = static_cast<size_t>(std::distance(first, last));
+  if (visible == 0) return;
+  // Label every k-th step (k = 1, 2, 5, 10, ...) so labels never overlap;
+  // boundaries only while steps are wider than a few pixels, so a whole
+  // run does not turn grey with lines.
+  const float per_step = view_.plot.w / static_cast<float>(visible);
+  uint64_t every = 1;
+  for (uint64_t decade = 1; decade < 1'000'000'000; decade *= 10) {
+    for (uint64_t m : {1, 2, 5}) {
+      every = m * decade;
+      if (per_step * static_cast<float>(every) >= 56) break;
+    }
+    if (per_step * static_cast<float>(every) >= 56) break;
+  }
+  const bool boundaries = per_step >= 6;
+  size_t shown = 0;
+  for (auto it = first; it != last; ++it) {
+    const StepRecord& step = it->second;
+    const float x0 = std::max(left, view_.TimeToX(step.start_ns));
+    const float x1 = std::min(right, view_.TimeToX(step.end_ns));
+    if (boundaries && x1 > x0) {
+      // Alternate steps lightly tinted: where one step ends and the next
+      // begins reads at a glance, under the bands.
+      if (it->first % 2 == 1) {
+        list_.backgrounds.push_back({{x0, view_.plot.y, x1 - x0, view_.plot.h}, kStepTintColor});
+      }
+      if (view_.TimeToX(step.start_ns) >= left) {
+        list_.lines.push_back({{x0, bottom}, {x0, bottom + 5}, kAxisColor, 1});
+      }
+    }
+    // A step is numbered (and counted) where its middle is in view, not
+    // for the sliver of a neighbour at the edge.
+    const float centre = (view_.TimeToX(step.start_ns) + view_.TimeToX(step.end_ns)) / 2;
+    if (centre < left || centre > right) continue;
+    ++shown;
+    if (it->first % every == 0) {
+      list_.texts.push_back(
+          {centre, bottom + 13, std::to_string(it->first), kStepLabelColor, Text::Align::kCenter});
+    }
+  }
+  list_.texts.push_back({left - 20, bottom + 13, "step", kStepLabelColor, Text::Align::kRight});
+  stats_.steps_shown = shown;
+}
+
 void MareyLayout::EnsureImage() {
   if (!list_.image.pixels.empty()) return;
   const int width = std::max(1, static_cast<int>(view_.plot.w));
@@ -413,12 +474,39 @@ void MareyLayout::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>*
                              ? comm.size()
                              : gallop(comm, comm_from, comm_high);
 
+  // Communication is merged only where its operators would be narrower
+  // than `min_band_px` (a whole run in view): each such bin becomes one bar
+  // whose height is the bin's share of time in communication (Wei et al.'s
+  // aggregation), so thousands of collectives read as a level instead of one
+  // solid yellow band, and cost one rectangle. Zoomed in, every collective
+  // is drawn and joined. Dense rows are rasterised one pixel per column and
+  // need no merging.
+  std::vector<size_t> comm_edges;
+  std::vector<uint8_t> comm_merged;
+  size_t comm_shown = comm_to - comm_from;
+  if (line == nullptr && comm_to > comm_from) {
+    comm_edges.resize(bins + 1);
+    comm_edges[0] = comm_from;
+    for (uint32_t k = 1; k < bins; ++k) {
+      comm_edges[k] =
+          std::min(comm_to, gallop(comm, comm_edges[k - 1], t0 + static_cast<int64_t>(bin_ns * k)));
+    }
+    comm_edges[bins] = comm_to;
+    comm_merged.assign(bins, 0);
+    for (uint32_t k = 0; k < bins; ++k) {
+      const size_t count = comm_edges[k + 1] - comm_edges[k];
+      if (count >= 2 && static_cast<double>(count) > lod_limit) {
+        comm_merged[k] = 1;
+        comm_shown -= count;
+      }
+    }
+  }
+
   // A row with more operators than a third of its pixels is rasterised (one
   // colour per column) instead of becoming thousands of rectangles.
   std::vector<Color> local;
   std::vector<Color>* pixels = line;
-  const bool heavy =
-      line == nullptr && static_cast<float>(sparse + comm_to - comm_from) > view_.plot.w / 3;
+  const bool heavy = line == nullptr && static_cast<float>(sparse + comm_shown) > view_.plot.w / 3;
   if (heavy) {
     EnsureImage();
     local.assign(static_cast<size_t>(list_.image.width), 0);
@@ -521,7 +609,38 @@ void MareyLayout::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>*
     stats->individual_operators += drawn;
     return;
   }
+  // Merged communication bins: a bar from the band's foot, as tall as the
+  // bin's share of time in communication.
+  for (size_t k = 0; k < comm_merged.size(); ++k) {
+    if (!comm_merged[k]) continue;
+    ++stats->merged_comm_bins;
+    const size_t a = comm_edges[k], b = comm_edges[k + 1];
+    const double busy =
+        static_cast<double>(track->comm_busy_prefix[b] - track->comm_busy_prefix[a]);
+    const double fraction = std::clamp(busy / std::max(1.0, bin_ns), 0.0, 1.0);
+    const float x0 = std::max(view_.plot.x, view_.plot.x + bin_px * static_cast<float>(k));
+    const float x1 = std::min(right, x0 + bin_px);
+    const float h = std::max(1.0f, 2 * band_half * static_cast<float>(fraction));
+    const Color color = ClassColor(comm[a].cls);
+    if (pixels != nullptr) {
+      fill(x0, x1, color);
+    } else {
+      list_.rects.push_back({{x0, axis_y + band_half - h, x1 - x0, h}, color});
+    }
+  }
+  const size_t comm_bins = comm_merged.size();
   for (size_t j = comm_from; j < comm_to;) {
+    if (comm_bins > 0) {
+      // Skip the operators of merged bins (drawn above as one bar each).
+      const size_t k =
+          static_cast<size_t>(std::upper_bound(comm_edges.begin(), comm_edges.end(), j) -
+                              comm_edges.begin()) -
+          1;
+      if (k < comm_bins && comm_merged[k]) {
+        j = comm_edges[k + 1];
+        continue;
+      }
+    }
     if (pixels != nullptr && j % kBlock == 0 && j + kBlock <= comm_to) {
       const size_t block = j / kBlock;
       const int64_t s = track->block_start[block] + (raw ? base + track->block_raw_low[block] : 0);
@@ -675,6 +794,21 @@ void MareyLayout::AddLineCharts(size_t index, float axis_y, float height) {
   const float span = std::max(4.0f, height * 0.4f - BandHalf(index) - 6);
   Polyline flops{{}, kFlopsLineColor, 1.3f};
   Polyline memory{{}, kMemoryLineColor, 1.3f, true};
+  // Zoomed out, many steps share a pixel column: one point per column and
+  // level is all the eye sees, and a (dashed, antialiased) line through
+  // thousands of sub-pixel segments was most of a whole-run frame.
+  auto add = [](Polyline* line, float x, float y) {
+    std::vector<PointF>& p = line->points;
+    if (p.size() >= 2 && x - p[p.size() - 2].x < 1.0f && std::fabs(p.back().y - y) < 0.5f) {
+      p.back().x = x;  // extend the level
+      return;
+    }
+    if (!p.empty() && x - p.back().x < 1.0f) {
+      p.back().y = std::max(p.back().y, y);  // same column: keep one point
+      return;
+    }
+    p.push_back({x, y});
+  };
   for (const auto& [number, step] : *frame_->steps) {
     if (step.end_ns + shift < view_.start || step.start_ns + shift > view_.end) continue;
     for (const DeviceStepRecord& d : step.devices) {
@@ -685,14 +819,14 @@ void MareyLayout::AddLineCharts(size_t index, float axis_y, float height) {
           std::clamp(view_.TimeToX(d.end_ns + shift), view_.plot.x, view_.plot.x + view_.plot.w);
       if (max_flops > 0) {
         const float y = base - span * static_cast<float>(scaled(d.flops, min_flops, max_flops));
-        flops.points.push_back({x0, y});
-        flops.points.push_back({x1, y});
+        add(&flops, x0, y);
+        add(&flops, x1, y);
       }
       if (max_memory > 0) {
         const float y =
             base - span * static_cast<float>(scaled(d.peak_memory_bytes, min_memory, max_memory));
-        memory.points.push_back({x0, y});
-        memory.points.push_back({x1, y});
+        add(&memory, x0, y);
+        add(&memory, x1, y);
       }
     }
   }

@@ -204,8 +204,15 @@ void MareyModel::Clear() {
   steps_.clear();
   operators_per_step_.clear();
   operator_count_ = 0;
+  evicted_ = 0;
   RecomputeExtent();
-  auto_range_ = true;
+  // A range or step of the old data means nothing in the new.
+  if (window_.mode() == MareyTimeWindow::Mode::kManual ||
+      window_.mode() == MareyTimeWindow::Mode::kAroundStep) {
+    window_.Follow();
+  }
+  selected_step_.reset();
+  ClearFocus();
   rows_dirty_ = groups_dirty_ = tracks_dirty_ = true;
   MarkDirty();
 }
@@ -218,22 +225,47 @@ void MareyModel::SetViewport(int width, int height) {
 }
 
 void MareyModel::SetTimeRange(int64_t start_ns, int64_t end_ns) {
-  if (end_ns < start_ns) std::swap(start_ns, end_ns);
-  end_ns = std::max(end_ns, start_ns + 100);  // at most 100 ns across the plot
-  view_.start = start_ns;
-  view_.end = end_ns;
-  auto_range_ = false;
+  window_.SetManual(start_ns, end_ns);
+  // A range chosen by hand is known at once (the next Layout keeps it).
+  const MareyTimeWindow::Range range = window_.Resolve(steps_, 0, -1, 0);
+  view_.start = range.start;
+  view_.end = range.end;
   MarkDirty();
 }
 
 void MareyModel::ResetZoom() {
-  auto_range_ = true;
+  window_.ShowWholeRun();
+  MarkDirty();
+}
+
+void MareyModel::FollowNewest(uint32_t steps) {
+  window_.Follow(steps);
+  MarkDirty();
+}
+
+void MareyModel::ShowAroundStep(uint64_t step, uint32_t steps) {
+  window_.ShowAround(step, steps);
+  MarkDirty();
+}
+
+void MareyModel::ShowReadableRange() {
+  const bool newest =
+      !selected_step_.has_value() || steps_.empty() || *selected_step_ >= steps_.rbegin()->first;
+  if (newest) {
+    window_.Follow(MareyTimeWindow::kDefaultSteps);
+  } else {
+    window_.ShowAround(*selected_step_, MareyTimeWindow::kDefaultSteps);
+  }
   MarkDirty();
 }
 
 void MareyModel::ZoomAt(float x, double factor) {
   if (factor <= 0) return;
-  if (auto_range_) Layout();  // resolve the automatic range first
+  if (steps_.size() >= 2 && window_.ZoomSteps(factor)) {
+    MarkDirty();
+    return;
+  }
+  if (layout_dirty_) Layout();  // resolve the automatic range first
   const int64_t t = XToTime(x);
   const double start = t - (t - view_.start) / factor;
   const double end = t + (view_.end - t) / factor;
@@ -241,7 +273,7 @@ void MareyModel::ZoomAt(float x, double factor) {
 }
 
 void MareyModel::PanBy(float dx_pixels) {
-  if (auto_range_) Layout();
+  if (layout_dirty_) Layout();
   const double span = static_cast<double>(view_.end - view_.start);
   const int64_t shift = static_cast<int64_t>(dx_pixels * span / std::max(1.0f, view_.plot.w));
   SetTimeRange(view_.start - shift, view_.end - shift);
@@ -249,14 +281,15 @@ void MareyModel::PanBy(float dx_pixels) {
 
 void MareyModel::BrushTo(float x0, float x1) {
   if (std::fabs(x1 - x0) < 3) return;
-  if (auto_range_) Layout();
+  if (layout_dirty_) Layout();
   SetTimeRange(XToTime(std::min(x0, x1)), XToTime(std::max(x0, x1)));
 }
 
 void MareyModel::SetRawTimestamps(bool raw) {
   if (raw == view_.raw) return;
   view_.raw = raw;
-  auto_range_ = true;  // the clocks may be far apart: start from the whole run
+  // The clocks may be far apart: a range chosen on one means nothing on the other.
+  if (window_.mode() == MareyTimeWindow::Mode::kManual) window_.ShowWholeRun();
   MarkDirty();
 }
 
@@ -335,6 +368,10 @@ void MareyModel::ClearFocus() {
   focus_name_ = 0;
   focus_step_.reset();
   MarkDirty();
+}
+
+void MareyModel::ClearFocusUnlessStep(uint64_t step) {
+  if (focus_step_.has_value() && *focus_step_ != step) ClearFocus();
 }
 
 float MareyModel::TimeToX(int64_t t) const { return view_.TimeToX(t); }
@@ -447,18 +484,11 @@ void MareyModel::Layout() {
   PrepareTracks();
   BuildGroups();
   BuildRows();
-  if (auto_range_) {
-    const int64_t low = view_.raw ? raw_min_ : aligned_min_;
-    const int64_t high = view_.raw ? raw_max_ : aligned_max_;
-    if (low <= high) {
-      const int64_t pad = std::max<int64_t>((high - low) / 100, 1);
-      view_.start = low - pad;
-      view_.end = high + pad;
-    } else {
-      view_.start = 0;
-      view_.end = 1'000'000;
-    }
-  }
+  const MareyTimeWindow::Range range =
+      window_.Resolve(steps_, view_.raw ? raw_min_ : aligned_min_,
+                      view_.raw ? raw_max_ : aligned_max_, aligned_max_);
+  view_.start = range.start;
+  view_.end = range.end;
   MareyLayout::Frame frame;
   frame.view = view_;
   frame.origin_ns = origin_ns();

@@ -118,8 +118,11 @@ void MareyTrack::Prepare() {
   BuildFineEdges();
   max_comm = 0;
   comm_spans.resize(comm.size());
+  comm_busy_prefix.resize(comm.size() + 1);
+  comm_busy_prefix[0] = 0;
   for (size_t j = 0; j < comm.size(); ++j) {
     const int64_t d = std::max<int64_t>(0, comm[j].end - comm[j].start);
+    comm_busy_prefix[j + 1] = comm_busy_prefix[j] + d;
     max_comm = std::max(max_comm, d);
     comm_spans[j] = {comm[j].start, static_cast<int32_t>(std::min<int64_t>(d, INT32_MAX)),
                      comm[j].cls};

@@ -125,13 +125,20 @@ void ViewerState::Apply(FeedCoalescer::Delta delta) {
   SyncSelection();
 }
 
-void ViewerState::SelectStep(uint64_t step) {
+void ViewerState::SelectStep(uint64_t step, bool move_marey) {
   selection.Pin(step);
+  // The Marey graph goes to the step (a click in the overview, the arrow
+  // keys); an alert's highlight about another step is stale now.
+  if (move_marey) marey.ShowAroundStep(step);
+  marey.ClearFocusUnlessStep(step);
   SyncSelection();
 }
 
 void ViewerState::Follow() {
   selection.Follow();
+  // Following moves the Marey graph too, whatever was zoomed or focused.
+  marey.FollowNewest();
+  marey.ClearFocus();
   SyncSelection();
 }
 

@@ -9,7 +9,6 @@
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
-
 #include "trainscope/viewer/widgets/alerts_widget.h"
 #include "trainscope/viewer/widgets/cluster_view_widget.h"
 #include "trainscope/viewer/widgets/marey_widget.h"
@@ -106,8 +105,18 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
     RefreshAll();
   });
   connect(marey_->view(), &MareyWidget::stepClicked, this, [this](quint64 step) {
-    state_->SelectStep(step);
+    state_->SelectStep(step, /*move_marey=*/false);
     RefreshAll();
+  });
+  connect(marey_->view(), &MareyWidget::viewChanged, this, [this] {
+    // Panned or brushed away from the newest steps: stop following, so the
+    // checkbox says what the graph does.
+    if (state_->selection.following() &&
+        state_->marey.time_window().mode() == MareyTimeWindow::Mode::kManual &&
+        state_->selection.selected_step().has_value()) {
+      state_->SelectStep(*state_->selection.selected_step(), /*move_marey=*/false);
+      RefreshAll();
+    }
   });
   connect(alerts_, &AlertsWidget::alertClicked, this, [this](int row) {
     if (row < 0) return;
@@ -127,7 +136,7 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
     if (follow) {
       state_->Follow();
     } else if (state_->selection.selected_step().has_value()) {
-      state_->SelectStep(*state_->selection.selected_step());
+      state_->SelectStep(*state_->selection.selected_step(), /*move_marey=*/false);
     }
     RefreshAll();
   });

@@ -122,6 +122,8 @@ MareyPanel::MareyPanel(MareyModel* model, QWidget* parent) : QWidget(parent), mo
   grouping_->setToolTip(
       "Vertical aggregation: min/avg/max rows per group; click a group to expand");
   auto* reset = new QPushButton("Reset zoom", this);
+  reset->setToolTip(QString("Show %1 steps: the newest, or around the selected step")
+                        .arg(MareyTimeWindow::kDefaultSteps));
   auto* hint = new QLabel(
       "wheel: zoom \xC2\xB7 drag: pan \xC2\xB7 right-drag: zoom to a range \xC2\xB7 "
       "double-click: whole run",
@@ -151,9 +153,10 @@ MareyPanel::MareyPanel(MareyModel* model, QWidget* parent) : QWidget(parent), mo
     view_->update();
   });
   connect(reset, &QPushButton::clicked, this, [this] {
-    model_->ResetZoom();
+    model_->ShowReadableRange();
     model_->ClearFocus();
     view_->update();
+    emit view_->viewChanged();
   });
 }
 

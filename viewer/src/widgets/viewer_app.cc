@@ -15,8 +15,8 @@
 #include "absl/strings/str_split.h"
 #include "trainscope/base/arg_parser.h"
 #include "trainscope/client/client_security.h"
-#include "trainscope/client/environment.h"
 #include "trainscope/client/connection_options.h"
+#include "trainscope/client/environment.h"
 #include "trainscope/viewer/live_feed_client.h"
 #include "trainscope/viewer/snapshot_query_client.h"
 #include "trainscope/viewer/synthetic_job.h"
@@ -98,6 +98,9 @@ base::ArgParser MakeParser() {
                  "show");
   parser.AddFlag("from-ms", "MS", "Marey time range start, ms after the first operator");
   parser.AddFlag("to-ms", "MS", "Marey time range end, ms after the first operator");
+  parser.AddFlag("marey-steps", "N",
+                 "Marey graph: follow the newest N steps (around --step when given); 0: the "
+                 "whole run");
   parser.AddFlag("history-steps", "N", "live: steps fetched from the collector at start", "50");
   parser.AddFlag("max-operators", "N", "operators loaded at most (oldest steps dropped)",
                  "4000000");
@@ -440,6 +443,18 @@ absl::Status ApplyViewFlags(const base::ParsedArgs& args, bool loss_loaded, View
     if (state->SelectAlert(static_cast<size_t>(**row)) == nullptr) {
       return Fail(
           absl::StrCat("--alert ", **row, ": the job has ", state->alerts.size(), " alerts"));
+    }
+  }
+  if (args.Has("marey-steps")) {
+    absl::StatusOr<std::optional<int64_t>> steps = args.Int("marey-steps", 0, 100'000);
+    if (!steps.ok()) return steps.status();
+    if (**steps == 0) {
+      state->marey.ResetZoom();
+    } else if (args.Has("step")) {
+      state->marey.ShowAroundStep(*state->selection.selected_step(),
+                                  static_cast<uint32_t>(**steps));
+    } else {
+      state->marey.FollowNewest(static_cast<uint32_t>(**steps));
     }
   }
   if (args.Has("from-ms") || args.Has("to-ms")) {

@@ -82,6 +82,8 @@ class MareyLayout {
     size_t merged_bins = 0;
     size_t joins = 0;
     bool dense = false;
+    size_t steps_shown = 0;  // steps in the visible range (step axis)
+    size_t merged_comm_bins = 0;
   };
 
   // Everything one frame shows; the pointers must outlive Lay().
@@ -139,6 +141,9 @@ class MareyLayout {
   // Whether rows a < b belong to one device (consecutive device rows of one rank).
   bool SameDevice(size_t a, size_t b) const;
   void AddAxes();
+  // Step numbers under the plot and step boundaries (alternate steps
+  // tinted) behind the bands, on the aligned clock.
+  void AddStepAxis();
   void AddPixelMap();
   void AddLineCharts(size_t index, float axis_y, float height);
   void AddLegend();

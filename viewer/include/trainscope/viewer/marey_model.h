@@ -58,6 +58,7 @@
 #include "trainscope/viewer/marey_group.h"
 #include "trainscope/viewer/marey_layout.h"
 #include "trainscope/viewer/marey_row.h"
+#include "trainscope/viewer/marey_time_window.h"
 #include "trainscope/viewer/marey_track.h"
 #include "trainscope/viewer/name_table.h"
 #include "trainscope/viewer/records.h"
@@ -114,9 +115,21 @@ class MareyModel {
 
   // View.
   void SetViewport(int width, int height);
+  // The visible range (MareyTimeWindow): a range chosen by hand stays put;
+  // following shows the newest N steps as they arrive (the default); around
+  // a step shows N steps centred on it.
   void SetTimeRange(int64_t start_ns, int64_t end_ns);
+  // The whole run (double-click); zoomed out that far, operators merge into
+  // density bins.
   void ResetZoom();
-  // factor > 1 zooms in around pixel x.
+  void FollowNewest(uint32_t steps = 0);
+  void ShowAroundStep(uint64_t step, uint32_t steps = 0);
+  // "Reset zoom": the default number of steps, the newest ones when the
+  // selected step is the newest (or none), else around the selected step.
+  void ShowReadableRange();
+  const MareyTimeWindow& time_window() const { return window_; }
+  // factor > 1 zooms in around pixel x; following or around a step it shows
+  // `factor` times fewer steps instead, and keeps following.
   void ZoomAt(float x, double factor);
   void PanBy(float dx_pixels);
   void BrushTo(float x0, float x1);
@@ -134,6 +147,9 @@ class MareyModel {
   // Zooms to the alert's operator in its step and highlights its devices.
   void FocusOnAlert(const Alert& alert);
   void ClearFocus();
+  // Clears a focused alert unless it is about `step` (another step was
+  // selected: its highlight is stale).
+  void ClearFocusUnlessStep(uint64_t step);
 
   const DrawList& Draw();
   const std::vector<Row>& Rows();
@@ -191,7 +207,7 @@ class MareyModel {
   uint64_t evicted_ = 0;
 
   MareyLayout::View view_;
-  bool auto_range_ = true;
+  MareyTimeWindow window_;
   Grouping grouping_ = Grouping::kNone;
   bool show_cpu_rows_ = true;
   std::map<std::string, bool> expanded_;

@@ -97,7 +97,8 @@ struct MareyTrack {
   uint32_t gpu_stream = 0;
   std::vector<Op> compute;  // compute operators or kernels (IsMergeable)
   std::vector<Op> comm;
-  std::vector<int64_t> busy_prefix;  // compute: summed durations of compute[0, i)
+  std::vector<int64_t> busy_prefix;       // compute: summed durations of compute[0, i)
+  std::vector<int64_t> comm_busy_prefix;  // comm: summed durations of comm[0, i)
   int64_t raw_base = 0;
   bool raw_base_set = false;
   int64_t max_compute = 0;

@@ -45,7 +45,10 @@ class ViewerState {
 
   void Load(const JobData& data);
   void Apply(FeedCoalescer::Delta delta);
-  void SelectStep(uint64_t step);
+  // Pins `step` in every view; the Marey graph shows the steps around it
+  // unless the click came from the Marey graph itself (`move_marey` false).
+  void SelectStep(uint64_t step, bool move_marey = true);
+  // Follows the newest step in every view, the Marey graph included.
   void Follow();
   // Returns the alert, or nullptr when `row` does not exist.
   const Alert* SelectAlert(size_t row);
@@ -62,7 +65,7 @@ class ViewerState {
   AlertsModel alerts;
   SelectionState selection;
   LossModel loss;
-  TrafficModel traffic;  // per-pair traffic of the steps (StepRecord::traffic)
+  TrafficModel traffic;                // per-pair traffic of the steps (StepRecord::traffic)
   TrafficMatrixLayout traffic_matrix;  // draws `traffic`
   // The cluster views (issue 24): racks over the traffic's devices, each
   // device's per-step figures, and their layouts, all linked through
