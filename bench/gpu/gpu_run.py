@@ -122,6 +122,9 @@ class Run:
         ok = result["events_per_step"] > 0 and result["events_dropped"] == 0
         self.check(f"overhead batch {batch}", ok,
                    f"ratio x{result['ratio_trainscope']:.3f}, dropped {result['events_dropped']}")
+        log(f"  GPU records lost (CUPTI without a buffer, or unfinished at a forced flush): "
+            f"{result.get('gpu_records_lost', 0)}")
+        self.hand_over(batch, result.get("handover") or {})
         # What the traced steps left at the collector: operators and kernels per step.
         counts = self.export_counts(result["jobs"][0], f"overhead-b{batch}-r0")
         if counts is not None:
@@ -133,6 +136,60 @@ class Run:
                 self.check(f"batch {batch}: kernels exported", per_step.get("kernel", 0) > 0,
                            f"{per_step.get('kernel', 0)} kernels per step")
         return True
+
+    def hand_over(self, batch, h):
+        """torch.profiler started and stopped while attached (overhead.py's hand_over)."""
+        log(f"  hand-over to torch.profiler: yields {h.get('yields')}, GPU activity "
+            f"{h.get('gpu_activity_before')} -> {h.get('gpu_activity_after')}, "
+            f"{h.get('operators_during', 0)} events recorded while it ran, "
+            f"{h.get('profiler_cuda_events', 0)} CUDA events in its trace")
+        self.check(f"batch {batch}: yields to torch.profiler once and keeps recording operators",
+                   h.get("yields") == 1 and h.get("operators_during", 0) > 0, json.dumps(h))
+        if self.args.mode != "gpu":
+            return
+        self.check(f"batch {batch}: GPU activity active again after torch.profiler",
+                   h.get("gpu_activity_before") == "active" and
+                   h.get("gpu_activity_after") == "active", json.dumps(h))
+        self.check(f"batch {batch}: torch.profiler's trace has its CUDA kernels",
+                   h.get("profiler_cuda_events", 0) > 0)
+        counts = self.export_counts(h["job"], f"handover-b{batch}")
+        if counts is not None:
+            log(f"  hand-over job exported: {counts}")
+            self.check(f"batch {batch}: kernels recorded around torch.profiler",
+                       counts.get("kernel", 0) > 0, json.dumps(counts))
+
+    def nccl_one_rank(self):
+        """NCCL on this one GPU (a 1-rank group: NCCL refuses two ranks on one
+        device): the c10d collectives and what NCCL launched for them."""
+        job = "nccl-one-rank"
+        log(f"== NCCL, one rank on this GPU: job {job}")
+        done = subprocess.run(
+            [sys.executable, str(HERE / "nccl_job.py"), "--collector", self.collector_address,
+             "--job", job], capture_output=True, text=True, env=self.env, timeout=600)
+        (self.out / "nccl.log").write_text(done.stdout + done.stderr)
+        if not self.check("NCCL job runs", done.returncode == 0, (done.stdout + done.stderr)[-800:]):
+            return
+        trace = self.work / f"{job}.json"
+        export = self.cli("export", job, "--format", "chrome", "--out", str(trace), timeout=300)
+        if not self.check("NCCL job exports", export.returncode == 0 and trace.exists(),
+                          (export.stdout + export.stderr)[-400:]):
+            return
+        events = json.loads(trace.read_text())
+        events = events["traceEvents"] if isinstance(events, dict) else events
+        host = [e for e in events if e.get("ph") == "X" and e.get("cat") == "collective"]
+        nccl = [e for e in events if e.get("ph") == "X" and e.get("cat") == "kernel" and
+                "sequence" in e.get("args", {})]
+        tied = [e for e in nccl if e["args"].get("sequence", 0) > 0 and
+                e["args"].get("bytes", 0) > 0]
+        sample = tied[0] if tied else (nccl[0] if nccl else None)
+        log(f"  nccl: {len(host)} host collectives, {len(nccl)} NCCL kernels, {len(tied)} with "
+            f"group/sequence/bytes; e.g. {json.dumps(sample)[:300] if sample else 'none'}")
+        self.results["nccl"] = {"host": len(host), "kernels": len(nccl), "tied": len(tied)}
+        self.check("NCCL host collectives recorded", len(host) > 0)
+        # NCCL may run a 1-rank collective without a kernel of its own: said, not failed.
+        if nccl:
+            self.check("NCCL kernels carry their collective's group, sequence and bytes",
+                       len(tied) == len(nccl), f"{len(tied)}/{len(nccl)}")
 
     def export_counts(self, job, name):
         """Complete ("X") events per category in the job's Chrome export, or None."""
@@ -250,6 +307,8 @@ def main():
         if run.build_extension() and run.start_collector():
             for batch in args.batches:
                 run.overhead(batch)
+            if gpu:
+                run.nccl_one_rank()
             run.two_rank_job()
     finally:
         run.stop()

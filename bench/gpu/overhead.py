@@ -61,6 +61,42 @@ def timed(step, sync, steps):
     return (time.perf_counter() - started) / steps * 1e3
 
 
+def hand_over(args, step, sync, activities, trainscope):
+    """torch.profiler (CPU+CUDA) starts and stops while trainscope is attached
+    with GPU activity asked for: trainscope must yield CUPTI (the profiler's
+    trace has its CUDA kernels), say so once, keep recording operators, and
+    record kernels again after the profiler stopped (the job's export)."""
+    job = f"handover-{args.mode}-b{args.batch}"
+    trainscope.attach(collector=args.collector, job=job, halt_grace_s=None, log_to_stderr=False,
+                      gpu=True)
+    try:
+        step()
+        sync()
+        before = trainscope.stats()
+        with torch.profiler.profile(activities=activities) as prof:
+            step()
+            step()
+            sync()
+        during = trainscope.stats()
+        step()
+        step()
+        sync()
+        after = trainscope.stats()
+    finally:
+        trainscope.detach(timeout_s=30)
+    cuda_events = 0
+    try:
+        cuda_events = sum(1 for e in prof.events()
+                          if str(getattr(e, "device_type", "")).endswith("CUDA"))
+    except Exception:
+        pass
+    return {"job": job, "yields": after.get("gpu_profiler_yields", 0),
+            "gpu_activity_before": before.get("gpu_activity"),
+            "gpu_activity_after": after.get("gpu_activity"),
+            "operators_during": during["events_recorded"] - before["events_recorded"],
+            "profiler_cuda_events": cuda_events, "steps": 4}
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--mode", choices=["gpu", "cpu"], required=True)
@@ -82,7 +118,7 @@ def main():
     if args.mode == "gpu":
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     times = {"none": [], "trainscope": [], "profiler": []}
-    recorded = dropped = 0
+    recorded = dropped = records_lost = 0
     gpu_states = []
     traced_steps = 0
     for r in range(args.rounds):
@@ -98,6 +134,7 @@ def main():
         final = trainscope.stats()
         recorded += after["events_recorded"] - before["events_recorded"]
         gpu_states.append(after.get("gpu_activity", "n/a"))
+        records_lost += final.get("gpu_records_lost", 0)
         dropped += final["dropped_ring_full"] + final["dropped_buffer_full"] + \
             final["dropped_shutdown"]
         traced_steps += args.steps
@@ -109,6 +146,8 @@ def main():
         print(f"round {r}: " + ", ".join(f"{k} {v[-1]:.2f} ms" for k, v in times.items()),
               file=sys.stderr, flush=True)
 
+    handover = hand_over(args, step, sync, activities, trainscope)
+
     med = {k: statistics.median(v) for k, v in times.items()}
     result = {
         "batch": args.batch, "steps_per_round": args.steps, "rounds": args.rounds,
@@ -119,6 +158,8 @@ def main():
         # Host-side and GPU events alike (the agent counts both as recorded).
         "events_per_step": recorded / traced_steps,
         "gpu_activity_per_round": gpu_states,
+        "gpu_records_lost": records_lost,
+        "handover": handover,
         "jobs": [f"overhead-{args.mode}-b{args.batch}-r{r}" for r in range(args.rounds)],
         "traced_steps_per_job": args.steps + 1,
         "events_dropped": dropped,
