@@ -123,7 +123,8 @@ class Run:
         self.check(f"overhead batch {batch}", ok,
                    f"ratio x{result['ratio_trainscope']:.3f}, dropped {result['events_dropped']}")
         log(f"  GPU records lost (CUPTI without a buffer, or unfinished at a forced flush): "
-            f"{result.get('gpu_records_lost', 0)}")
+            f"{result.get('gpu_records_lost', 0)}; GPU events dropped out of order: "
+            f"{result.get('gpu_events_out_of_order', 0)}")
         self.hand_over(batch, result.get("handover") or {})
         # What the traced steps left at the collector: operators and kernels per step.
         counts = self.export_counts(result["jobs"][0], f"overhead-b{batch}-r0")

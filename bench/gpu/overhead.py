@@ -118,7 +118,7 @@ def main():
     if args.mode == "gpu":
         activities.append(torch.profiler.ProfilerActivity.CUDA)
     times = {"none": [], "trainscope": [], "profiler": []}
-    recorded = dropped = records_lost = 0
+    recorded = dropped = records_lost = out_of_order = 0
     gpu_states = []
     traced_steps = 0
     for r in range(args.rounds):
@@ -135,6 +135,7 @@ def main():
         recorded += after["events_recorded"] - before["events_recorded"]
         gpu_states.append(after.get("gpu_activity", "n/a"))
         records_lost += final.get("gpu_records_lost", 0)
+        out_of_order += final.get("gpu_events_out_of_order", 0)
         dropped += final["dropped_ring_full"] + final["dropped_buffer_full"] + \
             final["dropped_shutdown"]
         traced_steps += args.steps
@@ -159,6 +160,7 @@ def main():
         "events_per_step": recorded / traced_steps,
         "gpu_activity_per_round": gpu_states,
         "gpu_records_lost": records_lost,
+        "gpu_events_out_of_order": out_of_order,
         "handover": handover,
         "jobs": [f"overhead-{args.mode}-b{args.batch}-r{r}" for r in range(args.rounds)],
         "traced_steps_per_job": args.steps + 1,
