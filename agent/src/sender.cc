@@ -39,7 +39,8 @@ Sender::Sender(AgentHooks agent, const AgentOptions& options, Identity identity,
       queue_(static_cast<uint64_t>(kMaxMessageBytes)),
       drainer_(options, rings, strings, identity_.clock_perturbation),
       reconnect_(options.reconnect_min, options.reconnect_max, identity.instance_id,
-                 options.collector_address) {
+                 options.collector_address),
+      loss_reports_(Agent::kMaxPendingLossReportBytes) {
   base::MutexLock lock(&mu_);
   job_token_ = options.job_token;
 }
@@ -58,6 +59,7 @@ void Sender::Shutdown(absl::Duration deadline, std::string error) {
   bool finished;
   {
     base::MutexLock lock(&mu_);
+    loss_reports_.Close();
     shutdown_requested_ = true;
     shutdown_deadline_ = absl::Now() + deadline;
     shutdown_error_ = std::move(error);
@@ -85,22 +87,14 @@ Sender::Counters Sender::counters() const {
   c.connected = connected_.load(std::memory_order_relaxed);
   base::MutexLock lock(&mu_);
   c.finished = finished_;
-  c.loss_reports_submitted = loss_reports_submitted_;
-  c.loss_reports_dropped = loss_reports_dropped_;
+  const LossReportInbox::Counters reports = loss_reports_.counters();
+  c.loss_reports_submitted = reports.submitted;
+  c.loss_reports_dropped = reports.dropped;
   return c;
 }
 
 bool Sender::SubmitLossReport(v1::LossReport report) {
-  const uint64_t bytes = report.ByteSizeLong();
-  base::MutexLock lock(&mu_);
-  if (shutdown_requested_ || loss_report_bytes_ + bytes > Agent::kMaxPendingLossReportBytes) {
-    ++loss_reports_dropped_;
-    return false;
-  }
-  loss_report_bytes_ += bytes;
-  ++loss_reports_submitted_;
-  loss_reports_.push_back(std::move(report));
-  return true;
+  return loss_reports_.Submit(std::move(report));
 }
 
 std::string Sender::job_token() const {
@@ -305,21 +299,13 @@ void Sender::TryOpen(absl::Time now) {
 }
 
 void Sender::DrainLossReports() {
-  std::vector<v1::LossReport> reports;
-  {
-    base::MutexLock lock(&mu_);
-    if (loss_reports_.empty()) return;
-    reports.swap(loss_reports_);
-    loss_report_bytes_ = 0;
-  }
+  std::vector<v1::LossReport> reports = loss_reports_.Take();
+  if (reports.empty()) return;
   v1::EventBatch batch;
   *batch.mutable_drops() = CurrentDrops(0);
   const size_t count = reports.size();
   for (v1::LossReport& report : reports) *batch.add_loss_reports() = std::move(report);
-  if (!queue_.PushWhole(batch, options_.memory_budget_bytes)) {
-    base::MutexLock lock(&mu_);
-    loss_reports_dropped_ += count;
-  }
+  if (!queue_.PushWhole(batch, options_.memory_budget_bytes)) loss_reports_.CountDropped(count);
 }
 
 void Sender::Drain() {

@@ -1,9 +1,10 @@
 // The agent's background sender: runs the stream to the collector (Hello,
 // HelloAck, batches, resends after a reconnect, probes, Goodbye) on its own
-// thread, with three collaborators doing the rest: RingDrainer turns ring
-// records into encoded batches, BatchQueue keeps them until the collector
+// thread, with collaborators doing the rest: RingDrainer turns ring records
+// into encoded batches, BatchQueue keeps them until the collector
 // acknowledges them, ReconnectPolicy decides when to try again and what to
-// tell the user.
+// tell the user, LossReportInbox holds the training process's loss reports
+// until the next batch.
 //
 // Usage (by Agent):
 //   Sender sender(hooks, options, identity, &strings, &rings, std::move(transport));
@@ -43,6 +44,7 @@
 #include "absl/time/time.h"
 #include "batch_queue.h"
 #include "clock_perturbation.h"
+#include "loss_report_inbox.h"
 #include "reconnect_policy.h"
 #include "ring_drainer.h"
 #include "ring_registry.h"
@@ -172,6 +174,7 @@ class Sender : public ControlListener {
   absl::Time final_deadline_;
   std::string final_error_;  // Goodbye.error, copied from shutdown_error_
 
+  LossReportInbox loss_reports_;  // thread-safe
   std::atomic<uint64_t> dropped_shutdown_unacked_{0};
   std::atomic<uint64_t> batches_sent_{0};
   std::atomic<uint64_t> reconnects_{0};
@@ -187,10 +190,6 @@ class Sender : public ControlListener {
   std::string shutdown_error_ ABSL_GUARDED_BY(mu_);
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   std::string job_token_ ABSL_GUARDED_BY(mu_);
-  std::vector<v1::LossReport> loss_reports_ ABSL_GUARDED_BY(mu_);
-  uint64_t loss_report_bytes_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t loss_reports_submitted_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t loss_reports_dropped_ ABSL_GUARDED_BY(mu_) = 0;
   base::CondVar wake_cv_;      // the sender thread waits on it
   base::CondVar finished_cv_;  // Shutdown waits on it
 };
