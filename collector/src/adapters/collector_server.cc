@@ -217,6 +217,11 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
     if (!key.ok()) return key.status();
     session_options.job_key = std::make_shared<const security::JobKey>(*std::move(key));
   }
+  if (options.memory_limit_bytes > 0) {
+    MemoryLimiterOptions limiter;
+    limiter.limit_bytes = options.memory_limit_bytes;
+    session_options.memory_limiter = std::make_shared<MemoryLimiter>(std::move(limiter));
+  }
   server->agent_service_ = std::make_unique<GrpcAgentService>(
       registry, server->budget_.get(), server->counters_.get(), session_options);
   server->commands_service_ = std::make_unique<GrpcCommandsService>(registry, read_token);

@@ -208,7 +208,17 @@ void AgentSession::OnBatch(v1::EventBatch& batch) {
   logged.set_agent_instance_id(instance_);
   std::string refused_reason;
   uint64_t bytes = 0;
-  if (absl::Status valid = validator_->Validate(batch); valid.ok()) {
+  absl::Status valid = absl::OkStatus();
+  if (options_.memory_limiter != nullptr) {
+    // Over the process' memory limit a batch is refused like an invalid one:
+    // counted per rank, its events counted as refused by the agent.
+    if (std::optional<std::string> why = options_.memory_limiter->Refusal()) {
+      valid = BadInput(absl::StatusCode::kResourceExhausted, "batch.memory_limit",
+                       absl::StrCat("job ", job_id_, " rank ", rank_, ": ", *why));
+    }
+  }
+  if (valid.ok()) valid = validator_->Validate(batch);
+  if (valid.ok()) {
     bytes = batch.ByteSizeLong();
     logged.mutable_batch()->Swap(&batch);
   } else {

@@ -89,6 +89,9 @@ struct CollectorServerOptions {
   // --job-key-file: every Hello must present its job's secret derived from
   // this key (security::JobKey), so no job id is first-come-first-served.
   std::string job_key_file;
+  // --memory-limit-mib: batches are refused while the process' RSS is over
+  // 80 % of this (MemoryLimiter); 0: no limit.
+  uint64_t memory_limit_bytes = 0;
   bool insecure = false;               // --insecure: serve beyond loopback without them
 };
 

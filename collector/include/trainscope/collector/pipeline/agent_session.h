@@ -42,6 +42,7 @@
 #include "trainscope/collector/ingest/agent_stream.h"
 #include "trainscope/collector/ingest/batch_validator.h"
 #include "trainscope/collector/ingest/ingest_budget.h"
+#include "trainscope/collector/ingest/memory_limiter.h"
 #include "trainscope/collector/pipeline/job_registry.h"
 #include "trainscope/security/job_key.h"
 #include "trainscope/v1/agent.pb.h"
@@ -55,6 +56,9 @@ struct AgentSessionOptions {
   // (docs/security.md): checked before the job is looked up or created, so a
   // process without it neither squats a job id nor claims a rank slot.
   std::shared_ptr<const security::JobKey> job_key;
+  // When set, batches are refused while the process is over its memory
+  // limit (MemoryLimiter; --memory-limit-mib).
+  std::shared_ptr<MemoryLimiter> memory_limiter;
 };
 
 class AgentSession : public std::enable_shared_from_this<AgentSession> {
