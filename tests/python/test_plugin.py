@@ -332,7 +332,10 @@ def _two_rank_worker(rank, port, address, job):
     import trainscope
     os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
     dist.init_process_group("gloo", rank=rank, world_size=2)
-    trainscope.attach(collector=address, job=job, halt_grace_s=None)
+    # Rank 1 asks for GPU activity (unavailable here: no driver), so its
+    # collectives also go through the GPU collective bracket; both ranks must
+    # record the same.
+    trainscope.attach(collector=address, job=job, halt_grace_s=None, gpu=rank == 1)
     model = torch.nn.parallel.DistributedDataParallel(torch.nn.Linear(8, 4))
     model(torch.randn(3, 8)).sum().backward()   # DDP's bucket all-reduce
     t = torch.ones(10)
