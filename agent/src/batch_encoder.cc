@@ -18,8 +18,8 @@ constexpr size_t kMaxVarintBytes = 10;
 constexpr size_t kMaxColumnHeaderBytes = 7;
 
 inline char* PutVarint(uint64_t value, char* p) {
-  // Most column values (names, kinds, details, short durations) take one or
-  // two bytes: those without a loop.
+  // Most column values (names, kinds, details, durations, thread ids) take
+  // one to three bytes: those without a loop.
   if (value < 0x80) [[likely]] {
     *p = static_cast<char>(value);
     return p + 1;
@@ -28,6 +28,12 @@ inline char* PutVarint(uint64_t value, char* p) {
     p[0] = static_cast<char>(static_cast<uint8_t>(value) | 0x80);
     p[1] = static_cast<char>(value >> 7);
     return p + 2;
+  }
+  if (value < 0x200000) {  // thread ids, sequence numbers, microsecond durations
+    p[0] = static_cast<char>(static_cast<uint8_t>(value) | 0x80);
+    p[1] = static_cast<char>(static_cast<uint8_t>(value >> 7) | 0x80);
+    p[2] = static_cast<char>(value >> 14);
+    return p + 3;
   }
   while (value >= 0x80) {
     *p++ = static_cast<char>(static_cast<uint8_t>(value) | 0x80);
