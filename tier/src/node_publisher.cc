@@ -302,12 +302,20 @@ absl::Status NodePublisher::PublishWindow(const std::vector<PublishBuffer::Item>
 
 void NodePublisher::MarkAcked(const std::vector<PublishBuffer::Item>& items) {
   std::map<std::string, uint64_t> changed;
+  const absl::Time now = absl::Now();
   {
     absl::MutexLock lock(&mu_);
     counters_.published += items.size();
     counters_.connected = true;
     for (const PublishBuffer::Item& item : items) {
       JobState& job = jobs_[item.job_id];
+      if (changed.count(item.job_id) == 0) {
+        job.recent_acks.emplace_back(now, job.acked);
+        while (job.recent_acks.size() > 1 && job.recent_acks.front().first < now - 6 * kRewind) {
+          job.recent_acks.pop_front();
+        }
+        changed[item.job_id] = job.acked;
+      }
       if (item.index < job.acked) continue;
       job.acked_ahead.insert(item.index);
       while (!job.acked_ahead.empty() && *job.acked_ahead.begin() <= job.acked) {
@@ -398,6 +406,23 @@ bool NodePublisher::CatchUp(const std::string& job_id) {
   }
 }
 
+void NodePublisher::Rewind() {
+  const absl::Time since = absl::Now() - kRewind;
+  absl::MutexLock lock(&mu_);
+  for (auto& [job_id, job] : jobs_) {
+    uint64_t from = job.acked;
+    for (const auto& [when, acked_before] : job.recent_acks) {
+      if (when >= since) from = std::min(from, acked_before);
+    }
+    if (from == job.acked) continue;
+    job.acked = from;
+    job.acked_ahead.clear();
+    job.recent_acks.clear();
+    job.catching_up = true;
+    ++counters_.rewinds;
+  }
+}
+
 void NodePublisher::WriteStatus() {
   const Counters c = counters();
   WriteText(options_.data_dir / "tier" / "publisher.status",
@@ -406,7 +431,7 @@ void NodePublisher::WriteStatus() {
                          c.resent_windows, "\ncaught_up ", c.caught_up, "\nbuffer_refused ",
                          c.buffer_refused, "\nqueued ", c.queued, "\nqueued_bytes ", c.queued_bytes,
                          "\njobs_catching_up ", c.jobs_catching_up, "\noutages ", c.outages,
-                         "\nlast_error ", c.last_error, "\n"));
+                         "\nrewinds ", c.rewinds, "\nlast_error ", c.last_error, "\n"));
 }
 
 NodePublisher::Counters NodePublisher::counters() const {
@@ -444,9 +469,21 @@ void NodePublisher::Run() {
       if (stopping_) return;  // nothing can drain without NATS
       continue;
     }
+    if (natsStatistics* stats = nullptr; natsStatistics_Create(&stats) == NATS_OK) {
+      uint64_t reconnects = 0;
+      if (natsConnection_GetStats(client_->connection(), stats) == NATS_OK &&
+          natsStatistics_GetCounts(stats, nullptr, nullptr, nullptr, nullptr, &reconnects) ==
+              NATS_OK &&
+          reconnects > reconnects_seen_) {
+        reconnects_seen_ = reconnects;
+        Rewind();  // the server may have restarted without what it had last
+      }
+      natsStatistics_Destroy(stats);
+    }
     if (!retry_.empty()) {
       if (PublishWindow(retry_).ok()) {
         retry_.clear();
+        Rewind();  // the failure may have been the server going away
       } else {
         absl::MutexLock lock(&mu_);
         ++counters_.resent_windows;

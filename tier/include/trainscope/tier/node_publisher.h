@@ -31,6 +31,7 @@
 #define TRAINSCOPE_TIER_NODE_PUBLISHER_H_
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -78,6 +79,7 @@ class NodePublisher : public collector::RecordSink {
     uint64_t queued_bytes = 0;
     uint64_t jobs_catching_up = 0;
     uint64_t outages = 0;  // times NATS could not be reached
+    uint64_t rewinds = 0;  // jobs published again from kRewind before (see Rewind)
     std::string last_error;
   };
 
@@ -102,6 +104,8 @@ class NodePublisher : public collector::RecordSink {
     bool catching_up = false;
     std::map<std::pair<uint32_t, uint64_t>, trainscope::v1::Hello> hellos;  // (rank, instance)
     std::optional<std::string> token;  // the job's own token, once read
+    // (when, acked before that window): the recent acknowledgements, for Rewind.
+    std::deque<std::pair<absl::Time, uint64_t>> recent_acks;
   };
 
   explicit NodePublisher(NodePublisherOptions options);
@@ -113,6 +117,12 @@ class NodePublisher : public collector::RecordSink {
   // Reads the job's log back past its acknowledged records; false when NATS failed.
   bool CatchUp(const std::string& job_id);
   void MarkAcked(const std::vector<PublishBuffer::Item>& items);
+  // After a failure or a reconnect: JetStream may have lost what it
+  // acknowledged last (a single server killed before its store flushed), so
+  // every job publishes again from what was acknowledged kRewind before;
+  // JetStream drops what it still has (Nats-Msg-Id), the job level the rest.
+  void Rewind();
+  static constexpr absl::Duration kRewind = absl::Seconds(5);
   void WriteStatus();
   void Notice(absl::string_view line) const;
   // Builds the record's item (nullopt for records the sink does not publish).
@@ -136,6 +146,7 @@ class NodePublisher : public collector::RecordSink {
   std::unique_ptr<NatsClient> client_;
   std::vector<PublishBuffer::Item> retry_;  // a window to send again
   bool in_outage_ = false;
+  uint64_t reconnects_seen_ = 0;  // the connection's reconnect count at the last look
   std::thread thread_;
 };
 
