@@ -51,7 +51,8 @@ def collector_flags() -> set[str]:
     need(COLLECTOR_BIN)
     text = subprocess.run([str(COLLECTOR_BIN), "--help"], capture_output=True, text=True,
                           timeout=30).stdout
-    flags = set(re.findall(r"^\s+--([a-z_]+) ", text, re.M))
+    # One flag per line ("  --data-dir DIR", "  --fsync"); '-' and '_' spell the same flag.
+    flags = {m.replace("-", "_") for m in re.findall(r"^\s+--([a-z][a-z_-]*)(?: |$)", text, re.M)}
     assert {"listen", "tls_cert", "curve_secret_key", "insecure"} <= flags, text[:2000]
     return flags
 
