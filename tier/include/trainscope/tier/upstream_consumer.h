@@ -66,7 +66,7 @@ struct UpstreamConsumerOptions {
   absl::Duration ack_wait = absl::Seconds(10);
   int64_t max_ack_pending = 4096;  // messages held unacknowledged, at most
   StreamLimits limits;
-  uint64_t max_queued_bytes = 256ull << 20;       // batches on their way to the log
+  uint64_t max_queued_bytes = 256ull << 20;  // batches on their way to the log
   // Counters() each second as "key value" lines (empty: none); the tests and
   // operators read <data-dir>/tier/upstream.status.
   std::filesystem::path status_file;
