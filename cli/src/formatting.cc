@@ -9,20 +9,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "trainscope/base/number_format.h"
 #include "trainscope/cli/table_printer.h"
 
 namespace trainscope::cli {
 
-std::string FormatCount(uint64_t value) {
-  std::string digits = absl::StrCat(value);
-  std::string out;
-  const size_t first_group = digits.size() % 3 == 0 ? 3 : digits.size() % 3;
-  for (size_t i = 0; i < digits.size(); ++i) {
-    if (i >= first_group && (i - first_group) % 3 == 0) out.push_back(',');
-    out.push_back(digits[i]);
-  }
-  return out;
-}
+std::string FormatCount(uint64_t value) { return base::FormatThousands(value); }
 
 std::string FormatRate(double per_second) {
   if (!std::isfinite(per_second) || per_second <= 0) return "0/s";
@@ -30,17 +22,7 @@ std::string FormatRate(double per_second) {
   return absl::StrCat(FormatCount(static_cast<uint64_t>(std::llround(per_second))), "/s");
 }
 
-std::string FormatBytes(uint64_t bytes) {
-  static constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  if (bytes < 1024) return absl::StrCat(bytes, " B");
-  double value = static_cast<double>(bytes);
-  size_t unit = 0;
-  while (value >= 1024 && unit + 1 < std::size(kUnits)) {
-    value /= 1024;
-    ++unit;
-  }
-  return absl::StrFormat("%.1f %s", value, kUnits[unit]);
-}
+std::string FormatBytes(uint64_t bytes) { return base::FormatBytes(static_cast<double>(bytes)); }
 
 std::string FormatMs(int64_t ns) { return absl::StrFormat("%.2f", static_cast<double>(ns) / 1e6); }
 
@@ -121,6 +103,8 @@ std::string ShortClockDomain(const std::string& domain) {
   return domain.substr(0, id + 8) + domain.substr(end);
 }
 
+// Not base::FormatDuration: the clocks table aligns its offsets in fixed
+// decimals per unit (ms to the microsecond), which significant digits lose.
 std::string FormatDuration(double ns, bool plus_sign) {
   if (!std::isfinite(ns)) return "?";
   if (ns == 0) return "0";

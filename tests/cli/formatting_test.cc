@@ -27,8 +27,8 @@ TEST(FormattingTest, Rate) {
 
 TEST(FormattingTest, Bytes) {
   EXPECT_EQ(FormatBytes(12), "12 B");
-  EXPECT_EQ(FormatBytes(1536), "1.5 KiB");
-  EXPECT_EQ(FormatBytes(3ull << 30), "3.0 GiB");
+  EXPECT_EQ(FormatBytes(1536), "1.50 KiB");
+  EXPECT_EQ(FormatBytes(3ull << 30), "3.00 GiB");
 }
 
 TEST(FormattingTest, MsHasTwoDecimals) {

@@ -88,7 +88,7 @@ TEST(StatusPrinterTest, JobStatusWithRanksAndCommands) {
 
   const std::string text = RenderJobStatus(status, kNow, absl::UTCTimeZone());
   EXPECT_THAT(text, HasSubstr("job resnet: running, 3/4 ranks connected"));
-  EXPECT_THAT(text, HasSubstr("received 3.0 MiB"));
+  EXPECT_THAT(text, HasSubstr("received 3.00 MiB"));
   EXPECT_THAT(text, HasSubstr("last event 3s ago"));
   EXPECT_THAT(text, HasSubstr("feed sequence 42"));
   EXPECT_THAT(

@@ -9,8 +9,9 @@ TEST(AlertFormatTest, DurationsTakeTheirUnit) {
   EXPECT_EQ(FormatNs(2e9), "2.00 s");
   EXPECT_EQ(FormatNs(41e6), "41.0 ms");
   EXPECT_EQ(FormatNs(350e3), "350 us");
-  EXPECT_EQ(FormatNs(12), "12 ns");
-  EXPECT_EQ(FormatNs(-3e6), "-3.0 ms");
+  EXPECT_EQ(FormatNs(12), "12.0 ns");
+  EXPECT_EQ(FormatNs(-3e6), "-3.00 ms");
+  EXPECT_EQ(FormatNs(1.5e6), "1.50 ms");  // three significant digits (base), not "1.5 ms"
 }
 
 TEST(AlertFormatTest, RatesTakeAnSiPrefix) {
@@ -25,6 +26,7 @@ TEST(AlertFormatTest, CountsTakeAnSiSuffix) {
   EXPECT_EQ(FormatCount(2.5e12), "2.50T");
   EXPECT_EQ(FormatCount(1.2e9), "1.20G");
   EXPECT_EQ(FormatCount(3e6), "3.00M");
+  EXPECT_EQ(FormatCount(1500), "1.50k");
   EXPECT_EQ(FormatCount(999), "999");
 }
 

@@ -18,7 +18,7 @@ namespace trainscope::cli {
 std::string FormatCount(uint64_t value);
 // Events per second: 1204.4 -> "1,204/s"; 2.25 -> "2.2/s"; 0 -> "0/s".
 std::string FormatRate(double per_second);
-// 1536 -> "1.5 KiB"; 12 -> "12 B".
+// 1536 -> "1.50 KiB"; 12 -> "12 B" (base::FormatBytes).
 std::string FormatBytes(uint64_t bytes);
 // Nanoseconds as milliseconds for the tables' "_ms" columns: 1234567 -> "1.23".
 std::string FormatMs(int64_t ns);
