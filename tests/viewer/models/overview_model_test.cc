@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <set>
+
 namespace trainscope::viewer {
 namespace {
 
@@ -126,21 +129,84 @@ TEST(OverviewModelTest, StackedBarsSumToStepTime) {
   const auto& bars = overview.Bars();
   ASSERT_EQ(bars.size(), 4u);
   for (const auto& bar : bars) {
-    EXPECT_EQ(bar.interval_ns + bar.compute_ns + bar.tail_ns, bar.step_time_ns);
+    EXPECT_EQ(bar.interval_ns + bar.compute_ns + bar.comm_ns + bar.tail_ns, bar.step_time_ns);
     EXPECT_EQ(bar.compute_ns, 4'000'000);
-    const float stacked = bar.interval_rect.h + bar.compute_rect.h + bar.tail_rect.h;
+    const float stacked = bar.interval_rect.h + bar.compute_rect.h + bar.wait_rect.h +
+                          bar.comm_rect.h + bar.tail_rect.h;
     // Heights are in the same scale for every bar: proportional to time.
     EXPECT_NEAR(stacked / bars[0].interval_rect.h,
                 static_cast<double>(bar.step_time_ns) / bars[0].interval_ns, 1e-3);
-    // Segments stack without gaps: interval at the bottom, tail on top.
+    // Segments stack without gaps: data wait at the bottom, then compute,
+    // comm wait, transfer, idle on top.
     EXPECT_NEAR(bar.interval_rect.y, bar.compute_rect.y + bar.compute_rect.h, 1e-3);
-    EXPECT_NEAR(bar.compute_rect.y, bar.tail_rect.y + bar.tail_rect.h, 1e-3);
-    // The communication overlay starts at the base like the bar.
-    EXPECT_NEAR(bar.comm_rect.y + bar.comm_rect.h, bar.interval_rect.y + bar.interval_rect.h, 1e-3);
-    EXPECT_LE(bar.wait_rect.h, bar.comm_rect.h);
+    EXPECT_NEAR(bar.compute_rect.y, bar.wait_rect.y + bar.wait_rect.h, 1e-3);
+    EXPECT_NEAR(bar.wait_rect.y, bar.comm_rect.y + bar.comm_rect.h, 1e-3);
+    EXPECT_NEAR(bar.comm_rect.y, bar.tail_rect.y + bar.tail_rect.h, 1e-3);
+    EXPECT_EQ(bar.wait_ns, 500'000);
+    EXPECT_EQ(bar.segments.size(), 5u);
   }
-  EXPECT_EQ(bars[2].tail_ns, 4'000'000);  // the straggler's long tail
-  EXPECT_GT(bars[2].tail_rect.h, bars[0].tail_rect.h);
+  // The straggler: 9 ms = 1 data wait + 4 compute + 0.5 wait + 1.7 transfer
+  // + 1.8 idle; the others' transfer is cut to what their 6 ms leave.
+  EXPECT_EQ(bars[2].tail_ns, 1'800'000);
+  EXPECT_EQ(bars[2].comm_ns, 2'200'000);
+  EXPECT_EQ(bars[0].comm_ns, 1'000'000);
+  EXPECT_EQ(bars[0].tail_ns, 0);
+}
+
+TEST(OverviewModelTest, ComputeIsTheMeasuredComputeNotTheWholeStep) {
+  OverviewModel overview;
+  StepRecord step = MakeStep(102, 1);
+  // trainscope steps for the rank 0: 88 ms, 34.5 ms compute, 48.3 ms wait.
+  DeviceStepRecord& d = step.devices[0];
+  d.step_time_ns = 88'000'000;
+  d.data_wait_ns = 1'000'000;
+  d.compute_ns = 34'500'000;
+  d.collective_ns = 50'000'000;
+  d.wait_ns = 48'300'000;
+  d.transfer_ns = 1'700'000;
+  overview.AddStep(step);
+  overview.SetViewport(900, 700);
+  const auto& bar = overview.Bars().at(0);
+  EXPECT_EQ(bar.compute_ns, 34'500'000);
+  EXPECT_EQ(bar.wait_ns, 48'300'000);
+  EXPECT_EQ(bar.tail_ns, 88'000'000 - 1'000'000 - 34'500'000 - 48'300'000 - 1'700'000);
+  EXPECT_GT(bar.wait_rect.h, bar.compute_rect.h);
+}
+
+TEST(OverviewModelTest, TheBarsAxisDoesNotRescaleWithEveryStep) {
+  OverviewModel overview;
+  overview.SetViewport(900, 700);
+  for (uint64_t s = 1; s <= 40; ++s) overview.AddStep(MakeStep(s, 4, s == 20 ? 2 : -1));
+  overview.SetSelectedStep(10);
+  const float normal = overview.Bars().at(0).compute_rect.h;
+  // A slow step grows the axis (its 9 ms bar fits)...
+  overview.SetSelectedStep(20);
+  const float during = overview.Bars().at(0).compute_rect.h;
+  EXPECT_LE(during, normal);
+  // ...and the next normal steps keep that axis instead of jumping back.
+  overview.SetSelectedStep(21);
+  EXPECT_FLOAT_EQ(overview.Bars().at(0).compute_rect.h, during);
+  overview.SetSelectedStep(22);
+  EXPECT_FLOAT_EQ(overview.Bars().at(0).compute_rect.h, during);
+}
+
+TEST(OverviewModelTest, EachBarCarriesItsDevicesLineColour) {
+  OverviewModel overview;
+  overview.AddStep(MakeStep(1, 3));
+  overview.AddStep(MakeStep(2, 3));
+  overview.SetViewport(900, 700);
+  const auto& bars = overview.Bars();
+  std::set<Color> keys;
+  for (const auto& bar : bars) {
+    const float base = bar.interval_rect.y + bar.interval_rect.h;
+    for (const FilledRect& r : overview.Draw().rects) {
+      if (r.rect.y > base && r.rect.y < base + 6 &&
+          std::fabs(r.rect.x - bar.interval_rect.x) < 0.5f) {
+        keys.insert(r.fill);
+      }
+    }
+  }
+  EXPECT_EQ(keys.size(), 3u);  // one distinct colour per device
 }
 
 TEST(OverviewModelTest, SegmentsNeverOvershootTheStep) {
@@ -150,7 +216,7 @@ TEST(OverviewModelTest, SegmentsNeverOvershootTheStep) {
   step.devices[0].forward_ns = 3'000'000;  // interval + f + b > step time
   overview.AddStep(step);
   const auto& bar = overview.Bars().at(0);
-  EXPECT_EQ(bar.interval_ns + bar.compute_ns + bar.tail_ns, bar.step_time_ns);
+  EXPECT_EQ(bar.interval_ns + bar.compute_ns + bar.comm_ns + bar.tail_ns, bar.step_time_ns);
   EXPECT_EQ(bar.tail_ns, 0);
 }
 
@@ -224,7 +290,7 @@ TEST(OverviewModelTest, TooltipNamesTheSlowestDevice) {
   const auto& bar = overview.Bars().at(1);
   const std::string bar_text = overview.TooltipAt(bar.compute_rect.x + 1, bar.compute_rect.y + 1);
   EXPECT_NE(bar_text.find("rank 1"), std::string::npos) << bar_text;
-  EXPECT_NE(bar_text.find("forward + backward: 4.00 ms"), std::string::npos) << bar_text;
+  EXPECT_NE(bar_text.find("compute: 4.00 ms"), std::string::npos) << bar_text;
 }
 
 }  // namespace

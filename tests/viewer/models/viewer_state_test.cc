@@ -119,5 +119,29 @@ TEST(ViewerStateTest, SelectingAnotherStepClearsAnAlertsStaleHighlight) {
   EXPECT_TRUE(state.marey.Draw().overlay_rects.empty());
 }
 
+TEST(ViewerStateTest, APartialLastStepOnlyOneRankClosedIsNotFollowed) {
+  ViewerState state;
+  FeedCoalescer::Delta delta;
+  for (uint64_t s = 1; s <= 3; ++s) {
+    StepRecord step{s, static_cast<int64_t>(s) * 100, static_cast<int64_t>(s) * 100 + 90, {}};
+    for (uint32_t r = 0; r < 4; ++r) step.devices.push_back({r});
+    delta.steps.push_back(step);
+  }
+  StepRecord partial{4, 400, 490, {}};
+  partial.devices.push_back({0});
+  delta.steps.push_back(partial);
+  state.Apply(std::move(delta));
+  EXPECT_EQ(state.overview.step_count(), 4u);  // drawn in the lines
+  EXPECT_EQ(state.selection.selected_step(), 3u);
+  ASSERT_EQ(state.overview.Bars().size(), 4u);  // the bars show every rank
+  // A later full step is followed again.
+  FeedCoalescer::Delta next;
+  StepRecord full{5, 500, 590, {}};
+  for (uint32_t r = 0; r < 4; ++r) full.devices.push_back({r});
+  next.steps.push_back(full);
+  state.Apply(std::move(next));
+  EXPECT_EQ(state.selection.selected_step(), 5u);
+}
+
 }  // namespace
 }  // namespace trainscope::viewer

@@ -83,6 +83,7 @@ void OverviewModel::SetGaps(std::vector<Gap> gaps) {
 
 void OverviewModel::Clear() {
   steps_.clear();
+  bar_scale_.Reset();
   dirty_ = true;
 }
 
@@ -246,16 +247,15 @@ void OverviewModel::BuildChart() {
           breaks.push_back(x1);
           list_.backgrounds.push_back(
               {{x0, chart_.y, x1 - x0, chart_.h}, kGapColor, WithAlpha(kAxisColor, 60)});
-          list_.texts.push_back({(x0 + x1) / 2, chart_.y + 12, "no feed", kAxisColor,
-                                 Text::Align::kCenter});
+          list_.texts.push_back(
+              {(x0 + x1) / 2, chart_.y + 12, "no feed", kAxisColor, Text::Align::kCenter});
           break;
         }
       }
     }
     previous = &step;
   }
-  auto add_series = [&](const std::vector<PointF>& points, Color color, float width,
-                        bool dashed) {
+  auto add_series = [&](const std::vector<PointF>& points, Color color, float width, bool dashed) {
     size_t from = 0;
     for (size_t b = 0; b <= breaks.size(); ++b) {
       size_t to = from;
@@ -341,23 +341,23 @@ void OverviewModel::BuildBars() {
     bars_area_.h -= 12;
     BuildTopKernels(step, table);
   } else {
-    AddSwatch(&list_, x, legend_y, kIntervalColor, "step interval (data wait)", &advance);
+    AddSwatch(&list_, x, legend_y, kIntervalColor, "data wait", &advance);
     x += advance;
-    AddSwatch(&list_, x, legend_y, kForwardBackwardColor, "forward + backward", &advance);
-    x += advance;
-    AddSwatch(&list_, x, legend_y, kTailColor, "step tail", &advance);
-    x += advance;
-    AddSwatch(&list_, x, legend_y, kCommColor, "comm duration", &advance);
+    AddSwatch(&list_, x, legend_y, kForwardBackwardColor, "compute", &advance);
     x += advance;
     AddSwatch(&list_, x, legend_y, kWaitColor, "comm wait", &advance);
+    x += advance;
+    AddSwatch(&list_, x, legend_y, kCommColor, "comm transfer", &advance);
+    x += advance;
+    AddSwatch(&list_, x, legend_y, kTailColor, "idle", &advance);
   }
 
   list_.backgrounds.push_back({bars_area_, Rgba(250, 250, 252), WithAlpha(kAxisColor, 120)});
   if (step.devices.empty()) return;
   int64_t max_time = 1;
   for (const auto& d : step.devices) max_time = std::max(max_time, d.step_time_ns);
-  const std::vector<double> ticks = NiceTicks(0, max_time * 1.08, 5);
-  const double top = std::max(ticks.back(), max_time * 1.08);
+  const double top = bar_scale_.Fit(static_cast<double>(max_time) * 1.08);
+  const std::vector<double> ticks = NiceTicks(0, top, 5);
   auto y_of = [&](double ns) {
     return bars_area_.y + bars_area_.h - static_cast<float>(ns / top) * bars_area_.h;
   };
@@ -415,14 +415,26 @@ void OverviewModel::BuildBars() {
       bars_.push_back(std::move(bar));
       continue;
     }
-    // The three segments partition the step time: clamp each to what is
-    // left so rounding in the collector never makes the bar overshoot.
-    bar.interval_ns = std::clamp<int64_t>(d.data_wait_ns, 0, bar.step_time_ns);
-    bar.compute_ns =
-        std::clamp<int64_t>(d.forward_ns + d.backward_ns, 0, bar.step_time_ns - bar.interval_ns);
-    bar.tail_ns = bar.step_time_ns - bar.interval_ns - bar.compute_ns;
-    bar.comm_ns = std::clamp<int64_t>(d.collective_ns, 0, bar.step_time_ns);
-    bar.wait_ns = std::clamp<int64_t>(d.wait_ns, 0, bar.comm_ns);
+    // What the analysis measured, stacked: data wait, compute, waiting in
+    // collectives, transferring, idle (the rest). Each piece is clamped to
+    // what the step has left, so rounding never makes a bar overshoot. A
+    // straggler's extra time is compute or idle, the others' is wait: the
+    // whole step drawn as "compute" hid exactly that.
+    int64_t left = bar.step_time_ns;
+    auto take = [&left](int64_t ns) {
+      const int64_t taken = std::clamp<int64_t>(ns, 0, left);
+      left -= taken;
+      return taken;
+    };
+    const int64_t compute = d.compute_ns > 0 ? d.compute_ns : d.forward_ns + d.backward_ns;
+    const int64_t transfer =
+        d.transfer_ns > 0 ? d.transfer_ns : std::max<int64_t>(0, d.collective_ns - d.wait_ns);
+    bar.interval_ns = take(d.data_wait_ns);
+    bar.compute_ns = take(compute);
+    bar.wait_ns = take(d.wait_ns);
+    const int64_t transfer_ns = take(transfer);
+    bar.comm_ns = bar.wait_ns + transfer_ns;
+    bar.tail_ns = left;  // idle: neither computing nor communicating
     float y = base;
     auto stack = [&](int64_t ns, RectF* rect, Color color) {
       const float h = height_of(static_cast<double>(ns));
@@ -432,20 +444,18 @@ void OverviewModel::BuildBars() {
     };
     stack(bar.interval_ns, &bar.interval_rect, kIntervalColor);
     stack(bar.compute_ns, &bar.compute_rect, kForwardBackwardColor);
+    stack(bar.wait_ns, &bar.wait_rect, kWaitColor);
+    stack(transfer_ns, &bar.comm_rect, kCommColor);
     stack(bar.tail_ns, &bar.tail_rect, kTailColor);
-    bar.segments = {{"step interval", bar.interval_ns, kIntervalColor, bar.interval_rect},
-                    {"forward + backward", bar.compute_ns, kForwardBackwardColor, bar.compute_rect},
-                    {"step tail", bar.tail_ns, kTailColor, bar.tail_rect}};
-    const float overlay_x = x0 + bar_width * 0.58f;
-    const float overlay_w = std::max(1.0f, bar_width * 0.3f);
-    const float comm_h = height_of(static_cast<double>(bar.comm_ns));
-    const float wait_h = height_of(static_cast<double>(bar.wait_ns));
-    bar.comm_rect = {overlay_x, base - comm_h, overlay_w, comm_h};
-    bar.wait_rect = {overlay_x, base - wait_h, overlay_w, wait_h};
-    if (comm_h > 0) list_.overlay_rects.push_back({bar.comm_rect, kCommColor, Rgba(120, 90, 0)});
-    if (wait_h > 0) list_.overlay_rects.push_back({bar.wait_rect, kWaitColor});
+    bar.segments = {{"data wait", bar.interval_ns, kIntervalColor, bar.interval_rect},
+                    {"compute", bar.compute_ns, kForwardBackwardColor, bar.compute_rect},
+                    {"comm wait", bar.wait_ns, kWaitColor, bar.wait_rect},
+                    {"comm transfer", transfer_ns, kCommColor, bar.comm_rect},
+                    {"idle", bar.tail_ns, kTailColor, bar.tail_rect}};
+    // The rank's colour (the lines above) under its bar: the key.
+    list_.rects.push_back({{x0, base + 2, bar_width, 3}, kPalette[d.rank % std::size(kPalette)]});
     if (static_cast<int>(i) % label_every == 0) {
-      list_.texts.push_back({x0 + bar_width / 2, base + 13, "rank " + std::to_string(d.rank),
+      list_.texts.push_back({x0 + bar_width / 2, base + 15, "rank " + std::to_string(d.rank),
                              kTextColor, Text::Align::kCenter});
     }
     bars_.push_back(bar);
@@ -550,12 +560,12 @@ std::string OverviewModel::TooltipAt(float x, float y) {
       }
       return text;
     }
-    return "rank " + std::to_string(bar.rank) + "\nstep time: " + FormatDuration(bar.step_time_ns) +
-           "\nstep interval: " + FormatDuration(bar.interval_ns) +
-           "\nforward + backward: " + FormatDuration(bar.compute_ns) +
-           "\nstep tail: " + FormatDuration(bar.tail_ns) +
-           "\ncomm duration: " + FormatDuration(bar.comm_ns) +
-           "\ncomm wait: " + FormatDuration(bar.wait_ns);
+    std::string text =
+        "rank " + std::to_string(bar.rank) + "\nstep time: " + FormatDuration(bar.step_time_ns);
+    for (const Segment& segment : bar.segments) {
+      text += "\n" + segment.label + ": " + FormatDuration(static_cast<double>(segment.ns));
+    }
+    return text;
   }
   const std::optional<uint64_t> step = StepAt(x, y);
   if (!step.has_value()) return {};

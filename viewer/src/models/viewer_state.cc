@@ -1,5 +1,7 @@
 #include "trainscope/viewer/viewer_state.h"
 
+#include <algorithm>
+
 namespace trainscope::viewer {
 
 ViewerState::ViewerState(MareyModel::Options marey_options)
@@ -47,7 +49,11 @@ void ViewerState::AddSteps(const std::vector<StepRecord>& steps) {
     traffic.AddStep(step);
     trends.AddStep(step);
     jobs.OnStep(job_id_, step.step, step.end_ns);
-    selection.OnStepClosed(step.step);
+    // A step fewer devices closed than the job's other steps (the last,
+    // partial one only rank 0 ran as the job ended) is drawn in the lines
+    // but not followed: its bars would show one device.
+    step_devices_ = std::max(step_devices_, step.devices.size());
+    if (step.devices.size() >= step_devices_) selection.OnStepClosed(step.step);
     alerts.SetNewestStep(step.step);
     for (const DeviceStepRecord& d : step.devices) {
       auto it = devices_.find(d.rank);
@@ -60,6 +66,7 @@ void ViewerState::AddSteps(const std::vector<StepRecord>& steps) {
 
 void ViewerState::Load(const JobData& data) {
   job_id_ = data.job.job_id;
+  step_devices_ = 0;
   overview.Clear();
   traffic.Clear();
   trends.Clear();
@@ -93,6 +100,7 @@ void ViewerState::ApplyLoss(FeedCoalescer::Delta* delta) {
 
 void ViewerState::Apply(FeedCoalescer::Delta delta) {
   if (delta.reset) {
+    step_devices_ = 0;
     overview.Clear();
     traffic.Clear();
     trends.Clear();

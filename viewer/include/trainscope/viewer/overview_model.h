@@ -1,8 +1,9 @@
 // The training overview (Wei et al.): a dual-axis line chart over steps
 // (step time per device on the left axis; average communication duration and
 // wait on the right) and, for the selected step, one stacked bar per device:
-// step interval (data wait) / forward + backward / step tail, with the
-// device's communication duration and wait drawn over it.
+// data wait / compute / communication wait / transfer / idle, as the
+// analysis measured them, on a time axis that does not rescale every frame
+// (StableScale), each bar underlined in its device's line colour.
 //
 // A device with GPU work (DeviceStepRecord::has_gpu) gets a bar of device
 // time instead: compute kernels (GPU busy) / NCCL wait / NCCL transfer not
@@ -35,6 +36,7 @@
 
 #include "trainscope/viewer/draw_list.h"
 #include "trainscope/viewer/records.h"
+#include "trainscope/viewer/stable_scale.h"
 
 namespace trainscope::viewer {
 
@@ -152,6 +154,7 @@ class OverviewModel {
   std::vector<KernelRow> kernels_;
   RectF chart_;
   RectF bars_area_;
+  StableScale bar_scale_;  // the bars' time axis, steady across frames
   uint64_t first_step_ = 0;
   uint64_t last_step_ = 0;
 };

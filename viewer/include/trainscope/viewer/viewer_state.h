@@ -86,6 +86,7 @@ class ViewerState {
   std::map<uint32_t, DeviceInfo> devices_;
   std::vector<std::string> notices_;
   uint64_t synced_version_ = UINT64_MAX;
+  size_t step_devices_ = 0;  // the most devices a step had: fewer is a partial step
 };
 
 }  // namespace trainscope::viewer
