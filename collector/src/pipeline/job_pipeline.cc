@@ -284,8 +284,18 @@ void JobPipeline::DoAttach(AttachRequest& request,
   // Membership first (a rank the job has seen needs the job's token,
   // generated or not): a process without it learns nothing of the rank's
   // stream and replaces none.
+  // A rank needs the token while a stream of it is live or once it delivered
+  // a batch (it had the HelloAck, so its agent has the token): an agent whose
+  // first stream ended before its HelloAck (a hello timeout under load) never
+  // got the generated token and comes back without it (at 1,024 streams 880
+  // ranks were locked out so).
+  const auto seen = streams_.ranks().find(rank);
+  const bool rank_seen =
+      seen != streams_.ranks().end() &&
+      (seen->second.connected() || seen->second.batches_received() > 0 ||
+       seen->second.events_received() > 0);
   absl::StatusOr<JobTokenKeeper::Admission> admitted =
-      tokens_.AdmitRank(hello.job_token(), streams_.ranks().contains(rank), rank);
+      tokens_.AdmitRank(hello.job_token(), rank_seen, rank);
   if (!admitted.ok()) return refuse(admitted.status());
   if (admitted->generated) {
     Notice(absl::StrCat("trainscope-collector: job ", job_id_,
