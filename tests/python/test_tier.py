@@ -311,3 +311,49 @@ def test_a_rank_that_moves_to_another_node_keeps_one_history(tmp_path):
         for c in (first, second, job_level):
             c.stop()
         nats.stop()
+
+
+def test_a_node_whose_ranks_arrive_after_the_halt_still_halts_them(tmp_path):
+    """Commands are per-job state, not one-shot messages: node h2 is up before the
+    halt but gets its rank after it (held, run when the rank arrives); node h3
+    starts after the halt (its consumer starts with the last command per job)."""
+    nats = NatsServer(tmp_path / "nats").start()
+    job_level = job_level_collector(tmp_path / "job-level", nats.url).start()
+    nodes = [node_collector(tmp_path / f"node{i}", nats.url, f"h{i}").start() for i in range(3)]
+    loadgens = []
+    try:
+        for i in range(2):
+            loadgens.append(start_loadgen(nodes[i].address, JOB, 2 * i, 2, 6, 0, 500,
+                                          tmp_path / f"lg{i}.json", run_for_ms=60000))
+
+        def ranks_seen(n):
+            r = job_level.cli("status", JOB, "--json", check=False)
+            return r.returncode == 0 and len(__import__("json").loads(r.stdout)["ranks"]) >= n
+
+        wait_for(lambda: ranks_seen(4), 30, "the job level to see the 4 first ranks")
+        time.sleep(1.0)
+        job_level.cli("halt", JOB, "--reason", "tier test",
+                      "--token-file", str(job_level.job_dir(JOB) / "token"))
+        for p in loadgens:
+            out, err = p.communicate(timeout=45)
+            assert p.returncode == 3, f"not halted ({p.returncode}):\n{out}\n{err}"
+        # The halt has gone down; now the late ranks come.
+        nodes.append(node_collector(tmp_path / "node3", nats.url, "h3").start())
+        late = [start_loadgen(nodes[2].address, JOB, 4, 1, 6, 0, 500, tmp_path / "lg4.json",
+                              run_for_ms=60000),
+                start_loadgen(nodes[3].address, JOB, 5, 1, 6, 0, 500, tmp_path / "lg5.json",
+                              run_for_ms=60000)]
+        loadgens += late
+        for p, node in zip(late, nodes[2:]):
+            out, err = p.communicate(timeout=50)
+            assert p.returncode == 3, (f"a rank that joined after the halt was not halted "
+                                       f"({p.returncode}):\n{out}\n{err}\nnode:\n"
+                                       f"{node.output()[-2000:]}")
+            assert "halted" in out + err
+    finally:
+        for p in loadgens:
+            if p.poll() is None:
+                p.kill()
+        for c in [*nodes, job_level]:
+            c.stop()
+        nats.stop()

@@ -16,6 +16,14 @@ TEST(TierSubjectsTest, NamesWithDotsStayOneTokenAndNeverCollide) {
   EXPECT_NE(SubjectToken("a.b"), SubjectToken("a_db"));
   EXPECT_EQ(RecordSubject("train.v2", "node.3"), "trainscope.rec.train_dv2.node_d3");
   EXPECT_EQ(CommandSubject("train.v2"), "trainscope.cmd.train_dv2");
+  // One subject per job and kind of state: the last halt survives a later
+  // recording switch for a consumer that starts with the last per subject.
+  EXPECT_EQ(CommandSubject("train.v2", v1::TierCommand::KIND_HALT),
+            "trainscope.cmd.train_dv2.halt");
+  EXPECT_EQ(CommandSubject("j", v1::TierCommand::KIND_ENABLE_RECORDING),
+            CommandSubject("j", v1::TierCommand::KIND_DISABLE_RECORDING));
+  EXPECT_NE(CommandSubject("j", v1::TierCommand::KIND_HALT),
+            CommandSubject("j", v1::TierCommand::KIND_DISABLE_LOSS_CONTRIBUTION));
 }
 
 TEST(TierSubjectsTest, NodeNamesAreCheckedWithTheFlagNamed) {

@@ -74,14 +74,47 @@ void CommandListener::Notice(absl::string_view line) const {
 }
 
 void CommandListener::Apply(const v1::TierCommand& command) {
-  if (!command.command_id().empty() && !seen_.insert(command.command_id()).second) return;
+  if (!command.command_id().empty() && !seen_.Insert(command.command_id(), absl::Now())) return;
   absl::StatusOr<collector::JobCommand> local = LocalCommand(command);
   if (!local.ok()) {
     Notice(absl::StrCat("trainscope-collector: a command from the job level was skipped: ",
                         local.status().message()));
     return;
   }
-  if (!registry_->Find(command.job_id()).ok()) return;  // no rank of that job here
+  if (RunLocally(command)) return;
+  // No rank of that job here yet: hold the job's newest command of this kind.
+  auto [it, inserted] = pending_.try_emplace(command.job_id());
+  it->second[CommandSubject(command.job_id(), command.kind())] = command;
+  if (inserted) {
+    pending_order_.push_back(command.job_id());
+    while (pending_order_.size() > kMaxPendingJobs) {
+      pending_.erase(pending_order_.front());
+      pending_order_.pop_front();
+    }
+  }
+}
+
+void CommandListener::ApplyPending() {
+  for (auto job = pending_order_.begin(); job != pending_order_.end();) {
+    auto it = pending_.find(*job);
+    if (it == pending_.end()) {
+      job = pending_order_.erase(job);
+      continue;
+    }
+    if (!registry_->Find(*job).ok()) {
+      ++job;
+      continue;
+    }
+    for (const auto& [subject, command] : it->second) RunLocally(command);
+    pending_.erase(it);
+    job = pending_order_.erase(job);
+  }
+}
+
+bool CommandListener::RunLocally(const v1::TierCommand& command) {
+  absl::StatusOr<collector::JobCommand> local = LocalCommand(command);
+  if (!local.ok()) return true;  // said by Apply
+  if (!registry_->Find(command.job_id()).ok()) return false;
   absl::StatusOr<collector::JobToken> token =
       collector::ReadJobToken(options_.data_dir / "jobs" / command.job_id());
   if (token.ok()) local->token = token->value;
@@ -97,13 +130,17 @@ void CommandListener::Apply(const v1::TierCommand& command) {
       });
   absl::MutexLock lock(&mu_);
   ++applied_;
+  return true;
 }
 
 void CommandListener::Run() {
   std::unique_ptr<NatsClient> client;
   natsSubscription* sub = nullptr;
   bool said_unreachable = false;
-  const std::string durable = absl::StrCat("node-", SubjectToken(options_.node));
+  // A consumer per start (see the header): the last command per job subject
+  // first, whatever an earlier process of this node had read.
+  const std::string durable =
+      absl::StrCat("node-", SubjectToken(options_.node), "-", absl::GetCurrentTimeNanos());
   for (;;) {
     {
       absl::MutexLock lock(&mu_);
@@ -125,7 +162,8 @@ void CommandListener::Run() {
         jsSubOptions_Init(&so);
         so.Stream = kCommandsStream;
         so.Config.AckPolicy = js_AckExplicit;
-        so.Config.DeliverPolicy = js_DeliverNew;
+        so.Config.DeliverPolicy = js_DeliverLastPerSubject;
+        so.Config.InactiveThreshold = absl::ToInt64Nanoseconds(absl::Minutes(10));
         so.Config.AckWait = absl::ToInt64Nanoseconds(absl::Seconds(10));
         jsErrCode err = static_cast<jsErrCode>(0);
         natsStatus s =
@@ -148,6 +186,7 @@ void CommandListener::Run() {
       }
       said_unreachable = false;
     }
+    ApplyPending();
     natsMsgList list = {nullptr, 0};
     jsErrCode err = static_cast<jsErrCode>(0);
     natsStatus s = natsSubscription_Fetch(&list, sub, 16, 500, &err);
@@ -168,7 +207,10 @@ void CommandListener::Run() {
     }
     natsMsgList_Destroy(&list);
   }
-  if (sub != nullptr) natsSubscription_Destroy(sub);
+  if (sub != nullptr) {
+    natsSubscription_Unsubscribe(sub);  // removes this start's consumer
+    natsSubscription_Destroy(sub);
+  }
 }
 
 }  // namespace trainscope::tier

@@ -29,6 +29,26 @@ std::string CommandSubject(absl::string_view job_id) {
   return absl::StrCat("trainscope.cmd.", SubjectToken(job_id));
 }
 
+std::string CommandSubject(absl::string_view job_id, v1::TierCommand::Kind kind) {
+  const char* state = "other";
+  switch (kind) {
+    case v1::TierCommand::KIND_HALT:
+      state = "halt";
+      break;
+    case v1::TierCommand::KIND_ENABLE_RECORDING:
+    case v1::TierCommand::KIND_DISABLE_RECORDING:
+      state = "recording";
+      break;
+    case v1::TierCommand::KIND_ENABLE_LOSS_CONTRIBUTION:
+    case v1::TierCommand::KIND_DISABLE_LOSS_CONTRIBUTION:
+      state = "loss";
+      break;
+    default:
+      break;
+  }
+  return absl::StrCat(CommandSubject(job_id), ".", state);
+}
+
 absl::Status ValidateNodeName(absl::string_view node, absl::string_view flag) {
   if (protocol::IsValidJobId(node)) return absl::OkStatus();
   return absl::InvalidArgumentError(

@@ -339,7 +339,7 @@ void UpstreamConsumer::HandleCommand(const Stream& stream, const v1::Control& co
     id = absl::StrCat(stream.key.job_id, "/", static_cast<int>(command.kind()), "/",
                       command.sampling_period(), "/", absl::ToUnixSeconds(absl::Now()));
   }
-  if (!commands_seen_.insert(id).second) return;
+  if (!commands_seen_.Insert(id, absl::Now())) return;
   command.set_command_id(id);
   outbox_.push_back(std::move(command));
 }
@@ -356,7 +356,7 @@ void UpstreamConsumer::PublishCommands() {
   for (v1::TierCommand& command : outbox) {
     natsStatus s = NATS_NOT_YET_CONNECTED;
     if (client != nullptr) {
-      const std::string subject = CommandSubject(command.job_id());
+      const std::string subject = CommandSubject(command.job_id(), command.kind());
       const std::string payload = command.SerializeAsString();
       jsPubOptions po;
       jsPubOptions_Init(&po);

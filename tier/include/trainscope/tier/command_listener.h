@@ -8,20 +8,26 @@
 //   ASSIGN_OR_RETURN(auto listener, CommandListener::Start(options, &server->registry()));
 //   ... listener->Stop();   // before the registry stops
 //
-// The consumer is durable (node-<node name>): a command issued while this
-// collector was down is read when it comes back. Each command id runs once
-// per process; a command for a job with no ranks here is acknowledged and
-// skipped. NATS unreachable: retried every second, said once on stderr.
+// Commands are state, kept per job and kind (CommandSubject(job, kind)): each
+// start makes a consumer of its own (node-<node name>-<start time>, removed at
+// Stop, or by the server after 10 idle minutes) that first delivers the last
+// command of every job subject, then the new ones. So a command issued while
+// this collector was down is read when it comes back, and one for a job with
+// no ranks here yet is held (the newest per job and kind, at most
+// kMaxPendingJobs jobs) and run when the job's first rank arrives: a node that
+// gets a rank after the job was halted halts it. Each command id runs once
+// (RecentIds). NATS unreachable: retried every second, said once on stderr.
 //
 // Threading: one thread of its own; Stop joins it. `registry` must outlive it.
 #ifndef TRAINSCOPE_TIER_COMMAND_LISTENER_H_
 #define TRAINSCOPE_TIER_COMMAND_LISTENER_H_
 
 #include <cstdint>
+#include <deque>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <memory>
-#include <set>
 #include <string>
 #include <thread>
 
@@ -32,6 +38,7 @@
 #include "trainscope/collector/pipeline/command_runner.h"
 #include "trainscope/collector/pipeline/job_registry.h"
 #include "trainscope/tier/nats_client.h"
+#include "trainscope/tier/recent_ids.h"
 #include "trainscope/v1/tier.pb.h"
 
 namespace trainscope::tier {
@@ -57,11 +64,17 @@ class CommandListener {
 
   uint64_t applied() const;  // commands run on a local pipeline
 
+  static constexpr size_t kMaxPendingJobs = 4096;
+
  private:
   CommandListener(CommandListenerOptions options, collector::JobRegistry* registry)
       : options_(std::move(options)), registry_(registry) {}
   void Run();
   void Apply(const trainscope::v1::TierCommand& command);
+  // Runs `command` on its local job; false when no rank of it is here.
+  bool RunLocally(const trainscope::v1::TierCommand& command);
+  // Runs the held commands of the jobs that have ranks here by now.
+  void ApplyPending();
   void Notice(absl::string_view line) const;
 
   const CommandListenerOptions options_;
@@ -69,7 +82,12 @@ class CommandListener {
   mutable absl::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t applied_ ABSL_GUARDED_BY(mu_) = 0;
-  std::set<std::string> seen_;  // command ids run (listener thread)
+  // Listener thread only.
+  RecentIds seen_{absl::Hours(1), 100000};  // command ids run or held
+  // job -> CommandSubject(job, kind) -> the newest command, for jobs with no
+  // rank here yet; pending_order_ is the jobs oldest first (the bound).
+  std::map<std::string, std::map<std::string, trainscope::v1::TierCommand>> pending_;
+  std::deque<std::string> pending_order_;
   std::thread thread_;
 };
 

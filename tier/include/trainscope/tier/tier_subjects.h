@@ -36,6 +36,11 @@ std::string SubjectToken(absl::string_view name);
 std::string RecordSubject(absl::string_view job_id, absl::string_view node);
 // trainscope.cmd.<job>
 std::string CommandSubject(absl::string_view job_id);
+// trainscope.cmd.<job>.<halt|recording|loss>: one subject per job and kind of
+// state, so a consumer that starts with the last message per subject (a node
+// collector that starts, or gets a job's first rank, late) reads the job's
+// current halt, recording and loss switch and nothing older.
+std::string CommandSubject(absl::string_view job_id, trainscope::v1::TierCommand::Kind kind);
 
 // A node name: the job id alphabet ([A-Za-z0-9._-], 1..128 characters), so
 // that it reads in paths and subjects. The error names `flag`.

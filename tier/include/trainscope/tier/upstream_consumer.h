@@ -51,6 +51,7 @@
 #include "trainscope/collector/pipeline/agent_session.h"
 #include "trainscope/collector/pipeline/job_registry.h"
 #include "trainscope/tier/nats_client.h"
+#include "trainscope/tier/recent_ids.h"
 #include "trainscope/tier/stream_resequencer.h"
 #include "trainscope/tier/tier_agent_stream.h"
 #include "trainscope/tier/tier_subjects.h"
@@ -163,7 +164,9 @@ class UpstreamConsumer : public TierStreamEvents {
   std::map<StreamKey, uint64_t> ended_ ABSL_GUARDED_BY(mu_);
   std::deque<Event> events_ ABSL_GUARDED_BY(mu_);
   std::vector<trainscope::v1::TierCommand> outbox_ ABSL_GUARDED_BY(mu_);
-  std::set<std::string> commands_seen_ ABSL_GUARDED_BY(mu_);
+  // Bounded (issue 22 gap): a long-lived job level sees a new id per job,
+  // kind and second; dedup only needs to span one command's arrival.
+  RecentIds commands_seen_ ABSL_GUARDED_BY(mu_){absl::Minutes(10), 100000};
   size_t held_ ABSL_GUARDED_BY(mu_) = 0;  // messages in memory
   // Sessions opened by Route, started by the fetch thread outside the lock.
   std::vector<std::shared_ptr<collector::AgentSession>> to_start_ ABSL_GUARDED_BY(mu_);
