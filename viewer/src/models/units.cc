@@ -1,50 +1,25 @@
 #include "trainscope/viewer/units.h"
 
 #include <cmath>
-#include <cstdio>
 #include <string_view>
 
+#include "trainscope/base/number_format.h"
+
 namespace trainscope::viewer {
-namespace {
+// The figures follow base's one rule (trainscope/base/number_format.h), like
+// the CLI's and the collector's; the viewer writes "µs".
+constexpr std::string_view kMicro = "\xC2\xB5s";
 
-std::string ThreeDigits(double value, const char* unit) {
-  char buffer[48];
-  const double magnitude = std::fabs(value);
-  const char* format = magnitude >= 100 ? "%.0f %s" : magnitude >= 10 ? "%.1f %s" : "%.2f %s";
-  std::snprintf(buffer, sizeof(buffer), format, value, unit);
-  return buffer;
+std::string FormatDuration(double ns) { return base::FormatDuration(ns, {.micro = kMicro}); }
+
+std::string FormatOffset(double ns) {
+  return base::FormatDuration(ns, {.plus_sign = true, .micro = kMicro});
 }
 
-std::string Scaled(double value, const char* const* units, int count, double base) {
-  int index = 0;
-  while (index + 1 < count && std::fabs(value) >= base) {
-    value /= base;
-    ++index;
-  }
-  return ThreeDigits(value, units[index]);
-}
-
-}  // namespace
-
-std::string FormatDuration(double ns) {
-  static const char* const kUnits[] = {"ns", "\xC2\xB5s", "ms", "s"};
-  if (std::fabs(ns) >= 1e9 * 1000) return ThreeDigits(ns / 1e9, "s");
-  if (ns == 0) return "0";
-  return Scaled(ns, kUnits, 4, 1000.0);
-}
-
-std::string FormatOffset(double ns) { return (ns > 0 ? "+" : "") + FormatDuration(ns); }
-
-std::string FormatBytes(double bytes) {
-  static const char* const kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  return Scaled(bytes, kUnits, 5, 1024.0);
-}
+std::string FormatBytes(double bytes) { return base::FormatBytes(bytes); }
 
 std::string FormatFlops(double flops, bool per_second) {
-  static const char* const kUnits[] = {"FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"};
-  static const char* const kRateUnits[] = {"FLOP/s",  "kFLOP/s", "MFLOP/s",
-                                           "GFLOP/s", "TFLOP/s", "PFLOP/s"};
-  return Scaled(flops, per_second ? kRateUnits : kUnits, 6, 1000.0);
+  return base::FormatSi(flops, per_second ? "FLOP/s" : "FLOP");
 }
 
 std::string ShortKernelName(const std::string& name) {
