@@ -120,7 +120,9 @@ def run(args) -> dict:
         _, job_err = job.communicate()
         time.sleep(args.settle_s)
         final = status() or {}
-        summaries = [json.loads(l) for l in summary.read_text().splitlines() if l.strip()]
+        # A loadgen that died (or was killed) leaves no summary: every rank is off.
+        text = summary.read_text() if summary.exists() else ""
+        summaries = [json.loads(l) for l in text.splitlines() if l.strip()]
         result = account(final, summaries)
         result.update(
             streams=args.streams, events_per_stream=args.events, rate=args.rate,
@@ -176,7 +178,7 @@ def main() -> int:
               f"{max(nz) if nz else 0:,.0f}")
         print(f"  collector RSS: idle {result['collector_rss_idle_mib']} MiB, peak "
               f"{result['collector_rss_peak_mib']} MiB, after {result['collector_rss_after_mib']} MiB")
-    return 1 if result["bad"] else 0
+    return 1 if result["bad"] or result["loadgen_exit"] != 0 or not result["ranks"] else 0
 
 
 if __name__ == "__main__":
