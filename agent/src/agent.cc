@@ -257,6 +257,12 @@ Agent::Agent(AgentOptions options, std::unique_ptr<Transport> transport)
       if (gpus.ok()) identity.gpus = *std::move(gpus);
     }
   }
+  std::string gpus_line;  // said once the sender can log
+  for (const v1::GpuDevice& gpu : identity.gpus) {
+    absl::StrAppend(&gpus_line, gpus_line.empty() ? "GPU devices: " : "; ", gpu.index(), " ",
+                    gpu.name(), " (", gpu.memory_bytes() >> 20, " MiB, ", gpu.multiprocessors(),
+                    " SMs, compute ", gpu.compute_capability(), ")");
+  }
   Sender::AgentHooks hooks;
   hooks.apply_recording = [this](bool enabled, uint32_t sampling_period) {
     ApplyRecordingFromCollector(enabled, sampling_period);
@@ -269,6 +275,7 @@ Agent::Agent(AgentOptions options, std::unique_ptr<Transport> transport)
   hooks.orphan_drops = [this] { return orphan_drops_.load(std::memory_order_relaxed); };
   sender_ = std::make_unique<Sender>(std::move(hooks), options_, identity, strings_.get(),
                                      rings_.get(), std::move(transport));
+  if (!gpus_line.empty()) sender_->Log(gpus_line);
   if (options_.gpu_activity) {
     gpu_events_ = std::make_unique<GpuEventQueue>(options_.gpu_queue_events);
     sender_->set_gpu_events(gpu_events_.get());

@@ -186,6 +186,11 @@ class Run:
         log(f"  nccl: {len(host)} host collectives, {len(nccl)} NCCL kernels, {len(tied)} with "
             f"group/sequence/bytes; e.g. {json.dumps(sample)[:300] if sample else 'none'}")
         self.results["nccl"] = {"host": len(host), "kernels": len(nccl), "tied": len(tied)}
+        # Hello.gpus, as the agent said it read them from the CUDA driver.
+        devices = [line for line in (done.stdout + done.stderr).splitlines()
+                   if "GPU devices: " in line]
+        log(f"  {devices[0].strip() if devices else 'no GPU devices line from the agent'}")
+        self.check("the agent lists this GPU (Hello.gpus)", bool(devices) and "SMs" in devices[0])
         self.check("NCCL host collectives recorded", len(host) > 0)
         # NCCL may run a 1-rank collective without a kernel of its own: said, not failed.
         if nccl:

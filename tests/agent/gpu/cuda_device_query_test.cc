@@ -99,10 +99,10 @@ TEST(CudaDeviceQueryTest, PeakFlopsByName) {
   EXPECT_EQ(CudaDeviceQuery::PeakBf16Flops("Tesla V100-SXM2-32GB"), 0);
 }
 
-v1::Hello HelloOf(AgentOptions options) {
+v1::Hello HelloOf(AgentOptions options, bool log = false) {
   options.job_id = "gpus";
   options.flush_interval = absl::Milliseconds(2);
-  options.log_to_stderr = false;
+  options.log_to_stderr = log;
   auto collector = std::make_shared<FakeCollector>();
   auto agent =
       Agent::StartWithTransport(std::move(options), std::make_unique<FakeTransport>(collector));
@@ -128,6 +128,14 @@ TEST(CudaDeviceQueryTest, HelloListsTheGpusOfAGpuAgentOnly) {
   // wait for GPU work.
   options.gpu_activity = false;
   EXPECT_EQ(HelloOf(options).gpus_size(), 0);
+  // ... and says so once on stderr (how the GPU run shows them).
+  options.gpu_activity = true;
+  testing::internal::CaptureStderr();
+  HelloOf(options, /*log=*/true);
+  const std::string err = testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(absl::StrContains(
+      err, "GPU devices: 0 NVIDIA H100 80GB HBM3 (81559 MiB, 132 SMs, compute 9.0); 1 NVIDIA L4"))
+      << err;
   // No driver: nothing listed, the agent runs.
   options.gpu_activity = true;
   options.cuda_driver_library = "libcuda-not-here.so.1";
