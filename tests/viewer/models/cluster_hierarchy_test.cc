@@ -96,6 +96,13 @@ TEST(ClusterHierarchyTest, AggregatedCellsAreSumsOfTheirPairs) {
   EXPECT_EQ(total[0], 1122u);
   EXPECT_EQ(total[1], total[0]);
   EXPECT_EQ(total[2], total[0]);
+  // Kept until the traffic changes, then recomputed.
+  EXPECT_EQ(h.Aggregate(ClusterLevel::kHost)[1].bytes, 1100u);
+  StepRecord next;
+  next.step = 2;
+  next.traffic = {Pair(0, 2, 1, 1)};
+  traffic.AddStep(next);
+  EXPECT_EQ(h.Aggregate(ClusterLevel::kHost)[1].bytes, 1101u);
 }
 
 TEST(ClusterHierarchyTest, SyntheticThousandDevicesAggregateByLevel) {

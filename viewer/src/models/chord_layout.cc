@@ -91,7 +91,7 @@ void ChordLayout::Rebuild() {
   centre_ = {w / 2, kTop + (h - kTop) / 2};
   radius_ = std::max(20.0f, std::min(w, h - kTop) / 2 - 40 - kBaseThickness - kSelfThickness -
                                 rings * (kRingWidth + 4));
-  const std::vector<TrafficModel::Cell> cells = hierarchy_->Aggregate(level_);
+  const std::vector<TrafficModel::Cell>& cells = hierarchy_->Aggregate(level_);
   auto value_of = [&](const TrafficModel::Cell& c) {
     return measure_ == Measure::kBytes ? static_cast<double>(c.bytes)
                                        : static_cast<double>(c.duration_ns);
@@ -289,7 +289,7 @@ std::string ChordLayout::TooltipAt(float x, float y) {
   }
   if (const auto r = RibbonAt(x, y)) {
     const Ribbon& ribbon = ribbons_[*r];
-    const std::vector<TrafficModel::Cell> cells = hierarchy_->Aggregate(level_);
+    const std::vector<TrafficModel::Cell>& cells = hierarchy_->Aggregate(level_);
     const TrafficModel::Cell& c = cells[ribbon.src * units.size() + ribbon.dst];
     return Cat(units[ribbon.src].name, " -> ", units[ribbon.dst].name, "\n",
                FormatBytes(static_cast<double>(c.bytes)), " in ", c.messages, " messages, ",

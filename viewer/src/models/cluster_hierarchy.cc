@@ -173,13 +173,18 @@ void ClusterHierarchy::EnsureBuilt() {
   }
 }
 
-std::vector<TrafficModel::Cell> ClusterHierarchy::Aggregate(ClusterLevel level) {
+const std::vector<TrafficModel::Cell>& ClusterHierarchy::Aggregate(ClusterLevel level) {
   EnsureBuilt();
+  const int l = static_cast<int>(level);
+  std::vector<TrafficModel::Cell>& out = aggregated_[l];
+  if (aggregated_version_[l] == traffic_->version() && aggregated_units_[l] == version_) return out;
+  aggregated_version_[l] = traffic_->version();
+  aggregated_units_[l] = version_;
   const TrafficModel::Matrix& m = traffic_->matrix();
-  const std::vector<size_t>& unit_of = unit_of_[static_cast<int>(level)];
-  const size_t k = levels_[static_cast<int>(level)].size();
+  const std::vector<size_t>& unit_of = unit_of_[l];
+  const size_t k = levels_[l].size();
   const size_t n = m.size();
-  std::vector<TrafficModel::Cell> out(k * k);
+  out.assign(k * k, TrafficModel::Cell{});
   for (size_t i = 0; i < n; ++i) {
     const size_t a = unit_of[i] * k;
     for (size_t j = 0; j < n; ++j) {

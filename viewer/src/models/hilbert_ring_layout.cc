@@ -246,7 +246,7 @@ void HilbertRingLayout::Rebuild() {
   const std::vector<PointF> rack_points = bundle_points(ClusterLevel::kRack, 0.35f);
 
   // Edges between units of the level (devices: the shown ones).
-  const std::vector<TrafficModel::Cell> cells = hierarchy_->Aggregate(level_);
+  const std::vector<TrafficModel::Cell>& cells = hierarchy_->Aggregate(level_);
   const auto& units = hierarchy_->units(level_);
   const size_t k = units.size();
   std::vector<bool> shown(k, false);
@@ -308,7 +308,7 @@ void HilbertRingLayout::Rebuild() {
     if (devices && ha != hb) controls.push_back(host_points[hb]);
     controls.push_back(anchor(e.b));
     if (controls.size() == 2) controls.insert(controls.begin() + 1, centre_);
-    e.path = BSpline(controls, 10);
+    e.path = BSpline(controls, 6);
     e.width = static_cast<float>(1 + 7 * e.weight / max_weight);
   }
   for (auto it = edges_.rbegin(); it != edges_.rend(); ++it) {

@@ -241,7 +241,7 @@ void TopologyLayout::Rebuild() {
   }
 
   // Edges: unordered unit pairs with traffic, both directions summed.
-  const std::vector<TrafficModel::Cell> cells = hierarchy_->Aggregate(level_);
+  const std::vector<TrafficModel::Cell>& cells = hierarchy_->Aggregate(level_);
   const size_t k = units.size();
   auto measure = [&](const TrafficModel::Cell& c) {
     return weight_ == Weight::kBytes ? static_cast<double>(c.bytes)

@@ -65,7 +65,9 @@ class ClusterHierarchy {
   // k x k cells (row sends, column receives) of the units of `level`: each
   // the sum of the matrix cells between their devices (self-traffic of a
   // unit on the diagonal). `steps` counts the cells summed that had any.
-  std::vector<TrafficModel::Cell> Aggregate(ClusterLevel level);
+  // Kept until the traffic or the units change (a view re-laid out for a
+  // new size reuses it: 1,024 devices are a million cells).
+  const std::vector<TrafficModel::Cell>& Aggregate(ClusterLevel level);
 
   // Changes whenever the devices or the racks change.
   uint64_t version();
@@ -83,6 +85,9 @@ class ClusterHierarchy {
   std::vector<size_t> order_;
   std::vector<Unit> levels_[3];
   std::vector<size_t> unit_of_[3];  // per level, by matrix index
+  std::vector<TrafficModel::Cell> aggregated_[3];
+  uint64_t aggregated_version_[3] = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
+  uint64_t aggregated_units_[3] = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
 };
 
 }  // namespace trainscope::viewer
