@@ -143,5 +143,24 @@ TEST(ViewerStateTest, APartialLastStepOnlyOneRankClosedIsNotFollowed) {
   EXPECT_EQ(state.selection.selected_step(), 5u);
 }
 
+TEST(ViewerStateTest, ArrowKeysStepThroughTheStepsAndMoveTheMareyGraph) {
+  ViewerState state;
+  SyntheticJobOptions options;
+  options.steps = 30;
+  state.Load(GenerateSyntheticJob(options));
+  state.marey.SetViewport(1000, 600);
+  EXPECT_EQ(state.selection.selected_step(), 30u);
+  EXPECT_FALSE(state.StepBy(1));  // already the newest
+  EXPECT_TRUE(state.StepBy(-1));
+  EXPECT_EQ(state.selection.selected_step(), 29u);
+  EXPECT_FALSE(state.selection.following());
+  EXPECT_TRUE(state.StepBy(-10));
+  EXPECT_EQ(state.overview.selected_step(), 19u);
+  EXPECT_EQ(state.marey.time_window().mode(), MareyTimeWindow::Mode::kAroundStep);
+  EXPECT_EQ(state.marey.time_window().anchor_step(), 19u);
+  EXPECT_FALSE(state.StepBy(-19));  // past the first step
+  EXPECT_EQ(state.selection.selected_step(), 19u);
+}
+
 }  // namespace
 }  // namespace trainscope::viewer

@@ -81,6 +81,19 @@ void OverviewModel::SetGaps(std::vector<Gap> gaps) {
   dirty_ = true;
 }
 
+std::optional<uint64_t> OverviewModel::NeighbourStep(uint64_t step, int delta) const {
+  auto it = steps_.lower_bound(step);
+  if (it == steps_.end() || it->first != step) return std::nullopt;
+  for (; delta > 0; --delta) {
+    if (++it == steps_.end()) return std::nullopt;
+  }
+  for (; delta < 0; ++delta) {
+    if (it == steps_.begin()) return std::nullopt;
+    --it;
+  }
+  return it->first;
+}
+
 void OverviewModel::Clear() {
   steps_.clear();
   bar_scale_.Reset();

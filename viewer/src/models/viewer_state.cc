@@ -142,6 +142,15 @@ void ViewerState::SelectStep(uint64_t step, bool move_marey) {
   SyncSelection();
 }
 
+bool ViewerState::StepBy(int delta) {
+  const std::optional<uint64_t> current = selection.selected_step();
+  if (!current.has_value() || delta == 0) return false;
+  const std::optional<uint64_t> target = overview.NeighbourStep(*current, delta);
+  if (!target.has_value()) return false;
+  SelectStep(*target);
+  return true;
+}
+
 void ViewerState::Follow() {
   selection.Follow();
   // Following moves the Marey graph too, whatever was zoomed or focused.

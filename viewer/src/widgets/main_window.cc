@@ -1,6 +1,7 @@
 #include "trainscope/viewer/widgets/main_window.h"
 
 #include <QLabel>
+#include <QShortcut>
 #include <QSplitter>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -140,6 +141,32 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
     }
     RefreshAll();
   });
+  // Keyboard: <- / -> step through the steps; W/S zoom the Marey graph in
+  // and out (while following: fewer or more steps), A/D pan it (Perfetto).
+  auto key = [this](QKeySequence sequence, auto action) {
+    auto* shortcut = new QShortcut(sequence, this);
+    connect(shortcut, &QShortcut::activated, this, action);
+  };
+  key(QKeySequence(Qt::Key_Left), [this] {
+    if (state_->StepBy(-1)) RefreshAll();
+  });
+  key(QKeySequence(Qt::Key_Right), [this] {
+    if (state_->StepBy(1)) RefreshAll();
+  });
+  auto marey_key = [this](auto change) {
+    const RectF plot = state_->marey.plot_rect();
+    change(&state_->marey, plot);
+    emit marey_->view()->viewChanged();
+    marey_->view()->update();
+  };
+  key(QKeySequence(Qt::Key_W),
+      [marey_key] { marey_key([](MareyModel* m, RectF p) { m->ZoomAt(p.x + p.w / 2, 1.25); }); });
+  key(QKeySequence(Qt::Key_S),
+      [marey_key] { marey_key([](MareyModel* m, RectF p) { m->ZoomAt(p.x + p.w / 2, 0.8); }); });
+  key(QKeySequence(Qt::Key_A),
+      [marey_key] { marey_key([](MareyModel* m, RectF p) { m->PanBy(p.w / 8); }); });
+  key(QKeySequence(Qt::Key_D),
+      [marey_key] { marey_key([](MareyModel* m, RectF p) { m->PanBy(-p.w / 8); }); });
   timer_ = new QTimer(this);
   connect(timer_, &QTimer::timeout, this, &MainWindow::Tick);
   timer_->start(33);

@@ -114,6 +114,9 @@ class OverviewModel {
   std::string TooltipAt(float x, float y);
 
   size_t step_count() const { return steps_.size(); }
+  // The step `delta` places after `step` (before, when negative) among the
+  // steps held; nullopt past either end.
+  std::optional<uint64_t> NeighbourStep(uint64_t step, int delta) const;
   std::optional<uint64_t> selected_step() const { return selected_; }
   RectF chart_rect() const { return chart_; }
   RectF bars_rect() const { return bars_area_; }

@@ -48,6 +48,10 @@ class ViewerState {
   // Pins `step` in every view; the Marey graph shows the steps around it
   // unless the click came from the Marey graph itself (`move_marey` false).
   void SelectStep(uint64_t step, bool move_marey = true);
+  // The arrow keys: selects the step `delta` steps after (before, when
+  // negative) the selected one, among the steps the overview holds, and
+  // pins it; false at either end or without a selection.
+  bool StepBy(int delta);
   // Follows the newest step in every view, the Marey graph included.
   void Follow();
   // Returns the alert, or nullptr when `row` does not exist.
