@@ -118,6 +118,33 @@ def test_operators_scopes_steps_phases_and_flops(trainscope_module, collector, r
     assert len(memory) == 3 and all(e.value > 0 for e in memory)
 
 
+def test_user_ranges_keep_their_names_when_addresses_are_reused(trainscope_module, collector,
+                                                                 request):
+    # User ranges name themselves with a string made per call, freed at its
+    # end: the next range's name often has the same address. The observer's
+    # pointer-keyed name cache must verify every hit (short names by their
+    # bytes and NUL, long ones by strcmp), or a range takes the previous name.
+    ts = trainscope_module
+    from trainscope import _logged_event as K
+    job = job_name(request)
+    # Same prefixes, lengths around the cache's 8- and 16-byte word edges.
+    names = ["r.a", "r.ab", "r.abcdef", "r.abcdefg", "r.abcdefgh", "r.abcdefghijklm",
+             "r.abcdefghijklmn", "r.abcdefghijklmno", "r.abcdefghijklmnop-long"]
+    rounds = 30
+    a = torch.ones(2)
+    ts.attach(collector=collector.address, job=job, halt_grace_s=None, shapes=False)
+    try:
+        for _ in range(rounds):
+            for name in names + names[::-1]:
+                with torch.autograd.profiler.record_function(name):
+                    torch.add(a, a)
+    finally:
+        ts.detach()
+    ops = of_kind(collector.events(job), K.OPERATOR)
+    counts = {name: sum(1 for e in ops if e.name == name) for name in names}
+    assert counts == {name: 2 * rounds for name in names}
+
+
 def test_dormant_records_nothing_until_enabled(trainscope_module, collector, request):
     ts = trainscope_module
     from trainscope import _logged_event as K

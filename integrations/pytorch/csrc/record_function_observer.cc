@@ -38,8 +38,9 @@ struct Frame {
   const at::RecordFunction* rf;
   const trainscope_op_info* info;
   uint64_t start_ticks;
-  uint64_t aux;  // FLOPs of a FLOP operator; the running step of an optimizer range
-  bool gpu_pushed;  // bracketed for CUPTI (trainscope_observer_gpu_operator_begin)
+  uint64_t aux;         // FLOPs of a FLOP operator; the running step of an optimizer range
+  bool gpu_pushed;      // bracketed for CUPTI (trainscope_observer_gpu_operator_begin)
+  bool opens_backward;  // counted in backward_depth (saves OnExit a RecordFunction call)
 };
 
 // Everything the hot path touches on one thread, allocated on its first
@@ -49,11 +50,16 @@ struct ThreadState {
   uint32_t depth;           // frames pushed, may exceed kMaxDepth
   uint32_t backward_depth;  // open backward ranges
   uint32_t flop_depth;      // open FLOP operators
-  // Schema-backed names have stable pointers: a pointer hit, checked against
-  // the cached copy, costs a short strcmp.
+  // Schema-backed names have stable pointers, but a pointer alone proves
+  // nothing (a user range's name lives in a string whose address is reused
+  // for other names), so a hit is verified: names up to 15 bytes against the
+  // slot's copy of their bytes and NUL (two masked word compares, no call),
+  // longer ones by strcmp.
   struct PointerSlot {
     const char* key;
     const trainscope_op_info* info;
+    uint64_t head[2];  // the name's first 16 bytes, zero past its NUL
+    uint64_t mask[2];  // head's bytes that are the name and its NUL; 0: longer than 15
   } by_pointer[kPointerSlots];
   // Names built per call (autograd nodes, user ranges) live in fresh strings;
   // they are found by content.
@@ -149,15 +155,46 @@ const trainscope_op_info* LookupSlow(ThreadState* ts, const Targets* t, const ch
   return info;
 }
 
+constexpr uintptr_t kPageBytes = 4096;
+
+// Fills a pointer slot after a miss (cold: strlen and a copy).
+const trainscope_op_info* FillPointerSlot(ThreadState::PointerSlot& slot, ThreadState* ts,
+                                          const Targets* t, const char* name) {
+  const trainscope_op_info* info = LookupSlow(ts, t, name);
+  slot = {name, info, {0, 0}, {0, 0}};
+  const size_t bytes = std::strlen(name) + 1;  // with the NUL
+  // A hit has this very address, so whether 16 bytes from it stay within its
+  // page is decided here, once.
+  const bool in_page =
+      (reinterpret_cast<uintptr_t>(name) & (kPageBytes - 1)) <= kPageBytes - sizeof(slot.head);
+  if (bytes <= sizeof(slot.head) && in_page) {
+    std::memcpy(slot.head, name, bytes);
+    for (size_t i = 0; i < bytes; ++i) reinterpret_cast<unsigned char*>(slot.mask)[i] = 0xff;
+  }
+  return info;
+}
+
+// True when the 16 bytes at `name` (== slot.key) equal the slot's name up to
+// and including its NUL, i.e. `name` is that name: a shorter name differs at
+// its NUL, a longer one at the slot's NUL. Bytes past a shorter name's NUL are
+// read but masked or compared against non-zero; the slot has a mask only when
+// the read stays within name[0]'s page (the strlen technique): no fault.
+inline bool HeadMatches(const ThreadState::PointerSlot& slot, const char* name) {
+  uint64_t w[2];
+  std::memcpy(w, name, sizeof(w));
+  return (((w[0] ^ slot.head[0]) & slot.mask[0]) | ((w[1] ^ slot.head[1]) & slot.mask[1])) == 0;
+}
+
 inline const trainscope_op_info* Lookup(ThreadState* ts, const Targets* t, const char* name) {
   const uintptr_t key = reinterpret_cast<uintptr_t>(name);
   ThreadState::PointerSlot& slot = ts->by_pointer[((key >> 4) ^ (key >> 13)) & (kPointerSlots - 1)];
-  if (slot.key == name && std::strcmp(name, slot.info->name) == 0) [[likely]] {
-    return slot.info;
+  if (slot.key == name) [[likely]] {
+    if (slot.mask[0] != 0 ? HeadMatches(slot, name) : std::strcmp(name, slot.info->name) == 0)
+        [[likely]] {
+      return slot.info;
+    }
   }
-  const trainscope_op_info* info = LookupSlow(ts, t, name);
-  slot = {name, info};
-  return info;
+  return FillPointerSlot(slot, ts, t, name);
 }
 
 inline bool OpensBackward(const at::RecordFunction& rf, const trainscope_op_info* info) {
@@ -331,7 +368,8 @@ std::unique_ptr<at::ObserverContext> OnEnter(const at::RecordFunction& rf) {
   if (Has(info, TRAINSCOPE_OP_COLLECTIVE) || rf.isAsync()) [[unlikely]]
     return EnterAsync(rf, t, ts, info);
   const uint32_t d = ts->depth++;
-  if (OpensBackward(rf, info)) ++ts->backward_depth;
+  const bool opens_backward = OpensBackward(rf, info);
+  if (opens_backward) ++ts->backward_depth;
   if (info->flop != TRAINSCOPE_FLOP_NONE) ++ts->flop_depth;
   if (d < kMaxDepth) [[likely]] {
     Frame& f = ts->frames[d];
@@ -340,6 +378,7 @@ std::unique_ptr<at::ObserverContext> OnEnter(const at::RecordFunction& rf) {
     f.aux = Has(info, TRAINSCOPE_OP_OPTIMIZER_STEP)
                 ? trainscope_observer_running_step(t->observer)
                 : 0;
+    f.opens_backward = opens_backward;
     f.gpu_pushed = t->gpu;
     if (t->gpu) trainscope_observer_gpu_operator_begin(t->observer, info, SequenceValue(rf));
     f.start_ticks = Ticks(t);  // last: the callback's own work is not timed
@@ -383,7 +422,7 @@ void OnExit(const at::RecordFunction& rf, at::ObserverContext* context) {
   const trainscope_op_info* info = f.info;
   if (f.gpu_pushed) trainscope_observer_gpu_operator_end(t->observer);
   const bool backward = ts->backward_depth > 0;
-  if (OpensBackward(rf, info)) --ts->backward_depth;
+  if (f.opens_backward) --ts->backward_depth;
   const bool flop_op = info->flop != TRAINSCOPE_FLOP_NONE;
   if (flop_op) --ts->flop_depth;
   // One call into the agent library: clock mapping, the operator, its FLOPs
