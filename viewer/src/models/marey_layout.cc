@@ -723,6 +723,9 @@ void MareyLayout::AddJoins(const RowLayout& upper, const RowLayout& lower, float
     quad.p[2] = {b.second, y_bottom};
     quad.p[3] = {b.first, y_bottom};
     quad.fill = WithAlpha(kMergedColor, 45);
+    // Merged bins tile the gap side by side: antialiased, their edges cost
+    // most of a whole-run frame and show nothing (neighbours share them).
+    quad.smooth = false;
     list_.quads.push_back(quad);
     ++stats_.joins;
   }
