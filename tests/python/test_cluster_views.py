@@ -31,7 +31,7 @@ def test_real_slow_link_job_renders_in_every_cluster_view(trainscope_module, col
     job = f"cluster-{uuid.uuid4().hex[:6]}"
     res = run_job("pipeline_train.py",
                   ["--world-size", "4", "--batch-size", "32", "--dataset", "digits",
-                   "--steps", "10", "--micro-batches", "2", "--no-eval",
+                   "--steps", "14", "--micro-batches", "2", "--no-eval",
                    "--slow-link", "0:2", "--delay-ms", "40",
                    "--collector", collector.address, "--job", job], tmp_path,
                   env=trainscope_env(trainscope_module))
