@@ -113,7 +113,8 @@ ActivityRecordConverter::ActivityRecordConverter(Options options, const GpuClock
       clock_(clock),
       collectives_(collectives),
       intern_(std::move(intern)),
-      api_(api) {}
+      api_(api),
+      reorder_(options_.reorder_hold_ns, options_.max_reorder) {}
 
 ActivityRecordConverter::Launch& ActivityRecordConverter::LaunchOf(uint32_t correlation) {
   auto [it, inserted] = launches_.try_emplace(correlation);
@@ -330,8 +331,11 @@ void ActivityRecordConverter::Emit(Waiting& w, const Sink& sink) {
   } else {
     ++stats_.unresolved;
   }
-  const uint64_t key = StreamKey(e);
-  auto [it, inserted] = last_end_.try_emplace(key, e.event.end_ns);
+  reorder_.Add(e);
+}
+
+void ActivityRecordConverter::SendInStreamOrder(const GpuEventRecord& e, const Sink& sink) {
+  auto [it, inserted] = last_end_.try_emplace(StreamKey(e), e.event.end_ns);
   if (!inserted) {
     if (e.event.end_ns < it->second) {
       ++stats_.out_of_order;
@@ -373,10 +377,21 @@ void ActivityRecordConverter::FinishRounds(const Sink& sink, int max_rounds) {
   size_t send = keep.size() > options_.max_waiting ? keep.size() - options_.max_waiting : 0;
   for (size_t i = 0; i < send; ++i) Emit(keep[i], sink);
   waiting_.assign(keep.begin() + static_cast<std::ptrdiff_t>(send), keep.end());
+  const auto in_order = [&](const GpuEventRecord& e) { SendInStreamOrder(e, sink); };
+  if (max_rounds == 0) {
+    reorder_.ReleaseAll(in_order);
+  } else {
+    reorder_.Release(in_order);
+  }
 }
 
 void ActivityRecordConverter::Finish(const Sink& sink) { FinishRounds(sink, 3); }
 
 void ActivityRecordConverter::FinishAll(const Sink& sink) { FinishRounds(sink, 0); }
+
+void ActivityRecordConverter::ReleaseQuiet(int64_t now_ns, const Sink& sink) {
+  reorder_.ReleaseEndedBefore(now_ns - options_.reorder_hold_ns,
+                              [&](const GpuEventRecord& e) { SendInStreamOrder(e, sink); });
+}
 
 }  // namespace trainscope::agent

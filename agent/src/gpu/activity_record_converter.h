@@ -19,10 +19,11 @@
 //
 // Order: the collector requires each stream's events to end in order, so
 // every Finish emits its device events by end time, holding back the later
-// events of a stream behind one still waiting; an event that would still end
-// before one already emitted on its stream (graph branches running side by
-// side on one stream across two flushes) is dropped and counted
-// (stats().out_of_order), never sent to be refused with its whole batch.
+// events of a stream behind one still waiting, and passes them through a
+// DeviceEventReorder window (buffers CUPTI returns late); an event that would
+// still end before one already sent on its stream (later than the window)
+// is dropped and counted (stats().out_of_order), never sent to be refused
+// with its whole batch.
 //
 // Runtime calls: launches and copies become kGpuRuntime events on their
 // thread (its OS id through the CuptiThreadMap; value = correlation); host synchronisation comes
@@ -49,6 +50,7 @@
 #include "gpu/collective_launch_table.h"
 #include "gpu/cupti_api.h"
 #include "gpu/cupti_thread_map.h"
+#include "gpu/device_event_reorder.h"
 #include "gpu/gpu_clock_map.h"
 #include "trainscope/agent/event_record.h"
 
@@ -59,6 +61,11 @@ class ActivityRecordConverter {
   struct Options {
     size_t max_launches = 1 << 16;  // correlation ids remembered (oldest forgotten first)
     size_t max_waiting = 1 << 16;   // device records waiting for their launch
+    // Device events are held until they end this long before the newest one
+    // converted, so a buffer CUPTI returns late is still sent in order
+    // (DeviceEventReorder); at most max_reorder of them.
+    int64_t reorder_hold_ns = 500'000'000;
+    size_t max_reorder = 1 << 17;
     // SYNCHRONIZATION records are enabled: they, not the API records of
     // synchronising calls, become the sync events.
     bool sync_records = true;
@@ -101,6 +108,9 @@ class ActivityRecordConverter {
   void Finish(const Sink& sink);
   // Sends everything still waiting (at shutdown).
   void FinishAll(const Sink& sink);
+  // Sends the held device events that ended reorder_hold_ns before `now_ns`
+  // (the agent's clock): the last work before the device went quiet.
+  void ReleaseQuiet(int64_t now_ns, const Sink& sink);
 
   // Translates CUPTI's thread ids into OS thread ids (nullptr: kept as CUPTI
   // says, for tests). Must outlive the converter.
@@ -142,8 +152,11 @@ class ActivityRecordConverter {
   void AddKernel(const CUpti_ActivityKernel10& kernel);
   void AddDevice(GpuEventRecord event, uint32_t correlation);
   void AddSync(const CUpti_ActivitySynchronization2& sync);
-  // Completes `w` from its launch (if known) and sends it; false if dropped.
+  // Completes `w` from its launch (if known): a sync goes to `sink`, device
+  // work to the reorder window.
   void Emit(Waiting& w, const Sink& sink);
+  // Sends `e` unless it ends before its stream's last sent event (counted).
+  void SendInStreamOrder(const GpuEventRecord& e, const Sink& sink);
   void FinishRounds(const Sink& sink, int min_rounds);
 
   const Options options_;
@@ -160,6 +173,7 @@ class ActivityRecordConverter {
   std::vector<Waiting> waiting_;
   absl::flat_hash_map<uint64_t, CallInfo> calls_;  // domain << 32 | cbid
   absl::flat_hash_map<std::string, StringId> kernel_names_;
+  DeviceEventReorder reorder_;
   absl::flat_hash_map<uint64_t, int64_t> last_end_;  // device << 32 | stream
   std::vector<GpuEventRecord> runtime_out_;
 };

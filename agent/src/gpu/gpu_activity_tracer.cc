@@ -276,6 +276,10 @@ void GpuActivityTracer::Resume() {
   said_request_yield_ = true;
 }
 
+void GpuActivityTracer::Send(const GpuEventRecord& event) {
+  if (!sinks_.recording || sinks_.recording()) sinks_.queue->Push(event);
+}
+
 void GpuActivityTracer::WorkerTurn(bool force_retry, bool force_flush) {
   base::MutexLock lock(&state_mu_);
   if (stopped_) return;
@@ -298,6 +302,8 @@ void GpuActivityTracer::WorkerTurn(bool force_retry, bool force_flush) {
       api_.activity_flush_all(0);
     }
     SampleClock();
+    base::MutexLock convert_lock(&convert_mu_);
+    converter_.ReleaseQuiet(sinks_.now(), [this](const GpuEventRecord& e) { Send(e); });
   } else if (state == GpuActivityState::kYielded && !yield_requested_ &&
              (force_retry || absl::Now() >= next_retry_)) {
     next_retry_ = absl::Now() + options_.flush_period;
@@ -332,9 +338,7 @@ void GpuActivityTracer::Stop() {
   }
   {
     base::MutexLock lock(&convert_mu_);
-    converter_.FinishAll([this](const GpuEventRecord& e) {
-      if (!sinks_.recording || sinks_.recording()) sinks_.queue->Push(e);
-    });
+    converter_.FinishAll([this](const GpuEventRecord& e) { Send(e); });
   }
   // CUPTI is let go: the next agent of the process (a re-attach while this
   // one's owner still keeps it) may take it.
@@ -378,9 +382,7 @@ void GpuActivityTracer::OnBufferCompleted(CUcontext context, uint32_t stream_id,
            api_.activity_get_next_record(buffer, valid_size, &record) == CUPTI_SUCCESS) {
       converter_.Add(record);
     }
-    converter_.Finish([this](const GpuEventRecord& e) {
-      if (!sinks_.recording || sinks_.recording()) sinks_.queue->Push(e);
-    });
+    converter_.Finish([this](const GpuEventRecord& e) { Send(e); });
   }
   size_t dropped = 0;
   if (api_.activity_get_num_dropped_records(context, stream_id, &dropped) == CUPTI_SUCCESS &&

@@ -170,6 +170,8 @@ class GpuActivityTracer : public GpuActivity {
   // Undoes a partial Acquire and records why it failed.
   void Fail(const std::string& call, CUptiResult result) ABSL_EXCLUSIVE_LOCKS_REQUIRED(state_mu_);
   void SampleClock();
+  // Hands one converted event to the queue (while recording).
+  void Send(const GpuEventRecord& event);
   void WorkerTurn(bool force_retry, bool force_flush);
   // Lets another tracer Start (once per tracer).
   void Unregister();
