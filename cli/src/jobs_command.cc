@@ -9,10 +9,9 @@
 namespace trainscope::cli {
 
 int RunJobsCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
-  base::ArgParser parser(
-      "trainscope jobs",
-      "List the jobs the collector knows: state, ranks connected/world, events, "
-      "events per second, recording.");
+  base::ArgParser parser("trainscope jobs",
+                         "List the jobs the collector knows: state, ranks connected/world, events, "
+                         "events per second, recording.");
   client::ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
   base::ParsedArgs parsed;
   if (std::optional<int> code = ParseOrExit(parser, "jobs", args, ctx, &parsed)) return *code;
@@ -26,7 +25,8 @@ int RunJobsCommand(const std::vector<std::string>& args, const CommandContext& c
   if (conn->json) {
     *ctx.out << ToJsonLine(*jobs) << std::endl;
   } else {
-    *ctx.out << RenderJobsTable(*jobs, conn->collector) << std::flush;
+    *ctx.out << RenderJobsTable(*jobs, conn->collector) << RenderTierStatus(jobs->tier())
+             << std::flush;
   }
   return kExitOk;
 }
@@ -34,7 +34,8 @@ int RunJobsCommand(const std::vector<std::string>& args, const CommandContext& c
 int RunStatusCommand(const std::vector<std::string>& args, const CommandContext& ctx) {
   base::ArgParser parser(
       "trainscope status",
-      "Show one job: its summary, a table of its ranks and the commands issued.");
+      "Show one job: its summary, a table of its ranks and the commands issued, and the "
+      "collector's NATS tier counters when it is in a tier.");
   parser.AddPositional("JOB", "the job's id");
   client::ConnectionOptions::AddFlags(&parser, /*with_feed=*/false);
   base::ParsedArgs parsed;
@@ -53,7 +54,12 @@ int RunStatusCommand(const std::vector<std::string>& args, const CommandContext&
   if (conn->json) {
     *ctx.out << ToJsonLine(*status) << std::endl;
   } else {
-    *ctx.out << RenderJobStatus(*status, absl::Now(), ctx.time_zone) << std::flush;
+    *ctx.out << RenderJobStatus(*status, absl::Now(), ctx.time_zone);
+    // The collector's tier counters come with the job list (one small call);
+    // the job's status is shown even if this second call fails.
+    absl::StatusOr<trainscope::v1::ListJobsResponse> jobs = client.ListJobs();
+    if (jobs.ok()) *ctx.out << RenderTierStatus(jobs->tier());
+    *ctx.out << std::flush;
   }
   return kExitOk;
 }

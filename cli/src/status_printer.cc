@@ -29,6 +29,25 @@ std::string RenderJobsTable(const trainscope::v1::ListJobsResponse& jobs,
   return table.Render();
 }
 
+std::string RenderTierStatus(const trainscope::v1::TierStatus& tier) {
+  std::string out;
+  if (tier.node()) {
+    absl::StrAppend(&out, "tier node -> ", tier.publish_url(), ": ",
+                    tier.connected() ? "connected" : "NOT CONNECTED (buffering)", ", ",
+                    FormatCount(tier.buffered()), " buffered, ", FormatCount(tier.published()),
+                    " published (acknowledged), ", FormatCount(tier.caught_up()),
+                    " caught up from the log, ", FormatCount(tier.rewinds()), " rewinds, ",
+                    FormatCount(tier.outages()), " outages\n");
+  }
+  if (tier.job_level()) {
+    absl::StrAppend(&out, "tier job level <- ", tier.upstream_url(), ": ",
+                    FormatCount(tier.consumed()), " consumed, ", FormatCount(tier.duplicates()),
+                    " duplicates dropped, ", FormatCount(tier.received()), " received, lag ",
+                    tier.lag_ns() > 0 ? absl::StrCat(FormatMs(tier.lag_ns()), " ms") : "-", "\n");
+  }
+  return out;
+}
+
 std::string RenderJobSummaryLine(const trainscope::v1::JobSummary& summary) {
   std::string line = absl::StrCat(
       "job ", summary.job_id(), ": ", JobStateName(summary.state()), ", ",
@@ -49,11 +68,11 @@ std::string RenderCommandRecord(const trainscope::v1::CommandRecord& command, ab
       command.ranks_reached(), command.ranks_reached() == 1 ? " rank" : " ranks");
   if (!command.reason().empty()) absl::StrAppend(&line, ", reason ", Quote(command.reason()));
   if (command.command() == "halt") {
-    absl::StrAppend(&line, command.halt_at_step() != 0
-                               ? absl::StrCat(", at step ", command.halt_at_step(), " (",
-                                              command.halt_margin_steps(),
-                                              " past the furthest rank)")
-                               : ", at the next step");
+    absl::StrAppend(&line,
+                    command.halt_at_step() != 0
+                        ? absl::StrCat(", at step ", command.halt_at_step(), " (",
+                                       command.halt_margin_steps(), " past the furthest rank)")
+                        : ", at the next step");
   }
   return line;
 }

@@ -91,6 +91,9 @@ int main(int argc, char** argv) {
   auto tier = trainscope::tier::TierRole::Create(line->tier);
   if (!tier.ok()) return Fail(std::string(tier.status().message()));
   options.record_sink = (*tier)->record_sink();
+  options.tier_status = [role = tier->get()](trainscope::v1::TierStatus* status) {
+    role->FillStatus(status);
+  };
   auto server = trainscope::collector::CollectorServer::Start(options);
   if (!server.ok()) return Fail(std::string(server.status().message()));
   (*tier)->Start(&(*server)->registry(), &(*server)->counters());

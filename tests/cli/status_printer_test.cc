@@ -47,6 +47,36 @@ TEST(StatusPrinterTest, NoJobsIsAFriendlyLine) {
   EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1);
 }
 
+TEST(StatusPrinterTest, TierLinePerRole) {
+  EXPECT_EQ(RenderTierStatus({}), "");
+  trainscope::v1::TierStatus tier;
+  tier.set_node(true);
+  tier.set_publish_url("nats://10.0.0.5:4222");
+  tier.set_connected(true);
+  tier.set_buffered(12);
+  tier.set_published(4567);
+  tier.set_caught_up(30);
+  tier.set_rewinds(1);
+  tier.set_outages(2);
+  EXPECT_EQ(RenderTierStatus(tier),
+            "tier node -> nats://10.0.0.5:4222: connected, 12 buffered, 4,567 published "
+            "(acknowledged), 30 caught up from the log, 1 rewinds, 2 outages\n");
+  tier.set_connected(false);
+  EXPECT_THAT(RenderTierStatus(tier), HasSubstr("NOT CONNECTED (buffering)"));
+
+  // A rack collector is both: one line per role.
+  tier.set_job_level(true);
+  tier.set_upstream_url("nats://10.0.0.1:4222");
+  tier.set_consumed(4560);
+  tier.set_duplicates(3);
+  tier.set_received(4570);
+  tier.set_lag_ns(12'300'000);
+  const std::string text = RenderTierStatus(tier);
+  EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 2);
+  EXPECT_THAT(text, HasSubstr("tier job level <- nats://10.0.0.1:4222: 4,560 consumed, 3 "
+                              "duplicates dropped, 4,570 received, lag 12.30 ms\n"));
+}
+
 TEST(StatusPrinterTest, SummaryLine) {
   EXPECT_EQ(RenderJobSummaryLine(Summary("resnet")),
             "job resnet: running, 3/4 ranks connected (4 seen), 1,234,567 events (52,000/s), "

@@ -12,6 +12,17 @@
 namespace trainscope::tier {
 namespace {
 
+// "nats://user:secret@host:4222" -> "nats://host:4222": status is shown to
+// anyone who may read it, credentials are not.
+std::string WithoutCredentials(const std::string& url) {
+  const size_t scheme = url.find("://");
+  const size_t start = scheme == std::string::npos ? 0 : scheme + 3;
+  const size_t at = url.find('@', start);
+  const size_t slash = url.find('/', start);
+  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return url;
+  return url.substr(0, start) + url.substr(at + 1);
+}
+
 std::string HostName() {
   char name[256] = {0};
   if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "node";
@@ -102,13 +113,40 @@ void TierRole::Start(collector::JobRegistry* registry, collector::BadInputCounte
     u.status_file = options_.data_dir / "tier" / "upstream.status";
     std::error_code ec;
     std::filesystem::create_directories(options_.data_dir / "tier", ec);
-    consumer_ = UpstreamConsumer::Start(u, registry, counters);
+    std::unique_ptr<UpstreamConsumer> consumer = UpstreamConsumer::Start(u, registry, counters);
+    absl::MutexLock lock(&consumer_mu_);
+    consumer_ = std::move(consumer);
   }
 }
 
 void TierRole::StopIntake() {
-  if (consumer_ != nullptr) consumer_->Stop();
+  // The consumer lives as long as this role, so its pointer outlives the lock.
+  if (UpstreamConsumer* c = consumer(); c != nullptr) c->Stop();
   if (listener_ != nullptr) listener_->Stop();
+}
+
+void TierRole::FillStatus(trainscope::v1::TierStatus* status) {
+  if (options_.publish.empty() && options_.upstream.empty()) return;
+  status->set_node(!options_.publish.empty());
+  status->set_job_level(!options_.upstream.empty());
+  status->set_publish_url(WithoutCredentials(options_.publish));
+  status->set_upstream_url(WithoutCredentials(options_.upstream));
+  if (publisher_ != nullptr) {
+    const NodePublisher::Counters c = publisher_->counters();
+    status->set_connected(c.connected);
+    status->set_buffered(c.queued);
+    status->set_published(c.published);
+    status->set_caught_up(c.caught_up);
+    status->set_rewinds(c.rewinds);
+    status->set_outages(c.outages);
+  }
+  if (UpstreamConsumer* consumer = this->consumer(); consumer != nullptr) {
+    const UpstreamConsumer::Counters c = consumer->counters();
+    status->set_consumed(c.acked);
+    status->set_duplicates(c.duplicates);
+    status->set_lag_ns(c.last_latency_ns);
+    status->set_received(c.received);
+  }
 }
 
 void TierRole::StopPublishing() {

@@ -83,12 +83,12 @@ absl::Status CheckExposure(const CollectorServerOptions& options) {
         std::pair<const std::string&, absl::string_view>{options.snapshot, "--snapshot"}}) {
     if (security::IsLoopbackZmqEndpoint(endpoint)) continue;
     if (options.curve_secret_key_file.empty() || options.curve_client_keys_file.empty()) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          flag, " ", endpoint,
-          " is beyond loopback: refusing to publish job data without CURVE; give "
-          "--curve-secret-key (the collector's key, from trainscope-curve-keygen) and "
-          "--curve-client-keys (the public keys of the viewers and CLIs allowed)",
-          kOr));
+      return absl::FailedPreconditionError(
+          absl::StrCat(flag, " ", endpoint,
+                       " is beyond loopback: refusing to publish job data without CURVE; give "
+                       "--curve-secret-key (the collector's key, from trainscope-curve-keygen) and "
+                       "--curve-client-keys (the public keys of the viewers and CLIs allowed)",
+                       kOr));
     }
   }
   if (!options.metrics.empty() && !security::IsLoopbackGrpcAddress(options.metrics)) {
@@ -104,8 +104,8 @@ absl::Status CheckExposure(const CollectorServerOptions& options) {
 absl::StatusOr<std::string> ReadTokenFile(const std::string& path) {
   std::ifstream in(path);
   if (!in) {
-    return absl::InvalidArgumentError(absl::StrCat("--read-token-file: cannot read '", path,
-                                                   "': ", std::strerror(errno)));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--read-token-file: cannot read '", path, "': ", std::strerror(errno)));
   }
   std::ostringstream contents;
   contents << in.rdbuf();
@@ -174,7 +174,7 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   FeedSink* feed = server->publisher_.get();
   if (!options.metrics.empty()) {
     absl::StatusOr<std::unique_ptr<PrometheusMetrics>> metrics =
-        PrometheusMetrics::Start(options.metrics, feed);
+        PrometheusMetrics::Start(options.metrics, feed, options.tier_status);
     if (!metrics.ok()) return metrics.status();
     server->metrics_ = std::move(*metrics);
     feed = server->metrics_.get();
@@ -224,7 +224,8 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   }
   server->agent_service_ = std::make_unique<GrpcAgentService>(
       registry, server->budget_.get(), server->counters_.get(), session_options);
-  server->commands_service_ = std::make_unique<GrpcCommandsService>(registry, read_token);
+  server->commands_service_ =
+      std::make_unique<GrpcCommandsService>(registry, read_token, options.tier_status);
 
   grpc::ServerBuilder builder;
   int selected_port = 0;

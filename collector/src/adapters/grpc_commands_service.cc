@@ -7,11 +7,13 @@
 
 namespace trainscope::collector {
 
-GrpcCommandsService::GrpcCommandsService(JobRegistry* registry, std::string read_token)
-    : registry_(registry), read_token_(std::move(read_token)) {}
+GrpcCommandsService::GrpcCommandsService(JobRegistry* registry, std::string read_token,
+                                         TierStatusProvider tier_status)
+    : registry_(registry),
+      read_token_(std::move(read_token)),
+      tier_status_(std::move(tier_status)) {}
 
-grpc::Status GrpcCommandsService::CheckReadToken(
-    const grpc::CallbackServerContext* context) const {
+grpc::Status GrpcCommandsService::CheckReadToken(const grpc::CallbackServerContext* context) const {
   if (read_token_.empty()) return grpc::Status::OK;
   const auto& metadata = context->client_metadata();
   const auto found = metadata.find(kReadTokenMetadata);
@@ -42,6 +44,11 @@ grpc::ServerUnaryReactor* GrpcCommandsService::ListJobs(grpc::CallbackServerCont
     return reactor;
   }
   for (v1::JobSummary& summary : registry_->ListJobs()) *response->add_jobs() = std::move(summary);
+  if (tier_status_) {
+    v1::TierStatus tier;
+    tier_status_(&tier);
+    if (tier.node() || tier.job_level()) *response->mutable_tier() = std::move(tier);
+  }
   reactor->Finish(grpc::Status::OK);
   return reactor;
 }

@@ -8,10 +8,13 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
+#include "prometheus/client_metric.h"
+#include "prometheus/collectable.h"
 #include "prometheus/counter.h"
 #include "prometheus/exposer.h"
 #include "prometheus/family.h"
 #include "prometheus/gauge.h"
+#include "prometheus/metric_family.h"
 #include "prometheus/registry.h"
 
 namespace trainscope::collector {
@@ -132,6 +135,72 @@ struct PrometheusMetrics::Families {
   Gauge& started;
 };
 
+// The tier's counters are read at each scrape (they live in tier/, which
+// publishes nothing on the feed): one unlabelled series per family.
+class PrometheusMetrics::TierCollectable : public prometheus::Collectable {
+ public:
+  explicit TierCollectable(TierStatusProvider provider) : provider_(std::move(provider)) {}
+
+  std::vector<prometheus::MetricFamily> Collect() const override {
+    v1::TierStatus t;
+    provider_(&t);
+    std::vector<prometheus::MetricFamily> out;
+    if (!t.node() && !t.job_level()) return out;
+    auto add = [&out](const char* name, const char* help, prometheus::MetricType type,
+                      double value) {
+      prometheus::MetricFamily family;
+      family.name = name;
+      family.help = help;
+      family.type = type;
+      prometheus::ClientMetric metric;
+      if (type == prometheus::MetricType::Counter) {
+        metric.counter.value = value;
+      } else {
+        metric.gauge.value = value;
+      }
+      family.metric.push_back(std::move(metric));
+      out.push_back(std::move(family));
+    };
+    using prometheus::MetricType;
+    add("trainscope_tier_node", "1: this collector publishes to NATS (--publish)",
+        MetricType::Gauge, t.node() ? 1 : 0);
+    add("trainscope_tier_job_level", "1: this collector consumes the nodes' records (--upstream)",
+        MetricType::Gauge, t.job_level() ? 1 : 0);
+    if (t.node()) {
+      add("trainscope_tier_connected", "1 while the publisher reaches NATS", MetricType::Gauge,
+          t.connected() ? 1 : 0);
+      add("trainscope_tier_buffered_records", "Records waiting in the bounded publish buffer",
+          MetricType::Gauge, static_cast<double>(t.buffered()));
+      add("trainscope_tier_published_records_total", "Records JetStream acknowledged",
+          MetricType::Counter, static_cast<double>(t.published()));
+      add("trainscope_tier_caught_up_records_total", "Records read back from the log and published",
+          MetricType::Counter, static_cast<double>(t.caught_up()));
+      add("trainscope_tier_rewinds_total",
+          "Jobs published again after a failed window or a reconnect", MetricType::Counter,
+          static_cast<double>(t.rewinds()));
+      add("trainscope_tier_outages_total", "Times NATS could not be reached", MetricType::Counter,
+          static_cast<double>(t.outages()));
+    }
+    if (t.job_level()) {
+      add("trainscope_tier_consumed_records_total",
+          "Records from the nodes made durable here and acknowledged", MetricType::Counter,
+          static_cast<double>(t.consumed()));
+      add("trainscope_tier_duplicates_dropped_total",
+          "Records from the nodes dropped as already durable or held", MetricType::Counter,
+          static_cast<double>(t.duplicates()));
+      add("trainscope_tier_received_messages_total",
+          "Messages fetched from JetStream, redeliveries included", MetricType::Counter,
+          static_cast<double>(t.received()));
+      add("trainscope_tier_lag_seconds", "Node log time to durable here, of the last batch",
+          MetricType::Gauge, Seconds(t.lag_ns()));
+    }
+    return out;
+  }
+
+ private:
+  const TierStatusProvider provider_;
+};
+
 namespace {
 // The metrics endpoint's HTTP workers, and how long one waits for a request.
 constexpr int kServerThreads = 4;
@@ -139,7 +208,7 @@ constexpr int kRequestTimeoutMs = 2000;
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<PrometheusMetrics>> PrometheusMetrics::Start(
-    const std::string& address, FeedSink* next) {
+    const std::string& address, FeedSink* next, TierStatusProvider tier_status) {
   auto registry = std::make_shared<prometheus::Registry>();
   std::unique_ptr<PrometheusMetrics> metrics(new PrometheusMetrics(next, registry));
   try {
@@ -156,6 +225,10 @@ absl::StatusOr<std::unique_ptr<PrometheusMetrics>> PrometheusMetrics::Start(
         absl::StrCat("--metrics-port: cannot serve metrics on ", address, ": ", e.what()));
   }
   metrics->exposer_->RegisterCollectable(registry);
+  if (tier_status) {
+    metrics->tier_ = std::make_shared<TierCollectable>(std::move(tier_status));
+    metrics->exposer_->RegisterCollectable(metrics->tier_);
+  }
   const std::vector<int> ports = metrics->exposer_->GetListeningPorts();
   metrics->port_ = ports.empty() ? 0 : ports.front();
   return metrics;

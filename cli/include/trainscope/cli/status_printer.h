@@ -28,6 +28,13 @@ std::string RenderJobStatus(const trainscope::v1::JobStatus& status, absl::Time 
 // B (k segments missing)..." and one indented line per finding (at most 10).
 std::string RenderLogRecovery(const trainscope::v1::LogRecovery& recovery);
 
+// The collector's place in the NATS tier, one line per role, e.g.
+// "tier node -> nats://h:4222: connected, 12 buffered, 4,567 published
+// (acknowledged), 0 caught up, 1 rewinds, 0 outages" and "tier job level <-
+// nats://h:4222: 4,560 consumed, 3 duplicates dropped, lag 12.3 ms".
+// Empty when the collector is in no tier.
+std::string RenderTierStatus(const trainscope::v1::TierStatus& tier);
+
 // The one-line summary of a job used by `status` and `tail`:
 // "job J: running, 3/4 ranks connected (4 seen), 12,345 events (1,204/s), recording on".
 std::string RenderJobSummaryLine(const trainscope::v1::JobSummary& summary);

@@ -8,12 +8,14 @@
 //   server_options.record_sink = tier->record_sink();          // null unless --publish
 //   auto server = CollectorServer::Start(server_options);
 //   tier->Start(&server->registry(), &server->counters());
+//   tier->FillStatus(&status);  // any thread: `trainscope status`, /metrics
 //   ... on SIGTERM:
 //   tier->StopIntake();       // no more commands or upstream records
 //   server->Shutdown(...);
 //   tier->StopPublishing();   // drain what the last commits handed over
 //
-// Threading: Create, Start and the Stops from one thread (main).
+// Threading: Create, Start and the Stops from one thread (main); FillStatus
+// from any thread (gRPC and scrape threads), before, during or after Start.
 #ifndef TRAINSCOPE_TIER_TIER_ROLE_H_
 #define TRAINSCOPE_TIER_TIER_ROLE_H_
 
@@ -21,7 +23,9 @@
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "trainscope/collector/bad_input_counters.h"
 #include "trainscope/collector/pipeline/job_registry.h"
 #include "trainscope/collector/publish/record_sink.h"
@@ -29,6 +33,7 @@
 #include "trainscope/tier/nats_client.h"
 #include "trainscope/tier/node_publisher.h"
 #include "trainscope/tier/upstream_consumer.h"
+#include "trainscope/v1/commands.pb.h"
 
 namespace trainscope::tier {
 
@@ -58,14 +63,23 @@ class TierRole {
   void StopPublishing();
 
   NodePublisher* publisher() { return publisher_.get(); }
-  UpstreamConsumer* consumer() { return consumer_.get(); }
+  UpstreamConsumer* consumer() {
+    absl::MutexLock lock(&consumer_mu_);
+    return consumer_.get();
+  }
+
+  // The role, the NATS URLs without credentials and the publisher's and
+  // consumer's counters; leaves `status` untouched when there is no role.
+  void FillStatus(trainscope::v1::TierStatus* status);
 
  private:
   explicit TierRole(TierRoleOptions options) : options_(std::move(options)) {}
   const TierRoleOptions options_;
   std::unique_ptr<NodePublisher> publisher_;
   std::unique_ptr<CommandListener> listener_;
-  std::unique_ptr<UpstreamConsumer> consumer_;
+  // Set by Start while gRPC threads may already read it through FillStatus.
+  absl::Mutex consumer_mu_;
+  std::unique_ptr<UpstreamConsumer> consumer_ ABSL_GUARDED_BY(consumer_mu_);
 };
 
 }  // namespace trainscope::tier

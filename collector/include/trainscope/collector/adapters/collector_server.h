@@ -62,18 +62,21 @@ struct CollectorServerOptions {
   uint64_t segment_bytes = 64ull << 20;
   int max_message_bytes = kMaxMessageBytes;
   absl::Duration probe_interval = absl::Seconds(1);
-  uint64_t halt_step_margin = 2;  // JobPipelineOptions::halt_step_margin
+  uint64_t halt_step_margin = 2;                // JobPipelineOptions::halt_step_margin
   absl::Duration halt_lead = absl::Seconds(1);  // JobPipelineOptions::halt_lead
   // JobPipelineOptions::lost_device_grace and lost_device_grace_steps.
   absl::Duration lost_device_grace = absl::Seconds(10);
   uint64_t lost_device_grace_steps = 3;
-  bool analysis = true;                    // JobPipelineOptions::analysis
-  JobAnalyzerOptions analyzer;             // JobPipelineOptions::analyzer (budgets)
+  bool analysis = true;         // JobPipelineOptions::analysis
+  JobAnalyzerOptions analyzer;  // JobPipelineOptions::analyzer (budgets)
   absl::Duration release_finished_after = absl::Minutes(10);  // JobPipelineOptions's
-  trainscope::v1::RulesConfig rules;       // JobPipelineOptions::rules
-  trainscope::v1::HaltPolicy halt_policy;  // JobPipelineOptions::halt_policy
+  trainscope::v1::RulesConfig rules;                          // JobPipelineOptions::rules
+  trainscope::v1::HaltPolicy halt_policy;                     // JobPipelineOptions::halt_policy
   uint64_t max_queued_bytes = 256ull << 20;
   RecordSink* record_sink = nullptr;  // JobPipelineOptions::record_sink (tier/ --publish)
+  // Fills the tier's role and counters for ListJobs and /metrics (tier/
+  // TierRole::FillStatus); null: no tier. Called from gRPC and scrape threads.
+  TierStatusProvider tier_status;
   uint32_t max_in_flight_per_stream = 8;
   size_t max_jobs = 1024;
   bool use_index = true;
@@ -92,7 +95,7 @@ struct CollectorServerOptions {
   // --memory-limit-mib: batches are refused while the process' RSS is over
   // 80 % of this (MemoryLimiter); 0: no limit.
   uint64_t memory_limit_bytes = 0;
-  bool insecure = false;               // --insecure: serve beyond loopback without them
+  bool insecure = false;  // --insecure: serve beyond loopback without them
 };
 
 class CollectorServer {

@@ -5,7 +5,8 @@
 // With a read token (--read-token-file), ListJobs and GetJobStatus answer
 // only calls carrying it in the "trainscope-read-token" metadata
 // (UNAUTHENTICATED otherwise); the commands that change a job check the
-// job's own token as before.
+// job's own token as before. ListJobs also carries the collector's NATS tier
+// role and counters when it has one.
 //
 // Usage:
 //   GrpcCommandsService commands(&registry, /*read_token=*/"");
@@ -15,8 +16,10 @@
 #ifndef TRAINSCOPE_COLLECTOR_ADAPTERS_GRPC_COMMANDS_SERVICE_H_
 #define TRAINSCOPE_COLLECTOR_ADAPTERS_GRPC_COMMANDS_SERVICE_H_
 
+#include <functional>
 #include <string>
 
+#include "trainscope/collector/adapters/tier_status_provider.h"
 #include "trainscope/collector/pipeline/job_registry.h"
 #include "trainscope/v1/commands.grpc.pb.h"
 
@@ -28,7 +31,9 @@ class GrpcCommandsService final : public trainscope::v1::Commands::CallbackServi
   static constexpr char kReadTokenMetadata[] = "trainscope-read-token";
 
   // `read_token` empty: reads are not gated here (loopback, or mutual TLS).
-  GrpcCommandsService(JobRegistry* registry, std::string read_token);
+  // `tier_status` null: ListJobs leaves its tier unset.
+  GrpcCommandsService(JobRegistry* registry, std::string read_token,
+                      TierStatusProvider tier_status = nullptr);
 
   grpc::ServerUnaryReactor* ListJobs(grpc::CallbackServerContext* context,
                                      const trainscope::v1::ListJobsRequest* request,
@@ -55,6 +60,7 @@ class GrpcCommandsService final : public trainscope::v1::Commands::CallbackServi
 
   JobRegistry* const registry_;
   const std::string read_token_;
+  const TierStatusProvider tier_status_;
 };
 
 }  // namespace trainscope::collector

@@ -6,7 +6,10 @@
 // data wait, collective wait and transfer, achieved FLOPS, peak memory,
 // events received, agent drops, refused batches; per job: event rate,
 // connected ranks, open alerts, alerts raised by rule; and the collector's
-// own health (up, start time, feed updates seen).
+// own health (up, start time, feed updates seen). With a NATS tier
+// (TierStatusProvider), trainscope_tier_* read at each scrape: the role, and
+// a node's buffered/published/caught-up/rewinds/outages or the job level's
+// consumed/duplicates/received/lag, with no labels (a bounded set).
 //
 // Usage:
 //   absl::StatusOr<std::unique_ptr<PrometheusMetrics>> metrics =
@@ -25,6 +28,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "trainscope/collector/adapters/tier_status_provider.h"
 #include "trainscope/collector/publish/feed_sink.h"
 
 namespace prometheus {
@@ -36,9 +40,10 @@ namespace trainscope::collector {
 
 class PrometheusMetrics : public FeedSink {
  public:
-  // Binds HOST:PORT (port 0: any free one); `next` receives every update.
-  static absl::StatusOr<std::unique_ptr<PrometheusMetrics>> Start(const std::string& address,
-                                                                  FeedSink* next);
+  // Binds HOST:PORT (port 0: any free one); `next` receives every update;
+  // `tier_status` null: no trainscope_tier_* metrics.
+  static absl::StatusOr<std::unique_ptr<PrometheusMetrics>> Start(
+      const std::string& address, FeedSink* next, TierStatusProvider tier_status = nullptr);
   ~PrometheusMetrics() override;
 
   void Publish(trainscope::v1::FeedUpdate update) override;
@@ -48,12 +53,14 @@ class PrometheusMetrics : public FeedSink {
 
  private:
   struct Families;
+  class TierCollectable;
   PrometheusMetrics(FeedSink* next, std::shared_ptr<prometheus::Registry> registry);
   void Record(const trainscope::v1::FeedUpdate& update);
 
   FeedSink* const next_;
   std::shared_ptr<prometheus::Registry> registry_;
   std::unique_ptr<Families> families_;
+  std::shared_ptr<TierCollectable> tier_;
   std::unique_ptr<prometheus::Exposer> exposer_;
   int port_ = 0;
 };
