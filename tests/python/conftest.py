@@ -44,6 +44,19 @@ def extension_built() -> bool:
     return any((PYTHON_DIR / "trainscope").glob("_C*.so"))
 
 
+# Appended to a certificate script that defined key() and made ca.pem/ca.key:
+# expired.pem/.key, signed by ca but valid only 2020-01-01 to 2020-01-02
+# (`openssl x509 -days` cannot go back in time, `openssl ca -startdate` can).
+EXPIRED_CERT_SCRIPT = r"""
+key expired.key
+openssl req -new -key expired.key -subj "/CN=expired" -out expired.csr
+mkdir -p ca.d; : > ca.d/index.txt; echo 01 > ca.d/serial
+printf '[ca]\ndefault_ca=d\n[d]\ndir=./ca.d\ndatabase=$dir/index.txt\nnew_certs_dir=$dir\nserial=$dir/serial\ndefault_md=sha256\npolicy=p\nx509_extensions=ext\n[p]\ncommonName=supplied\n[ext]\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n' > ca.cnf
+openssl ca -batch -config ca.cnf -cert ca.pem -keyfile ca.key -in expired.csr -out expired.pem \
+  -startdate 20200101000000Z -enddate 20200102000000Z -notext 2>/dev/null
+"""
+
+
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
         s.bind(("127.0.0.1", 0))

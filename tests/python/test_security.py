@@ -19,11 +19,13 @@ import json
 import os
 import pathlib
 import shutil
+import socket
+import ssl
 import subprocess
 
 import pytest
 
-from conftest import BIN_DIR, CLI_BIN, COLLECTOR_BIN, Collector
+from conftest import BIN_DIR, CLI_BIN, COLLECTOR_BIN, EXPIRED_CERT_SCRIPT, Collector
 
 LOADGEN_BIN = BIN_DIR / "trainscope-loadgen"
 KEYGEN_BIN = BIN_DIR / "trainscope-curve-keygen"
@@ -42,7 +44,7 @@ leaf() {
 }
 ca ca; ca other-ca
 leaf server ca; leaf client ca; leaf stranger other-ca
-"""
+""" + EXPIRED_CERT_SCRIPT
 
 
 class Secrets:
@@ -178,6 +180,41 @@ def test_every_port_refuses_a_client_without_its_credentials(secure):
     # ... while the listed key gets the collector's own answer.
     allowed = cli(collector, full, "steps", "any-job")
     assert "unknown job" in allowed.stderr + allowed.stdout, allowed.stderr
+
+
+def test_an_expired_client_certificate_is_refused_and_named(secure):
+    collector, secrets = secure
+    expired = {**secrets.client_env(), "TRAINSCOPE_TLS_CERT": secrets.path("expired.pem"),
+               "TRAINSCOPE_TLS_KEY": secrets.path("expired.key")}
+    said = (f"--tls-cert (TRAINSCOPE_TLS_CERT): the certificate in '{secrets.path('expired.pem')}'"
+            " (/CN=expired) expired on Jan  2 00:00:00 2020 GMT; expected one valid now: renew it")
+    # Our own clients name it before connecting: the CLI and an agent.
+    jobs = cli(collector, expired, "jobs")
+    assert jobs.returncode != 0 and said in jobs.stderr, jobs.stderr
+    result, streams = loadgen(collector, expired, "expired-job", events=200, flush_timeout_ms=1500)
+    assert said in result.stderr, result.stderr
+    assert all(s["acked"] == 0 for s in streams), streams
+    # The agent port itself refuses it: a TLS client that does not check its
+    # own certificate (Python's ssl), signed by the collector's CA, only its
+    # dates wrong, is closed on; the valid client gets the HTTP/2 SETTINGS.
+    def first_bytes(name: str) -> bytes:
+        context = ssl.create_default_context(cafile=secrets.path("ca.pem"))
+        context.set_alpn_protocols(["h2"])
+        context.load_cert_chain(secrets.path(f"{name}.pem"), secrets.path(f"{name}.key"))
+        host, port = collector.address.rsplit(":", 1)
+        try:
+            with socket.create_connection((host, int(port)), timeout=20) as raw:
+                with context.wrap_socket(raw, server_hostname=host) as tls:
+                    tls.sendall(b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+                                b"\x00\x00\x00\x04\x00\x00\x00\x00\x00")  # preface, SETTINGS
+                    return tls.recv(64)
+        except (ssl.SSLError, ConnectionError):
+            return b""
+    assert first_bytes("client")[3:4] == b"\x04"  # a SETTINGS frame
+    assert first_bytes("expired") == b""
+    assert "certificate verify failed" in collector.output()
+    still = cli(collector, secrets.client_env(), "jobs", "--json")
+    assert still.returncode == 0 and "expired-job" not in still.stdout, still.stdout
 
 
 def test_beyond_loopback_needs_encryption_or_insecure(tmp_path):

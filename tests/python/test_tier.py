@@ -9,13 +9,16 @@ node.
 """
 
 import os
+import re
 import shutil
 import subprocess
 import time
+import urllib.request
 
 import pytest
 
-from conftest import CLI_BIN, COLLECTOR_BIN, DUMP_LOG_EVENTS_BIN, free_port, wait_for
+from conftest import (CLI_BIN, COLLECTOR_BIN, DUMP_LOG_EVENTS_BIN, EXPIRED_CERT_SCRIPT, free_port,
+                      wait_for)
 from tier_util import (LOADGEN_BIN, NATS_SERVER, STEP_MARK, NatsServer, job_level_collector,
                        logged_events, node_collector, read_status, start_loadgen, view)
 
@@ -143,8 +146,10 @@ def test_duplicate_delivery_changes_nothing_at_the_job_level(tmp_path):
     # A short dedup window, so that JetStream lets the node's resend through
     # and the job-level collector is the one that must drop it.
     window = ["--nats-duplicate-window-ms=200"]
-    job_level = job_level_collector(tmp_path / "job-level", nats.url, window).start()
-    node = node_collector(tmp_path / "node", nats.url, "dup", extra=window).start()
+    job_level = job_level_collector(tmp_path / "job-level", nats.url,
+                                    [*window, "--metrics-port=0"]).start()
+    node = node_collector(tmp_path / "node", nats.url, "dup",
+                          extra=[*window, "--metrics-port=0"]).start()
     try:
         finish([start_loadgen(node.address, JOB, 0, 2, 2, 3000, 0, tmp_path / "lg.json")])
         before = wait_for_union(job_level, [node])
@@ -162,6 +167,30 @@ def test_duplicate_delivery_changes_nothing_at_the_job_level(tmp_path):
         time.sleep(1.0)
         after = wait_for_union(job_level, [node])
         assert after == before
+        # The same counters where the user looks: `trainscope status` and /metrics.
+        line = wait_for(lambda: re.search(
+            r"^tier job level <- nats://127\.0\.0\.1:\d+: ([\d,]+) consumed, ([\d,]+) "
+            r"duplicates dropped, [\d,]+ received, lag ", job_level.cli("status", JOB).stdout,
+            re.M), 10, "`trainscope status` to show the job level's tier line")
+        assert int(line.group(1).replace(",", "")) > 0 and int(line.group(2).replace(",", "")) > 0
+        assert "tier node" not in job_level.cli("status", JOB).stdout
+        node_line = re.search(r"^tier node -> nats://127\.0\.0\.1:\d+: connected, ([\d,]+) "
+                              r"buffered, ([\d,]+) published \(acknowledged\), .* ([\d,]+) "
+                              r"rewinds, ", node.cli("status", JOB).stdout, re.M)
+        assert node_line and int(node_line.group(2).replace(",", "")) > 0, node.cli("status", JOB)
+        assert "tier node ->" in node.cli("jobs").stdout
+        metrics = urllib.request.urlopen(f"http://{job_level.metrics}/metrics",
+                                         timeout=10).read().decode()
+        dropped = re.search(r"^trainscope_tier_duplicates_dropped_total (\S+)$", metrics, re.M)
+        assert dropped and float(dropped.group(1)) > 0, metrics
+        assert re.search(r"^trainscope_tier_job_level 1$", metrics, re.M)
+        assert "trainscope_tier_published_records_total" not in metrics
+        node_metrics = urllib.request.urlopen(f"http://{node.metrics}/metrics",
+                                              timeout=10).read().decode()
+        published = re.search(r"^trainscope_tier_published_records_total (\S+)$", node_metrics,
+                              re.M)
+        assert published and float(published.group(1)) > 0, node_metrics
+        assert re.search(r"^trainscope_tier_rewinds_total \S+$", node_metrics, re.M)
     finally:
         node.stop()
         job_level.stop()
@@ -239,7 +268,7 @@ leaf() {
 }
 ca ca; ca other-ca
 leaf server ca; leaf client ca; leaf stranger other-ca
-"""
+""" + EXPIRED_CERT_SCRIPT
 
 
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl (scripts/setup.sh)")
@@ -274,6 +303,29 @@ def test_nats_with_mutual_tls_refuses_a_collector_without_its_certificate(tmp_pa
         for x in (node, stranger, plain, job_level):
             x.stop()
         nats.stop()
+
+
+@pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl (scripts/setup.sh)")
+def test_an_expired_nats_client_certificate_is_named_with_its_date(tmp_path):
+    certs = tmp_path / "certs"
+    certs.mkdir()
+    subprocess.run(["sh", "-c", CERT_SCRIPT, "make-certs", str(certs)], check=True,
+                   capture_output=True, timeout=60)
+    c = lambda name: str(certs / name)  # noqa: E731
+    tls = [f"--nats-tls-ca={c('ca.pem')}", f"--nats-tls-cert={c('expired.pem')}",
+           f"--nats-tls-key={c('expired.key')}"]
+    # Signed by the server's CA, so only its dates are wrong; refused before
+    # any connection (the server would only close it: "cannot reach NATS").
+    for role in ("--publish", "--upstream"):
+        work = tmp_path / role.strip("-")
+        work.mkdir()
+        r = subprocess.run([str(COLLECTOR_BIN), f"--data-dir={work}", "--listen=127.0.0.1:0",
+                            "--feed=tcp://127.0.0.1:*", "--snapshot=tcp://127.0.0.1:*",
+                            f"{role}=nats://127.0.0.1:{free_port()}", *tls],
+                           capture_output=True, text=True, timeout=60)
+        assert r.returncode != 0, r.stdout
+        assert f"--nats-tls-cert: the certificate in '{c('expired.pem')}' (/CN=expired) expired " \
+               "on Jan  2 00:00:00 2020 GMT; expected one valid now: renew it" in r.stderr, r.stderr
 
 
 def test_bad_tier_flags_are_named(tmp_path):

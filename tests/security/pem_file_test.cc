@@ -17,11 +17,28 @@ TEST(PemFileTest, ReadsRealCertificatesAndKeys) {
   TempDir dir;
   absl::StatusOr<TestCertificates> certs = TestCertificates::Create(dir.path());
   ASSERT_TRUE(certs.ok()) << certs.status();
-  absl::StatusOr<std::string> cert = ReadPemFile(certs->server_cert(), "--tls-cert", PemKind::kCertificate);
+  absl::StatusOr<std::string> cert =
+      ReadPemFile(certs->server_cert(), "--tls-cert", PemKind::kCertificate);
   ASSERT_TRUE(cert.ok()) << cert.status();
   EXPECT_THAT(*cert, HasSubstr("-----BEGIN CERTIFICATE-----"));
-  absl::StatusOr<std::string> key = ReadPemFile(certs->server_key(), "--tls-key", PemKind::kPrivateKey);
+  absl::StatusOr<std::string> key =
+      ReadPemFile(certs->server_key(), "--tls-key", PemKind::kPrivateKey);
   ASSERT_TRUE(key.ok()) << key.status();
+}
+
+TEST(PemFileTest, AnExpiredCertificateIsRefusedWithItsDate) {
+  TempDir dir;
+  absl::StatusOr<TestCertificates> certs = TestCertificates::Create(dir.path());
+  ASSERT_TRUE(certs.ok()) << certs.status();
+  absl::StatusOr<std::string> cert =
+      ReadPemFile(certs->expired_cert(), "--tls-cert", PemKind::kCertificate);
+  ASSERT_FALSE(cert.ok());
+  EXPECT_EQ(cert.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(cert.status().message(), HasSubstr("--tls-cert: the certificate in '"));
+  EXPECT_THAT(cert.status().message(), HasSubstr("CN=expired"));
+  EXPECT_THAT(cert.status().message(), HasSubstr("expired on Jan  2 00:00:00 2020 GMT"));
+  // Its key is read as before: only certificates have dates.
+  EXPECT_TRUE(ReadPemFile(certs->expired_key(), "--tls-key", PemKind::kPrivateKey).ok());
 }
 
 TEST(PemFileTest, AMissingFileNamesTheFlagThePathAndWhatWasExpected) {
@@ -38,9 +55,11 @@ TEST(PemFileTest, AKeyGivenAsTheCertificateAndTheOtherWayRoundAreRefused) {
   TempDir dir;
   absl::StatusOr<TestCertificates> certs = TestCertificates::Create(dir.path());
   ASSERT_TRUE(certs.ok()) << certs.status();
-  absl::StatusOr<std::string> cert = ReadPemFile(certs->server_key(), "--tls-cert", PemKind::kCertificate);
+  absl::StatusOr<std::string> cert =
+      ReadPemFile(certs->server_key(), "--tls-cert", PemKind::kCertificate);
   EXPECT_THAT(cert.status().message(), HasSubstr("is not a PEM certificate"));
-  absl::StatusOr<std::string> key = ReadPemFile(certs->server_cert(), "--tls-key", PemKind::kPrivateKey);
+  absl::StatusOr<std::string> key =
+      ReadPemFile(certs->server_cert(), "--tls-key", PemKind::kPrivateKey);
   EXPECT_THAT(key.status().message(), AllOf(HasSubstr("--tls-key"), HasSubstr("PEM private key")));
   EXPECT_THAT(ReadPemFile("", "--tls-key", PemKind::kPrivateKey).status().message(),
               HasSubstr("empty path"));

@@ -22,6 +22,14 @@ leaf() {  # NAME CA
 }
 ca ca; ca other-ca
 leaf server ca; leaf client ca; leaf stranger other-ca
+# Expired (2020-01-01 to 2020-01-02), signed by ca: `openssl x509 -days` cannot
+# go back in time, `openssl ca -startdate/-enddate` can.
+key expired.key
+openssl req -new -key expired.key -subj "/CN=expired" -out expired.csr
+mkdir -p ca.d; : > ca.d/index.txt; echo 01 > ca.d/serial
+printf '[ca]\ndefault_ca=d\n[d]\ndir=./ca.d\ndatabase=$dir/index.txt\nnew_certs_dir=$dir\nserial=$dir/serial\ndefault_md=sha256\npolicy=p\nx509_extensions=ext\n[p]\ncommonName=supplied\n[ext]\nsubjectAltName=DNS:localhost,IP:127.0.0.1\n' > ca.cnf
+openssl ca -batch -config ca.cnf -cert ca.pem -keyfile ca.key -in expired.csr -out expired.pem \
+  -startdate 20200101000000Z -enddate 20200102000000Z -notext 2>/dev/null
 )";
 
 }  // namespace
@@ -29,15 +37,15 @@ leaf server ca; leaf client ca; leaf stranger other-ca
 absl::StatusOr<TestCertificates> TestCertificates::Create(const std::filesystem::path& dir) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  if (ec) return absl::InternalError(absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
+  if (ec)
+    return absl::InternalError(absl::StrCat("cannot create ", dir.string(), ": ", ec.message()));
   const std::filesystem::path script = dir / "make-certificates.sh";
   {
     std::ofstream out(script);
     out << kScript;
   }
-  const std::string command =
-      absl::StrCat("sh '", script.string(), "' '", dir.string(), "' >'", (dir / "openssl.log").string(),
-                   "' 2>&1");
+  const std::string command = absl::StrCat("sh '", script.string(), "' '", dir.string(), "' >'",
+                                           (dir / "openssl.log").string(), "' 2>&1");
   if (std::system(command.c_str()) != 0) {
     std::ifstream log(dir / "openssl.log");
     std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());

@@ -34,10 +34,15 @@ class TestCertificates {
   // Signed by another CA: refused by a collector whose --tls-client-ca is ca().
   std::string stranger_cert() const { return (dir_ / "stranger.pem").string(); }
   std::string stranger_key() const { return (dir_ / "stranger.key").string(); }
+  // Signed by ca() but valid only 2020-01-01 to 2020-01-02.
+  std::string expired_cert() const { return (dir_ / "expired.pem").string(); }
+  std::string expired_key() const { return (dir_ / "expired.key").string(); }
 
   // A CURVE pair written as PREFIX.key / PREFIX.pub under the folder.
   absl::StatusOr<CurveKeyPair> WriteCurvePair(const std::string& name) const;
-  std::string CurveKeyFile(const std::string& name) const { return (dir_ / (name + ".key")).string(); }
+  std::string CurveKeyFile(const std::string& name) const {
+    return (dir_ / (name + ".key")).string();
+  }
   std::string CurvePublicFile(const std::string& name) const {
     return (dir_ / (name + ".pub")).string();
   }

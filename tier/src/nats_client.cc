@@ -5,6 +5,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "trainscope/security/pem_file.h"
 
 namespace trainscope::tier {
 
@@ -37,6 +38,13 @@ absl::Status ValidateNatsConfig(const NatsConfig& config, absl::string_view url_
   };
   if (absl::Status s = readable(config.tls_ca, "--nats-tls-ca"); !s.ok()) return s;
   if (absl::Status s = readable(config.tls_cert, "--nats-tls-cert"); !s.ok()) return s;
+  // An expired certificate is named here with its date: the server would
+  // only close the connection, which reads as "cannot reach NATS".
+  if (!config.tls_cert.empty()) {
+    absl::StatusOr<std::string> cert =
+        security::ReadPemFile(config.tls_cert, "--nats-tls-cert", security::PemKind::kCertificate);
+    if (!cert.ok()) return cert.status();
+  }
   if (absl::Status s = readable(config.tls_key, "--nats-tls-key"); !s.ok()) return s;
   if (absl::Status s = readable(config.creds, "--nats-creds"); !s.ok()) return s;
   if (config.tls_cert.empty() != config.tls_key.empty()) {

@@ -24,7 +24,10 @@ enum class PemKind {
 
 // The file's contents. `label` names where the path came from ("--tls-cert",
 // "TRAINSCOPE_TLS_CA") and starts every error. Files over 1 MiB are refused
-// (no PEM file of ours is that large; a mistyped path to a log is).
+// (no PEM file of ours is that large; a mistyped path to a log is). For a
+// certificate file, its first certificate (a chain's leaf) must be valid now:
+// FAILED_PRECONDITION naming the subject and the date when it expired or is
+// not yet valid.
 absl::StatusOr<std::string> ReadPemFile(const std::string& path, absl::string_view label,
                                         PemKind kind);
 
