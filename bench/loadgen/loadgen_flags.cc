@@ -35,6 +35,10 @@ base::ArgParser MakeParser() {
   parser.AddFlag("flush-timeout-ms", "MS", "shutdown deadline", "5000");
   parser.AddFlag("summary", "FILE", "write the JSON summary lines here (default: stdout)");
   parser.AddBoolFlag("dormant", "start dormant: record only once the collector enables it");
+  parser.AddFlag("clock-offset-ms", "MS",
+                 "shift every timestamp the agents send by MS (negative: back), as a host "
+                 "with another clock; at most one hour either way",
+                 "0");
   parser.AddEpilog(
       "Prints one JSON object per stream:\n"
       "  {\"job\":..,\"rank\":R,\"attempted\":A,\"recorded\":..,\"acked\":..,\"refused\":..,\n"
@@ -94,6 +98,7 @@ absl::StatusOr<LoadgenFlags> ParseLoadgenFlags(int argc, const char* const* argv
                    args.Double("rate", 0, std::numeric_limits<double>::max()));
   flags.rate = rate.value_or(0);
   flags.dormant = args.Bool("dormant");
+  RETURN_IF_ERROR(ReadInt(args, "clock-offset-ms", -3'600'000, 3'600'000, &flags.clock_offset_ms));
 
   if (flags.job.empty()) return absl::InvalidArgumentError("--job: required (see --help)");
   if (flags.world_size == 0) flags.world_size = flags.rank + flags.streams;

@@ -36,6 +36,9 @@ struct LoadgenFlags {
   uint64_t flush_timeout_ms = 5000;
   std::string summary;
   bool dormant = false;
+  // AgentOptions::test_clock_offset_ns: every timestamp the agents send is
+  // shifted, as if the streams ran on a host with another clock.
+  int64_t clock_offset_ms = 0;
 };
 
 // argv[0] is the program. Errors name the flag and say what was expected.

@@ -83,6 +83,7 @@ int Run(const LoadgenFlags& flags) {
     options.framework = "loadgen";
     options.framework_version = kTrainscopeVersion;
     options.start_recording = !flags.dormant;
+    options.test_clock_offset_ns = flags.clock_offset_ms * 1'000'000;
     options.memory_budget_bytes = flags.memory_mb << 20;
     options.shutdown_deadline = absl::Milliseconds(static_cast<int64_t>(flags.flush_timeout_ms));
     auto agent = Agent::Start(options);

@@ -8,6 +8,7 @@ delivery changes nothing; a halt at the job level stops the ranks of every
 node.
 """
 
+import json
 import os
 import re
 import shutil
@@ -326,6 +327,47 @@ def test_an_expired_nats_client_certificate_is_named_with_its_date(tmp_path):
         assert r.returncode != 0, r.stdout
         assert f"--nats-tls-cert: the certificate in '{c('expired.pem')}' (/CN=expired) expired " \
                "on Jan  2 00:00:00 2020 GMT; expected one valid now: renew it" in r.stderr, r.stderr
+
+
+def test_clock_domains_that_differ_per_host_are_aligned_at_the_job_level(tmp_path):
+    # Node 1's ranks run on "a host whose clock is 250 ms ahead" (the agents
+    # shift every timestamp they send); the job level never sees the node
+    # collectors' probes, only the records, so the collectives align them.
+    nats = NatsServer(tmp_path / "nats").start()
+    job_level = job_level_collector(tmp_path / "job-level", nats.url).start()
+    nodes = [node_collector(tmp_path / f"node{i}", nats.url, f"clock.{i}").start()
+             for i in range(2)]
+    try:
+        finish([start_loadgen(node.address, JOB, first_rank=2 * i, streams=2, world_size=4,
+                              events=4000, rate=1500, summary=tmp_path / f"lg{i}.json",
+                              clock_offset_ms=250 * i) for i, node in enumerate(nodes)])
+        wait_for_union(job_level, nodes)
+
+        def estimates():
+            r = job_level.cli("clocks", JOB, "--json", "--snapshot", job_level.snapshot,
+                              check=False)
+            if r.returncode != 0:
+                return None
+            devices = {d["rank"]: d for d in json.loads(r.stdout)["devices"]}
+            return devices if sorted(devices) == [0, 1, 2, 3] and all(
+                not d.get("insufficient_evidence") for d in devices.values()) else None
+        devices = wait_for(estimates, 30, "clock estimates for the four ranks")
+        assert "+test:250000000" in devices[2]["clock_domain"]
+        assert devices[0]["clock_domain"] == devices[1]["clock_domain"]
+        assert "+test" not in devices[0]["clock_domain"]
+        assert devices[2]["source"] == "CLOCK_SOURCE_COLLECTIVES", devices[2]
+        assert devices[3]["source"] == "CLOCK_SOURCE_CLOCK_DOMAIN", devices[3]
+        for rank in (2, 3):
+            # Reference minus device: about -250 ms; the margin is the two
+            # loadgens' start lag (their steps are paced from their own start).
+            offset_ms = int(devices[rank].get("offset_to_reference_device_ns", 0)) / 1e6
+            assert -450 < offset_ms < -50, devices[rank]
+        for rank in (0, 1):
+            assert int(devices[rank].get("offset_to_reference_device_ns", 0)) == 0, devices[rank]
+    finally:
+        for c in [*nodes, job_level]:
+            c.stop()
+        nats.stop()
 
 
 def test_bad_tier_flags_are_named(tmp_path):

@@ -82,7 +82,8 @@ def job_level_collector(work_dir: pathlib.Path, nats_url: str, extra=()) -> Coll
 
 def start_loadgen(collector_address: str, job: str, first_rank: int, streams: int,
                   world_size: int, events: int, rate: float, summary: pathlib.Path,
-                  run_for_ms: int = 0, restart_count: int = 0) -> subprocess.Popen:
+                  run_for_ms: int = 0, restart_count: int = 0,
+                  clock_offset_ms: int = 0) -> subprocess.Popen:
     args = [str(LOADGEN_BIN), "--collector", collector_address, "--job", job,
             "--rank", str(first_rank), "--streams", str(streams), "--world-size",
             str(world_size), "--rate", str(rate), "--token", "tier-test-token",
@@ -90,6 +91,8 @@ def start_loadgen(collector_address: str, job: str, first_rank: int, streams: in
     args += ["--run-for-ms", str(run_for_ms)] if run_for_ms else ["--events", str(events)]
     if restart_count:
         args += ["--restart-count", str(restart_count)]
+    if clock_offset_ms:
+        args += ["--clock-offset-ms", str(clock_offset_ms)]
     return subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
