@@ -18,6 +18,29 @@ if [ "${CI:-}" = "true" ]; then
   echo "== clang -Wthread-safety (the C++ libraries, without the viewer)"
   [ -f build-tsa/build.ninja ] || cmake --preset thread-safety >/dev/null
   cmake --build --preset thread-safety -j "$(nproc)"
+
+  # The decoders of untrusted bytes (the log's segment frames, agents'
+  # EventBatch) under libFuzzer and AddressSanitizer, a bounded time each
+  # from an empty corpus: a crash, leak or timeout fails the run and leaves
+  # its input in build-fuzz/findings/.
+  echo "== fuzz targets, ${TRAINSCOPE_FUZZ_SECONDS:-30} s each"
+  [ -f build-fuzz/build.ninja ] || cmake --preset fuzz >/dev/null
+  cmake --build --preset fuzz -j "$(nproc)"
+  mkdir -p build-fuzz/findings
+  for fuzzer in segment_frame_fuzzer event_batch_fuzzer; do
+    corpus="$(mktemp -d)"
+    status=0
+    build-fuzz/bin/"$fuzzer" -max_total_time="${TRAINSCOPE_FUZZ_SECONDS:-30}" -timeout=10 \
+      -rss_limit_mb=2048 -print_final_stats=1 -artifact_prefix=build-fuzz/findings/"$fuzzer"- \
+      "$corpus" > build-fuzz/findings/"$fuzzer".log 2>&1 || status=$?
+    rm -rf "$corpus"
+    grep -E "^(Done|==[0-9]+==ERROR|SUMMARY)" build-fuzz/findings/"$fuzzer".log || true
+    if [ "$status" -ne 0 ]; then
+      tail -40 build-fuzz/findings/"$fuzzer".log >&2
+      echo "fuzz: $fuzzer failed (exit $status); its input is in build-fuzz/findings/" >&2
+      exit 1
+    fi
+  done
 fi
 
 echo "== agent under ThreadSanitizer"
