@@ -10,26 +10,20 @@ ranks as TRAINSCOPE_TOKEN. Every event of the real job arrives; the intruder's
 attempts are refused naming the job and the job key; its halt is refused.
 """
 
+import functools
 import json
 import subprocess
 
 import pytest
 
 from conftest import CLI_BIN, COLLECTOR_BIN, Collector, wait_for
+from test_job_membership import intrude as membership_intrude
 from test_store_recovery import LOADGEN_BIN
 
 JOB = "keyed"
 EVENTS = 40_000  # per rank
-
-
-def intrude(collector: Collector, tmp_path, name: str, *args: str) -> tuple[dict, str]:
-    summary_path = tmp_path / f"{name}.json"
-    result = subprocess.run(
-        [str(LOADGEN_BIN), "--collector", collector.address, "--job", JOB, "--events", "2000",
-         "--rate", "2000", "--flush-timeout-ms", "1500", "--summary", str(summary_path), *args],
-        capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr
-    return json.loads(summary_path.read_text().splitlines()[0]), result.stderr
+# A loadgen rank of this job started by someone else (the membership test's helper).
+intrude = functools.partial(membership_intrude, job=JOB)
 
 
 def test_a_squatter_without_the_job_secret_neither_takes_the_job_nor_halts_it(tmp_path):

@@ -22,10 +22,12 @@ JOB = "membership"
 EVENTS = 60_000  # per rank
 
 
-def intrude(collector: Collector, tmp_path, name: str, *args: str) -> tuple[dict, str]:
+def intrude(collector: Collector, tmp_path, name: str, *args: str,
+            job: str = JOB) -> tuple[dict, str]:
+    """A loadgen rank of `job` started by someone else; its summary and stderr."""
     summary_path = tmp_path / f"{name}.json"
     result = subprocess.run(
-        [str(LOADGEN_BIN), "--collector", collector.address, "--job", JOB, "--events", "2000",
+        [str(LOADGEN_BIN), "--collector", collector.address, "--job", job, "--events", "2000",
          "--rate", "2000", "--flush-timeout-ms", "1500", "--summary", str(summary_path), *args],
         capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
