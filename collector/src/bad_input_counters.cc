@@ -19,7 +19,7 @@ void BadInputCounters::Count(const absl::Status& status, absl::string_view who) 
   const std::string cause = BadInputCause(status);
   std::string line;
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     ++total_;
     PerCause& c = causes_[cause];
     ++c.total;
@@ -36,18 +36,18 @@ void BadInputCounters::Count(const absl::Status& status, absl::string_view who) 
 }
 
 uint64_t BadInputCounters::count(absl::string_view cause) const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   auto it = causes_.find(cause);
   return it == causes_.end() ? 0 : it->second.total;
 }
 
 uint64_t BadInputCounters::total() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return total_;
 }
 
 std::map<std::string, uint64_t> BadInputCounters::Snapshot() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   std::map<std::string, uint64_t> out;
   for (const auto& [cause, c] : causes_) out[cause] = c.total;
   return out;

@@ -5,9 +5,9 @@
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "grpc_status.h"
 #include "grpcpp/grpcpp.h"
+#include "trainscope/base/mutex.h"
 
 namespace trainscope::collector {
 
@@ -32,7 +32,7 @@ class ReactorLink final : public AgentStream {
   void WriteFrontLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void FinishLocked(const grpc::Status& status) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  absl::Mutex mu_;
+  base::Mutex mu_;
   AgentStreamReactor* reactor_ ABSL_GUARDED_BY(mu_);
   // Front is the message being written: deque keeps it in place on push_back.
   std::deque<v1::Control> queue_ ABSL_GUARDED_BY(mu_);
@@ -84,7 +84,7 @@ class AgentStreamReactor final : public grpc::ServerBidiReactor<v1::AgentMessage
 };
 
 void ReactorLink::Send(v1::Control control) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   if (reactor_ == nullptr || finish_requested_) return;
   queue_.push_back(std::move(control));
   if (!writing_) WriteFrontLocked();
@@ -96,13 +96,13 @@ void ReactorLink::WriteFrontLocked() {
 }
 
 void ReactorLink::RequestRead() {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   if (reactor_ == nullptr || finished_) return;
   reactor_->StartRead(&reactor_->incoming_);
 }
 
 void ReactorLink::Finish(absl::Status status) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   if (reactor_ == nullptr || finish_requested_) return;
   finish_requested_ = true;
   finish_status_ = ToGrpcStatus(status);
@@ -116,7 +116,7 @@ void ReactorLink::FinishLocked(const grpc::Status& status) {
 }
 
 void ReactorLink::OnWriteDone(bool ok) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   writing_ = false;
   if (reactor_ == nullptr) return;
   if (!ok) {
@@ -136,7 +136,7 @@ void ReactorLink::OnWriteDone(bool ok) {
 }
 
 void ReactorLink::OnCancel() {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   if (reactor_ == nullptr) return;
   if (!finish_requested_) {
     finish_requested_ = true;
@@ -147,7 +147,7 @@ void ReactorLink::OnCancel() {
 }
 
 void ReactorLink::OnDone() {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   reactor_ = nullptr;
   queue_.clear();
 }

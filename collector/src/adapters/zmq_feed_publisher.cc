@@ -85,7 +85,7 @@ uint64_t ZmqFeedPublisher::clients_refused() const {
 
 void ZmqFeedPublisher::Publish(v1::FeedUpdate update) {
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     if (queue_.size() < options_.max_queued_updates) {
       queue_.push_back(std::move(update));
       return;
@@ -99,7 +99,7 @@ void ZmqFeedPublisher::Run() {
     const bool stopping = stop_.load();
     bool idle = false;
     {
-      absl::MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       idle = queue_.empty();
     }
     zmq::pollitem_t items[] = {
@@ -127,7 +127,7 @@ void ZmqFeedPublisher::Run() {
 void ZmqFeedPublisher::SendQueued() {
   std::deque<v1::FeedUpdate> updates;
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     updates.swap(queue_);
   }
   std::string payload;
@@ -146,7 +146,7 @@ void ZmqFeedPublisher::SendQueued() {
 }
 
 bool ZmqFeedPublisher::Wants(absl::string_view topic) const {
-  absl::MutexLock lock(&subscriptions_mu_);
+  base::MutexLock lock(&subscriptions_mu_);
   for (const std::string& prefix : subscriptions_) {
     if (absl::StartsWith(topic, prefix)) return true;
   }
@@ -160,7 +160,7 @@ void ZmqFeedPublisher::ReadSubscriptions() {
       if (message.size() == 0) continue;
       const char* data = static_cast<const char*>(message.data());
       std::string prefix(data + 1, message.size() - 1);
-      absl::MutexLock lock(&subscriptions_mu_);
+      base::MutexLock lock(&subscriptions_mu_);
       if (data[0] == 1) {
         subscriptions_.insert(std::move(prefix));
       } else if (data[0] == 0) {

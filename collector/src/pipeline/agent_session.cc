@@ -28,12 +28,12 @@ AgentSession::AgentSession(JobRegistry* registry, std::shared_ptr<AgentStream> s
       options_(options) {}
 
 AgentSession::State AgentSession::state() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return state_;
 }
 
 uint64_t AgentSession::last_sequence() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return last_sequence_;
 }
 
@@ -44,7 +44,7 @@ std::string AgentSession::Who() const {
 }
 
 void AgentSession::Start() {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   MaybeRequestRead();
 }
 
@@ -67,11 +67,10 @@ void AgentSession::MaybeRequestRead() {
 }
 
 void AgentSession::OnMessage(v1::AgentMessage message) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   read_outstanding_ = false;
   if (finish_ || finished_) return;  // the stream is ending; ignore what is still arriving
-  auto out_of_order = [this](absl::string_view what) {
-    mu_.AssertHeld();  // called below, under the lock: tells clang's -Wthread-safety
+  auto out_of_order = [this](absl::string_view what) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
     RefuseStream(
         BadInput(absl::StatusCode::kFailedPrecondition, "message.order",
                  absl::StrCat("expected hello as the first message on the stream, got ", what)));
@@ -131,9 +130,12 @@ void AgentSession::OnHello(v1::Hello& hello) {
                      hello.job_token().empty() ? " presented no job secret"
                                                : " presented a token that is not the job's secret",
                      "; this collector admits only ranks holding their job's secret, derived "
-                     "from its job key (--job-key-file): start the job with trainscope run or "
-                     "attach --job-key-file KEY, or pass `trainscope job-secret ",
-                     job_id_, " --job-key-file KEY` as TRAINSCOPE_TOKEN or --token")));
+                     "from its job key: start the job with trainscope run or attach (they hand "
+                     "it to the ranks), run the rank as the collector's user (the agent derives "
+                     "it from the key), or give it `trainscope job-secret ",
+                     job_id_,
+                     "` as TRAINSCOPE_JOB_SECRET, TRAINSCOPE_JOB_SECRET_FILE or --token "
+                     "(docs/security.md)")));
   }
   absl::StatusOr<JobPipeline*> pipeline = registry_->GetOrCreate(job_id_);
   if (!pipeline.ok()) return RefuseStream(pipeline.status(), /*count=*/false);
@@ -152,7 +154,7 @@ void AgentSession::OnHello(v1::Hello& hello) {
 }
 
 void AgentSession::OnAttached(absl::StatusOr<AttachResult> result) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   if (!result.ok()) {
     state_ = State::kClosed;
     // Refusals by the job (token, duplicate rank, world size) are the peer's
@@ -240,7 +242,7 @@ void AgentSession::OnBatch(v1::EventBatch& batch) {
 
 void AgentSession::OnBatchDurable(uint64_t sequence, uint64_t bytes,
                                   const std::string& refused_reason, absl::Status status) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   --in_flight_;
   if (budget_ != nullptr) budget_->Release(bytes);
   if (!status.ok()) {
@@ -292,7 +294,7 @@ void AgentSession::DetachFromPipeline(std::optional<v1::Goodbye> goodbye, std::s
 }
 
 void AgentSession::OnReadsDone(absl::string_view reason) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   read_outstanding_ = false;
   reads_done_ = true;
   if (close_reason_.empty()) close_reason_ = std::string(reason);
@@ -300,7 +302,7 @@ void AgentSession::OnReadsDone(absl::string_view reason) {
 }
 
 void AgentSession::OnStreamDone(absl::string_view reason) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   read_outstanding_ = false;
   reads_done_ = true;
   if (close_reason_.empty()) close_reason_ = std::string(reason);

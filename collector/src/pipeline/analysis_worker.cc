@@ -28,7 +28,7 @@ void AnalysisWorker::Submit(std::vector<trainscope::v1::LogRecord> records) {
   uint64_t dropped = 0;
   bool first_drop = false;
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     if (stopping_) return;
     for (trainscope::v1::LogRecord& record : records) {
       const uint64_t events = EventsOf(record);
@@ -44,6 +44,7 @@ void AnalysisWorker::Submit(std::vector<trainscope::v1::LogRecord> records) {
       records_.push_back(std::move(record));
     }
     if (dropped == 0) dropping_ = false;
+    if (!records_.empty()) work_.Signal();
   }
   if (dropped > 0) {
     dropped_events_.fetch_add(dropped, std::memory_order_relaxed);
@@ -58,11 +59,12 @@ void AnalysisWorker::Submit(std::vector<trainscope::v1::LogRecord> records) {
 void AnalysisWorker::Query(trainscope::v1::SnapshotRequest request,
                            std::function<void(trainscope::v1::FeedSnapshot)> done) {
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     if (!stopping_) {
       tasks_.push_back([this, request = std::move(request), done = std::move(done)] {
         done(analyzer_.Answer(request));
       });
+      work_.Signal();
       return;
     }
   }
@@ -73,7 +75,7 @@ void AnalysisWorker::Query(trainscope::v1::SnapshotRequest request,
 
 void AnalysisWorker::Release() {
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     if (!stopping_) {
       tasks_.push_back([this] {
         analyzer_.Release();
@@ -81,21 +83,22 @@ void AnalysisWorker::Release() {
         // them for the process, and RSS would not come down.
         malloc_trim(0);
       });
+      work_.Signal();
       return;
     }
   }
-  absl::MutexLock stop_lock(&stop_mu_);
+  base::MutexLock stop_lock(&stop_mu_);
   if (thread_.joinable()) thread_.join();  // Stop's own join, if it has not run yet
   analyzer_.Release();
   malloc_trim(0);
   const JobAnalyzerStats stats = analyzer_.stats();
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   stats_ = stats;
 }
 
 void AnalysisWorker::SetJobFinished(bool finished) {
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     const bool release = finished && !released_for_finish_;
     released_for_finish_ = finished;
     if (!release) return;
@@ -104,15 +107,16 @@ void AnalysisWorker::SetJobFinished(bool finished) {
 }
 
 JobAnalyzerStats AnalysisWorker::stats() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return stats_;
 }
 
 void AnalysisWorker::Stop() {
-  absl::MutexLock stop_lock(&stop_mu_);
+  base::MutexLock stop_lock(&stop_mu_);
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     stopping_ = true;
+    work_.Signal();
   }
   if (thread_.joinable()) thread_.join();
 }
@@ -124,8 +128,10 @@ void AnalysisWorker::Run() {
     std::deque<Task> tasks;
     bool stopping = false;
     {
-      absl::MutexLock lock(&mu_);
-      mu_.AwaitWithDeadline(absl::Condition(this, &AnalysisWorker::HasWork), next_tick);
+      base::MutexLock lock(&mu_);
+      while (!HasWork()) {
+        if (work_.WaitWithDeadline(&mu_, next_tick)) break;  // a tick is due
+      }
       records.swap(records_);
       queued_events_ = 0;
       tasks.swap(tasks_);
@@ -141,7 +147,7 @@ void AnalysisWorker::Run() {
     }
     const JobAnalyzerStats stats = analyzer_.stats();
     {
-      absl::MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       stats_ = stats;
     }
     if (stopping) break;

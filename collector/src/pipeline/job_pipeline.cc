@@ -102,25 +102,27 @@ void JobPipeline::Post(Task task) {
 }
 
 bool JobPipeline::TryPost(Task& task) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   if (stopping_) return false;
   tasks_.push_back(std::move(task));
+  work_.Signal();
   return true;
 }
 
 void JobPipeline::Stop() {
-  absl::MutexLock stop_lock(&stop_mu_);
+  base::MutexLock stop_lock(&stop_mu_);
   if (analysis_) analysis_->Stop();
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     stopping_ = true;
+    work_.Signal();
   }
   if (thread_.joinable()) thread_.join();
 }
 
 void JobPipeline::StopAndCloseLog() {
   Stop();
-  absl::MutexLock stop_lock(&stop_mu_);
+  base::MutexLock stop_lock(&stop_mu_);
   // The thread is joined: nothing uses the log any more (the index writer
   // flushed its last rows in Run's epilogue). The stopped analysis stays:
   // Query may still reach it from another thread.
@@ -136,7 +138,7 @@ void JobPipeline::RecoverState() {
   alerts_.Start(commands_.Recover(state.commands), options_.halt_policy);
   if (!streams_.ranks().empty()) index_.MarkJob();
   flushes_.MarkSummaryChanged();
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   published_summary_ = BuildSummary();
 }
 
@@ -153,8 +155,11 @@ void JobPipeline::Run() {
     std::deque<Task> tasks;
     bool stopping = false;
     {
-      absl::MutexLock lock(&mu_);
-      mu_.AwaitWithDeadline(absl::Condition(this, &JobPipeline::HasWorkLocked), NextTimer());
+      base::MutexLock lock(&mu_);
+      const absl::Time next_timer = NextTimer();
+      while (!HasWorkLocked()) {
+        if (work_.WaitWithDeadline(&mu_, next_timer)) break;  // a timer is due
+      }
       tasks.swap(tasks_);
       stopping = stopping_ && tasks.empty();
     }
@@ -242,7 +247,7 @@ void JobPipeline::RunTimers(absl::Time now, bool force) {
     v1::FeedUpdate update;
     *update.mutable_job() = BuildSummary();
     {
-      absl::MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       published_summary_ = update.job();
     }
     release_.OnState(update.job().state(), now);
@@ -698,7 +703,7 @@ void JobPipeline::Snapshot(std::function<void(v1::JobStatus)> done) {
     if (!run) {
       v1::JobStatus status;
       {
-        absl::MutexLock lock(&mu_);
+        base::MutexLock lock(&mu_);
         *status.mutable_summary() = published_summary_;
       }
       return done(std::move(status));
@@ -712,7 +717,7 @@ void JobPipeline::Snapshot(std::function<void(v1::JobStatus)> done) {
 }
 
 v1::JobSummary JobPipeline::summary() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return published_summary_;
 }
 

@@ -53,7 +53,7 @@ absl::Status JobRegistry::RecoverJobs() {
       Notice(absl::StrCat("trainscope-collector: ", index_note));
     }
   }
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   for (const std::string& name : names) {
     if (jobs_.count(name)) continue;
     RecoveryReport report;
@@ -104,7 +104,7 @@ size_t JobRegistry::ApplyRetention(const RetentionPolicy& policy, absl::Time now
   auto live = [this, &connected](const std::string& job_id) {
     JobPipeline* pipeline = nullptr;
     {
-      absl::MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       auto it = jobs_.find(job_id);
       if (it == jobs_.end()) return false;
       pipeline = it->second.get();
@@ -115,7 +115,7 @@ size_t JobRegistry::ApplyRetention(const RetentionPolicy& policy, absl::Time now
   for (const StoredJob& job : SelectForRetention(*stored, policy, now, live)) {
     // Under the lock from the check to the removal: a Hello for this job
     // waits, then starts a new job of that name.
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     // Written since it was picked (a rank attached: the summary may lag): keep it.
     absl::StatusOr<StoredJob> now_stored = StatStoredJob(options_.data_dir, job.job_id);
     if (!now_stored.ok() || now_stored->last_write != job.last_write) continue;
@@ -155,13 +155,13 @@ absl::StatusOr<JobPipeline*> JobRegistry::CreateLocked(const std::string& job_id
 }
 
 absl::StatusOr<JobPipeline*> JobRegistry::GetOrCreate(const std::string& job_id) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   if (auto it = jobs_.find(job_id); it != jobs_.end()) return it->second.get();
   return CreateLocked(job_id, nullptr);
 }
 
 absl::StatusOr<JobPipeline*> JobRegistry::Find(absl::string_view job_id) const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   if (auto it = jobs_.find(job_id); it != jobs_.end()) return it->second.get();
   std::vector<std::string> known;
   for (const auto& [name, pipeline] : jobs_) {
@@ -178,7 +178,7 @@ absl::StatusOr<JobPipeline*> JobRegistry::Find(absl::string_view job_id) const {
 }
 
 std::vector<JobPipeline*> JobRegistry::Jobs() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   std::vector<JobPipeline*> out;
   for (const auto& [name, pipeline] : jobs_) out.push_back(pipeline.get());
   return out;
@@ -282,7 +282,7 @@ v1::FeedSnapshot JobRegistry::Snapshot(const v1::SnapshotRequest& request,
 void JobRegistry::EndStreams(absl::Status status) {
   std::vector<JobPipeline*> pipelines;
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     ending_ = status;
     for (const auto& [name, pipeline] : jobs_) pipelines.push_back(pipeline.get());
   }
@@ -292,7 +292,7 @@ void JobRegistry::EndStreams(absl::Status status) {
 void JobRegistry::Stop() {
   std::vector<JobPipeline*> pipelines;
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     stopped_ = true;
     for (const auto& [name, pipeline] : jobs_) pipelines.push_back(pipeline.get());
   }

@@ -13,6 +13,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/collector_test_util.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/collector/store/log_reader.h"
 
 namespace trainscope::collector {
@@ -45,7 +46,7 @@ class AgentSessionTest : public ::testing::Test {
     options.probe_interval = absl::ZeroDuration();
     options.counters = &counters_;
     options.notice = [this](absl::string_view line) {
-      absl::MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       notices_.emplace_back(line);
     };
     registry_ = std::make_unique<JobRegistry>(options);
@@ -83,13 +84,13 @@ class AgentSessionTest : public ::testing::Test {
   }
 
   std::vector<std::string> Notices() {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     return notices_;
   }
 
   ScopedTempDir dir_;
-  absl::Mutex mu_;
-  std::vector<std::string> notices_;
+  base::Mutex mu_;
+  std::vector<std::string> notices_ ABSL_GUARDED_BY(mu_);
   BadInputCounters counters_{absl::Seconds(10), nullptr, [](absl::string_view) {}};
   IngestBudget budget_{1ull << 30};
   std::unique_ptr<JobRegistry> registry_;

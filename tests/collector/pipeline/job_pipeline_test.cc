@@ -6,12 +6,14 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
 #include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/collector_test_util.h"
 #include "testing/event_batch_builder.h"
 #include "testing/job_pipeline_fixture.h"
+#include "trainscope/base/mutex.h"
 
 namespace trainscope::collector {
 namespace {
@@ -40,24 +42,26 @@ TEST_F(JobPipelineTest, GroupCommitAcknowledgesOnlyAfterOneSyncForAllQueuedBatch
                            })
                   .ok());
   ASSERT_TRUE(attached.WaitForNotificationWithTimeout(kWait));
-  absl::Mutex mu;
-  std::vector<std::pair<uint64_t, bool>> acked;  // sequence, synced when acknowledged
+  base::Mutex mu;
+  base::CondVar acked_changed;
+  std::vector<std::pair<uint64_t, bool>> acked;  // sequence, synced when acknowledged; under mu
   for (uint64_t seq = 1; seq <= 3; ++seq) {
     ASSERT_TRUE(pipeline
                     ->AppendBatch(1, Batch(seq), 100,
                                   [&, seq](absl::Status s) {
                                     EXPECT_TRUE(s.ok()) << s;
-                                    absl::MutexLock lock(&mu);
+                                    base::MutexLock lock(&mu);
                                     acked.emplace_back(seq, fake_log_->BatchSynced(seq));
+                                    acked_changed.SignalAll();
                                   })
                     .ok());
   }
   release.Notify();
-  absl::MutexLock lock(&mu);
-  ASSERT_TRUE(mu.AwaitWithTimeout(
-      absl::Condition(
-          +[](std::vector<std::pair<uint64_t, bool>>* a) { return a->size() == 3; }, &acked),
-      kWait));
+  const absl::Time deadline = absl::Now() + kWait;
+  base::MutexLock lock(&mu);
+  while (acked.size() < 3 && !acked_changed.WaitWithDeadline(&mu, deadline)) {
+  }
+  ASSERT_EQ(acked.size(), 3u);
   EXPECT_EQ(acked, (std::vector<std::pair<uint64_t, bool>>{{1, true}, {2, true}, {3, true}}));
   EXPECT_EQ(fake_log_->syncs() - syncs_at_attach, 1);
 }
@@ -178,17 +182,17 @@ TEST_F(JobPipelineTest, ProbesGoToConnectedStreamsAndRepliesAreLogged) {
 class RecordingSink : public RecordSink {
  public:
   void OnDurable(absl::string_view job_id, const v1::LogRecord& record) override {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     seen_.push_back(absl::StrCat(job_id, ":", record.body_case()));
   }
   std::vector<std::string> seen() const {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     return seen_;
   }
 
  private:
-  mutable absl::Mutex mu_;
-  std::vector<std::string> seen_;
+  mutable base::Mutex mu_;
+  std::vector<std::string> seen_ ABSL_GUARDED_BY(mu_);
 };
 
 TEST_F(JobPipelineTest, ARecordSinkGetsTheStreamsDurableRecordsInLogOrder) {

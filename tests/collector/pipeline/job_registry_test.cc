@@ -8,6 +8,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/collector_test_util.h"
+#include "trainscope/base/mutex.h"
 
 namespace trainscope::collector {
 namespace {
@@ -26,7 +27,7 @@ class JobRegistryTest : public ::testing::Test {
     options.probe_interval = absl::ZeroDuration();
     options.counters = &counters_;
     options.notice = [this](absl::string_view line) {
-      absl::MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       notices_.emplace_back(line);
     };
     return std::make_unique<JobRegistry>(options, max_jobs);
@@ -34,8 +35,8 @@ class JobRegistryTest : public ::testing::Test {
 
   ScopedTempDir dir_;
   BadInputCounters counters_{absl::Seconds(10), nullptr, [](absl::string_view) {}};
-  absl::Mutex mu_;
-  std::vector<std::string> notices_;
+  base::Mutex mu_;
+  std::vector<std::string> notices_ ABSL_GUARDED_BY(mu_);
 };
 
 TEST_F(JobRegistryTest, UnknownJobInACommandIsNotFoundListingKnownJobs) {
@@ -92,7 +93,7 @@ TEST_F(JobRegistryTest, RecoverJobsReopensEveryJobOnDisk) {
   EXPECT_TRUE(registry->Find("first").ok());
   EXPECT_TRUE(registry->Find("second").ok());
   EXPECT_EQ(registry->ListJobs().size(), 2u);
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   bool reported = false;
   for (const auto& line : notices_)
     reported |= line.find("recovered job first") != std::string::npos;
@@ -150,7 +151,7 @@ TEST_F(JobRegistryTest, RetentionRemovesOldJobsButNeverALiveOne) {
   for (const v1::JobSummary& job : registry->ListJobs()) listed.push_back(job.job_id());
   EXPECT_EQ(listed, (std::vector<std::string>{"live", "new"}));
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     bool said = false;
     for (const std::string& line : notices_) {
       said = said || line.find("retention: removed job old") != std::string::npos;

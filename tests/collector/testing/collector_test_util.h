@@ -15,8 +15,9 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
+#include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/collector/ingest/agent_stream.h"
 #include "trainscope/collector/publish/feed_sink.h"
 #include "trainscope/proto/protocol.h"
@@ -68,25 +69,31 @@ class FakeAgentStream : public AgentStream {
   };
 
   void Send(v1::Control control) override {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     state_.sent.push_back(std::move(control));
+    changed_.SignalAll();
   }
   void RequestRead() override {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     ++state_.read_requests;
     state_.acks_at_read.push_back(state_.acks().size());
+    changed_.SignalAll();
   }
   void Finish(absl::Status status) override {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     ++state_.finish_calls;
     if (!state_.finished) state_.finished = std::move(status);
+    changed_.SignalAll();
   }
 
   // Waits until `ready` holds (it is called under the lock); false on timeout.
   bool WaitUntil(const std::function<bool(const State&)>& ready, absl::Duration timeout = kWait) {
-    absl::MutexLock lock(&mu_);
-    auto condition = [&]() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) { return ready(state_); };
-    return mu_.AwaitWithTimeout(absl::Condition(&condition), timeout);
+    const absl::Time deadline = absl::Now() + timeout;
+    base::MutexLock lock(&mu_);
+    while (!ready(state_)) {
+      if (changed_.WaitWithDeadline(&mu_, deadline)) return ready(state_);
+    }
+    return true;
   }
   bool WaitForAcks(size_t count) {
     return WaitUntil([count](const State& s) { return s.acks().size() >= count; });
@@ -102,33 +109,34 @@ class FakeAgentStream : public AgentStream {
   }
 
   State state() const {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     return state_;
   }
 
  private:
-  mutable absl::Mutex mu_;
-  State state_;
+  mutable base::Mutex mu_;
+  State state_ ABSL_GUARDED_BY(mu_);
+  base::CondVar changed_;  // signalled on every change of state_
 };
 
 class RecordingFeedSink : public FeedSink {
  public:
   void Publish(v1::FeedUpdate update) override {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     updates_.push_back(std::move(update));
   }
   std::vector<v1::FeedUpdate> updates() const {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     return updates_;
   }
   size_t size() const {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     return updates_.size();
   }
 
  private:
-  mutable absl::Mutex mu_;
-  std::vector<v1::FeedUpdate> updates_;
+  mutable base::Mutex mu_;
+  std::vector<v1::FeedUpdate> updates_ ABSL_GUARDED_BY(mu_);
 };
 
 inline v1::Hello MakeHello(const std::string& job, uint32_t rank, uint32_t world_size,

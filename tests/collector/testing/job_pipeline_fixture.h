@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "testing/collector_test_util.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/collector/pipeline/job_pipeline.h"
 
 namespace trainscope::collector::testing {
@@ -23,13 +23,13 @@ namespace trainscope::collector::testing {
 class FakeJobLog : public JobLog {
  public:
   absl::Status Append(const v1::LogRecord& record) override {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     records_.push_back(record);
     FoldLogRecord(record, &state_);
     return absl::OkStatus();
   }
   absl::Status Sync() override {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     ++syncs_;
     if (fail_sync_) return absl::DataLossError("disk on fire");
     synced_ = records_.size();
@@ -40,16 +40,16 @@ class FakeJobLog : public JobLog {
   std::vector<SegmentInfo> segments() const override { return {}; }
 
   void set_fail_sync(bool fail) {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     fail_sync_ = fail;
   }
   int syncs() const {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     return syncs_;
   }
   // Whether the batch with `sequence` was appended before the last good sync.
   bool BatchSynced(uint64_t sequence) const {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     for (size_t i = 0; i < synced_; ++i) {
       if (records_[i].has_batch() && records_[i].batch().batch().sequence() == sequence)
         return true;
@@ -57,17 +57,17 @@ class FakeJobLog : public JobLog {
     return false;
   }
   std::vector<v1::LogRecord> records() const {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     return records_;
   }
 
  private:
-  mutable absl::Mutex mu_;
-  std::vector<v1::LogRecord> records_;
-  size_t synced_ = 0;
-  int syncs_ = 0;
-  bool fail_sync_ = false;
-  JobLogState state_;
+  mutable base::Mutex mu_;
+  std::vector<v1::LogRecord> records_ ABSL_GUARDED_BY(mu_);
+  size_t synced_ ABSL_GUARDED_BY(mu_) = 0;
+  int syncs_ ABSL_GUARDED_BY(mu_) = 0;
+  bool fail_sync_ ABSL_GUARDED_BY(mu_) = false;
+  JobLogState state_;  // the pipeline thread's alone (Append and state())
 };
 
 class JobPipelineTest : public ::testing::Test {

@@ -21,9 +21,9 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "trainscope/base/mutex.h"
 
 namespace trainscope::collector {
 
@@ -53,7 +53,7 @@ class BadInputCounters {
   const absl::Duration log_interval_;
   const Clock clock_;
   const LogSink sink_;
-  mutable absl::Mutex mu_;
+  mutable base::Mutex mu_;
   std::map<std::string, PerCause, std::less<>> causes_ ABSL_GUARDED_BY(mu_);
   uint64_t total_ ABSL_GUARDED_BY(mu_) = 0;
 };

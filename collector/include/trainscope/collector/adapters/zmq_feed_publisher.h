@@ -40,7 +40,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/collector/publish/feed_sink.h"
 #include "trainscope/security/curve_keys.h"
 #include "trainscope/v1/feed.pb.h"
@@ -99,9 +99,9 @@ class ZmqFeedPublisher final : public FeedSink {
   std::string snapshot_endpoint_;
   SnapshotFn snapshot_;
 
-  absl::Mutex mu_;
+  base::Mutex mu_;
   std::deque<trainscope::v1::FeedUpdate> queue_ ABSL_GUARDED_BY(mu_);
-  mutable absl::Mutex subscriptions_mu_;
+  mutable base::Mutex subscriptions_mu_;
   // XPUB reports a prefix's first subscription and its last unsubscription.
   absl::flat_hash_set<std::string> subscriptions_ ABSL_GUARDED_BY(subscriptions_mu_);
 

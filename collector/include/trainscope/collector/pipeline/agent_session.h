@@ -37,7 +37,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/collector/bad_input_counters.h"
 #include "trainscope/collector/ingest/agent_stream.h"
 #include "trainscope/collector/ingest/batch_validator.h"
@@ -107,7 +107,7 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   const std::string peer_;
   const AgentSessionOptions options_;
 
-  mutable absl::Mutex mu_;
+  mutable base::Mutex mu_;
   State state_ ABSL_GUARDED_BY(mu_) = State::kAwaitingHello;
   std::string job_id_ ABSL_GUARDED_BY(mu_);
   uint32_t rank_ ABSL_GUARDED_BY(mu_) = 0;

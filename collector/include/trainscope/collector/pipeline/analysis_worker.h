@@ -29,8 +29,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/collector/analysis/job_analyzer.h"
 #include "trainscope/v1/feed.pb.h"
 #include "trainscope/v1/log.pb.h"
@@ -83,7 +83,7 @@ class AnalysisWorker {
   const AnalysisWorkerOptions options_;
   JobAnalyzer analyzer_;  // worker thread only
 
-  mutable absl::Mutex mu_;
+  mutable base::Mutex mu_;
   std::deque<trainscope::v1::LogRecord> records_ ABSL_GUARDED_BY(mu_);
   uint64_t queued_events_ ABSL_GUARDED_BY(mu_) = 0;
   bool dropping_ ABSL_GUARDED_BY(mu_) = false;
@@ -92,7 +92,8 @@ class AnalysisWorker {
   JobAnalyzerStats stats_ ABSL_GUARDED_BY(mu_);
   std::atomic<uint64_t> dropped_events_{0};
   bool released_for_finish_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Mutex stop_mu_;
+  base::CondVar work_;  // signalled when HasWork() may have become true
+  base::Mutex stop_mu_;
   std::thread thread_;
 };
 

@@ -69,8 +69,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/collector/analysis/halt_policy_tracker.h"
 #include "trainscope/collector/analysis/job_analyzer.h"
 #include "trainscope/collector/bad_input_counters.h"
@@ -322,12 +322,13 @@ class JobPipeline {
   FinishedJobRelease release_;
   JobStatusBuilder status_;
 
-  mutable absl::Mutex mu_;
+  mutable base::Mutex mu_;
   std::deque<Task> tasks_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   trainscope::v1::JobSummary published_summary_ ABSL_GUARDED_BY(mu_);
+  base::CondVar work_;  // signalled when HasWorkLocked() may have become true
 
-  absl::Mutex stop_mu_;  // serialises Stop callers around the join
+  base::Mutex stop_mu_;  // serialises Stop callers around the join
   std::thread thread_;
   // Null when options.analysis is off. Stopped before the pipeline thread,
   // since its outputs post to it.

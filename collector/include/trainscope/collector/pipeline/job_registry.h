@@ -28,8 +28,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/collector/pipeline/job_pipeline.h"
 #include "trainscope/collector/store/stored_jobs.h"
 #include "trainscope/v1/commands.pb.h"
@@ -90,7 +90,7 @@ class JobRegistry {
 
   const JobPipelineOptions options_;
   const size_t max_jobs_;
-  mutable absl::Mutex mu_;
+  mutable base::Mutex mu_;
   std::map<std::string, std::unique_ptr<JobPipeline>, std::less<>> jobs_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<absl::Status> ending_ ABSL_GUARDED_BY(mu_);
