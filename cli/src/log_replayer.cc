@@ -10,8 +10,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/synchronization/notification.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/cli/formatting.h"
 #include "trainscope/cli/replay_stream.h"
 #include "trainscope/client/commands_client.h"
@@ -69,20 +69,20 @@ absl::Status CheckLogDir(const std::filesystem::path& dir) {
 class ReplayState {
  public:
   void Add(std::unique_ptr<ReplayStream> stream) {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     streams_.push_back(std::move(stream));
   }
   ReplayStream* Get(size_t index) {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     return index < streams_.size() ? streams_[index].get() : nullptr;
   }
   size_t size() {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     return streams_.size();
   }
   // Sums the streams' counters into `summary`.
   void Totals(LogReplayer::Summary* summary) {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     summary->batches_acked = summary->batches_rejected = summary->batches_unacked = 0;
     for (const auto& stream : streams_) {
       const ReplayStream::Counters counters = stream->counters();
@@ -94,7 +94,7 @@ class ReplayState {
   // Cancels streams that waited longer than `limit` without a word from the
   // collector; returns their labels.
   std::vector<std::string> CancelStalled(absl::Duration limit) {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     std::vector<std::string> cancelled;
     const absl::Time now = absl::Now();
     for (const auto& stream : streams_) {
@@ -106,11 +106,11 @@ class ReplayState {
     return cancelled;
   }
   void CancelAll() {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     for (const auto& stream : streams_) stream->Cancel();
   }
   void Collect(LogReplayer::Summary* summary) {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     for (const auto& stream : streams_) {
       for (std::string& reason : stream->reject_reasons()) {
         summary->errors.push_back(absl::StrCat(stream->label(), " rejected ", reason));
@@ -120,12 +120,12 @@ class ReplayState {
     }
   }
   void Clear() {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     streams_.clear();
   }
 
  private:
-  absl::Mutex mu_;
+  base::Mutex mu_;
   std::vector<std::unique_ptr<ReplayStream>> streams_ ABSL_GUARDED_BY(mu_);
 };
 

@@ -44,13 +44,13 @@ void ReplayStream::AdvanceSettled() {
 
 bool ReplayStream::WaitFor(bool (ReplayStream::*done)() const, absl::Duration timeout) {
   const absl::Time deadline = absl::Now() + timeout;
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   while (true) {
     if ((this->*done)()) return true;
     if (stop_ != nullptr && stop_->load(std::memory_order_relaxed)) return false;
     const absl::Duration left = deadline - absl::Now();
     if (left <= absl::ZeroDuration()) return false;
-    mu_.AwaitWithTimeout(absl::Condition(this, done), std::min(left, kStopCheckInterval));
+    changed_.WaitWithTimeout(&mu_, std::min(left, kStopCheckInterval));
   }
 }
 
@@ -70,7 +70,7 @@ absl::Status ReplayStream::EndedError() {
 void ReplayStream::ReadLoop() {
   trainscope::v1::Control control;
   while (call_->Read(&control)) {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     last_heard_ = absl::Now();
     switch (control.body_case()) {
       case trainscope::v1::Control::kHelloAck:
@@ -95,14 +95,16 @@ void ReplayStream::ReadLoop() {
       default:
         break;  // recording switches and clock probes mean nothing to a replay
     }
+    changed_.SignalAll();
   }
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   read_ended_ = true;
+  changed_.SignalAll();
 }
 
 absl::Status ReplayStream::Open(const trainscope::v1::Hello& hello, absl::Duration timeout) {
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     last_heard_ = absl::Now();
   }
   call_ = stub_->Connect(&context_);
@@ -117,7 +119,7 @@ absl::Status ReplayStream::Open(const trainscope::v1::Hello& hello, absl::Durati
         absl::StrCat(label_, ": no answer to Hello within ", absl::FormatDuration(timeout)));
   }
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     if (hello_acked_) return absl::OkStatus();
   }
   return EndedError();
@@ -126,7 +128,7 @@ absl::Status ReplayStream::Open(const trainscope::v1::Hello& hello, absl::Durati
 absl::Status ReplayStream::Send(const trainscope::v1::EventBatch& batch, uint64_t max_unsettled,
                                 absl::Duration timeout) {
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     window_target_ = std::max<uint64_t>(1, max_unsettled);
   }
   if (!WaitFor(&ReplayStream::WindowOpenOrEnded, timeout)) {
@@ -136,7 +138,7 @@ absl::Status ReplayStream::Send(const trainscope::v1::EventBatch& batch, uint64_
   }
   bool ended;
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     ended = read_ended_;
     if (!ended) ++sent_;
   }
@@ -154,7 +156,7 @@ absl::Status ReplayStream::Close(const trainscope::v1::Goodbye& goodbye, absl::D
   const bool settled = WaitFor(&ReplayStream::AllSettledOrEnded, timeout);
   bool ended;
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     ended = read_ended_;
   }
   if (ended) return EndedError();
@@ -179,14 +181,14 @@ absl::Status ReplayStream::Close(const trainscope::v1::Goodbye& goodbye, absl::D
 }
 
 bool ReplayStream::Stalled(absl::Time now, absl::Duration limit) const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   if (read_ended_) return false;
   const bool waiting = !hello_acked_ || sent_ > settled_up_to_;
   return waiting && now - last_heard_ > limit;
 }
 
 ReplayStream::Counters ReplayStream::counters() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   Counters counters;
   counters.sent = sent_;
   counters.rejected = rejected_.size();
@@ -198,17 +200,17 @@ ReplayStream::Counters ReplayStream::counters() const {
 }
 
 std::vector<std::string> ReplayStream::reject_reasons() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return reject_reasons_;
 }
 
 std::optional<std::string> ReplayStream::halt_reason() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return halt_reason_;
 }
 
 std::string ReplayStream::generated_token() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return generated_token_;
 }
 

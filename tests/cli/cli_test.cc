@@ -8,7 +8,7 @@
 
 #include <sstream>
 
-#include "absl/synchronization/mutex.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/v1/commands.grpc.pb.h"
 
 namespace trainscope::cli {
@@ -46,7 +46,7 @@ class ScriptedCommands final : public trainscope::v1::Commands::Service {
   grpc::Status SetRecording(grpc::ServerContext*,
                             const trainscope::v1::SetRecordingRequest* request,
                             trainscope::v1::CommandReply* reply) override {
-    absl::MutexLock lock(&mu);
+    base::MutexLock lock(&mu);
     last_recording = *request;
     if (request->token() != "secret") {
       return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "wrong token for job resnet");
@@ -56,7 +56,7 @@ class ScriptedCommands final : public trainscope::v1::Commands::Service {
   }
   grpc::Status Halt(grpc::ServerContext*, const trainscope::v1::HaltJobRequest* request,
                     trainscope::v1::CommandReply* reply) override {
-    absl::MutexLock lock(&mu);
+    base::MutexLock lock(&mu);
     last_halt = *request;
     if (request->token() != "secret") {
       return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "wrong token for job resnet");
@@ -66,7 +66,7 @@ class ScriptedCommands final : public trainscope::v1::Commands::Service {
   }
 
   bool no_jobs = false;
-  absl::Mutex mu;
+  base::Mutex mu;
   trainscope::v1::HaltJobRequest last_halt ABSL_GUARDED_BY(mu);
   trainscope::v1::SetRecordingRequest last_recording ABSL_GUARDED_BY(mu);
 };
@@ -166,7 +166,7 @@ TEST_F(CliTest, StatusOfAKnownAndAnUnknownJob) {
 TEST_F(CliTest, HaltSendsTokenReasonAndRequester) {
   EXPECT_EQ(Run({"halt", "resnet", "--reason", "stragglers", "--token", "secret"}), 0);
   EXPECT_EQ(out_.str(), "halt sent to job resnet: reached 1 rank\n");
-  absl::MutexLock lock(&service_.mu);
+  base::MutexLock lock(&service_.mu);
   EXPECT_EQ(service_.last_halt.job_id(), "resnet");
   EXPECT_EQ(service_.last_halt.reason(), "stragglers");
   EXPECT_EQ(service_.last_halt.requested_by(), "tester@box");
@@ -187,7 +187,7 @@ TEST_F(CliTest, HaltWithoutTokenOrReasonNeverCallsTheCollector) {
   EXPECT_THAT(err_.str(), HasSubstr("--token TOKEN, --token-file FILE, or the TRAINSCOPE_TOKEN"));
   EXPECT_EQ(Run({"halt", "resnet", "--token", "secret"}), 2);
   EXPECT_THAT(err_.str(), HasSubstr("--reason TEXT is required"));
-  absl::MutexLock lock(&service_.mu);
+  base::MutexLock lock(&service_.mu);
   EXPECT_EQ(service_.last_halt.job_id(), "");
 }
 
@@ -196,14 +196,14 @@ TEST_F(CliTest, EnableAndDisable) {
   EXPECT_THAT(out_.str(),
               HasSubstr("recording on for job resnet (one in 10 operators): reached 2"));
   {
-    absl::MutexLock lock(&service_.mu);
+    base::MutexLock lock(&service_.mu);
     EXPECT_TRUE(service_.last_recording.enabled());
     EXPECT_EQ(service_.last_recording.sampling_period(), 10u);
   }
   EXPECT_EQ(Run({"disable", "resnet", "--token", "secret", "--json"}), 0);
   EXPECT_THAT(out_.str(), HasSubstr("\"ranks_reached\":2"));
   {
-    absl::MutexLock lock(&service_.mu);
+    base::MutexLock lock(&service_.mu);
     EXPECT_FALSE(service_.last_recording.enabled());
   }
   EXPECT_EQ(Run({"disable", "resnet", "--token", "x"}), 1);
@@ -215,7 +215,7 @@ TEST_F(CliTest, LossContributionSwitchIsItsOwnRequest) {
   EXPECT_EQ(Run({"disable", "resnet", "--loss-contribution", "--token", "secret"}), 0);
   EXPECT_THAT(out_.str(), HasSubstr("loss contribution off for job resnet: reached 2"));
   {
-    absl::MutexLock lock(&service_.mu);
+    base::MutexLock lock(&service_.mu);
     EXPECT_TRUE(service_.last_recording.loss_contribution());
     EXPECT_FALSE(service_.last_recording.enabled());
   }

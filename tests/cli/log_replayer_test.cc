@@ -7,7 +7,7 @@
 #include <fstream>
 #include <set>
 
-#include "absl/synchronization/mutex.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/collector/store/job_log.h"
 #include "trainscope/proto/protocol.h"
 #include "trainscope/v1/agent.grpc.pb.h"
@@ -89,13 +89,13 @@ class RecordingAgentService final : public trainscope::v1::AgentService::Service
         break;
       }
     }
-    absl::MutexLock lock(&mu);
+    base::MutexLock lock(&mu);
     streams.push_back(seen);
     return grpc::Status::OK;
   }
 
   std::set<uint64_t> reject;
-  absl::Mutex mu;
+  base::Mutex mu;
   std::vector<Stream> streams ABSL_GUARDED_BY(mu);
 };
 
@@ -211,7 +211,7 @@ TEST_F(LogReplayerTest, ReplaysEveryStreamRenumberedAndAcknowledged) {
               HasSubstr("as job again: 2 streams, 5/5 batches sent (13 events), "
                         "5 acknowledged, 0 rejected, 0 unacknowledged"));
 
-  absl::MutexLock lock(&service_.mu);
+  base::MutexLock lock(&service_.mu);
   ASSERT_EQ(service_.streams.size(), 2u);
   std::map<uint32_t, RecordingAgentService::Stream> by_rank;
   for (const auto& stream : service_.streams) by_rank[stream.hello.rank()] = stream;

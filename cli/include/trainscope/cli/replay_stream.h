@@ -26,8 +26,8 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/v1/agent.grpc.pb.h"
 
 namespace trainscope::cli {
@@ -84,7 +84,7 @@ class ReplayStream {
   bool finished_ = false;  // Finish() called (writer thread only)
   grpc::Status final_status_;
 
-  mutable absl::Mutex mu_;
+  mutable base::Mutex mu_;
   uint64_t window_target_ ABSL_GUARDED_BY(mu_) = 0;  // WindowOpenOrEnded: unsettled < this
   bool hello_acked_ ABSL_GUARDED_BY(mu_) = false;
   bool read_ended_ ABSL_GUARDED_BY(mu_) = false;
@@ -96,6 +96,10 @@ class ReplayStream {
   std::optional<std::string> halt_reason_ ABSL_GUARDED_BY(mu_);
   std::string generated_token_ ABSL_GUARDED_BY(mu_);
   absl::Time last_heard_ ABSL_GUARDED_BY(mu_);
+  // Signalled by the reader on every message and when it ends: what WaitFor's
+  // conditions read changes there (window_target_ and sent_ change only on
+  // the thread that waits).
+  base::CondVar changed_;
 };
 
 }  // namespace trainscope::cli
