@@ -54,14 +54,15 @@ CommandListener::~CommandListener() { Stop(); }
 
 void CommandListener::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     stopping_ = true;
+    stop_requested_.SignalAll();
   }
   if (thread_.joinable()) thread_.join();
 }
 
 uint64_t CommandListener::applied() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return applied_;
 }
 
@@ -128,7 +129,7 @@ bool CommandListener::RunLocally(const v1::TierCommand& command) {
                               " from the job level failed here: ", reply.status().message()));
         }
       });
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   ++applied_;
   return true;
 }
@@ -143,7 +144,7 @@ void CommandListener::Run() {
       absl::StrCat("node-", SubjectToken(options_.node), "-", absl::GetCurrentTimeNanos());
   for (;;) {
     {
-      absl::MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       if (stopping_) break;
     }
     if (sub == nullptr) {
@@ -180,8 +181,10 @@ void CommandListener::Run() {
                               "; retrying every second"));
           said_unreachable = true;
         }
-        absl::MutexLock lock(&mu_);
-        mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Seconds(1));
+        const absl::Time retry_at = absl::Now() + absl::Seconds(1);
+        base::MutexLock lock(&mu_);
+        while (!stopping_ && !stop_requested_.WaitWithDeadline(&mu_, retry_at)) {
+        }
         continue;
       }
       said_unreachable = false;
@@ -191,8 +194,10 @@ void CommandListener::Run() {
     jsErrCode err = static_cast<jsErrCode>(0);
     natsStatus s = natsSubscription_Fetch(&list, sub, 16, 500, &err);
     if (s != NATS_OK && s != NATS_TIMEOUT) {
-      absl::MutexLock lock(&mu_);
-      mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Milliseconds(250));
+      const absl::Time retry_at = absl::Now() + absl::Milliseconds(250);
+      base::MutexLock lock(&mu_);
+      while (!stopping_ && !stop_requested_.WaitWithDeadline(&mu_, retry_at)) {
+      }
       continue;
     }
     for (int i = 0; i < list.Count; ++i) {

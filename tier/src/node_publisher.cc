@@ -82,7 +82,7 @@ absl::Status NodePublisher::ScanLogs() {
   const fs::path jobs = options_.data_dir / "jobs";
   std::error_code ec;
   if (!fs::is_directory(jobs, ec)) return absl::OkStatus();
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   for (const fs::directory_entry& entry : fs::directory_iterator(jobs, ec)) {
     if (!entry.is_directory()) continue;
     const std::string job_id = entry.path().filename().string();
@@ -174,7 +174,7 @@ std::optional<PublishBuffer::Item> NodePublisher::MakeItem(const std::string& jo
 void NodePublisher::OnDurable(absl::string_view job_id, const v1::LogRecord& record) {
   if (!collector::IsSinkRecord(record)) return;
   const std::string job(job_id);
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   JobState& state = jobs_[job];
   const uint64_t index = state.next_index++;
   if (state.catching_up) {
@@ -193,10 +193,11 @@ void NodePublisher::OnDurable(absl::string_view job_id, const v1::LogRecord& rec
 
 void NodePublisher::Stop(absl::Duration drain) {
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     if (stopping_ && !thread_.joinable()) return;
     stopping_ = true;
     drain_deadline_ = absl::Now() + drain;
+    stop_requested_.SignalAll();
   }
   buffer_.Wake();
   if (thread_.joinable()) thread_.join();
@@ -213,7 +214,7 @@ void NodePublisher::Notice(absl::string_view line) const {
 
 void NodePublisher::OnPublishError(jsCtx*, jsPubAckErr* err, void* closure) {
   auto* self = static_cast<NodePublisher*>(closure);
-  absl::MutexLock lock(&self->mu_);
+  base::MutexLock lock(&self->mu_);
   self->publish_failed_ = true;
   self->counters_.last_error =
       absl::StrCat("publish failed: ", natsStatus_GetText(err->Err),
@@ -231,7 +232,7 @@ bool NodePublisher::EnsureConnected() {
     bool first = !in_outage_;
     in_outage_ = true;
     {
-      absl::MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       counters_.connected = false;
       counters_.last_error = std::string(ready.message());
       if (first) ++counters_.outages;
@@ -254,7 +255,7 @@ bool NodePublisher::EnsureConnected() {
                         " as node ", options_.node));
   }
   in_outage_ = false;
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   counters_.connected = true;
   counters_.last_error.clear();
   return true;
@@ -262,7 +263,7 @@ bool NodePublisher::EnsureConnected() {
 
 absl::Status NodePublisher::PublishWindow(const std::vector<PublishBuffer::Item>& items) {
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     publish_failed_ = false;
   }
   jsCtx* js = client_->js();
@@ -283,7 +284,7 @@ absl::Status NodePublisher::PublishWindow(const std::vector<PublishBuffer::Item>
   }
   bool failed = s != NATS_OK;
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     failed = failed || publish_failed_;
   }
   if (failed) {
@@ -291,7 +292,7 @@ absl::Status NodePublisher::PublishWindow(const std::vector<PublishBuffer::Item>
     natsMsgList pending;
     if (js_PublishAsyncGetPendingList(&pending, js) == NATS_OK) natsMsgList_Destroy(&pending);
     absl::Status error = s != NATS_OK ? NatsError(s, "publish") : absl::UnavailableError("publish");
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     if (s != NATS_OK) counters_.last_error = std::string(error.message());
     counters_.connected = client_->connected();
     return error;
@@ -304,7 +305,7 @@ void NodePublisher::MarkAcked(const std::vector<PublishBuffer::Item>& items) {
   std::map<std::string, uint64_t> changed;
   const absl::Time now = absl::Now();
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     counters_.published += items.size();
     counters_.connected = true;
     for (const PublishBuffer::Item& item : items) {
@@ -335,7 +336,7 @@ bool NodePublisher::CatchUp(const std::string& job_id) {
     uint64_t from = 0;
     uint64_t limit = 0;
     {
-      absl::MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       JobState& job = jobs_[job_id];
       from = job.acked;
       limit = job.next_index;
@@ -347,7 +348,7 @@ bool NodePublisher::CatchUp(const std::string& job_id) {
         Notice(absl::StrCat("trainscope-collector: --publish: job ", job_id,
                             ": cannot read its log back (", reader.status().message(),
                             "); its unpublished records are lost to the job level"));
-        absl::MutexLock lock(&mu_);
+        base::MutexLock lock(&mu_);
         jobs_[job_id].catching_up = false;
         return true;
       }
@@ -361,7 +362,7 @@ bool NodePublisher::CatchUp(const std::string& job_id) {
             if (i >= limit) return false;
             std::optional<PublishBuffer::Item> item;
             {
-              absl::MutexLock lock(&mu_);
+              base::MutexLock lock(&mu_);
               JobState& job = jobs_[job_id];
               if (record.has_stream_opened()) {
                 job.hellos[StreamOf(record)] = record.stream_opened().hello();
@@ -375,7 +376,7 @@ bool NodePublisher::CatchUp(const std::string& job_id) {
                 ok = false;
                 return false;
               }
-              absl::MutexLock lock(&mu_);
+              base::MutexLock lock(&mu_);
               counters_.caught_up += window.size();
               window.clear();
             }
@@ -385,7 +386,7 @@ bool NodePublisher::CatchUp(const std::string& job_id) {
       if (ok && !window.empty()) {
         ok = PublishWindow(window).ok();
         if (ok) {
-          absl::MutexLock lock(&mu_);
+          base::MutexLock lock(&mu_);
           counters_.caught_up += window.size();
         }
       }
@@ -395,7 +396,7 @@ bool NodePublisher::CatchUp(const std::string& job_id) {
                             ": reading its log back failed: ", read.message()));
       }
     }
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     JobState& job = jobs_[job_id];
     if (job.next_index == limit) {
       // Everything counted has been read back: live again. Records handed
@@ -408,7 +409,7 @@ bool NodePublisher::CatchUp(const std::string& job_id) {
 
 void NodePublisher::Rewind() {
   const absl::Time since = absl::Now() - kRewind;
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   for (auto& [job_id, job] : jobs_) {
     uint64_t from = job.acked;
     for (const auto& [when, acked_before] : job.recent_acks) {
@@ -436,7 +437,7 @@ void NodePublisher::WriteStatus() {
 
 NodePublisher::Counters NodePublisher::counters() const {
   const PublishBuffer::Counters b = buffer_.counters();
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   Counters c = counters_;
   c.queued = b.queued;
   c.queued_bytes = b.queued_bytes;
@@ -451,7 +452,7 @@ void NodePublisher::Run() {
     bool stopping = false;
     absl::Time deadline;
     {
-      absl::MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       stopping = stopping_;
       deadline = drain_deadline_;
     }
@@ -464,8 +465,10 @@ void NodePublisher::Run() {
       return;
     }
     if (!EnsureConnected()) {
-      absl::MutexLock lock(&mu_);
-      mu_.AwaitWithTimeout(absl::Condition(&stopping_), options_.retry);
+      const absl::Time retry_at = absl::Now() + options_.retry;
+      base::MutexLock lock(&mu_);
+      while (!stopping_ && !stop_requested_.WaitWithDeadline(&mu_, retry_at)) {
+      }
       if (stopping_) return;  // nothing can drain without NATS
       continue;
     }
@@ -485,16 +488,18 @@ void NodePublisher::Run() {
         retry_.clear();
         Rewind();  // the failure may have been the server going away
       } else {
-        absl::MutexLock lock(&mu_);
+        const absl::Time retry_at = absl::Now() + absl::Milliseconds(250);
+        base::MutexLock lock(&mu_);
         ++counters_.resent_windows;
-        mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Milliseconds(250));
+        while (!stopping_ && !stop_requested_.WaitWithDeadline(&mu_, retry_at)) {
+        }
         continue;
       }
     }
     // Jobs behind first: their records are older than anything buffered.
     std::vector<std::string> behind;
     {
-      absl::MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       for (const auto& [job_id, job] : jobs_) {
         if (job.catching_up) behind.push_back(job_id);
       }
@@ -507,8 +512,10 @@ void NodePublisher::Run() {
       }
     }
     if (failed) {
-      absl::MutexLock lock(&mu_);
-      mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Milliseconds(250));
+      const absl::Time retry_at = absl::Now() + absl::Milliseconds(250);
+      base::MutexLock lock(&mu_);
+      while (!stopping_ && !stop_requested_.WaitWithDeadline(&mu_, retry_at)) {
+      }
       continue;
     }
     std::vector<PublishBuffer::Item> window =

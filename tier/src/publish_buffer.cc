@@ -5,7 +5,7 @@
 namespace trainscope::tier {
 
 bool PublishBuffer::Push(Item item) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   const uint64_t bytes = item.payload.size();
   if (!items_.empty() && counters_.queued_bytes + bytes > max_bytes_) {
     ++counters_.refused;
@@ -15,13 +15,15 @@ bool PublishBuffer::Push(Item item) {
   ++counters_.queued;
   ++counters_.pushed;
   items_.push_back(std::move(item));
+  ready_.Signal();
   return true;
 }
 
 std::vector<PublishBuffer::Item> PublishBuffer::Take(size_t max_items, absl::Duration wait) {
-  absl::MutexLock lock(&mu_);
-  auto ready = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) { return !items_.empty() || woken_; };
-  mu_.AwaitWithTimeout(absl::Condition(&ready), wait);
+  const absl::Time deadline = absl::Now() + wait;
+  base::MutexLock lock(&mu_);
+  while (items_.empty() && !woken_ && !ready_.WaitWithDeadline(&mu_, deadline)) {
+  }
   woken_ = false;
   std::vector<Item> out;
   while (!items_.empty() && out.size() < max_items) {
@@ -34,12 +36,13 @@ std::vector<PublishBuffer::Item> PublishBuffer::Take(size_t max_items, absl::Dur
 }
 
 void PublishBuffer::Wake() {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   woken_ = true;
+  ready_.SignalAll();
 }
 
 PublishBuffer::Counters PublishBuffer::counters() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return counters_;
 }
 

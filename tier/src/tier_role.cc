@@ -114,7 +114,7 @@ void TierRole::Start(collector::JobRegistry* registry, collector::BadInputCounte
     std::error_code ec;
     std::filesystem::create_directories(options_.data_dir / "tier", ec);
     std::unique_ptr<UpstreamConsumer> consumer = UpstreamConsumer::Start(u, registry, counters);
-    absl::MutexLock lock(&consumer_mu_);
+    base::MutexLock lock(&consumer_mu_);
     consumer_ = std::move(consumer);
   }
 }

@@ -32,9 +32,11 @@ UpstreamConsumer::~UpstreamConsumer() { Stop(); }
 
 void UpstreamConsumer::Stop() {
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     if (stopping_ && !fetch_thread_.joinable()) return;
     stopping_ = true;
+    fetch_wake_.SignalAll();
+    deliver_wake_.SignalAll();
   }
   if (fetch_thread_.joinable()) fetch_thread_.join();
   if (deliver_thread_.joinable()) deliver_thread_.join();
@@ -47,7 +49,7 @@ void UpstreamConsumer::Stop() {
   // stay: the server's shutdown ends them as it ends every stream (the ranks
   // did not vanish, this collector stopped).
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     for (auto& [id, stream] : streams_) {
       for (Pending& p : stream.batches.TakeAll()) Drop(p, false);
       for (auto& [seq, p] : stream.in_flight) Drop(p, false);
@@ -61,7 +63,7 @@ void UpstreamConsumer::Stop() {
 }
 
 UpstreamConsumer::Counters UpstreamConsumer::counters() const {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   return counters_;
 }
 
@@ -96,12 +98,12 @@ void UpstreamConsumer::FetchLoop() {
   bool said_unreachable = false;
   for (;;) {
     {
-      absl::MutexLock lock(&mu_);
       // Hold fetching while too much waits in memory (the sessions' pace).
-      auto room = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-        return stopping_ || held_ < static_cast<size_t>(options_.max_ack_pending);
-      };
-      mu_.AwaitWithTimeout(absl::Condition(&room), absl::Seconds(1));
+      const absl::Time until = absl::Now() + absl::Seconds(1);
+      base::MutexLock lock(&mu_);
+      while (!stopping_ && held_ >= static_cast<size_t>(options_.max_ack_pending) &&
+             !fetch_wake_.WaitWithDeadline(&mu_, until)) {
+      }
       if (stopping_) break;
       if (held_ >= static_cast<size_t>(options_.max_ack_pending)) continue;
     }
@@ -140,25 +142,29 @@ void UpstreamConsumer::FetchLoop() {
                               "; retrying every second"));
           said_unreachable = true;
         }
-        absl::MutexLock lock(&mu_);
+        const absl::Time retry_at = absl::Now() + absl::Seconds(1);
+        base::MutexLock lock(&mu_);
         counters_.connected = false;
-        mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Seconds(1));
+        while (!stopping_ && !fetch_wake_.WaitWithDeadline(&mu_, retry_at)) {
+        }
         continue;
       }
       connected_client_.store(client_.get());
       Notice(absl::StrCat("trainscope-collector: consuming ", options_.filter, " from NATS at ",
                           options_.nats.url, " as durable ", options_.durable));
       said_unreachable = false;
-      absl::MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       counters_.connected = true;
     }
     natsMsgList list = {nullptr, 0};
     jsErrCode err = static_cast<jsErrCode>(0);
     natsStatus s = natsSubscription_Fetch(&list, sub, 256, 250, &err);
     if (s != NATS_OK && s != NATS_TIMEOUT) {
-      absl::MutexLock lock(&mu_);
+      const absl::Time retry_at = absl::Now() + absl::Milliseconds(250);
+      base::MutexLock lock(&mu_);
       counters_.connected = client_->connected();
-      mu_.AwaitWithTimeout(absl::Condition(&stopping_), absl::Milliseconds(250));
+      while (!stopping_ && !fetch_wake_.WaitWithDeadline(&mu_, retry_at)) {
+      }
       continue;
     }
     if (list.Count == 0) {
@@ -167,7 +173,7 @@ void UpstreamConsumer::FetchLoop() {
     }
     std::vector<std::shared_ptr<collector::AgentSession>> starts;
     {
-      absl::MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       counters_.connected = true;
       for (int i = 0; i < list.Count; ++i) {
         Route(list.Msgs[i]);
@@ -270,6 +276,7 @@ void UpstreamConsumer::Route(natsMsg* msg) {
       break;
   }
   events_.push_back(Event{Event::kRead, stream.id, {}, {}});  // something to pump
+  deliver_wake_.Signal();
 }
 
 // ---------------------------------------------------------- delivery thread
@@ -281,6 +288,7 @@ void UpstreamConsumer::Ack(Pending& pending) {
   pending.msg = nullptr;
   ++counters_.acked;
   if (held_ > 0) --held_;
+  fetch_wake_.Signal();
 }
 
 void UpstreamConsumer::Drop(Pending& pending, bool terminate) {
@@ -289,22 +297,26 @@ void UpstreamConsumer::Drop(Pending& pending, bool terminate) {
   natsMsg_Destroy(pending.msg);
   pending.msg = nullptr;
   if (held_ > 0) --held_;
+  fetch_wake_.Signal();
 }
 
 void UpstreamConsumer::OnControl(uint64_t stream_id, v1::Control control) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   events_.push_back(Event{Event::kControl, stream_id, std::move(control), {}});
+  deliver_wake_.Signal();
 }
 
 void UpstreamConsumer::OnReadRequested(uint64_t stream_id) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   if (auto it = streams_.find(stream_id); it != streams_.end()) it->second.read_requested = true;
   events_.push_back(Event{Event::kRead, stream_id, {}, {}});
+  deliver_wake_.Signal();
 }
 
 void UpstreamConsumer::OnFinish(uint64_t stream_id, absl::Status status) {
-  absl::MutexLock lock(&mu_);
+  base::MutexLock lock(&mu_);
   events_.push_back(Event{Event::kFinish, stream_id, {}, std::move(status)});
+  deliver_wake_.Signal();
 }
 
 void UpstreamConsumer::HandleCommand(const Stream& stream, const v1::Control& control) {
@@ -342,12 +354,13 @@ void UpstreamConsumer::HandleCommand(const Stream& stream, const v1::Control& co
   if (!commands_seen_.Insert(id, absl::Now())) return;
   command.set_command_id(id);
   outbox_.push_back(std::move(command));
+  deliver_wake_.Signal();
 }
 
 void UpstreamConsumer::PublishCommands() {
   std::vector<v1::TierCommand> outbox;
   {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     outbox.swap(outbox_);
   }
   if (outbox.empty()) return;
@@ -368,7 +381,7 @@ void UpstreamConsumer::PublishCommands() {
       if (ack != nullptr) jsPubAck_Destroy(ack);
     }
     if (s == NATS_OK) {
-      absl::MutexLock lock(&mu_);
+      base::MutexLock lock(&mu_);
       ++counters_.commands_sent;
     } else {
       Notice(absl::StrCat("trainscope-collector: --upstream: the ",
@@ -379,8 +392,9 @@ void UpstreamConsumer::PublishCommands() {
     }
   }
   if (!failed.empty()) {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     for (auto& c : failed) outbox_.push_back(std::move(c));
+    deliver_wake_.Signal();
   }
 }
 
@@ -442,11 +456,11 @@ void UpstreamConsumer::DeliverLoop() {
     std::vector<std::pair<std::shared_ptr<collector::AgentSession>, std::string>> reads_done;
     std::vector<std::pair<std::shared_ptr<collector::AgentSession>, std::string>> streams_done;
     {
-      absl::MutexLock lock(&mu_);
-      auto work = [this]() ABSL_SHARED_LOCKS_REQUIRED(mu_) {
-        return stopping_ || !events_.empty() || !outbox_.empty();
-      };
-      mu_.AwaitWithTimeout(absl::Condition(&work), absl::Milliseconds(200));
+      const absl::Time until = absl::Now() + absl::Milliseconds(200);
+      base::MutexLock lock(&mu_);
+      while (!stopping_ && events_.empty() && outbox_.empty() &&
+             !deliver_wake_.WaitWithDeadline(&mu_, until)) {
+      }
       if (stopping_) return;
       std::deque<Event> events;
       events.swap(events_);

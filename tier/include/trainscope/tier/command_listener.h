@@ -34,7 +34,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/collector/pipeline/command_runner.h"
 #include "trainscope/collector/pipeline/job_registry.h"
 #include "trainscope/tier/nats_client.h"
@@ -79,8 +79,9 @@ class CommandListener {
 
   const CommandListenerOptions options_;
   collector::JobRegistry* const registry_;
-  mutable absl::Mutex mu_;
+  mutable base::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  base::CondVar stop_requested_;  // signalled when stopping_ is set
   uint64_t applied_ ABSL_GUARDED_BY(mu_) = 0;
   // Listener thread only.
   RecentIds seen_{absl::Hours(1), 100000};  // command ids run or held

@@ -46,8 +46,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/collector/publish/record_sink.h"
 #include "trainscope/tier/nats_client.h"
 #include "trainscope/tier/publish_buffer.h"
@@ -135,10 +135,11 @@ class NodePublisher : public collector::RecordSink {
   const NodePublisherOptions options_;
   PublishBuffer buffer_;
 
-  mutable absl::Mutex mu_;
+  mutable base::Mutex mu_;
   std::map<std::string, JobState, std::less<>> jobs_ ABSL_GUARDED_BY(mu_);
   Counters counters_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  base::CondVar stop_requested_;  // signalled when stopping_ is set
   absl::Time drain_deadline_ ABSL_GUARDED_BY(mu_) = absl::InfiniteFuture();
   bool publish_failed_ ABSL_GUARDED_BY(mu_) = false;  // set by the async error handler
 

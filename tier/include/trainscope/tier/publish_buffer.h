@@ -21,8 +21,8 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "trainscope/base/mutex.h"
 
 namespace trainscope::tier {
 
@@ -59,10 +59,11 @@ class PublishBuffer {
 
  private:
   const uint64_t max_bytes_;
-  mutable absl::Mutex mu_;
+  mutable base::Mutex mu_;
   std::deque<Item> items_ ABSL_GUARDED_BY(mu_);
   Counters counters_ ABSL_GUARDED_BY(mu_);
   bool woken_ ABSL_GUARDED_BY(mu_) = false;
+  base::CondVar ready_;  // signalled when an item is pushed or on Wake
 };
 
 }  // namespace trainscope::tier

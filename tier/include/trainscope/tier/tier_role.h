@@ -25,7 +25,7 @@
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
-#include "absl/synchronization/mutex.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/collector/bad_input_counters.h"
 #include "trainscope/collector/pipeline/job_registry.h"
 #include "trainscope/collector/publish/record_sink.h"
@@ -64,7 +64,7 @@ class TierRole {
 
   NodePublisher* publisher() { return publisher_.get(); }
   UpstreamConsumer* consumer() {
-    absl::MutexLock lock(&consumer_mu_);
+    base::MutexLock lock(&consumer_mu_);
     return consumer_.get();
   }
 
@@ -78,7 +78,7 @@ class TierRole {
   std::unique_ptr<NodePublisher> publisher_;
   std::unique_ptr<CommandListener> listener_;
   // Set by Start while gRPC threads may already read it through FillStatus.
-  absl::Mutex consumer_mu_;
+  base::Mutex consumer_mu_;
   std::unique_ptr<UpstreamConsumer> consumer_ ABSL_GUARDED_BY(consumer_mu_);
 };
 

@@ -44,8 +44,8 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/collector/bad_input_counters.h"
 #include "trainscope/collector/ingest/ingest_budget.h"
 #include "trainscope/collector/pipeline/agent_session.h"
@@ -154,7 +154,7 @@ class UpstreamConsumer : public TierStreamEvents {
   collector::BadInputCounters* const counters_in_;
   collector::IngestBudget budget_;
 
-  mutable absl::Mutex mu_;
+  mutable base::Mutex mu_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t next_id_ ABSL_GUARDED_BY(mu_) = 1;
   std::map<uint64_t, Stream> streams_ ABSL_GUARDED_BY(mu_);
@@ -171,6 +171,10 @@ class UpstreamConsumer : public TierStreamEvents {
   // Sessions opened by Route, started by the fetch thread outside the lock.
   std::vector<std::shared_ptr<collector::AgentSession>> to_start_ ABSL_GUARDED_BY(mu_);
   Counters counters_ ABSL_GUARDED_BY(mu_);
+  // The fetch thread waits on fetch_wake_ (held_ dropped, or stopping_), the
+  // delivery thread on deliver_wake_ (events_ or outbox_ grew, or stopping_).
+  base::CondVar fetch_wake_;
+  base::CondVar deliver_wake_;
 
   // Owned by the fetch thread; published here once connected (never replaced:
   // the library reconnects by itself) for the delivery thread's commands.
