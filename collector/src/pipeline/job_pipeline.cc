@@ -5,7 +5,6 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "trainscope/proto/protocol.h"
 
 namespace trainscope::collector {
 namespace {
@@ -64,6 +63,10 @@ JobPipeline::JobPipeline(std::string job_id, JobPipelineOptions options, JobStor
                 {.steps = options_.halt_step_margin,
                  .lead_ns = absl::ToInt64Nanoseconds(options_.halt_lead)},
                 &tokens_),
+      attach_(job_id_,
+              {.max_message_bytes = options_.max_message_bytes,
+               .notice = [this](absl::string_view line) { Notice(line); }},
+              &streams_, &tokens_, &commands_),
       alerts_(job_id_,
               AlertStage::Options{.enabled = options_.analysis,
                                   .rules = options_.rules,
@@ -79,7 +82,21 @@ JobPipeline::JobPipeline(std::string job_id, JobPipelineOptions options, JobStor
                 .probe_interval = options_.probe_interval}),
       release_(options_.release_finished_after),
       status_(job_id_, NowUnixNs(), options_.analyzer.strings.max_names, &streams_, &commands_,
-              &alerts_) {
+              &alerts_),
+      analysis_feed_(
+          job_id_, options_.feed,
+          {.post =
+               [this](std::function<void()> output) {
+                 Post([output = std::move(output)](bool run) {
+                   if (run) output();
+                 });
+               },
+           .queue = [this](v1::FeedUpdate update) { QueueFeed(std::move(update)); },
+           .step_closed = [this](const v1::StepReport& step) { OnStepClosed(step); },
+           .loss_epoch_closed =
+               [this](const LossTracker::ClosedEpoch& epoch) {
+                 PublishAlerts(alerts_.OnLossEpoch(epoch, step_progress_.Highest(), NowUnixNs()));
+               }}) {
   status_.SetRecovery(std::move(storage.recovery), std::move(storage.events_lost_by_rank));
 }
 
@@ -277,77 +294,31 @@ void JobPipeline::DoAttach(AttachRequest& request,
                            std::function<void(absl::StatusOr<AttachResult>)>& done) {
   const v1::Hello& hello = request.hello;
   const uint32_t rank = hello.rank();
-  if (ending_) return done(*ending_);
-  // Every refusal shows in the job's status (a rank that cannot join is not
-  // invisible), besides the stream's end and the bad-input counters.
-  const auto refuse = [&](absl::Status status) {
-    streams_.CountRefusedHello(std::string(status.message()));
-    flushes_.MarkSummaryChanged();
-    done(std::move(status));
-  };
-  if (absl::Status s = streams_.CheckWorldSize(hello); !s.ok()) return refuse(std::move(s));
-  // Membership first (a rank the job has seen needs the job's token,
-  // generated or not): a process without it learns nothing of the rank's
-  // stream and replaces none.
-  // A rank needs the token while a stream of it is live or once it delivered
-  // a batch (it had the HelloAck, so its agent has the token): an agent whose
-  // first stream ended before its HelloAck (a hello timeout under load) never
-  // got the generated token and comes back without it (at 1,024 streams 880
-  // ranks were locked out so).
-  const auto seen = streams_.ranks().find(rank);
-  const bool rank_seen =
-      seen != streams_.ranks().end() &&
-      (seen->second.connected() || seen->second.batches_received() > 0 ||
-       seen->second.events_received() > 0);
-  absl::StatusOr<JobTokenKeeper::Admission> admitted =
-      tokens_.AdmitRank(hello.job_token(), rank_seen, rank);
-  if (!admitted.ok()) return refuse(admitted.status());
-  if (admitted->generated) {
-    Notice(absl::StrCat("trainscope-collector: job ", job_id_,
-                        " attached without a token; generated one in ",
-                        tokens_.token_path().string(), " (mode 0600), also sent to rank ", rank));
+  if (attach_.ending()) return done(*attach_.ending());
+  absl::StatusOr<AttachHandshake::Admission> admitted = attach_.Admit(hello);
+  if (!admitted.ok()) {
+    flushes_.MarkSummaryChanged();  // the refusal shows in the summary
+    return done(admitted.status());
+  }
+  if (admitted->replaced) {
+    CloseConnection(admitted->replaced->connection_id, false,
+                    absl::StrCat("replaced: ", admitted->replaced->why));
   }
 
-  // One live stream per rank: a reconnect or a newer incarnation replaces it.
-  absl::StatusOr<std::optional<AgentStreamTable::Replacement>> replaced =
-      streams_.FindReplaced(hello);
-  if (!replaced.ok()) return refuse(replaced.status());
-  if (replaced->has_value()) {
-    const AgentStreamTable::Replacement& old = **replaced;
-    streams_.Find(old.connection_id)
-        ->stream->Finish(absl::AbortedError(absl::StrCat("job ", job_id_, ": rank ", rank,
-                                                         ": this stream was replaced: ", old.why)));
-    CloseConnection(old.connection_id, false, absl::StrCat("replaced: ", old.why));
-  }
-
-  const bool first_rank = streams_.world_size() == 0;
-  v1::LogRecord record;
-  v1::Hello* logged = record.mutable_stream_opened()->mutable_hello();
-  *logged = hello;
-  logged->clear_job_token();  // the log is not a place for secrets
+  v1::LogRecord record = AttachHandshake::OpenedRecord(hello);
   const absl::Status appended = AppendRecord(record);
   if (appended.ok()) Analyse(record);
-
-  const StreamKey key{rank, hello.agent_instance_id()};
-  uint64_t resume = 0;
-  if (auto it = log_->state().streams.find(key); it != log_->state().streams.end()) {
-    resume = it->second.last_sequence;
-  }
-  const uint64_t id =
-      streams_.Open(hello, std::move(request.stream), std::move(request.peer), resume, NowUnixNs())
-          .id;
+  AttachHandshake::Joined joined =
+      attach_.Open(hello, *admitted, std::move(request.stream), std::move(request.peer),
+                   log_->state(), NowUnixNs());
   flushes_.MarkSummaryChanged();
-  if (first_rank) index_.MarkJob();
-  index_.MarkStream(key);
+  if (joined.first_rank) index_.MarkJob();
+  index_.MarkStream(joined.key);
   loss_judge_.Forget(rank);
   PublishAlerts(alerts_.OnDeviceBack(rank, step_progress_.LastStepOf(rank), NowUnixNs()));
-  if (hello.halt_policy().enabled() && !alerts_.policy_from_job()) {
-    // The job asked for its own policy (`trainscope run --halt-when ...`).
-    JobCommand command;
-    command.kind = JobCommand::Kind::kSetHaltPolicy;
-    command.halt_policy = hello.halt_policy();
-    command.requested_by = absl::StrCat("rank ", rank, "'s hello");
-    ExecuteCommand(command, [this](absl::StatusOr<v1::CommandReply> reply) {
+  if (std::optional<JobCommand> policy =
+          AttachHandshake::PolicyCommand(hello, alerts_.policy_from_job())) {
+    ExecuteCommand(*policy, [this](absl::StatusOr<v1::CommandReply> reply) {
       if (!reply.ok()) {
         Notice(absl::StrCat("trainscope-collector: job ", job_id_,
                             ": the job's halt policy was refused: ", reply.status().message()));
@@ -355,41 +326,14 @@ void JobPipeline::DoAttach(AttachRequest& request,
     });
   }
 
-  after_sync_.push_back([this, id, resume, appended, ack_token = std::move(admitted->ack_token),
-                         recording = hello.recording(),
-                         protocol_version = std::min(hello.protocol_version(), kProtocolVersion),
+  after_sync_.push_back([this, joined = std::move(joined), appended,
                          done = std::move(done)](const absl::Status& sync_status) mutable {
-    absl::Status status = appended.ok() ? sync_status : appended;
-    AgentStreamTable::Connection* connection = streams_.Find(id);
-    if (connection == nullptr) {
-      return done(absl::AbortedError(
-          absl::StrCat("job ", job_id_, ": the stream was replaced before it was acknowledged")));
-    }
-    if (!status.ok()) {
-      CloseConnection(id, false, std::string(status.message()));
+    const absl::Status status = appended.ok() ? sync_status : appended;
+    if (!status.ok() && streams_.Find(joined.connection_id) != nullptr) {
+      CloseConnection(joined.connection_id, false, std::string(status.message()));
       return done(status);
     }
-    connection->hello_acked = true;
-    v1::Control control;
-    v1::HelloAck* ack = control.mutable_hello_ack();
-    ack->set_resume_after_sequence(resume);
-    ack->set_job_token(ack_token);
-    ack->set_recording(commands_.recording().value_or(recording));
-    ack->set_sampling_period(commands_.sampling_period());
-    ack->set_max_message_bytes(options_.max_message_bytes);
-    // The highest version both speak (ValidateHello checked the ranges meet).
-    ack->set_protocol_version(protocol_version);
-    if (commands_.loss_contribution().has_value()) {
-      ack->set_loss_contribution(*commands_.loss_contribution());
-    }
-    connection->stream->Send(std::move(control));
-    if (const auto& halt = commands_.halt_for_late_joiners(); halt.has_value()) {
-      // A job that was halted stays halted for ranks that join late.
-      v1::Control late_halt;
-      *late_halt.mutable_halt() = *halt;
-      connection->stream->Send(std::move(late_halt));
-    }
-    done(AttachResult{id, resume});
+    done(attach_.Acknowledge(joined));  // ABORTED when replaced meanwhile
   });
 }
 
@@ -507,7 +451,7 @@ void JobPipeline::Detach(uint64_t connection_id, std::optional<v1::Goodbye> good
 void JobPipeline::EndStreams(absl::Status status) {
   Post([this, status = std::move(status)](bool run) {
     if (!run) return;
-    ending_ = status;
+    attach_.RefuseNewStreams(status);
     // After this round's completions, so the acks already due go out first.
     after_sync_.push_back([this, status](const absl::Status&) { streams_.FinishAll(status); });
   });
@@ -578,66 +522,16 @@ void JobPipeline::StartAnalysis() {
   AnalysisWorkerOptions worker_options;
   worker_options.max_queued_events = options_.max_analysis_queue_events;
   worker_options.notice = [this](absl::string_view line) { Notice(line); };
-  JobAnalyzerOutputs outputs;
-  // Outputs arrive on the analysis thread; the pipeline thread owns the feed
-  // sequence, the alerts and the index, so they are posted there.
-  outputs.on_step = [this](v1::StepReport step, v1::OperatorBatch operators) {
-    Post([this, step = std::move(step), operators = std::move(operators)](bool run) mutable {
-      if (run) OnStepAnalysed(std::move(step), std::move(operators));
-    });
-  };
-  if (options_.feed != nullptr) {
-    // Asked on the analysis thread; FeedSink::Wants is thread-safe.
-    outputs.operators_wanted = [feed = options_.feed, topic = FeedTopicOf(job_id_, "ops")] {
-      return feed->Wants(topic);
-    };
-  }
-  outputs.on_loss = [this](LossOutput loss) {
-    Post([this, loss = std::move(loss)](bool run) mutable {
-      if (run) OnLossAnalysed(std::move(loss));
-    });
-  };
-  outputs.on_clocks = [this](v1::ClockReport clocks) {
-    v1::FeedUpdate update;
-    *update.mutable_clocks() = std::move(clocks);
-    Post([this, update = std::move(update)](bool run) mutable {
-      if (run) QueueFeed(std::move(update));
-    });
-  };
   analysis_ = std::make_unique<AnalysisWorker>(std::move(worker_options), options_.analyzer,
-                                               std::move(outputs));
+                                               analysis_feed_.Outputs());
   status_.SetAnalysis(analysis_.get());
 }
 
-void JobPipeline::OnStepAnalysed(v1::StepReport step, v1::OperatorBatch operators) {
-  if (!operators.operators().empty()) {
-    v1::FeedUpdate update;
-    *update.mutable_operators() = std::move(operators);
-    QueueFeed(std::move(update));
-  }
+void JobPipeline::OnStepClosed(const v1::StepReport& step) {
   index_.AddStep(step);
   AlertStage::StepOutcome outcome = alerts_.OnStep(step, NowUnixNs(), commands_.halted());
   PublishAlerts(outcome.alerts);
   if (outcome.halt) HaltByPolicy(*outcome.halt);
-  v1::FeedUpdate update;
-  *update.mutable_step() = std::move(step);
-  QueueFeed(std::move(update));
-}
-
-void JobPipeline::OnLossAnalysed(LossOutput loss) {
-  if (loss.state.has_value()) {
-    v1::FeedUpdate update;
-    *update.mutable_loss() = std::move(*loss.state);
-    QueueFeed(std::move(update));
-  }
-  for (v1::ItemSnapshot& snapshot : loss.snapshots) {
-    v1::FeedUpdate update;
-    *update.mutable_item_snapshot() = std::move(snapshot);
-    QueueFeed(std::move(update));
-  }
-  for (const LossTracker::ClosedEpoch& epoch : loss.closed) {
-    PublishAlerts(alerts_.OnLossEpoch(epoch, step_progress_.Highest(), NowUnixNs()));
-  }
 }
 
 void JobPipeline::Query(v1::SnapshotRequest request, std::function<void(v1::FeedSnapshot)> done) {

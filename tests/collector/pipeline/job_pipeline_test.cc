@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/time/clock.h"
 #include "absl/synchronization/notification.h"
+#include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/collector_test_util.h"
@@ -205,15 +205,15 @@ TEST_F(JobPipelineTest, ARecordSinkGetsTheStreamsDurableRecordsInLogOrder) {
   ASSERT_TRUE(Attach(*pipeline, MakeHello("j", 0, 1, 11), stream).ok());
   for (uint64_t seq = 1; seq <= 2; ++seq) {
     absl::Notification durable;
-    ASSERT_TRUE(pipeline->AppendBatch(1, Batch(seq), 100, [&](absl::Status) { durable.Notify(); })
-                    .ok());
+    ASSERT_TRUE(
+        pipeline->AppendBatch(1, Batch(seq), 100, [&](absl::Status) { durable.Notify(); }).ok());
     ASSERT_TRUE(durable.WaitForNotificationWithTimeout(kWait));
   }
   v1::StreamBatch refused = Batch(3);
   refused.set_refused_reason("EventBatch.kind: bad");
   absl::Notification refused_done;
-  ASSERT_TRUE(pipeline->AppendBatch(1, refused, 100, [&](absl::Status) { refused_done.Notify(); })
-                  .ok());
+  ASSERT_TRUE(
+      pipeline->AppendBatch(1, refused, 100, [&](absl::Status) { refused_done.Notify(); }).ok());
   ASSERT_TRUE(refused_done.WaitForNotificationWithTimeout(kWait));
   pipeline->Detach(1, v1::Goodbye(), "goodbye");
   pipeline->Stop();
@@ -239,15 +239,20 @@ TEST_F(JobPipelineTest, ARecordSinkGetsNothingThatFailedToSync) {
   EXPECT_EQ(sink.seen().size(), 1u);  // the opening only
 }
 
-TEST_F(JobPipelineTest, WorldSizeMustMatchTheJob) {
+// What a refusal says is AttachHandshake's (attach_handshake_test.cc); here:
+// the caller gets it and the job's status counts it.
+TEST_F(JobPipelineTest, ARefusedHelloFailsItsAttachAndShowsInTheJobsStatus) {
   auto pipeline = OpenFake(Options());
   ASSERT_TRUE(
       Attach(*pipeline, MakeHello("j", 0, 4, 11), std::make_shared<FakeAgentStream>()).ok());
-  absl::StatusOr<AttachResult> other =
-      Attach(*pipeline, MakeHello("j", 1, 8, 22), std::make_shared<FakeAgentStream>());
+  auto refused_stream = std::make_shared<FakeAgentStream>();
+  absl::StatusOr<AttachResult> other = Attach(*pipeline, MakeHello("j", 1, 8, 22), refused_stream);
   EXPECT_EQ(other.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(other.status().message()),
-              HasSubstr("hello.world_size 8 does not match the job's world size 4"));
+  EXPECT_EQ(refused_stream->state().Find(v1::Control::kHelloAck), nullptr);
+  const v1::JobStatus status = Snapshot(*pipeline);
+  EXPECT_EQ(status.summary().hellos_refused(), 1u);
+  EXPECT_THAT(status.summary().last_hello_refusal(), HasSubstr("hello.world_size 8"));
+  EXPECT_EQ(status.ranks_size(), 1);
 }
 
 TEST_F(JobPipelineTest, EndStreamsFinishesLiveStreamsAfterTheirAcksAndRefusesNewOnes) {

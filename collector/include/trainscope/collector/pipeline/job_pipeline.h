@@ -38,15 +38,17 @@
 // What the job's durable state was when it started (its log, the index,
 // the audit of the two, its token) is JobStorage's to open. What the
 // pipeline thread owns is held by collaborators with one job each:
-// the agent streams and ranks (AgentStreamTable), the job's token
+// the agent streams and ranks (AgentStreamTable), who may join and what a
+// joining stream is told (AttachHandshake), the job's token
 // (JobTokenKeeper), commands and the state they set (CommandRunner), alerts
 // and the halt policy (AlertStage), judging lost ranks (RankLossJudge, over
 // RankStepProgress), the index rows (JobIndexWriter), when the feed gets rank
 // and summary updates and the streams get probes (FeedFlushSchedule), the
 // job's event rate (EventRateMeter) and when a finished job's analysis lets
-// go of its operators (FinishedJobRelease), and what its summary and status
-// say (JobStatusBuilder). The pipeline itself keeps the task queue, the
-// group commit and the order of the feed.
+// go of its operators (FinishedJobRelease), what its summary and status
+// say (JobStatusBuilder), and which feed updates the analysis' outputs
+// become, in which order (AnalysisFeed). The pipeline itself keeps the task
+// queue, the group commit and the order of the feed.
 //
 // Threading: all public methods are thread-safe. Completions run on the
 // pipeline thread and must not block. After Stop, calls complete at once
@@ -77,7 +79,9 @@
 #include "trainscope/collector/ingest/agent_stream.h"
 #include "trainscope/collector/pipeline/agent_stream_table.h"
 #include "trainscope/collector/pipeline/alert_stage.h"
+#include "trainscope/collector/pipeline/analysis_feed.h"
 #include "trainscope/collector/pipeline/analysis_worker.h"
+#include "trainscope/collector/pipeline/attach_handshake.h"
 #include "trainscope/collector/pipeline/command_runner.h"
 #include "trainscope/collector/pipeline/event_rate_meter.h"
 #include "trainscope/collector/pipeline/feed_flush_schedule.h"
@@ -105,8 +109,8 @@ struct JobPipelineOptions {
   std::filesystem::path data_dir;  // the job's log is <data_dir>/jobs/<job_id>
   uint64_t segment_bytes = 64ull << 20;
   bool fsync = true;
-  bool use_index = true;                             // keep <data_dir>/index.sqlite current
-  FeedSink* feed = nullptr;                          // null: no live feed
+  bool use_index = true;     // keep <data_dir>/index.sqlite current
+  FeedSink* feed = nullptr;  // null: no live feed
   // Gets each stream record once durable (RecordSink), e.g. a node collector's
   // publisher to the job level (tier/); null: none.
   RecordSink* record_sink = nullptr;
@@ -151,17 +155,6 @@ struct JobPipelineOptions {
   absl::Duration lost_device_together = absl::Seconds(1);
   // One-line notices (recovery, generated tokens); default: stderr.
   std::function<void(absl::string_view)> notice;
-};
-
-struct AttachRequest {
-  trainscope::v1::Hello hello;  // already validated (ValidateHello)
-  std::shared_ptr<AgentStream> stream;
-  std::string peer;  // transport address, for messages
-};
-
-struct AttachResult {
-  uint64_t connection_id = 0;          // names this stream in later calls
-  uint64_t resume_after_sequence = 0;  // last durable batch of this agent instance
 };
 
 class JobPipeline {
@@ -289,8 +282,9 @@ class JobPipeline {
   // Hands `record` to the analysis after the next successful sync.
   void Analyse(trainscope::v1::LogRecord record);
   void StartAnalysis();
-  void OnStepAnalysed(trainscope::v1::StepReport step, trainscope::v1::OperatorBatch operators);
-  void OnLossAnalysed(LossOutput loss);
+  // A closed step's index row, alerts and halt by policy (between its
+  // operators and the step on the feed: AnalysisFeed).
+  void OnStepClosed(const trainscope::v1::StepReport& step);
   // Alerts to the feed and the index.
   void PublishAlerts(const std::vector<trainscope::v1::Alert>& alerts);
   // Raises lost_device for the losses the judge decides on now.
@@ -307,11 +301,11 @@ class JobPipeline {
   JobTokenKeeper tokens_;
   AgentStreamTable streams_;
   CommandRunner commands_;
+  AttachHandshake attach_;
   AlertStage alerts_;
   RankStepProgress step_progress_;
   RankLossJudge loss_judge_;
   JobIndexWriter index_;
-  std::optional<absl::Status> ending_;  // set by EndStreams: no new streams
   uint64_t feed_sequence_ = 0;
   bool needs_sync_ = false;
   std::vector<Completion> after_sync_;
@@ -321,6 +315,7 @@ class JobPipeline {
   EventRateMeter event_rate_;
   FinishedJobRelease release_;
   JobStatusBuilder status_;
+  AnalysisFeed analysis_feed_;
 
   mutable base::Mutex mu_;
   std::deque<Task> tasks_ ABSL_GUARDED_BY(mu_);
