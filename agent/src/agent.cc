@@ -24,6 +24,7 @@
 #include "string_table.h"
 #include "thread_ring.h"
 #include "trainscope/proto/job_id.h"
+#include "trainscope/security/job_secret_source.h"
 #include "trainscope/v1/agent.pb.h"
 
 #if TRAINSCOPE_WITH_CUPTI
@@ -113,6 +114,15 @@ absl::Status ValidateAddress(const std::string& address) {
 absl::Status ValidateAndComplete(AgentOptions& options) {
   if (absl::Status s = ValidateAddress(options.collector_address); !s.ok()) return s;
   if (absl::Status s = protocol::ValidateJobId(options.job_id, "job_id"); !s.ok()) return s;
+  if (options.job_token.empty()) {
+    // The collector admits only ranks proving membership (by default): the
+    // secret a launcher or operator put in the environment, or the one
+    // derived from the job key this process' user can read.
+    absl::StatusOr<std::optional<security::JobSecretSource::Found>> found =
+        security::JobSecretSource::Resolve(options.job_id, security::JobSecretSource::ProcessEnv());
+    if (!found.ok()) return found.status();
+    if (found->has_value()) options.job_token = (*found)->secret;
+  }
   if (options.world_size == 0) {
     return absl::InvalidArgumentError("world_size 0: expected at least 1");
   }
@@ -174,14 +184,14 @@ absl::Status ValidateAndComplete(AgentOptions& options) {
         absl::StrCat("gpu_max_buffers ", options.gpu_max_buffers, ": expected 1 .. 1024"));
   }
   if (options.gpu_queue_events < 64 || options.gpu_queue_events > kMaxRingCapacity) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "gpu_queue_events ", options.gpu_queue_events, ": expected 64 .. ", kMaxRingCapacity));
+    return absl::InvalidArgumentError(absl::StrCat("gpu_queue_events ", options.gpu_queue_events,
+                                                   ": expected 64 .. ", kMaxRingCapacity));
   }
   if (options.gpu_flush_interval < absl::Milliseconds(10) ||
       options.gpu_flush_interval > absl::Seconds(60)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("gpu_flush_interval ", absl::FormatDuration(options.gpu_flush_interval),
-                     ": expected 10ms .. 60s"));
+    return absl::InvalidArgumentError(absl::StrCat("gpu_flush_interval ",
+                                                   absl::FormatDuration(options.gpu_flush_interval),
+                                                   ": expected 10ms .. 60s"));
   }
   if (options.gpu_operator_depth > 64) {
     return absl::InvalidArgumentError(
@@ -307,6 +317,12 @@ bool Agent::Push(const EventRecord& record) {
   return true;
 }
 
+const trainscope_raw_ring* Agent::LocalRawRing() {
+  ThreadRing* ring =
+      tls_ring_cache[0].agent_serial == serial_ ? tls_ring_cache[0].ring : LocalRingSlow();
+  return ring != nullptr ? ring->raw() : nullptr;
+}
+
 ThreadRing* Agent::LocalRingSlow() {
   if (tls_thread_exiting) return nullptr;
   for (int i = 1; i < kRingCacheSize; ++i) {
@@ -331,6 +347,7 @@ ThreadRing* Agent::LocalRingSlow() {
     }
     if (ring == nullptr) {
       std::shared_ptr<ThreadRing> created = rings_->CreateRing(OsThreadId());
+      created->BindSwitches(&recording_, &sampling_period_);
       mine.rings.push_back(created);
       ring = created.get();
     }
@@ -350,10 +367,9 @@ void Agent::StartGpuActivity() {
     sender_->Log(absl::StrCat("GPU activity off: ", cupti.status().message()));
     return;
   }
-  sender_->Log(absl::StrCat("GPU activity: loaded ", cupti->path, " (", cupti->why, "; CUPTI API ",
-                            cupti->version == 0 ? std::string("version unknown")
-                                                : absl::StrCat(cupti->version),
-                            ")"));
+  sender_->Log(absl::StrCat(
+      "GPU activity: loaded ", cupti->path, " (", cupti->why, "; CUPTI API ",
+      cupti->version == 0 ? std::string("version unknown") : absl::StrCat(cupti->version), ")"));
   GpuActivityTracer::Options options;
   options.buffer_bytes = options_.gpu_buffer_bytes;
   options.max_buffers = options_.gpu_max_buffers;

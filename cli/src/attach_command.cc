@@ -49,15 +49,23 @@ int RunAttachCommand(const std::vector<std::string>& args, const CommandContext&
     }
   }
   std::optional<std::string> token = parsed.Value("token");
-  absl::StatusOr<std::optional<std::string>> secret = JobSecretFromKey(parsed, ctx, job);
-  if (!secret.ok()) return UsageError(ctx, "attach", secret.status().message());
-  if (secret->has_value()) {
-    if (token.has_value()) {
-      return UsageError(ctx, "attach", "give --token or --job-key-file, not both");
-    }
-    token = **secret;
+  // The job's secret, derived from the job key this user can read (the
+  // collector's default one included); without --job each process derives
+  // its own job's from the default key it reads as the same user.
+  std::optional<JobKeyLocation> key = FindJobKey(parsed, ctx);
+  if (token.has_value() && key.has_value() && key->explicit_key) {
+    return UsageError(ctx, "attach", "give --token or --job-key-file, not both");
   }
-  if (!token.has_value()) token = ctx.env("TRAINSCOPE_TOKEN");
+  // A given key wins over a TRAINSCOPE_TOKEN left in the shell; the default
+  // key only fills in where nothing was given.
+  if (!token.has_value() && !(key.has_value() && key->explicit_key)) {
+    token = ctx.env("TRAINSCOPE_TOKEN");
+  }
+  if (!token.has_value()) {
+    absl::StatusOr<std::optional<std::string>> secret = JobSecretFromKey(parsed, ctx, job);
+    if (!secret.ok()) return UsageError(ctx, "attach", secret.status().message());
+    token = *secret;
+  }
 
   InjectionPlan plan;
   if (std::optional<int> code = PlanInjection(parsed, ctx, "attach", &plan)) return *code;

@@ -52,7 +52,7 @@ int RunJobSecretCommand(const std::vector<std::string>& args, const CommandConte
   if (!secret->has_value()) {
     return UsageError(ctx, "job-secret",
                       "missing --job-key-file FILE (or TRAINSCOPE_JOB_KEY_FILE): the collector's "
-                      "job key");
+                      "job key (this user cannot read the default one)");
   }
   *ctx.out << **secret << "\n" << std::flush;
   return kExitOk;

@@ -105,15 +105,23 @@ int RunRunCommand(const std::vector<std::string>& args, const CommandContext& ct
     job = ctx.env("TRAINSCOPE_JOB");
   }
   std::optional<std::string> token = parsed.Value("token");
-  // A collector with --job-key-file admits only the job's secret: derived
-  // here, from the key the launcher can read, and handed to every rank.
-  absl::StatusOr<std::optional<std::string>> secret = JobSecretFromKey(parsed, ctx, job);
-  if (!secret.ok()) return UsageError(ctx, "run", secret.status().message());
-  if (secret->has_value()) {
-    if (token.has_value()) {
-      return UsageError(ctx, "run", "give --token or --job-key-file, not both");
+  // The collector admits only ranks proving membership (by default): the
+  // job's secret is derived here, from the job key this user can read, and
+  // handed to every rank. Without --job the ranks name the job themselves
+  // (TORCHELASTIC_RUN_ID, ...): a given key's path goes to them instead, and
+  // each derives its own job's secret.
+  std::optional<JobKeyLocation> key = FindJobKey(parsed, ctx);
+  if (token.has_value() && key.has_value() && key->explicit_key) {
+    return UsageError(ctx, "run", "give --token or --job-key-file, not both");
+  }
+  if (!token.has_value()) {
+    if (!job.has_value() && key.has_value() && key->explicit_key) {
+      set_env.emplace_back("TRAINSCOPE_JOB_KEY_FILE", key->path);
+    } else {
+      absl::StatusOr<std::optional<std::string>> secret = JobSecretFromKey(parsed, ctx, job);
+      if (!secret.ok()) return UsageError(ctx, "run", secret.status().message());
+      token = *secret;
     }
-    token = **secret;
   }
   if (token.has_value()) set_env.emplace_back("TRAINSCOPE_TOKEN", *token);
   if (parsed.Bool("dormant")) set_env.emplace_back("TRAINSCOPE_DORMANT", "1");

@@ -1,8 +1,11 @@
 #include "subcommand_support.h"
 
+#include <unistd.h>
+
 #include "absl/strings/str_cat.h"
 #include "trainscope/collector/analysis/halt_policy_spec.h"
 #include "trainscope/security/job_key.h"
+#include "trainscope/security/job_secret_source.h"
 
 namespace trainscope::cli {
 
@@ -40,28 +43,42 @@ void AddTokenFlags(base::ArgParser* parser) {
 
 void AddJobKeyFlag(base::ArgParser* parser) {
   parser->AddFlag("job-key-file", "FILE",
-                  "the collector's job key (its --job-key-file; env TRAINSCOPE_JOB_KEY_FILE): "
-                  "the ranks get the job's secret derived from it as TRAINSCOPE_TOKEN");
+                  "the collector's job key (its --job-key-file; env TRAINSCOPE_JOB_KEY_FILE; "
+                  "default: the collector's default key when this user can read it): the ranks "
+                  "get the job's secret derived from it as TRAINSCOPE_TOKEN");
+}
+
+std::optional<JobKeyLocation> FindJobKey(const base::ParsedArgs& args, const CommandContext& ctx) {
+  if (std::optional<std::string> path = args.Value("job-key-file"); path.has_value()) {
+    return JobKeyLocation{*path, "--job-key-file", /*explicit_key=*/true};
+  }
+  if (std::optional<std::string> path = ctx.env("TRAINSCOPE_JOB_KEY_FILE"); path.has_value()) {
+    return JobKeyLocation{*path, "TRAINSCOPE_JOB_KEY_FILE", /*explicit_key=*/true};
+  }
+  std::optional<std::string> path = security::JobSecretSource::DefaultKeyPath(ctx.env);
+  // Only a key this user can read: another user's collector admits this
+  // user's ranks with a secret its operator hands out (--token).
+  if (!path.has_value() || access(path->c_str(), R_OK) != 0) return std::nullopt;
+  return JobKeyLocation{*path, "the default job key", /*explicit_key=*/false};
 }
 
 absl::StatusOr<std::optional<std::string>> JobSecretFromKey(const base::ParsedArgs& args,
                                                             const CommandContext& ctx,
                                                             const std::optional<std::string>& job) {
-  std::optional<std::string> path = args.Value("job-key-file");
-  absl::string_view label = "--job-key-file";
-  if (!path.has_value()) {
-    path = ctx.env("TRAINSCOPE_JOB_KEY_FILE");
-    label = "TRAINSCOPE_JOB_KEY_FILE";
-  }
-  if (!path.has_value()) return std::nullopt;
+  std::optional<JobKeyLocation> where = FindJobKey(args, ctx);
+  if (!where.has_value()) return std::nullopt;
   if (!job.has_value()) {
+    if (!where->explicit_key) return std::nullopt;  // each rank derives its own
     return absl::InvalidArgumentError(absl::StrCat(
-        label,
+        where->label,
         " needs the job id (--job or TRAINSCOPE_JOB): each job's secret is derived from "
         "the key and the job id"));
   }
-  absl::StatusOr<security::JobKey> key = security::JobKey::ReadFile(*path, label);
-  if (!key.ok()) return key.status();
+  absl::StatusOr<security::JobKey> key = security::JobKey::ReadFile(where->path, where->label);
+  if (!key.ok()) {
+    if (!where->explicit_key) return std::nullopt;
+    return key.status();
+  }
   return key->JobSecret(*job);
 }
 
@@ -96,6 +113,9 @@ client::TokenResolver::Sources TokenSources(const base::ParsedArgs& args,
   if (std::optional<std::string> dir = args.Value("data-dir"); dir.has_value()) {
     sources.data_dir = *dir;
   }
+  // Last: the job's secret from the job key this user can read (the
+  // collector's default one included), so a job's own user needs no flag.
+  sources.environment = ctx.env;
   return sources;
 }
 

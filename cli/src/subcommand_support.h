@@ -36,9 +36,18 @@ client::TokenResolver::Sources TokenSources(const base::ParsedArgs& args,
                                             const CommandContext& ctx);
 
 // Adds --job-key-file (the collector's job key, env TRAINSCOPE_JOB_KEY_FILE).
-// JobSecretFromKey: the secret of `job` derived from that key, nullopt when
-// no key is given; an error when the key is unreadable or `job` is unknown.
+// FindJobKey: that key, else the collector's default key when this user can
+// read it (docs/security.md). JobSecretFromKey: the secret of `job` derived
+// from it, nullopt when there is no key (or only the default one and `job`
+// is unknown: each rank then derives its own); an error when a given key is
+// unreadable or `job` is unknown.
+struct JobKeyLocation {
+  std::string path;
+  std::string label;  // "--job-key-file", "TRAINSCOPE_JOB_KEY_FILE", "the default job key"
+  bool explicit_key = false;
+};
 void AddJobKeyFlag(base::ArgParser* parser);
+std::optional<JobKeyLocation> FindJobKey(const base::ParsedArgs& args, const CommandContext& ctx);
 absl::StatusOr<std::optional<std::string>> JobSecretFromKey(const base::ParsedArgs& args,
                                                             const CommandContext& ctx,
                                                             const std::optional<std::string>& job);

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "trainscope/security/job_secret_source.h"
 
 namespace trainscope::client {
 
@@ -54,12 +55,20 @@ absl::StatusOr<ResolvedToken> TokenResolver::Resolve(const std::string& job_id,
     }
     return ResolvedToken{*std::move(token), absl::StrCat("--data-dir ", path.string())};
   }
+  if (sources.environment) {
+    absl::StatusOr<std::optional<security::JobSecretSource::Found>> found =
+        security::JobSecretSource::Resolve(job_id, sources.environment);
+    if (!found.ok()) return found.status();
+    if (found->has_value()) return ResolvedToken{(*found)->secret, (*found)->source};
+  }
   return absl::FailedPreconditionError(absl::StrCat(
       "job ", job_id,
       " needs its token for this command; pass it one of three ways: --token TOKEN, "
       "--token-file FILE, or the TRAINSCOPE_TOKEN environment variable (or --data-dir DIR to "
       "read DIR/jobs/",
-      job_id, "/token, written by the collector when it generated the token)"));
+      job_id,
+      "/token, written by the collector; or TRAINSCOPE_JOB_SECRET, TRAINSCOPE_JOB_SECRET_FILE, "
+      "TRAINSCOPE_JOB_KEY_FILE, or the collector's default job key readable by this user)"));
 }
 
 }  // namespace trainscope::client

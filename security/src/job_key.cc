@@ -66,6 +66,51 @@ absl::StatusOr<JobKey> JobKey::ReadFile(const std::string& path, absl::string_vi
   return JobKey(std::move(key));
 }
 
+namespace {
+
+// Makes `dir` and its missing parents, the last ones with mode 0700.
+absl::Status MakePrivateDirs(const std::string& dir, absl::string_view label) {
+  if (dir.empty() || access(dir.c_str(), F_OK) == 0) return absl::OkStatus();
+  const size_t slash = dir.find_last_of('/');
+  if (slash != std::string::npos && slash > 0) {
+    if (absl::Status s = MakePrivateDirs(dir.substr(0, slash), label); !s.ok()) return s;
+  }
+  if (mkdir(dir.c_str(), 0700) != 0 && errno != EEXIST) {
+    return absl::FailedPreconditionError(
+        absl::StrCat(label, ": cannot create the directory '", dir, "': ", std::strerror(errno)));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<JobKey> JobKey::ReadOrCreateFile(const std::string& path, absl::string_view label,
+                                                bool* created) {
+  *created = false;
+  if (access(path.c_str(), F_OK) != 0) {
+    const size_t slash = path.find_last_of('/');
+    if (slash != std::string::npos) {
+      if (absl::Status s = MakePrivateDirs(path.substr(0, slash), label); !s.ok()) return s;
+    }
+    // Written beside it, then linked into place: link() fails if another
+    // process made the key meanwhile, and nobody reads a half-written key.
+    const std::string temp = absl::StrCat(path, ".new.", getpid());
+    unlink(temp.c_str());
+    if (absl::Status s = WriteNewKeyFile(temp); !s.ok()) {
+      return absl::FailedPreconditionError(absl::StrCat(label, ": ", s.message()));
+    }
+    const bool linked = link(temp.c_str(), path.c_str()) == 0;
+    const int error = errno;
+    unlink(temp.c_str());
+    if (!linked && error != EEXIST) {
+      return absl::FailedPreconditionError(
+          absl::StrCat(label, ": cannot create the job key '", path, "': ", std::strerror(error)));
+    }
+    *created = linked;
+  }
+  return ReadFile(path, label);
+}
+
 absl::Status JobKey::WriteNewKeyFile(const std::string& path) {
   unsigned char raw[32];
   if (RAND_bytes(raw, sizeof(raw)) != 1) {

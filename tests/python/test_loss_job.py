@@ -210,7 +210,8 @@ def test_the_collector_switches_the_hooks_off_and_on_at_runtime(trainscope_modul
     job = f"lc-switch-{uuid.uuid4().hex[:8]}"
     model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.ReLU(), torch.nn.Linear(8, 3))
     x, y = torch.randn(6, 4), torch.randint(0, 3, (6,))
-    session = ts.attach(collector=collector.address, job=job, token="lc-token", halt_grace_s=None)
+    # No token: agent and CLI derive the job's secret from the collector's default job key.
+    session = ts.attach(collector=collector.address, job=job, halt_grace_s=None)
     try:
         lc = loss_contribution.LossContribution(model, 6, selection="1", every=1000)
 
@@ -221,7 +222,7 @@ def test_the_collector_switches_the_hooks_off_and_on_at_runtime(trainscope_modul
 
         step()
         assert lc.enabled
-        out = collector.cli("disable", job, "--loss-contribution", "--token", "lc-token")
+        out = collector.cli("disable", job, "--loss-contribution")
         assert f"loss contribution off for job {job}: " in out.stdout
         wait_for(lambda: session._native.loss_contribution_switch == (False, 1), 10,
                  "the switch to reach the agent")
@@ -232,8 +233,8 @@ def test_the_collector_switches_the_hooks_off_and_on_at_runtime(trainscope_modul
         assert lc.enabled
         # A quick off-on between two batches still reaches the plugin as "on".
         lc.disable()
-        collector.cli("disable", job, "--loss-contribution", "--token", "lc-token")
-        collector.cli("enable", job, "--loss-contribution", "--token", "lc-token")
+        collector.cli("disable", job, "--loss-contribution")
+        collector.cli("enable", job, "--loss-contribution")
         wait_for(lambda: session._native.loss_contribution_switch == (True, 3), 10,
                  "both switches to reach the agent")
         step()

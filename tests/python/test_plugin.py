@@ -150,13 +150,15 @@ def test_dormant_records_nothing_until_enabled(trainscope_module, collector, req
     from trainscope import _logged_event as K
     job = job_name(request)
     model, optimizer = make_model()
-    session = ts.attach(collector=collector.address, job=job, token="dormant-token",
-                        recording=False, halt_grace_s=None)
+    # No token: the agent proves membership with the job's secret, derived
+    # from the collector's default job key this user can read (so does the CLI).
+    session = ts.attach(collector=collector.address, job=job, recording=False,
+                        halt_grace_s=None)
     try:
         wait_for(lambda: ts.stats()["connected"], 10, "the agent to connect")
         train(model, optimizer, 2)
         assert ts.stats()["events_recorded"] == 0
-        collector.cli("enable", job, "--token", "dormant-token")
+        collector.cli("enable", job)
         wait_for(lambda: session.recording, 10, "recording to switch on")
         time.sleep(0.2)  # the plugin's control thread turns the callbacks on (20 ms tick)
         train(model, optimizer, 2)
@@ -203,12 +205,11 @@ def test_halt_raises_at_a_step_boundary_after_on_halt(trainscope_module, collect
                                                       tmp_path):
     ts = trainscope_module
     job = job_name(request)
-    token_file = tmp_path / "token"
-    token_file.write_text("halt-token\n")
+    # The job's token: its secret, which the collector writes to the job's dir.
+    token_file = collector.job_dir(job) / "token"
     model, optimizer = make_model()
     reasons = []
-    ts.attach(collector=collector.address, job=job, token="halt-token",
-              on_halt=reasons.append, halt_grace_s=30)
+    ts.attach(collector=collector.address, job=job, on_halt=reasons.append, halt_grace_s=30)
     try:
         train(model, optimizer, 2)
         wait_for(lambda: ts.stats()["connected"], 10, "the agent to connect")
@@ -245,8 +246,7 @@ def test_halt_without_step_boundary_gets_sigterm(trainscope_module, collector, r
     child = subprocess.Popen(
         [sys.executable, "-c", textwrap.dedent(f"""
             import time, trainscope
-            trainscope.attach(collector={collector.address!r}, job={job!r}, token="t",
-                              halt_grace_s=0.5)
+            trainscope.attach(collector={collector.address!r}, job={job!r}, halt_grace_s=0.5)
             while not trainscope.stats()["connected"]:
                 time.sleep(0.01)
             open({str(ready)!r}, "w").close()
@@ -255,7 +255,7 @@ def test_halt_without_step_boundary_gets_sigterm(trainscope_module, collector, r
         env=dict(os.environ, PYTHONPATH=str(PYTHON_DIR)))
     try:
         wait_for(ready.exists, 30, "the child to attach")
-        collector.cli("halt", job, "--reason", "stuck", "--token", "t")
+        collector.cli("halt", job, "--reason", "stuck")
         assert child.wait(timeout=30) == -15  # SIGTERM
     finally:
         if child.poll() is None:

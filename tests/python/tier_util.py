@@ -86,7 +86,7 @@ def start_loadgen(collector_address: str, job: str, first_rank: int, streams: in
                   clock_offset_ms: int = 0) -> subprocess.Popen:
     args = [str(LOADGEN_BIN), "--collector", collector_address, "--job", job,
             "--rank", str(first_rank), "--streams", str(streams), "--world-size",
-            str(world_size), "--rate", str(rate), "--token", "tier-test-token",
+            str(world_size), "--rate", str(rate),
             "--memory-mb", "128", "--flush-timeout-ms", "60000", "--summary", str(summary)]
     args += ["--run-for-ms", str(run_for_ms)] if run_for_ms else ["--events", str(events)]
     if restart_count:

@@ -12,6 +12,7 @@
 #include "trainscope/collector/analysis/halt_policy_spec.h"
 #include "trainscope/collector/analysis/rules_config.h"
 #include "trainscope/proto/protocol.h"
+#include "trainscope/security/job_secret_source.h"
 
 namespace trainscope::collector {
 
@@ -161,9 +162,14 @@ base::ArgParser MakeParser() {
                  "ListJobs and GetJobStatus need this token (the CLI's --read-token-file)");
   parser.AddFlag("job-key-file", "FILE",
                  "admit only ranks presenting their job's secret, derived from the key in this "
-                 "file (trainscope job-secret JOB --job-key-file FILE; run/attach --job-key-file "
-                 "pass it on): no job id is first-come-first-served; default: none, the first "
-                 "rank of a job fixes its token (docs/security.md)");
+                 "file (trainscope job-secret JOB; run/attach pass it on): no job id is "
+                 "first-come-first-served (docs/security.md); default: TRAINSCOPE_JOB_KEY_FILE, "
+                 "else $XDG_CONFIG_HOME/trainscope/job.key or ~/.config/trainscope/job.key, "
+                 "made (mode 0600) if missing");
+  parser.AddBoolFlag("allow-unauthenticated-jobs",
+                     "no job key: the first rank of a job fixes its token and a job id is "
+                     "first-come-first-served (only where every local user is trusted)",
+                     /*default_value=*/false);
   parser.AddBoolFlag("insecure",
                      "serve beyond loopback without encryption and without gating reads "
                      "(trusted networks only); without it a non-loopback --listen, --feed, "
@@ -229,6 +235,40 @@ absl::StatusOr<double> DoubleFlag(const base::ParsedArgs& args, const char* name
 }  // namespace
 
 std::string CollectorUsage() { return MakeParser().Usage(); }
+
+// Where the job key comes from: membership proof is the default, so without
+// --allow-unauthenticated-jobs there is always a key (docs/security.md).
+struct JobKeyChoice {
+  std::string path;     // empty: no key, the first rank of a job fixes its token
+  bool create = false;  // the default key: made on first start
+};
+
+absl::StatusOr<JobKeyChoice> ChooseJobKey(const base::ParsedArgs& args,
+                                          const security::JobSecretSource::EnvLookup& env) {
+  std::optional<std::string> path = args.Value("job-key-file");
+  if (args.Bool("allow-unauthenticated-jobs")) {
+    if (path.has_value()) {
+      return absl::InvalidArgumentError(
+          "--allow-unauthenticated-jobs and --job-key-file contradict each other: give one");
+    }
+    return JobKeyChoice{};
+  }
+  if (path.has_value()) {
+    if (path->empty()) return absl::InvalidArgumentError("--job-key-file: empty path");
+    return JobKeyChoice{*path, false};
+  }
+  if (std::optional<std::string> from_env = env("TRAINSCOPE_JOB_KEY_FILE"); from_env.has_value()) {
+    return JobKeyChoice{*from_env, false};
+  }
+  std::optional<std::string> fallback = security::JobSecretSource::DefaultKeyPath(env);
+  if (!fallback.has_value()) {
+    return absl::InvalidArgumentError(
+        "no place for the default job key (neither XDG_CONFIG_HOME nor HOME is set): give "
+        "--job-key-file FILE (trainscope job-secret --new-key FILE makes one), or "
+        "--allow-unauthenticated-jobs where every local user is trusted");
+  }
+  return JobKeyChoice{*fallback, true};
+}
 
 absl::StatusOr<CollectorCommandLine> ParseCollectorCommandLine(int argc, const char* const* argv) {
   ASSIGN_OR_RETURN(base::ParsedArgs args, MakeParser().Parse(argc, argv));
@@ -354,7 +394,10 @@ absl::StatusOr<CollectorCommandLine> ParseCollectorCommandLine(int argc, const c
   options.curve_secret_key_file = args.Value("curve-secret-key").value_or("");
   options.curve_client_keys_file = args.Value("curve-client-keys").value_or("");
   options.read_token_file = args.Value("read-token-file").value_or("");
-  options.job_key_file = args.Value("job-key-file").value_or("");
+  ASSIGN_OR_RETURN(const JobKeyChoice job_key,
+                   ChooseJobKey(args, security::JobSecretSource::ProcessEnv()));
+  options.job_key_file = job_key.path;
+  options.create_job_key_file = job_key.create;
   ASSIGN_OR_RETURN(const int64_t memory_limit_mib,
                    IntFlag(args, "memory-limit-mib", 0, int64_t{1} << 30));
   options.memory_limit_bytes = static_cast<uint64_t>(memory_limit_mib) << 20;

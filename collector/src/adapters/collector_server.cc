@@ -212,9 +212,23 @@ absl::StatusOr<std::unique_ptr<CollectorServer>> CollectorServer::Start(
   AgentSessionOptions session_options;
   session_options.max_in_flight = options.max_in_flight_per_stream;
   if (!options.job_key_file.empty()) {
+    bool created = false;
     absl::StatusOr<security::JobKey> key =
-        security::JobKey::ReadFile(options.job_key_file, "--job-key-file");
+        options.create_job_key_file
+            ? security::JobKey::ReadOrCreateFile(options.job_key_file, "the default job key",
+                                                 &created)
+            : security::JobKey::ReadFile(options.job_key_file, "--job-key-file");
     if (!key.ok()) return key.status();
+    if (created) {
+      const std::string line = absl::StrCat("made the job key ", options.job_key_file,
+                                            " (mode 0600): ranks prove membership with it "
+                                            "(docs/security.md)");
+      if (options.notice) {
+        options.notice(line);
+      } else {
+        std::fprintf(stderr, "trainscope-collector: %s\n", line.c_str());
+      }
+    }
     session_options.job_key = std::make_shared<const security::JobKey>(*std::move(key));
   }
   if (options.memory_limit_bytes > 0) {

@@ -130,7 +130,8 @@ void AgentSession::OnHello(v1::Hello& hello) {
                      hello.job_token().empty() ? " presented no job secret"
                                                : " presented a token that is not the job's secret",
                      "; this collector admits only ranks holding their job's secret, derived "
-                     "from its job key: start the job with trainscope run or attach (they hand "
+                     "from its job key (--job-key-file, or the collector's default key): start "
+                     "the job with trainscope run or attach (they hand "
                      "it to the ranks), run the rank as the collector's user (the agent derives "
                      "it from the key), or give it `trainscope job-secret ",
                      job_id_,

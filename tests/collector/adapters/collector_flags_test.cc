@@ -3,8 +3,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -91,6 +93,69 @@ TEST(CollectorFlagsTest, CommandLinesUsersTypeStillParse) {
   EXPECT_TRUE(line->server.halt_policy.enabled());
   EXPECT_EQ(line->server.halt_policy.for_steps(), 5u);
   EXPECT_EQ(line->server.job_key_file, "/k");
+}
+
+// Restores an environment variable at scope exit.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = getenv(name)) old_ = old;
+    if (value == nullptr) {
+      unsetenv(name);
+    } else {
+      setenv(name, value, 1);
+    }
+  }
+  ~ScopedEnv() {
+    if (old_.has_value()) {
+      setenv(name_, old_->c_str(), 1);
+    } else {
+      unsetenv(name_);
+    }
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+
+// Issue 21: membership proof is the default, not opt-in.
+TEST(CollectorFlagsTest, AJobKeyIsTheDefaultAndOnlyAnExplicitFlagTurnsItOff) {
+  ScopedEnv config("XDG_CONFIG_HOME", "/cfg-test");
+  ScopedEnv key_env("TRAINSCOPE_JOB_KEY_FILE", nullptr);
+  absl::StatusOr<CollectorCommandLine> line = Parse({});
+  ASSERT_TRUE(line.ok()) << line.status();
+  EXPECT_EQ(line->server.job_key_file, "/cfg-test/trainscope/job.key");
+  EXPECT_TRUE(line->server.create_job_key_file);
+
+  line = Parse({"--job-key-file=/etc/k"});
+  ASSERT_TRUE(line.ok()) << line.status();
+  EXPECT_EQ(line->server.job_key_file, "/etc/k");
+  EXPECT_FALSE(line->server.create_job_key_file);  // a given key must exist
+
+  line = Parse({"--allow-unauthenticated-jobs"});
+  ASSERT_TRUE(line.ok()) << line.status();
+  EXPECT_EQ(line->server.job_key_file, "");
+
+  line = Parse({"--allow-unauthenticated-jobs", "--job-key-file=/etc/k"});
+  ASSERT_FALSE(line.ok());
+  EXPECT_THAT(line.status().message(), HasSubstr("contradict"));
+
+  ScopedEnv from_env("TRAINSCOPE_JOB_KEY_FILE", "/srv/k");
+  line = Parse({});
+  ASSERT_TRUE(line.ok()) << line.status();
+  EXPECT_EQ(line->server.job_key_file, "/srv/k");
+  EXPECT_FALSE(line->server.create_job_key_file);
+}
+
+TEST(CollectorFlagsTest, WithoutAHomeTheDefaultKeyHasNoPlaceAndTheErrorSaysWhatToGive) {
+  ScopedEnv config("XDG_CONFIG_HOME", nullptr);
+  ScopedEnv home("HOME", nullptr);
+  ScopedEnv key_env("TRAINSCOPE_JOB_KEY_FILE", nullptr);
+  absl::StatusOr<CollectorCommandLine> line = Parse({});
+  ASSERT_FALSE(line.ok());
+  EXPECT_THAT(line.status().message(), HasSubstr("--job-key-file FILE"));
+  EXPECT_THAT(line.status().message(), HasSubstr("--allow-unauthenticated-jobs"));
 }
 
 TEST(CollectorFlagsTest, AbseilSpellingsStillParse) {
@@ -213,6 +278,7 @@ TEST(CollectorFlagsTest, UsageListsEveryFlagWithItsDefault) {
                            "--curve-client-keys FILE",
                            "--read-token-file FILE",
                            "--job-key-file FILE",
+                           "--allow-unauthenticated-jobs\n",
                            "--publish URL",
                            "--upstream URL",
                            "--node-name NAME",

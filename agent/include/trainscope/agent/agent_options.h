@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/time/time.h"
+#include "trainscope/agent/tick_fit.h"
 
 namespace trainscope::agent {
 
@@ -30,8 +31,12 @@ struct AgentOptions {
   std::string collector_address = "127.0.0.1:7070";
   std::string job_id;  // required, [A-Za-z0-9._-]{1,128}
   std::string run_id;
-  std::string job_token;  // empty: the collector generates one (see Agent::job_token())
-  uint32_t rank = 0;      // < world_size
+  // The job's token: its membership secret. Empty: found in the environment
+  // (security::JobSecretSource: TRAINSCOPE_JOB_SECRET, _SECRET_FILE, _KEY_FILE
+  // or the user's default job key); else a collector without a job key
+  // generates one (see Agent::job_token()).
+  std::string job_token;
+  uint32_t rank = 0;  // < world_size
   uint32_t world_size = 1;
   uint32_t local_rank = 0;
   uint32_t restart_count = 0;
@@ -68,6 +73,11 @@ struct AgentOptions {
   // when the collector asks the job to halt. Must return promptly and must not
   // call Agent::Shutdown (that waits for this thread).
   std::function<void(const HaltInfo&)> on_halt;
+
+  // The clock of raw operator records (trainscope_raw_ring_push_operator,
+  // EventKind::kOperatorTicks): the sender maps their ticks with its
+  // CurrentFit(), read once per drain. Null: ticks are ns. Outlives the agent.
+  const TickMapper* tick_mapper = nullptr;
 
   // One line per notable connection event ("trainscope-agent: ...").
   bool log_to_stderr = true;

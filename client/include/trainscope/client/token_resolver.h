@@ -1,7 +1,9 @@
 // Finds the job token for a command that changes a job (halt, enable,
 // disable). Sources, first found wins: --token, --token-file, the
 // TRAINSCOPE_TOKEN variable, then DATA_DIR/jobs/JOB/token (the file the
-// collector writes when it generated the token) when --data-dir is given.
+// collector writes when it generated the token) when --data-dir is given,
+// then the job's membership secret from the environment (the job key the
+// user can read: security::JobSecretSource) when `environment` is set.
 //
 // Usage:
 //   TokenResolver::Sources sources{.flag = args.Value("token"), ...};
@@ -12,8 +14,10 @@
 #define TRAINSCOPE_CLIENT_TOKEN_RESOLVER_H_
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "absl/status/statusor.h"
 
@@ -31,6 +35,8 @@ class TokenResolver {
     std::optional<std::filesystem::path> file = std::nullopt;      // --token-file
     std::optional<std::string> env = std::nullopt;                 // TRAINSCOPE_TOKEN
     std::optional<std::filesystem::path> data_dir = std::nullopt;  // --data-dir
+    // TRAINSCOPE_JOB_SECRET(_FILE), TRAINSCOPE_JOB_KEY_FILE, the default key.
+    std::function<std::optional<std::string>(std::string_view)> environment = nullptr;
   };
 
   // Fails with FAILED_PRECONDITION (no source, naming every way to give one)

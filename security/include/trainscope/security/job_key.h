@@ -40,6 +40,14 @@ class JobKey {
   // refuses to overwrite an existing file.
   static absl::Status WriteNewKeyFile(const std::string& path);
 
+  // The key in `path`, made first (a fresh random key, mode 0600, in a
+  // directory made with mode 0700 when missing) if the file does not exist:
+  // the collector's default key. Two processes starting at once agree on one
+  // key (the file appears whole or not at all). `*created` says whether this
+  // call made it.
+  static absl::StatusOr<JobKey> ReadOrCreateFile(const std::string& path, absl::string_view label,
+                                                 bool* created);
+
   explicit JobKey(std::string key) : key_(std::move(key)) {}
 
   // The membership secret of `job_id`.

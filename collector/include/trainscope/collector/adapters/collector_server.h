@@ -91,7 +91,11 @@ struct CollectorServerOptions {
   std::string read_token_file;         // --read-token-file
   // --job-key-file: every Hello must present its job's secret derived from
   // this key (security::JobKey), so no job id is first-come-first-served.
+  // Empty: no key (--allow-unauthenticated-jobs; embedding tests), the first
+  // rank of a job fixes its token. The binary always gives one by default.
   std::string job_key_file;
+  // The default key (JobSecretSource::DefaultKeyPath): made if missing.
+  bool create_job_key_file = false;
   // --memory-limit-mib: batches are refused while the process' RSS is over
   // 80 % of this (MemoryLimiter); 0: no limit.
   uint64_t memory_limit_bytes = 0;
