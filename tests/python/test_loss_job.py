@@ -213,6 +213,8 @@ def test_the_collector_switches_the_hooks_off_and_on_at_runtime(trainscope_modul
     # No token: agent and CLI derive the job's secret from the collector's default job key.
     session = ts.attach(collector=collector.address, job=job, halt_grace_s=None)
     try:
+        # A command before the first rank attached finds no job token yet.
+        wait_for(lambda: ts.stats()["connected"], 10, "the agent to connect")
         lc = loss_contribution.LossContribution(model, 6, selection="1", every=1000)
 
         def step():
