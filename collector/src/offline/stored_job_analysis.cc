@@ -11,7 +11,8 @@ namespace trainscope::collector {
 absl::StatusOr<std::unique_ptr<JobAnalyzer>> AnalyzeStoredJob(const std::filesystem::path& data_dir,
                                                               absl::string_view job_id,
                                                               JobAnalyzerOptions options,
-                                                              JobAnalyzerOutputs outputs) {
+                                                              JobAnalyzerOutputs outputs,
+                                                              JobLogState* log_state) {
   const std::filesystem::path dir = data_dir / "jobs" / std::string(job_id);
   absl::StatusOr<LogReader> reader = LogReader::Open(dir);
   if (!reader.ok()) {
@@ -24,6 +25,7 @@ absl::StatusOr<std::unique_ptr<JobAnalyzer>> AnalyzeStoredJob(const std::filesys
   absl::Status read = reader->ForEach(
       [&](const trainscope::v1::LogRecord& record) {
         analyzer->OnLogRecord(record);
+        if (log_state != nullptr) FoldLogRecord(record, log_state);
         if (record.logged_unix_ns() - last_tick >= 200'000'000) {
           last_tick = record.logged_unix_ns();
           analyzer->Tick(last_tick);

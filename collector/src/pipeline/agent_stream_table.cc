@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "trainscope/collector/ingest/bad_input.h"
+#include "trainscope/collector/store/job_state_rule.h"
 
 namespace trainscope::collector {
 
@@ -31,7 +32,7 @@ void AgentStreamTable::Recover(const JobLogState& state) {
     r.set_framework_version(progress.hello.framework_version());
     r.set_said_goodbye(progress.goodbye);
     r.set_exit_error(progress.exit_error);
-    if (progress.closed && (!progress.goodbye || !progress.exit_error.empty())) {
+    if (StreamEndedAbnormally(progress)) {
       vanished_ranks_.insert(key.rank);
     } else {
       vanished_ranks_.erase(key.rank);
@@ -257,15 +258,13 @@ std::vector<v1::RankStatus> AgentStreamTable::TakeChangedRanks() {
 }
 
 v1::JobState AgentStreamTable::State(bool halted) const {
-  if (halted) return v1::JOB_STATE_HALTED;
-  if (AnyConnected()) return v1::JOB_STATE_RUNNING;
-  uint32_t goodbyes = 0;
-  for (const auto& [rank, r] : ranks_) goodbyes += r.said_goodbye() ? 1 : 0;
-  if (!ranks_.empty() && goodbyes == ranks_.size() && vanished_ranks_.empty()) {
-    return v1::JOB_STATE_FINISHED;
-  }
-  if (!vanished_ranks_.empty()) return v1::JOB_STATE_LOST;
-  return v1::JOB_STATE_IDLE;
+  JobStateFacts facts;
+  facts.halted = halted;
+  facts.ranks_seen = static_cast<uint32_t>(ranks_.size());
+  facts.connected = AnyConnected() ? 1 : 0;
+  for (const auto& [rank, r] : ranks_) facts.goodbyes += r.said_goodbye() ? 1 : 0;
+  facts.vanished = static_cast<uint32_t>(vanished_ranks_.size());
+  return DecideJobState(facts);
 }
 
 void AgentStreamTable::FillSummary(v1::JobSummary* summary) const {

@@ -6,6 +6,7 @@
 #include "gtest/gtest.h"
 #include "testing/collector_test_util.h"
 #include "trainscope/collector/ingest/bad_input.h"
+#include "trainscope/collector/store/job_state_rule.h"
 
 namespace trainscope::collector {
 namespace {
@@ -170,6 +171,42 @@ TEST(AgentStreamTableTest, RecoversRanksFromTheLog) {
   EXPECT_EQ(r.events_received(), 12u);  // summed over incarnations
   EXPECT_EQ(r.agent_instance_id(), 20u);  // the latest identity
   EXPECT_EQ(table.State(false), v1::JOB_STATE_FINISHED);
+}
+
+// A stored log's state (what the viewer shows for --data-dir) is the state a
+// collector recovering the same log reports: one rule (issue 23.5).
+TEST(AgentStreamTableTest, ARecoveredTableReportsTheStoredJobsState) {
+  auto stream = [](uint32_t rank, uint64_t instance, uint32_t restarts, bool goodbye,
+                   bool closed, std::string error) {
+    StreamProgress p;
+    p.hello = MakeHello("j", rank, 2, instance);
+    p.hello.set_restart_count(restarts);
+    p.goodbye = goodbye;
+    p.closed = closed;
+    p.exit_error = std::move(error);
+    return p;
+  };
+  v1::CommandRecord halt;
+  halt.set_command("halt");
+  std::vector<JobLogState> logs(5);
+  logs[0].streams[{0, 1}] = stream(0, 1, 0, true, true, "");
+  logs[0].streams[{1, 2}] = stream(1, 2, 0, true, true, "");
+  logs[1] = logs[0];
+  logs[1].commands.push_back(halt);                                // finished, then halted
+  logs[2].streams[{0, 1}] = stream(0, 1, 0, false, true, "");      // vanished
+  logs[2].streams[{0, 3}] = stream(0, 3, 1, true, true, "");       // came back, ended
+  logs[3].streams[{0, 1}] = stream(0, 1, 0, true, true, "OOM");    // said an error
+  logs[4].streams[{0, 1}] = stream(0, 1, 0, false, false, "");     // open at the end
+  const std::vector<v1::JobState> expected = {v1::JOB_STATE_FINISHED, v1::JOB_STATE_HALTED,
+                                              v1::JOB_STATE_FINISHED, v1::JOB_STATE_LOST,
+                                              v1::JOB_STATE_IDLE};
+  for (size_t i = 0; i < logs.size(); ++i) {
+    AgentStreamTable table("j");
+    table.Recover(logs[i]);
+    const bool halted = !logs[i].commands.empty();
+    EXPECT_EQ(table.State(halted), expected[i]) << "log " << i;
+    EXPECT_EQ(StoredJobState(logs[i]), expected[i]) << "log " << i;
+  }
 }
 
 }  // namespace

@@ -24,7 +24,9 @@ OpClass ConvertClass(trainscope::v1::OperatorClass c) {
   }
 }
 
-JobStateKind ConvertState(trainscope::v1::JobState state) {
+}  // namespace
+
+JobStateKind ConvertJobState(trainscope::v1::JobState state) {
   switch (state) {
     case trainscope::v1::JOB_STATE_RUNNING:
       return JobStateKind::kRunning;
@@ -40,8 +42,6 @@ JobStateKind ConvertState(trainscope::v1::JobState state) {
       return JobStateKind::kUnknown;
   }
 }
-
-}  // namespace
 
 StepRecord ConvertStep(const trainscope::v1::StepReport& report) {
   StepRecord step;
@@ -138,7 +138,7 @@ OperatorBatchRecord ConvertOperators(const trainscope::v1::OperatorBatch& batch)
 JobRecord ConvertJobSummary(const trainscope::v1::JobSummary& summary) {
   JobRecord job;
   job.job_id = summary.job_id();
-  job.state = ConvertState(summary.state());
+  job.state = ConvertJobState(summary.state());
   job.world_size = summary.world_size();
   job.ranks_connected = summary.ranks_connected();
   job.recording = summary.recording();

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "trainscope/collector/offline/stored_job_analysis.h"
+#include "trainscope/collector/store/job_state_rule.h"
 #include "trainscope/collector/store/log_index.h"
 #include "trainscope/viewer/proto_convert.h"
 
@@ -13,12 +14,15 @@ absl::StatusOr<JobData> LoadStoredJob(const std::filesystem::path& data_dir,
   collector::JobAnalyzerOptions analyzer_options;
   analyzer_options.max_stored_operators =
       std::max<uint64_t>(analyzer_options.max_stored_operators, options.max_operators);
+  collector::JobLogState log_state;
   absl::StatusOr<std::unique_ptr<collector::JobAnalyzer>> analyzer =
-      collector::AnalyzeStoredJob(data_dir, job_id, analyzer_options);
+      collector::AnalyzeStoredJob(data_dir, job_id, analyzer_options, {}, &log_state);
   if (!analyzer.ok()) return analyzer.status();
   JobData data;
   data.job.job_id = job_id;
-  data.job.state = JobStateKind::kFinished;
+  // The collector's own rule over the log (a halt issued wins, as it did
+  // live), never a state of the viewer's choosing.
+  data.job.state = ConvertJobState(collector::StoredJobState(log_state));
   for (const auto& [rank, host] : (*analyzer)->hosts()) {
     data.job.ranks.push_back({rank, host, 0, false, 0});
   }

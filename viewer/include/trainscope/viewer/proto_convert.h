@@ -28,6 +28,9 @@ namespace trainscope::viewer {
 
 StepRecord ConvertStep(const trainscope::v1::StepReport& report);
 OperatorBatchRecord ConvertOperators(const trainscope::v1::OperatorBatch& batch);
+// The collector's job state as the viewer names it (the collector decides it,
+// job_state_rule.h; the viewer never guesses one of its own).
+JobStateKind ConvertJobState(trainscope::v1::JobState state);
 JobRecord ConvertJobSummary(const trainscope::v1::JobSummary& summary);
 JobRecord ConvertJob(const trainscope::v1::JobStatus& status);
 RankRecord ConvertRank(const trainscope::v1::RankStatus& rank);

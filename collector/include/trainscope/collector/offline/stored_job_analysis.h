@@ -20,15 +20,19 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "trainscope/collector/analysis/job_analyzer.h"
+#include "trainscope/collector/store/job_log.h"
 
 namespace trainscope::collector {
 
 // NOT_FOUND names the missing path. Ticks follow the log's own clock, so
-// silent devices time out as they did live.
+// silent devices time out as they did live. `log_state`, when given, gets the
+// log folded as a restarted collector folds it (its streams and commands: the
+// job's state by StoredJobState, job_state_rule.h) from the same read.
 absl::StatusOr<std::unique_ptr<JobAnalyzer>> AnalyzeStoredJob(const std::filesystem::path& data_dir,
                                                               absl::string_view job_id,
                                                               JobAnalyzerOptions options = {},
-                                                              JobAnalyzerOutputs outputs = {});
+                                                              JobAnalyzerOutputs outputs = {},
+                                                              JobLogState* log_state = nullptr);
 
 }  // namespace trainscope::collector
 

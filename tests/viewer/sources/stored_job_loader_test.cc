@@ -1,0 +1,90 @@
+// LoadStoredJob's job state comes from the collector's rule over the log
+// (job_state_rule.h), so a job halted live reads "halted" when opened from
+// its data dir, not "finished" (issue 23.5).
+#include "trainscope/viewer/stored_job_loader.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+
+#include "trainscope/collector/store/job_log.h"
+#include "trainscope/v1/log.pb.h"
+
+namespace trainscope::viewer {
+namespace {
+
+namespace v1 = trainscope::v1;
+
+// Two ranks that said hello and goodbye, and `commands` (by name) between.
+void WriteJob(const std::filesystem::path& data_dir, const std::string& job,
+              std::vector<std::string> commands, bool rank1_goodbye = true) {
+  collector::JobLog::Options options;
+  options.dir = data_dir / "jobs" / job;
+  options.fsync = false;
+  auto log = collector::JobLog::Open(options, nullptr);
+  ASSERT_TRUE(log.ok()) << log.status();
+  int64_t now = 1'700'000'000'000'000'000;
+  for (uint32_t rank = 0; rank < 2; ++rank) {
+    v1::LogRecord record;
+    record.set_logged_unix_ns(now += 1000);
+    v1::Hello* hello = record.mutable_stream_opened()->mutable_hello();
+    hello->set_job_id(job);
+    hello->set_rank(rank);
+    hello->set_world_size(2);
+    hello->set_host("node-0");
+    hello->set_agent_instance_id(100 + rank);
+    ASSERT_TRUE((*log)->Append(record).ok());
+  }
+  for (const std::string& name : commands) {
+    v1::LogRecord record;
+    record.set_logged_unix_ns(now += 1000);
+    record.mutable_command()->set_command(name);
+    record.mutable_command()->set_ranks_reached(2);
+    ASSERT_TRUE((*log)->Append(record).ok());
+  }
+  for (uint32_t rank = 0; rank < 2; ++rank) {
+    v1::LogRecord record;
+    record.set_logged_unix_ns(now += 1000);
+    v1::StreamClosed* closed = record.mutable_stream_closed();
+    closed->set_rank(rank);
+    closed->set_agent_instance_id(100 + rank);
+    closed->set_goodbye(rank == 0 || rank1_goodbye);
+    ASSERT_TRUE((*log)->Append(record).ok());
+  }
+  ASSERT_TRUE((*log)->Sync().ok());
+}
+
+class StoredJobLoaderTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = std::filesystem::temp_directory_path() /
+           ("viewer-stored-state-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::filesystem::path dir_;
+};
+
+TEST_F(StoredJobLoaderTest, TheStateIsTheCollectorsRuleOverTheLog) {
+  WriteJob(dir_, "clean", {"enable"});
+  WriteJob(dir_, "halted", {"halt"});
+  WriteJob(dir_, "lost", {}, /*rank1_goodbye=*/false);
+  struct Case {
+    const char* job;
+    JobStateKind state;
+    const char* name;
+  };
+  for (const Case& c : {Case{"clean", JobStateKind::kFinished, "finished"},
+                        Case{"halted", JobStateKind::kHalted, "halted"},
+                        Case{"lost", JobStateKind::kLost, "lost"}}) {
+    absl::StatusOr<JobData> data = LoadStoredJob(dir_, c.job, {});
+    ASSERT_TRUE(data.ok()) << c.job << ": " << data.status();
+    EXPECT_EQ(data->job.state, c.state) << c.job;
+    EXPECT_STREQ(JobStateName(data->job.state), c.name) << c.job;
+  }
+}
+
+}  // namespace
+}  // namespace trainscope::viewer
