@@ -17,10 +17,7 @@
 // and go out as they are, without protobuf sizing them twice more (gRPC's
 // own serialisation does) or a copy into a message.
 //
-// Threading: see Transport. Cancel is thread-safe (guarded by mu_). base::Mutex
-// (a std::mutex) rather than absl::Mutex throughout the agent: the system
-// Abseil is not built with ThreadSanitizer, which then cannot see its
-// synchronisation.
+// Threading: see Transport. Cancel is thread-safe (guarded by mu_).
 #ifndef TRAINSCOPE_AGENT_SRC_GRPC_TRANSPORT_H_
 #define TRAINSCOPE_AGENT_SRC_GRPC_TRANSPORT_H_
 

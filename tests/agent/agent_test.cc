@@ -315,7 +315,7 @@ TEST(AgentTest, AnswersProbes) {
 TEST(AgentTest, ResendsUnacknowledgedBatchesAfterReconnect) {
   Started s = StartFake();
   {
-    std::lock_guard<std::mutex> lock(s.collector->mu);
+    base::MutexLock lock(&s.collector->mu);
     s.collector->auto_ack = false;
   }
   const StringId name = s.agent->Intern("op");
@@ -323,7 +323,7 @@ TEST(AgentTest, ResendsUnacknowledgedBatchesAfterReconnect) {
   ASSERT_TRUE(WaitFor([&] { return !s.collector->Batches().empty(); }));
   const uint64_t first_sequence = s.collector->Batches().front().sequence();
   {
-    std::lock_guard<std::mutex> lock(s.collector->mu);
+    base::MutexLock lock(&s.collector->mu);
     s.collector->auto_ack = true;
   }
   s.collector->Break();
@@ -341,7 +341,7 @@ TEST(AgentTest, ResendsUnacknowledgedBatchesAfterReconnect) {
 TEST(AgentTest, HelloAckResumeCountsHeldBatchesAsAcked) {
   Started s = StartFake();
   {
-    std::lock_guard<std::mutex> lock(s.collector->mu);
+    base::MutexLock lock(&s.collector->mu);
     s.collector->auto_ack = false;
   }
   const StringId name = s.agent->Intern("op");
@@ -351,7 +351,7 @@ TEST(AgentTest, HelloAckResumeCountsHeldBatchesAsAcked) {
   uint64_t events_through_last = 0;
   for (const auto& batch : s.collector->Batches()) events_through_last += batch.kind_size();
   {
-    std::lock_guard<std::mutex> lock(s.collector->mu);
+    base::MutexLock lock(&s.collector->mu);
     s.collector->resume_after = last;  // the collector has these durably already
   }
   s.collector->Break();
@@ -370,7 +370,7 @@ TEST(AgentTest, BatchesFitTheCollectorsMessageLimit) {
   options.memory_budget_bytes = 256u << 20;
   Started s;
   {
-    std::lock_guard<std::mutex> lock(s.collector->mu);
+    base::MutexLock lock(&s.collector->mu);
     s.collector->ready = false;  // queue while the collector is away
     s.collector->max_message_bytes = 4096;
   }
@@ -384,7 +384,7 @@ TEST(AgentTest, BatchesFitTheCollectorsMessageLimit) {
   for (int i = 0; i < kEvents / 2; ++i) s.agent->RecordOperator(names[i % 64], i, i + 1, i);
   ASSERT_TRUE(WaitFor([&] { return s.agent->stats().events_recorded == kEvents / 2; }));
   {
-    std::lock_guard<std::mutex> lock(s.collector->mu);
+    base::MutexLock lock(&s.collector->mu);
     s.collector->ready = true;
   }
   ASSERT_TRUE(WaitFor([&] { return s.agent->stats().connected; }));
@@ -397,7 +397,7 @@ TEST(AgentTest, BatchesFitTheCollectorsMessageLimit) {
   EXPECT_EQ(stats.dropped_ring_full + stats.dropped_buffer_full, 0u);
   EXPECT_EQ(stats.reconnects, 0u);
   {
-    std::lock_guard<std::mutex> lock(s.collector->mu);
+    base::MutexLock lock(&s.collector->mu);
     EXPECT_EQ(s.collector->oversized, 0);
     EXPECT_EQ(s.collector->opens, 1);
   }
@@ -417,7 +417,7 @@ TEST(AgentTest, BatchesFitTheCollectorsMessageLimit) {
 TEST(AgentTest, RefusedBatchesAreCounted) {
   Started s = StartFake();
   {
-    std::lock_guard<std::mutex> lock(s.collector->mu);
+    base::MutexLock lock(&s.collector->mu);
     s.collector->reject = {1};
   }
   const StringId name = s.agent->Intern("op");
@@ -439,7 +439,7 @@ TEST(AgentTest, UnacknowledgedBacklogIsBoundedAndCounted) {
   options.ring_capacity_events = 1024;
   Started s = StartFake(options);
   {
-    std::lock_guard<std::mutex> lock(s.collector->mu);
+    base::MutexLock lock(&s.collector->mu);
     s.collector->auto_ack = false;
   }
   const StringId name = s.agent->Intern("op");

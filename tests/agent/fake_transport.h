@@ -15,50 +15,50 @@
 
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <utility>
 #include <vector>
 
 #include "absl/time/clock.h"
 #include "trainscope/agent/agent.h"
+#include "trainscope/base/mutex.h"
 #include "transport.h"
 
 namespace trainscope::agent {
 
 struct FakeCollector {
-  std::mutex mu;
-  bool ready = true;
-  bool answer_hello = true;
-  bool auto_ack = true;
-  uint64_t resume_after = 0;
-  std::set<uint64_t> reject;  // batch sequences to refuse
-  int opens = 0;
-  bool broken = false;  // writes fail until the next Open
+  base::Mutex mu;
+  bool ready ABSL_GUARDED_BY(mu) = true;
+  bool answer_hello ABSL_GUARDED_BY(mu) = true;
+  bool auto_ack ABSL_GUARDED_BY(mu) = true;
+  uint64_t resume_after ABSL_GUARDED_BY(mu) = 0;
+  std::set<uint64_t> reject ABSL_GUARDED_BY(mu);  // batch sequences to refuse
+  int opens ABSL_GUARDED_BY(mu) = 0;
+  bool broken ABSL_GUARDED_BY(mu) = false;  // writes fail until the next Open
   // HelloAck.max_message_bytes (0: unset); a larger message cuts the stream,
   // as gRPC's receive limit does, and is counted.
-  uint64_t max_message_bytes = 0;
-  int oversized = 0;
-  ControlListener* listener = nullptr;
-  std::vector<v1::AgentMessage> written;
+  uint64_t max_message_bytes ABSL_GUARDED_BY(mu) = 0;
+  int oversized ABSL_GUARDED_BY(mu) = 0;
+  ControlListener* listener ABSL_GUARDED_BY(mu) = nullptr;
+  std::vector<v1::AgentMessage> written ABSL_GUARDED_BY(mu);
 
   // Delivers `control` as if read from the stream. False when no stream is open.
   bool Send(const v1::Control& control) { return SendAt(control, Agent::Now()); }
   // Like Send, with the agent-side receive time the transport would stamp.
   bool SendAt(const v1::Control& control, int64_t receive_ns) {
-    std::lock_guard<std::mutex> lock(mu);
+    base::MutexLock lock(&mu);
     if (listener == nullptr) return false;
     listener->OnControl(control, receive_ns);
     return true;
   }
   // Ends the stream from the collector's side.
   void Break() {
-    std::lock_guard<std::mutex> lock(mu);
+    base::MutexLock lock(&mu);
     broken = true;
     if (listener != nullptr) listener->OnStreamEnd();
   }
   std::vector<v1::AgentMessage> Messages() {
-    std::lock_guard<std::mutex> lock(mu);
+    base::MutexLock lock(&mu);
     return written;
   }
   std::vector<v1::EventBatch> Batches() {
@@ -76,18 +76,18 @@ class FakeTransport : public Transport {
       : collector_(std::move(collector)) {}
 
   bool ReadyToOpen(absl::Duration) override {
-    std::lock_guard<std::mutex> lock(collector_->mu);
+    base::MutexLock lock(&collector_->mu);
     return collector_->ready;
   }
   absl::Status Open(ControlListener* listener) override {
-    std::lock_guard<std::mutex> lock(collector_->mu);
+    base::MutexLock lock(&collector_->mu);
     collector_->listener = listener;
     collector_->broken = false;
     ++collector_->opens;
     return absl::OkStatus();
   }
   bool Write(const v1::AgentMessage& message) override {
-    std::lock_guard<std::mutex> lock(collector_->mu);
+    base::MutexLock lock(&collector_->mu);
     if (collector_->broken || collector_->listener == nullptr) return false;
     if (collector_->max_message_bytes > 0 &&
         message.ByteSizeLong() > collector_->max_message_bytes) {
@@ -117,7 +117,7 @@ class FakeTransport : public Transport {
     return true;
   }
   absl::Status Close(absl::Duration) override {
-    std::lock_guard<std::mutex> lock(collector_->mu);
+    base::MutexLock lock(&collector_->mu);
     collector_->listener = nullptr;
     return absl::OkStatus();
   }

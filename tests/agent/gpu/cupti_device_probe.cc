@@ -38,7 +38,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <map>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -49,6 +48,7 @@
 #include "gpu/gpu_event_queue.h"
 #include "gpu/probe_kernels_ptx.h"
 #include "trainscope/agent/agent.h"
+#include "trainscope/base/mutex.h"
 
 namespace trainscope::agent {
 namespace {
@@ -114,20 +114,20 @@ bool LoadCuda(Cuda* c) {
 class Strings {
  public:
   StringId Intern(std::string_view text) {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(&mu_);
     auto [it, inserted] = ids_.try_emplace(std::string(text), static_cast<StringId>(texts_.size()));
     if (inserted) texts_.emplace_back(text);
     return it->second;
   }
   std::string Text(StringId id) {
-    std::lock_guard<std::mutex> lock(mu_);
+    base::MutexLock lock(&mu_);
     return id < texts_.size() ? texts_[id] : "?";
   }
 
  private:
-  std::mutex mu_;
-  std::vector<std::string> texts_{""};
-  std::map<std::string, StringId> ids_{{"", 0}};
+  base::Mutex mu_;
+  std::vector<std::string> texts_ ABSL_GUARDED_BY(mu_){""};
+  std::map<std::string, StringId> ids_ ABSL_GUARDED_BY(mu_){{"", 0}};
 };
 
 void IgnoreCallback(void*, CUpti_CallbackDomain, CUpti_CallbackId, const void*) {}

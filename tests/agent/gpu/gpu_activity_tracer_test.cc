@@ -9,11 +9,11 @@
 
 #include <atomic>
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "trainscope/base/mutex.h"
 #include "gpu/synthetic_activity_buffer.h"
 #include "gtest/gtest.h"
 #include "string_table.h"
@@ -42,15 +42,16 @@ struct Fake {
     uint8_t* buffer = nullptr;
     B records;
   };
-  std::vector<Held> held;
-  std::vector<std::pair<uint8_t*, size_t>> completions_due;  // finished held buffers
+  std::vector<Held> held ABSL_GUARDED_BY(mu);
+  // Finished held buffers.
+  std::vector<std::pair<uint8_t*, size_t>> completions_due ABSL_GUARDED_BY(mu);
   size_t dropped = 0;  // records CUPTI could not store (no buffer)
   int forced_flushes = 0;
   int pushes = 0;
   int pops = 0;
   uint64_t last_pushed = 0;
   std::atomic<int64_t> now{1'000'000};
-  std::mutex mu;  // pending/held/completions_due: the worker's timer flushes too
+  base::Mutex mu;  // pending/held/completions_due: the worker's timer flushes too
 };
 Fake* fake = nullptr;
 
@@ -96,7 +97,7 @@ CUptiResult CUPTIAPI Disable(CUpti_ActivityKind kind) {
 // Like CUPTI holding several buffers at once: every pending buffer is
 // requested first, then each one obtained is completed.
 CUptiResult CUPTIAPI FlushAll(uint32_t flag) {
-  std::lock_guard<std::mutex> lock(fake->mu);
+  base::MutexLock lock(&fake->mu);
   if (flag == CUPTI_ACTIVITY_FLAG_FLUSH_FORCED) ++fake->forced_flushes;
   std::vector<B> pending;
   pending.swap(fake->pending);
@@ -128,7 +129,7 @@ CUptiResult CUPTIAPI FlushAll(uint32_t flag) {
 }
 // CUPTI takes a buffer and starts writing `records` of work still running.
 void Hold(const B& records) {
-  std::lock_guard<std::mutex> lock(fake->mu);
+  base::MutexLock lock(&fake->mu);
   uint8_t* buffer = nullptr;
   size_t size = 0;
   size_t max_records = 0;
@@ -138,7 +139,7 @@ void Hold(const B& records) {
 }
 // The device finished the held work: its buffer completes at the next flush.
 void FinishHeld(const B& finished) {
-  std::lock_guard<std::mutex> lock(fake->mu);
+  base::MutexLock lock(&fake->mu);
   ASSERT_FALSE(fake->held.empty());
   uint8_t* buffer = fake->held.front().buffer;
   fake->held.erase(fake->held.begin());
