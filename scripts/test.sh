@@ -14,7 +14,7 @@ ctest --preset release -j "$(nproc)" --timeout 600
 
 if [ "${CI:-}" = "true" ]; then
   # Compile only: clang checks every ABSL_GUARDED_BY against the locks held
-  # (absl::Mutex, and base::Mutex in the agent and plugin); nothing runs.
+  # (base::Mutex, the project's one mutex type); nothing runs.
   echo "== clang -Wthread-safety (the C++ libraries, without the viewer)"
   [ -f build-tsa/build.ninja ] || cmake --preset thread-safety >/dev/null
   cmake --build --preset thread-safety -j "$(nproc)"

@@ -1,13 +1,15 @@
-// The mutex of the code that runs inside the training process (the agent and
-// the PyTorch plugin): a std::mutex with absl::Mutex's interface and its
-// thread-safety annotations, so that clang's -Wthread-safety checks every
-// ABSL_GUARDED_BY on it as it does on absl::Mutex in the collector and CLI.
+// The project's one mutex type (with MutexLock and CondVar): a std::mutex with
+// absl::Mutex's interface and thread-safety annotations, so that clang's
+// -Wthread-safety (the thread-safety preset, run in CI) checks every
+// ABSL_GUARDED_BY and ABSL_EXCLUSIVE_LOCKS_REQUIRED against the locks held.
 //
-// Why not absl::Mutex there: that code is also tested under ThreadSanitizer,
-// and Debian's Abseil is not built with it; TSan cannot see an absl::Mutex
-// lock and would report every access it guards as a race. It does see
-// std::mutex (pthread). The interface is absl's, so moving to absl::Mutex is a
-// change of type only, once an instrumented Abseil is at hand.
+// Why not absl::Mutex: Debian's Abseil is not built with ThreadSanitizer, so
+// TSan cannot see an absl::Mutex lock and reports every access it guards as a
+// race, while it does see std::mutex (pthread); one type for the agent (tested
+// under TSan), the collector, CLI, tier and viewer keeps one set of rules. The
+// rule that differs from absl: there is no Await(Condition), which re-evaluated
+// its condition at every unlock. A waiter loops on the state with a CondVar,
+// and every change of state that a waiter waits on must Signal or SignalAll.
 //
 // Usage:
 //   base::Mutex mu_;
