@@ -11,8 +11,8 @@
 namespace trainscope::collector {
 namespace {
 
-using ::testing::HasSubstr;
 using testing::FakeAgentStream;
+using ::testing::HasSubstr;
 using testing::MakeBatch;
 using testing::MakeHello;
 
@@ -146,7 +146,7 @@ TEST(AgentStreamTableTest, ProbesGoOnlyToAcknowledgedStreamsAndRepliesMatchThem)
   EXPECT_EQ(sample->collector_send_unix_ns(), kNow + 5);
   EXPECT_EQ(sample->collector_receive_unix_ns(), kNow + 9);
   EXPECT_FALSE(table.TakeProbeReply(id, reply, kNow + 10).has_value());  // answered already
-  EXPECT_EQ(table.SendToAcked(v1::Control()), 1u);  // counted, nothing sent
+  EXPECT_EQ(table.SendToAcked(v1::Control()), 1u);                       // counted, nothing sent
   EXPECT_EQ(acked->state().sent.size(), 1u);
 }
 
@@ -168,7 +168,7 @@ TEST(AgentStreamTableTest, RecoversRanksFromTheLog) {
   table.Recover(state);
   EXPECT_EQ(table.world_size(), 2u);
   const v1::RankStatus& r = table.ranks().at(0);
-  EXPECT_EQ(r.events_received(), 12u);  // summed over incarnations
+  EXPECT_EQ(r.events_received(), 12u);    // summed over incarnations
   EXPECT_EQ(r.agent_instance_id(), 20u);  // the latest identity
   EXPECT_EQ(table.State(false), v1::JOB_STATE_FINISHED);
 }
@@ -176,8 +176,8 @@ TEST(AgentStreamTableTest, RecoversRanksFromTheLog) {
 // A stored log's state (what the viewer shows for --data-dir) is the state a
 // collector recovering the same log reports: one rule (issue 23.5).
 TEST(AgentStreamTableTest, ARecoveredTableReportsTheStoredJobsState) {
-  auto stream = [](uint32_t rank, uint64_t instance, uint32_t restarts, bool goodbye,
-                   bool closed, std::string error) {
+  auto stream = [](uint32_t rank, uint64_t instance, uint32_t restarts, bool goodbye, bool closed,
+                   std::string error) {
     StreamProgress p;
     p.hello = MakeHello("j", rank, 2, instance);
     p.hello.set_restart_count(restarts);
@@ -192,11 +192,11 @@ TEST(AgentStreamTableTest, ARecoveredTableReportsTheStoredJobsState) {
   logs[0].streams[{0, 1}] = stream(0, 1, 0, true, true, "");
   logs[0].streams[{1, 2}] = stream(1, 2, 0, true, true, "");
   logs[1] = logs[0];
-  logs[1].commands.push_back(halt);                                // finished, then halted
-  logs[2].streams[{0, 1}] = stream(0, 1, 0, false, true, "");      // vanished
-  logs[2].streams[{0, 3}] = stream(0, 3, 1, true, true, "");       // came back, ended
-  logs[3].streams[{0, 1}] = stream(0, 1, 0, true, true, "OOM");    // said an error
-  logs[4].streams[{0, 1}] = stream(0, 1, 0, false, false, "");     // open at the end
+  logs[1].commands.push_back(halt);                              // finished, then halted
+  logs[2].streams[{0, 1}] = stream(0, 1, 0, false, true, "");    // vanished
+  logs[2].streams[{0, 3}] = stream(0, 3, 1, true, true, "");     // came back, ended
+  logs[3].streams[{0, 1}] = stream(0, 1, 0, true, true, "OOM");  // said an error
+  logs[4].streams[{0, 1}] = stream(0, 1, 0, false, false, "");   // open at the end
   const std::vector<v1::JobState> expected = {v1::JOB_STATE_FINISHED, v1::JOB_STATE_HALTED,
                                               v1::JOB_STATE_FINISHED, v1::JOB_STATE_LOST,
                                               v1::JOB_STATE_IDLE};

@@ -13,7 +13,7 @@
 #include <string>
 #include <thread>
 
-#include "absl/synchronization/mutex.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/v1/commands.grpc.pb.h"
 
 namespace trainscope::viewer {
@@ -25,7 +25,7 @@ class ScriptedCommands final : public trainscope::v1::Commands::Service {
   grpc::Status SetRecording(grpc::ServerContext*,
                             const trainscope::v1::SetRecordingRequest* request,
                             trainscope::v1::CommandReply* reply) override {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     recording_ = *request;
     if (request->token() != "secret") {
       return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "wrong token for job digits");
@@ -36,23 +36,23 @@ class ScriptedCommands final : public trainscope::v1::Commands::Service {
   }
   grpc::Status Halt(grpc::ServerContext*, const trainscope::v1::HaltJobRequest* request,
                     trainscope::v1::CommandReply* reply) override {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     halt_ = *request;
     reply->set_ranks_reached(4);
     return grpc::Status::OK;
   }
 
   std::optional<trainscope::v1::SetRecordingRequest> recording() {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     return recording_;
   }
   std::optional<trainscope::v1::HaltJobRequest> halt() {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     return halt_;
   }
 
  private:
-  absl::Mutex mu_;
+  base::Mutex mu_;
   std::optional<trainscope::v1::SetRecordingRequest> recording_ ABSL_GUARDED_BY(mu_);
   std::optional<trainscope::v1::HaltJobRequest> halt_ ABSL_GUARDED_BY(mu_);
 };
@@ -95,7 +95,7 @@ TEST_F(JobCommandSenderTest, LossContributionSwitchesTheHooksOnAWorker) {
       SendAndWait(&sender, "disable-loss-contribution", "secret", &thread);
   EXPECT_NE(thread, std::this_thread::get_id());
   EXPECT_TRUE(outcome.ok);
-  EXPECT_EQ(outcome.text, "disable-loss-contribution: 4 ranks reached ok");
+  EXPECT_EQ(outcome.text, "disable-loss-contribution: 4 ranks reached \xE2\x80\x94 ok");
   const std::optional<trainscope::v1::SetRecordingRequest> sent = service_.recording();
   ASSERT_TRUE(sent.has_value());
   EXPECT_EQ(sent->job_id(), "digits");
@@ -119,7 +119,7 @@ TEST_F(JobCommandSenderTest, HaltSaysWhoAndWhy) {
   std::thread::id thread;
   const JobCommandSender::Outcome outcome = SendAndWait(&sender, "halt", "secret", &thread);
   EXPECT_TRUE(outcome.ok);
-  EXPECT_EQ(outcome.text, "halt: 4 ranks reached ");
+  EXPECT_EQ(outcome.text, "halt: 4 ranks reached");
   const std::optional<trainscope::v1::HaltJobRequest> sent = service_.halt();
   ASSERT_TRUE(sent.has_value());
   EXPECT_EQ(sent->job_id(), "digits");
@@ -135,6 +135,20 @@ TEST_F(JobCommandSenderTest, ARefusalCarriesTheCollectorsReason) {
   EXPECT_FALSE(outcome.ok);
   EXPECT_EQ(outcome.text.rfind("enable-loss-contribution failed: ", 0), 0u) << outcome.text;
   EXPECT_NE(outcome.text.find("wrong token for job digits"), std::string::npos) << outcome.text;
+}
+
+// Issue 23.5: a halt of a job with no connected rank was shown as success.
+TEST(JobCommandSenderOutcomeTest, ACommandThatReachedNoRankIsNotASuccess) {
+  const JobCommandSender::Outcome none =
+      JobCommandSender::Describe("halt", 0, "halt sent to 0 connected ranks of job j");
+  EXPECT_FALSE(none.ok);
+  EXPECT_EQ(none.text.rfind("halt reached no rank: no rank of the job is connected", 0), 0u)
+      << none.text;
+  EXPECT_NE(none.text.find("halt sent to 0 connected ranks"), std::string::npos) << none.text;
+  EXPECT_FALSE(JobCommandSender::Describe("enable", 0, "").ok);
+  const JobCommandSender::Outcome one = JobCommandSender::Describe("disable", 1, "");
+  EXPECT_TRUE(one.ok);
+  EXPECT_EQ(one.text, "disable: 1 rank reached");
 }
 
 }  // namespace

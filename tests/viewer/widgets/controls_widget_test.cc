@@ -7,15 +7,18 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QImage>
+#include <QInputDialog>
 #include <QLabel>
 #include <QPushButton>
 #include <chrono>
+#include <cstdlib>
 #include <memory>
 #include <optional>
 #include <string>
 #include <utility>
 
-#include "absl/synchronization/mutex.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/v1/commands.grpc.pb.h"
 #include "widgets/test_application.h"
 
@@ -28,7 +31,7 @@ class ScriptedCommands final : public trainscope::v1::Commands::Service {
   grpc::Status SetRecording(grpc::ServerContext*,
                             const trainscope::v1::SetRecordingRequest* request,
                             trainscope::v1::CommandReply* reply) override {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     last_ = *request;
     if (request->token() != "secret") {
       return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "wrong token for job digits");
@@ -37,13 +40,21 @@ class ScriptedCommands final : public trainscope::v1::Commands::Service {
     return grpc::Status::OK;
   }
 
+  // Job "digits" finished: a halt reaches no rank (as the collector answers).
+  grpc::Status Halt(grpc::ServerContext*, const trainscope::v1::HaltJobRequest*,
+                    trainscope::v1::CommandReply* reply) override {
+    reply->set_ranks_reached(0);
+    reply->set_message("halt sent to 0 connected ranks of job digits (world size 4)");
+    return grpc::Status::OK;
+  }
+
   std::optional<trainscope::v1::SetRecordingRequest> last() {
-    absl::MutexLock lock(&mu_);
+    base::MutexLock lock(&mu_);
     return last_;
   }
 
  private:
-  absl::Mutex mu_;
+  base::Mutex mu_;
   std::optional<trainscope::v1::SetRecordingRequest> last_ ABSL_GUARDED_BY(mu_);
 };
 
@@ -152,6 +163,64 @@ TEST_F(ControlsWidgetTest, TheCollectorsSwitchIsTickedAndOfflineDisablesCommands
     EXPECT_FALSE(button->isEnabled()) << name;
   }
   EXPECT_FALSE(service_.last().has_value());
+}
+
+TEST_F(ControlsWidgetTest, HaltIsOffOnAFinishedOrHaltedJobWithTheReason) {
+  auto widget = MakeWidget(address_, "secret");
+  auto* halt = widget->findChild<QPushButton*>("halt");
+  ASSERT_NE(halt, nullptr);
+  widget->ShowJobState(JobStateKind::kRunning);
+  EXPECT_TRUE(halt->isEnabled());
+  widget->ShowJobState(JobStateKind::kFinished);
+  EXPECT_FALSE(halt->isEnabled());
+  EXPECT_TRUE(halt->toolTip().contains("finished")) << halt->toolTip().toStdString();
+  EXPECT_FALSE(widget->findChild<QPushButton*>("record_on")->isEnabled());
+  widget->ShowJobState(JobStateKind::kHalted);
+  EXPECT_FALSE(halt->isEnabled());
+  EXPECT_TRUE(halt->toolTip().contains("halted already")) << halt->toolTip().toStdString();
+}
+
+TEST_F(ControlsWidgetTest, AHaltThatReachedNoRankIsShownAsAFailure) {
+  ControlsWidget::Config config;
+  config.collector = address_;
+  config.job_id = "digits";
+  config.token_sources.flag = "secret";
+  config.ask_before_halt = false;
+  ControlsWidget widget(config);
+  const QString text = ClickAndWait(&widget, "halt");
+  EXPECT_TRUE(text.startsWith("halt reached no rank")) << text.toStdString();
+  EXPECT_TRUE(widget.findChild<QLabel*>("status")->styleSheet().contains("#c62828"));
+}
+
+// Issue 23.5: the prompt was 1,660 px wide and suggested --data-dir.
+TEST_F(ControlsWidgetTest, TheTokenDialogIsReadableAndSaysWhereTheTokenIs) {
+  auto widget = MakeWidget(address_, "secret");
+  std::unique_ptr<QInputDialog> dialog(widget->MakeTokenDialog("halt", ""));
+  dialog->setAttribute(Qt::WA_DontShowOnScreen);
+  dialog->show();
+  QApplication::processEvents();
+  EXPECT_LE(dialog->width(), 720);
+  EXPECT_GE(dialog->width(), 300);
+  QString labels;
+  for (QLabel* label : dialog->findChildren<QLabel*>()) labels += label->text();
+  EXPECT_FALSE(labels.contains("--data-dir")) << labels.toStdString();
+  EXPECT_TRUE(labels.contains("jobs/digits/token")) << labels.toStdString();
+  // Rendered: the text wraps inside the dialog (dark pixels on several rows).
+  const QImage image = dialog->grab().toImage();
+  int text_rows = 0;
+  for (int y = 0; y < image.height(); ++y) {
+    for (int x = 0; x < image.width(); ++x) {
+      if (qGray(image.pixel(x, y)) < 80) {
+        ++text_rows;
+        break;
+      }
+    }
+  }
+  EXPECT_GE(text_rows, 40) << "the prompt's lines are not drawn";
+  if (const char* out = std::getenv("VIEWER_TEST_SAVE")) {
+    image.save(QString(out) + "/token-dialog.png");
+  }
+  dialog->hide();
 }
 
 }  // namespace

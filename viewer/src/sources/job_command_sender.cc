@@ -10,7 +10,9 @@ namespace trainscope::viewer {
 
 JobCommandSender::JobCommandSender(std::string collector, std::string job_id,
                                    client::ClientSecurity security)
-    : collector_(std::move(collector)), job_id_(std::move(job_id)), security_(std::move(security)) {}
+    : collector_(std::move(collector)),
+      job_id_(std::move(job_id)),
+      security_(std::move(security)) {}
 
 JobCommandSender::~JobCommandSender() {
   if (worker_.joinable()) worker_.join();
@@ -44,8 +46,23 @@ JobCommandSender::Outcome JobCommandSender::Run(const std::string& command,
     reply = client.SetRecording(request);
   }
   if (!reply.ok()) return {false, absl::StrCat(command, " failed: ", reply.status().message())};
-  return {true,
-          absl::StrCat(command, ": ", reply->ranks_reached(), " ranks reached ", reply->message())};
+  return Describe(command, reply->ranks_reached(), reply->message());
+}
+
+JobCommandSender::Outcome JobCommandSender::Describe(const std::string& command,
+                                                     uint32_t ranks_reached,
+                                                     const std::string& message) {
+  if (ranks_reached == 0) {
+    // Accepted and logged, yet nothing changed now: no rank is connected
+    // (the job ended or its ranks are away). Not a success to show in green.
+    return {false,
+            absl::StrCat(command, " reached no rank: no rank of the job is connected",
+                         command == "halt" ? " (ranks that reconnect stop at the halt step)" : "",
+                         message.empty() ? "" : absl::StrCat(" \xE2\x80\x94 ", message))};
+  }
+  return {true, absl::StrCat(command, ": ", ranks_reached,
+                             ranks_reached == 1 ? " rank reached" : " ranks reached",
+                             message.empty() ? "" : absl::StrCat(" \xE2\x80\x94 ", message))};
 }
 
 }  // namespace trainscope::viewer

@@ -8,11 +8,16 @@
 #include <QMessageBox>
 #include <QPointer>
 #include <QPushButton>
+#include <memory>
+#include <utility>
 
 namespace trainscope::viewer {
 
 ControlsWidget::ControlsWidget(Config config, QWidget* parent)
-    : QWidget(parent), config_(std::move(config)), sender_(config_.collector, config_.job_id, config_.security) {
+    : QWidget(parent),
+      config_(std::move(config)),
+      model_(!config_.collector.empty(), config_.job_id),
+      sender_(config_.collector, config_.job_id, config_.security) {
   auto* layout = new QHBoxLayout(this);
   layout->setContentsMargins(6, 4, 6, 4);
   follow_ = new QCheckBox("Follow newest step", this);
@@ -40,7 +45,6 @@ ControlsWidget::ControlsWidget(Config config, QWidget* parent)
   layout->addWidget(halt_);
   layout->addSpacing(12);
   layout->addWidget(status_, 1);
-  const bool online = !config_.collector.empty();
   // Names for tests and for style sheets.
   record_on_->setObjectName("record_on");
   record_off_->setObjectName("record_off");
@@ -48,20 +52,7 @@ ControlsWidget::ControlsWidget(Config config, QWidget* parent)
   loss_off_->setObjectName("loss_contribution_off");
   halt_->setObjectName("halt");
   status_->setObjectName("status");
-  for (QPushButton* button : {record_on_, record_off_, loss_on_, loss_off_, halt_}) {
-    button->setEnabled(online);
-    if (!online) button->setToolTip("Offline (a stored log): commands need --collector");
-  }
-  if (online) {
-    record_on_->setToolTip("Start recording on every rank of " +
-                           QString::fromStdString(config_.job_id));
-    record_off_->setToolTip("Stop recording (agents stay attached, near-zero cost)");
-    loss_on_->setToolTip(
-        "Install the trainscope.LossContribution hooks on every rank (at its next batch)");
-    loss_off_->setToolTip(
-        "Remove the loss-contribution hooks on every rank: training runs as without them");
-    halt_->setToolTip("Stop every rank at its next step boundary (needs the job's token)");
-  }
+  ApplyAvailability();
   connect(follow_, &QCheckBox::toggled, this, &ControlsWidget::followToggled);
   connect(record_on_, &QPushButton::clicked, this, [this] { RunCommand("enable"); });
   connect(record_off_, &QPushButton::clicked, this, [this] { RunCommand("disable"); });
@@ -84,6 +75,27 @@ ControlsWidget::ControlsWidget(Config config, QWidget* parent)
 }
 
 ControlsWidget::~ControlsWidget() = default;
+
+void ControlsWidget::ApplyAvailability() {
+  for (const auto& [button, command] : std::initializer_list<std::pair<QPushButton*, const char*>>{
+           {record_on_, "enable"},
+           {record_off_, "disable"},
+           {loss_on_, "enable-loss-contribution"},
+           {loss_off_, "disable-loss-contribution"}}) {
+    const JobControlsModel::Button state = model_.Switch(command);
+    button->setEnabled(state.enabled);
+    button->setToolTip(QString::fromStdString(state.tooltip));
+  }
+  const JobControlsModel::Button halt = model_.Halt();
+  halt_->setEnabled(halt.enabled);
+  halt_->setToolTip(QString::fromStdString(halt.tooltip));
+}
+
+void ControlsWidget::ShowJobState(JobStateKind state) {
+  if (state == model_.job_state()) return;
+  model_.SetJobState(state);
+  ApplyAvailability();
+}
 
 void ControlsWidget::ShowSelection(const SelectionState& selection) {
   follow_->blockSignals(true);
@@ -110,19 +122,38 @@ void ControlsWidget::ShowLossContribution(std::optional<bool> enabled) {
   loss_off_->setText(QString("Loss contribution off") + (enabled == false ? check : ""));
 }
 
-std::optional<std::string> ControlsWidget::Token() {
+QInputDialog* ControlsWidget::MakeTokenDialog(const std::string& command, const std::string& why) {
+  auto* dialog = new QInputDialog(this);
+  dialog->setWindowTitle("Job token");
+  dialog->setInputMode(QInputDialog::TextInput);
+  dialog->setTextEchoMode(QLineEdit::Password);
+  dialog->setLabelText(
+      QString::fromStdString(JobControlsModel::TokenPrompt(config_.job_id, command, why)));
+  // QInputDialog sizes itself to its label's longest line: wrap it at a
+  // readable width instead (issue 23.5: a 1,660-px-wide dialog).
+  for (QLabel* label : dialog->findChildren<QLabel*>()) {
+    label->setWordWrap(true);
+    label->setMinimumWidth(440);
+    label->setMaximumWidth(520);
+  }
+  dialog->adjustSize();
+  return dialog;
+}
+
+std::optional<std::string> ControlsWidget::Token(const std::string& command) {
   absl::StatusOr<client::ResolvedToken> token =
       client::TokenResolver::Resolve(config_.job_id, config_.token_sources);
   if (token.ok()) return token->token;
-  bool ok = false;
-  const QString typed =
-      QInputDialog::getText(this, "Job token",
-                            QString("The token of job %1 (%2):")
-                                .arg(QString::fromStdString(config_.job_id),
-                                     QString::fromStdString(std::string(token.status().message()))),
-                            QLineEdit::Password, QString(), &ok);
-  if (!ok || typed.trimmed().isEmpty()) return std::nullopt;
-  return typed.trimmed().toStdString();
+  // FAILED_PRECONDITION: no source was given (its message lists the CLI's
+  // sources, --data-dir among them, which the prompt says better).
+  const std::string why = token.status().code() == absl::StatusCode::kFailedPrecondition
+                              ? std::string()
+                              : std::string(token.status().message());
+  std::unique_ptr<QInputDialog> dialog(MakeTokenDialog(command, why));
+  if (dialog->exec() != QDialog::Accepted) return std::nullopt;
+  const QString typed = dialog->textValue().trimmed();
+  if (typed.isEmpty()) return std::nullopt;
+  return typed.toStdString();
 }
 
 void ControlsWidget::Report(const QString& text, bool error) {
@@ -131,7 +162,7 @@ void ControlsWidget::Report(const QString& text, bool error) {
 }
 
 void ControlsWidget::RunCommand(const std::string& command) {
-  std::optional<std::string> token = Token();
+  std::optional<std::string> token = Token(command);
   if (!token.has_value()) {
     Report("no token: " + QString::fromStdString(command) + " not sent", true);
     return;

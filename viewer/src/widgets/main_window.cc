@@ -249,6 +249,7 @@ void MainWindow::RefreshAll() {
     jobs_->Refresh(state_->jobs);
     if (const JobRecord* job = state_->jobs.Find(state_->job_id())) {
       controls_->ShowRecording(job->recording);
+      controls_->ShowJobState(job->state);
       controls_->ShowLossContribution(job->loss_contribution);
     }
   }

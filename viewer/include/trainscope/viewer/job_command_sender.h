@@ -15,6 +15,7 @@
 #ifndef TRAINSCOPE_VIEWER_JOB_COMMAND_SENDER_H_
 #define TRAINSCOPE_VIEWER_JOB_COMMAND_SENDER_H_
 
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <thread>
@@ -31,8 +32,7 @@ class JobCommandSender {
   };
 
   // `security`: TLS and the read token when the collector requires them.
-  JobCommandSender(std::string collector, std::string job_id,
-                   client::ClientSecurity security = {});
+  JobCommandSender(std::string collector, std::string job_id, client::ClientSecurity security = {});
   ~JobCommandSender();
   JobCommandSender(const JobCommandSender&) = delete;
   JobCommandSender& operator=(const JobCommandSender&) = delete;
@@ -41,6 +41,11 @@ class JobCommandSender {
   // "enable-loss-contribution", "disable-loss-contribution" or "halt".
   void Send(const std::string& command, const std::string& token,
             std::function<void(Outcome)> done);
+
+  // The line for a command the collector accepted: not ok when it reached
+  // no rank (a halt of a job with no connected rank stops nothing now).
+  static Outcome Describe(const std::string& command, uint32_t ranks_reached,
+                          const std::string& message);
 
  private:
   // The RPC itself, on the worker.

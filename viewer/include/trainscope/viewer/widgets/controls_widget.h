@@ -23,9 +23,11 @@
 
 #include "trainscope/client/token_resolver.h"
 #include "trainscope/viewer/job_command_sender.h"
+#include "trainscope/viewer/job_controls_model.h"
 #include "trainscope/viewer/selection_state.h"
 
 class QCheckBox;
+class QInputDialog;
 class QLabel;
 class QPushButton;
 
@@ -48,6 +50,13 @@ class ControlsWidget : public QWidget {
 
   void ShowSelection(const SelectionState& selection);
   void ShowRecording(bool recording);
+  // The job's state (the collector's): halt is off on a finished or halted
+  // job, every command on a finished one, with the reason in the tooltip.
+  void ShowJobState(JobStateKind state);
+  // The token prompt for `command` (`why`: the resolver's complaint about a
+  // source given, or empty): word-wrapped at a readable width. Owned by the
+  // caller; public so that tests measure it.
+  QInputDialog* MakeTokenDialog(const std::string& command, const std::string& why);
   // The collector's last switch of the hooks; nullopt: never switched.
   void ShowLossContribution(std::optional<bool> enabled);
 
@@ -59,10 +68,13 @@ class ControlsWidget : public QWidget {
   // "disable-loss-contribution", "halt"; the collector's command names) with
   // the resolved token.
   void RunCommand(const std::string& command);
-  std::optional<std::string> Token();
+  std::optional<std::string> Token(const std::string& command);
+  // Enables the buttons as model_ says.
+  void ApplyAvailability();
   void Report(const QString& text, bool error);
 
   Config config_;
+  JobControlsModel model_;
   QPushButton* record_on_;
   QPushButton* record_off_;
   QPushButton* loss_on_;
