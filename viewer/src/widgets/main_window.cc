@@ -12,6 +12,7 @@
 #include "absl/time/time.h"
 #include "trainscope/viewer/widgets/alerts_widget.h"
 #include "trainscope/viewer/widgets/cluster_view_widget.h"
+#include "trainscope/viewer/widgets/elided_label.h"
 #include "trainscope/viewer/widgets/marey_widget.h"
 #include "trainscope/viewer/widgets/monitoring_view.h"
 #include "trainscope/viewer/widgets/overview_widget.h"
@@ -98,8 +99,17 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
   connection_status_ = new QLabel(this);
   connection_status_->setVisible(static_cast<bool>(config_.link));
   statusBar()->addPermanentWidget(connection_status_);
-  feed_status_ = new QLabel(this);
-  statusBar()->addPermanentWidget(feed_status_);
+  // Notices and feed statistics share the rest of the bar; each is elided
+  // to its share with the full text in its tooltip, so none is cut off.
+  notice_ = new ElidedLabel(this);
+  notice_->setObjectName("notice");
+  statusBar()->addWidget(notice_, 3);
+  feed_status_ = new ElidedLabel(this);
+  feed_status_->setObjectName("feed_status");
+  statusBar()->addWidget(feed_status_, 2);
+  notice_timer_ = new QTimer(this);
+  notice_timer_->setSingleShot(true);
+  connect(notice_timer_, &QTimer::timeout, this, [this] { notice_->SetFullText(QString()); });
 
   connect(overview_, &OverviewWidget::stepClicked, this, [this](quint64 step) {
     state_->SelectStep(step);
@@ -122,10 +132,10 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
   connect(alerts_, &AlertsWidget::alertClicked, this, [this](int row) {
     if (row < 0) return;
     if (const Alert* alert = state_->SelectAlert(static_cast<size_t>(row))) {
-      statusBar()->showMessage(QString("alert: step %1 \xE2\x80\x94 %2")
-                                   .arg(alert->step)
-                                   .arg(QString::fromStdString(alert->text)),
-                               8000);
+      ShowNotice(QString("alert: step %1 \xE2\x80\x94 %2")
+                     .arg(alert->step)
+                     .arg(QString::fromStdString(alert->text)),
+                 8000);
       // A difficult item's alert shows the item itself.
       if (std::optional<uint64_t> item = LossModel::ItemOfAlert(*alert)) ChooseItem(*item);
     }
@@ -172,6 +182,11 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
   timer_->start(33);
   resize(1600, 1000);
   RefreshAll();
+}
+
+void MainWindow::ShowNotice(const QString& text, int timeout_ms) {
+  notice_->SetFullText(text);
+  notice_timer_->start(timeout_ms);
 }
 
 void MainWindow::ChooseItem(uint64_t item) {
@@ -227,19 +242,19 @@ void MainWindow::Tick() {
   if (delta.has_value()) {
     ++frames_;
     for (const std::string& notice : delta->notices) {
-      statusBar()->showMessage(QString::fromStdString(notice), 10000);
+      ShowNotice(QString::fromStdString(notice), 10000);
     }
     state_->Apply(std::move(*delta));
     RefreshAll();
   }
   const FeedCoalescer::Stats stats = feed_->stats();
-  feed_status_->setText(QString("feed: %1 updates in %2 frames \xC2\xB7 skipped %3 states, %4 "
-                                "operator batches \xC2\xB7 Marey frame %5 ms")
-                            .arg(stats.posts)
-                            .arg(stats.takes)
-                            .arg(stats.states_skipped)
-                            .arg(stats.batches_dropped)
-                            .arg(marey_->view()->last_frame_ms(), 0, 'f', 1));
+  feed_status_->SetFullText(QString("feed: %1 updates in %2 frames \xC2\xB7 skipped %3 states, %4 "
+                                    "operator batches \xC2\xB7 Marey frame %5 ms")
+                                .arg(stats.posts)
+                                .arg(stats.takes)
+                                .arg(stats.states_skipped)
+                                .arg(stats.batches_dropped)
+                                .arg(marey_->view()->last_frame_ms(), 0, 'f', 1));
 }
 
 void MainWindow::RefreshAll() {

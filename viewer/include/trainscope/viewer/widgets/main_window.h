@@ -37,6 +37,7 @@ namespace trainscope::viewer {
 
 class AlertsWidget;
 class ClusterViewWidget;
+class ElidedLabel;
 class JobsWidget;
 class MareyPanel;
 class MonitoringView;
@@ -77,6 +78,11 @@ class MainWindow : public QMainWindow {
   // the wall clock) and shows its state; public so tests inject the time.
   void ObserveLink(const LinkReport& report, int64_t now_ns);
   const ConnectionModel& connection() const { return connection_; }
+  // A transient line in the status bar (elided to fit; the full text in its
+  // tooltip), cleared after timeout_ms.
+  void ShowNotice(const QString& text, int timeout_ms);
+  ElidedLabel* notice_label() const { return notice_; }
+  ElidedLabel* feed_status_label() const { return feed_status_; }
   QLabel* connection_label() const { return connection_status_; }
 
  private:
@@ -95,12 +101,14 @@ class MainWindow : public QMainWindow {
   QTabWidget* tabs_;
   SelectionView* selection_;
   MonitoringView* monitoring_;
-  TrafficMatrixWidget* traffic_;  // the "Cluster traffic" tab
-  ClusterViewWidget* topology_;   // "Topology"
-  TrendPanel* trends_;            // "Trends"
-  ClusterViewWidget* chord_;      // "Chord"
+  TrafficMatrixWidget* traffic_;     // the "Cluster traffic" tab
+  ClusterViewWidget* topology_;      // "Topology"
+  TrendPanel* trends_;               // "Trends"
+  ClusterViewWidget* chord_;         // "Chord"
   ClusterViewWidget* hilbert_ring_;  // "Hilbert ring"
-  QLabel* feed_status_;
+  ElidedLabel* feed_status_;
+  ElidedLabel* notice_;
+  QTimer* notice_timer_;
   QLabel* connection_status_;
   ConnectionModel connection_;
   uint64_t connection_version_ = UINT64_MAX;

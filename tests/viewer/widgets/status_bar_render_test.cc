@@ -1,0 +1,94 @@
+// The status bar at a narrow window: a long notice and the feed statistics
+// are elided to their share of the bar with the full text in the tooltip,
+// never cut off by each other or the window's edge (issue 23.5); at a wide
+// window the same texts are shown whole.
+#include <gtest/gtest.h>
+
+#include <QApplication>
+#include <QFontMetrics>
+#include <QImage>
+#include <QStatusBar>
+#include <cstdlib>
+#include <string>
+
+#include "test_application.h"
+#include "trainscope/viewer/synthetic_job.h"
+#include "trainscope/viewer/viewer_state.h"
+#include "trainscope/viewer/widgets/elided_label.h"
+#include "trainscope/viewer/widgets/main_window.h"
+
+namespace trainscope::viewer {
+namespace {
+
+class StatusBarRenderTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { testing::EnsureApplication(); }
+};
+
+const QString kNotice = QString::fromUtf8(
+    "alert: step 102 \xE2\x80\x94 rank 3's step took 2.4x the median of the other ranks "
+    "(412.5 ms vs 171.9 ms) for 5 steps: a straggler; its own compute grew, the others waited");
+const QString kFeed = QString::fromUtf8(
+    "feed: 12345 updates in 6789 frames \xC2\xB7 skipped 120 states, 3 operator batches "
+    "\xC2\xB7 Marey frame 3.2 ms");
+
+// The label fits the bar, draws what it shows inside its own rectangle, and
+// keeps the full text in its tooltip.
+void ExpectFits(const MainWindow& window, const ElidedLabel* label, const QString& full) {
+  EXPECT_EQ(label->toolTip(), full);
+  const QString shown = label->ShownText();
+  EXPECT_LE(label->fontMetrics().horizontalAdvance(shown), label->contentsRect().width())
+      << shown.toStdString();
+  const QRect in_bar = QRect(label->mapTo(&window, QPoint(0, 0)), label->size());
+  EXPECT_LE(in_bar.right(), window.width()) << shown.toStdString();
+  EXPECT_GT(label->width(), 80) << "squeezed out of the bar";
+}
+
+TEST_F(StatusBarRenderTest, LongTextsAreElidedToFitWithTheFullTextInTheTooltip) {
+  ViewerState state;
+  SyntheticJobOptions options;
+  options.devices = 4;
+  options.steps = 6;
+  state.Load(GenerateSyntheticJob(options));
+  MainWindow::Config config;
+  config.controls.job_id = state.job_id();
+  MainWindow window(&state, nullptr, config);
+  window.setAttribute(Qt::WA_DontShowOnScreen);
+  window.resize(900, 700);
+  window.show();
+  window.ShowNotice(kNotice, 60'000);
+  window.feed_status_label()->SetFullText(kFeed);
+  QApplication::processEvents();
+
+  ElidedLabel* notice = window.notice_label();
+  ElidedLabel* feed = window.feed_status_label();
+  ExpectFits(window, notice, kNotice);
+  ExpectFits(window, feed, kFeed);
+  EXPECT_NE(notice->ShownText(), kNotice);  // 900 px cannot hold both
+  EXPECT_TRUE(notice->ShownText().endsWith(QChar(0x2026))) << notice->ShownText().toStdString();
+  EXPECT_TRUE(notice->ShownText().startsWith("alert: step 102"))
+      << notice->ShownText().toStdString();
+
+  // Pixels: the notice's text is drawn in its rectangle of the bar.
+  const QImage bar = window.statusBar()->grab().toImage();
+  const QRect rect(notice->mapTo(window.statusBar(), QPoint(0, 0)), notice->size());
+  int dark = 0;
+  for (int y = rect.top(); y <= rect.bottom() && y < bar.height(); ++y) {
+    for (int x = rect.left(); x <= rect.right() && x < bar.width(); ++x) {
+      if (qGray(bar.pixel(x, y)) < 110) ++dark;
+    }
+  }
+  EXPECT_GT(dark, 50) << "no text drawn in the notice";
+  if (const char* dir = std::getenv("VIEWER_TEST_SAVE")) {
+    window.grab().toImage().save(QString(dir) + "/status-bar-900.png");
+  }
+
+  window.resize(2600, 700);
+  QApplication::processEvents();
+  EXPECT_EQ(notice->ShownText(), kNotice);
+  EXPECT_EQ(feed->ShownText(), kFeed);
+  window.hide();
+}
+
+}  // namespace
+}  // namespace trainscope::viewer

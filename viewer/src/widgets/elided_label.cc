@@ -1,0 +1,47 @@
+#include "trainscope/viewer/widgets/elided_label.h"
+
+#include <QFontMetrics>
+#include <QPainter>
+
+namespace trainscope::viewer {
+
+ElidedLabel::ElidedLabel(QWidget* parent) : QFrame(parent) {
+  setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
+  setContentsMargins(4, 0, 4, 0);
+}
+
+void ElidedLabel::SetFullText(const QString& text) {
+  if (text == text_) return;
+  text_ = text;
+  setToolTip(text);
+  updateGeometry();
+  update();
+}
+
+QString ElidedLabel::ShownText() const {
+  return fontMetrics().elidedText(text_, Qt::ElideRight, contentsRect().width());
+}
+
+QSize ElidedLabel::sizeHint() const {
+  const QFontMetrics metrics = fontMetrics();
+  const QMargins m = contentsMargins();
+  return {metrics.horizontalAdvance(text_) + m.left() + m.right(),
+          metrics.height() + m.top() + m.bottom()};
+}
+
+QSize ElidedLabel::minimumSizeHint() const {
+  const QFontMetrics metrics = fontMetrics();
+  const QMargins m = contentsMargins();
+  // Room for a few characters and the ellipsis, never the whole text.
+  return {metrics.horizontalAdvance(QString::fromUtf8("MMM\xE2\x80\xA6")) + m.left() + m.right(),
+          metrics.height() + m.top() + m.bottom()};
+}
+
+void ElidedLabel::paintEvent(QPaintEvent* event) {
+  QFrame::paintEvent(event);
+  QPainter painter(this);
+  painter.setPen(palette().color(foregroundRole()));
+  painter.drawText(contentsRect(), Qt::AlignLeft | Qt::AlignVCenter, ShownText());
+}
+
+}  // namespace trainscope::viewer
