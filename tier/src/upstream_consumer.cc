@@ -94,8 +94,9 @@ void UpstreamConsumer::Notice(absl::string_view line) const {
 // ------------------------------------------------------------ fetch thread
 
 void UpstreamConsumer::FetchLoop() {
-  natsSubscription* sub = nullptr;
+  std::unique_ptr<JetStreamPuller> puller;
   bool said_unreachable = false;
+  bool said_consuming = false;
   for (;;) {
     {
       // Hold fetching while too much waits in memory (the sessions' pace).
@@ -107,7 +108,7 @@ void UpstreamConsumer::FetchLoop() {
       if (stopping_) break;
       if (held_ >= static_cast<size_t>(options_.max_ack_pending)) continue;
     }
-    if (sub == nullptr) {
+    if (puller == nullptr) {
       absl::Status ready = absl::OkStatus();
       if (client_ == nullptr) {
         absl::StatusOr<std::unique_ptr<NatsClient>> connected = NatsClient::Connect(options_.nats);
@@ -120,20 +121,18 @@ void UpstreamConsumer::FetchLoop() {
       if (ready.ok()) ready = client_->EnsureStream(kRecordsStream, kAllRecords, options_.limits);
       if (ready.ok()) ready = client_->EnsureStream(kCommandsStream, kAllCommands, options_.limits);
       if (ready.ok()) {
-        jsSubOptions so;
-        jsSubOptions_Init(&so);
-        so.Stream = kRecordsStream;
-        so.Config.AckPolicy = js_AckExplicit;
-        so.Config.AckWait = absl::ToInt64Nanoseconds(options_.ack_wait);
-        so.Config.MaxAckPending = options_.max_ack_pending;
-        so.Config.DeliverPolicy = js_DeliverAll;
-        jsErrCode err = static_cast<jsErrCode>(0);
-        natsStatus s = js_PullSubscribe(&sub, client_->js(), options_.filter.c_str(),
-                                        options_.durable.c_str(), nullptr, &so, &err);
-        if (s != NATS_OK) {
-          sub = nullptr;
-          ready = NatsError(s, absl::StrCat("NATS at ", options_.nats.url, ": cannot consume ",
-                                            options_.filter, " as durable ", options_.durable));
+        JetStreamPullerOptions p;
+        p.stream = kRecordsStream;
+        p.durable = options_.durable;
+        p.filter = options_.filter;
+        p.ack_wait = options_.ack_wait;
+        p.max_ack_pending = options_.max_ack_pending;
+        absl::StatusOr<std::unique_ptr<JetStreamPuller>> started =
+            JetStreamPuller::Start(client_.get(), std::move(p));
+        if (started.ok()) {
+          puller = std::move(*started);
+        } else {
+          ready = started.status();
         }
       }
       if (!ready.ok()) {
@@ -150,16 +149,20 @@ void UpstreamConsumer::FetchLoop() {
         continue;
       }
       connected_client_.store(client_.get());
-      Notice(absl::StrCat("trainscope-collector: consuming ", options_.filter, " from NATS at ",
-                          options_.nats.url, " as durable ", options_.durable));
+      if (!said_consuming) {
+        Notice(absl::StrCat("trainscope-collector: consuming ", options_.filter, " from NATS at ",
+                            options_.nats.url, " as durable ", options_.durable));
+        said_consuming = true;
+      }
       said_unreachable = false;
       base::MutexLock lock(&mu_);
       counters_.connected = true;
     }
-    natsMsgList list = {nullptr, 0};
-    jsErrCode err = static_cast<jsErrCode>(0);
-    natsStatus s = natsSubscription_Fetch(&list, sub, 256, 250, &err);
-    if (s != NATS_OK && s != NATS_TIMEOUT) {
+    absl::StatusOr<std::vector<natsMsg*>> msgs = puller->Next(256, absl::Milliseconds(250));
+    if (!msgs.ok()) {
+      // The subscription or the consumer is gone (NATS restarted without
+      // it, or JetStream is not up yet): bind again shortly.
+      puller.reset();
       const absl::Time retry_at = absl::Now() + absl::Milliseconds(250);
       base::MutexLock lock(&mu_);
       counters_.connected = client_->connected();
@@ -167,24 +170,16 @@ void UpstreamConsumer::FetchLoop() {
       }
       continue;
     }
-    if (list.Count == 0) {
-      natsMsgList_Destroy(&list);
-      continue;
-    }
+    if (msgs->empty()) continue;
     std::vector<std::shared_ptr<collector::AgentSession>> starts;
     {
       base::MutexLock lock(&mu_);
       counters_.connected = true;
-      for (int i = 0; i < list.Count; ++i) {
-        Route(list.Msgs[i]);
-        list.Msgs[i] = nullptr;  // Route owns it now
-      }
+      for (natsMsg* msg : *msgs) Route(msg);  // Route owns it now
       starts.swap(to_start_);
     }
-    natsMsgList_Destroy(&list);
     for (auto& session : starts) session->Start();
   }
-  if (sub != nullptr) natsSubscription_Destroy(sub);
 }
 
 UpstreamConsumer::Stream& UpstreamConsumer::OpenStream(const v1::TierRecord& record) {
@@ -212,7 +207,7 @@ void UpstreamConsumer::Route(natsMsg* msg) {
     ++counters_.malformed;
     Notice(absl::StrCat("trainscope-collector: --upstream: a message on ", natsMsg_GetSubject(msg),
                         " is not a TierRecord (job_id and a body expected); terminated"));
-    natsMsg_Term(msg, nullptr);
+    JetStreamPuller::Term(Connection(), msg);
     natsMsg_Destroy(msg);
     return;
   }
@@ -283,7 +278,7 @@ void UpstreamConsumer::Route(natsMsg* msg) {
 
 void UpstreamConsumer::Ack(Pending& pending) {
   if (pending.msg == nullptr) return;
-  natsMsg_Ack(pending.msg, nullptr);
+  JetStreamPuller::Ack(Connection(), pending.msg);
   natsMsg_Destroy(pending.msg);
   pending.msg = nullptr;
   ++counters_.acked;
@@ -293,7 +288,7 @@ void UpstreamConsumer::Ack(Pending& pending) {
 
 void UpstreamConsumer::Drop(Pending& pending, bool terminate) {
   if (pending.msg == nullptr) return;
-  if (terminate) natsMsg_Term(pending.msg, nullptr);
+  if (terminate) JetStreamPuller::Term(Connection(), pending.msg);
   natsMsg_Destroy(pending.msg);
   pending.msg = nullptr;
   if (held_ > 0) --held_;

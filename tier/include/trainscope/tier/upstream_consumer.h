@@ -50,6 +50,7 @@
 #include "trainscope/collector/ingest/ingest_budget.h"
 #include "trainscope/collector/pipeline/agent_session.h"
 #include "trainscope/collector/pipeline/job_registry.h"
+#include "trainscope/tier/jetstream_puller.h"
 #include "trainscope/tier/nats_client.h"
 #include "trainscope/tier/recent_ids.h"
 #include "trainscope/tier/stream_resequencer.h"
@@ -147,6 +148,11 @@ class UpstreamConsumer : public TierStreamEvents {
   void Ack(Pending& pending) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Drop(Pending& pending, bool terminate) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Notice(absl::string_view line) const;
+  // Where acks go: the connection, once made (null before: nothing to ack).
+  natsConnection* Connection() const {
+    NatsClient* client = connected_client_.load();
+    return client != nullptr ? client->connection() : nullptr;
+  }
   void WriteStatus() const;
 
   const UpstreamConsumerOptions options_;
