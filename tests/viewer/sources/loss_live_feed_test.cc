@@ -7,13 +7,13 @@
 
 #include <atomic>
 #include <chrono>
-#include <mutex>
 #include <set>
 #include <thread>
 #include <zmq.hpp>
 #include <zmq_addon.hpp>
 
 #include "loss_fixture.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/v1/feed.pb.h"
 #include "trainscope/viewer/live_feed_client.h"
 #include "trainscope/viewer/viewer_state.h"
@@ -48,7 +48,7 @@ class FakeCollector {
     pub_.send(zmq::buffer(body), zmq::send_flags::none);
   }
   std::set<uint64_t> items_asked() {
-    std::lock_guard<std::mutex> lock(mutex_);
+    base::MutexLock lock(&mu_);
     return items_asked_;
   }
   const std::string& feed() const { return feed_; }
@@ -72,7 +72,7 @@ class FakeCollector {
         std::optional<uint64_t> wanted;
         if (request.loss().want_item()) {
           wanted = request.loss().item();
-          std::lock_guard<std::mutex> lock(mutex_);
+          base::MutexLock lock(&mu_);
           items_asked_.insert(*wanted);
         }
         *reply.mutable_loss() = fixture_->Answer(wanted);
@@ -90,8 +90,8 @@ class FakeCollector {
   std::string snapshot_;
   std::atomic<uint64_t> sequence_{0};
   std::atomic<bool> stop_{false};
-  std::mutex mutex_;
-  std::set<uint64_t> items_asked_;
+  base::Mutex mu_;
+  std::set<uint64_t> items_asked_ ABSL_GUARDED_BY(mu_);
   std::thread thread_;
 };
 

@@ -11,7 +11,7 @@ FeedCoalescer::FeedCoalescer(size_t max_pending_operators, size_t max_pending_st
       max_pending_snapshots_(max_pending_snapshots) {}
 
 void FeedCoalescer::Post(Delta delta) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  base::MutexLock lock(&mu_);
   ++stats_.posts;
   size_t operators = 0;
   for (const auto& batch : delta.operator_batches) operators += batch.operators.size();
@@ -79,7 +79,7 @@ void FeedCoalescer::Post(Delta delta) {
 }
 
 std::optional<FeedCoalescer::Delta> FeedCoalescer::Take() {
-  std::lock_guard<std::mutex> lock(mutex_);
+  base::MutexLock lock(&mu_);
   if (!pending_.has_value()) return std::nullopt;
   ++stats_.takes;
   std::optional<Delta> out = std::move(pending_);
@@ -89,7 +89,7 @@ std::optional<FeedCoalescer::Delta> FeedCoalescer::Take() {
 }
 
 FeedCoalescer::Stats FeedCoalescer::stats() const {
-  std::lock_guard<std::mutex> lock(mutex_);
+  base::MutexLock lock(&mu_);
   return stats_;
 }
 

@@ -28,7 +28,7 @@ void LiveFeedClient::Stop() {
 }
 
 void LiveFeedClient::RequestItem(uint64_t item) {
-  std::lock_guard<std::mutex> lock(item_mutex_);
+  base::MutexLock lock(&item_mu_);
   wanted_item_ = item;
   item_requested_ = true;
 }
@@ -36,7 +36,7 @@ void LiveFeedClient::RequestItem(uint64_t item) {
 void LiveFeedClient::FetchLoss(SnapshotQueryClient* query, FeedCoalescer::Delta* delta) {
   std::optional<uint64_t> item;
   {
-    std::lock_guard<std::mutex> lock(item_mutex_);
+    base::MutexLock lock(&item_mu_);
     item = wanted_item_;
     item_requested_ = false;
   }
@@ -70,12 +70,12 @@ void LiveFeedClient::PostHistory(SnapshotQueryClient* query) {
 }
 
 LinkReport LiveFeedClient::link() const {
-  std::lock_guard<std::mutex> lock(link_mutex_);
+  base::MutexLock lock(&link_mu_);
   return link_;
 }
 
 void LiveFeedClient::SetLink(LinkReport::Phase phase, const std::string& error) {
-  std::lock_guard<std::mutex> lock(link_mutex_);
+  base::MutexLock lock(&link_mu_);
   link_.phase = phase;
   link_.error = error;
   if (phase == LinkReport::Phase::kRetrying) {
@@ -87,7 +87,7 @@ void LiveFeedClient::SetLink(LinkReport::Phase phase, const std::string& error) 
 
 void LiveFeedClient::Touch(bool update) {
   const int64_t now = absl::ToUnixNanos(absl::Now());
-  std::lock_guard<std::mutex> lock(link_mutex_);
+  base::MutexLock lock(&link_mu_);
   link_.last_contact_ns = now;
   if (update) link_.last_update_ns = now;
 }
@@ -219,7 +219,7 @@ absl::Status LiveFeedClient::Follow() {
     }
     bool item_requested;
     {
-      std::lock_guard<std::mutex> lock(item_mutex_);
+      base::MutexLock lock(&item_mu_);
       item_requested = item_requested_;
     }
     if (item_requested) {

@@ -21,11 +21,12 @@
 
 #include <cstdint>
 #include <deque>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/viewer/records.h"
 
 namespace trainscope::viewer {
@@ -65,13 +66,13 @@ class FeedCoalescer {
   Stats stats() const;
 
  private:
-  mutable std::mutex mutex_;
+  mutable base::Mutex mu_;
   size_t max_pending_operators_;
   size_t max_pending_steps_;
   size_t max_pending_snapshots_;
-  std::optional<Delta> pending_;
-  size_t pending_operators_ = 0;
-  Stats stats_;
+  std::optional<Delta> pending_ ABSL_GUARDED_BY(mu_);
+  size_t pending_operators_ ABSL_GUARDED_BY(mu_) = 0;
+  Stats stats_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace trainscope::viewer

@@ -33,13 +33,14 @@
 
 #include <atomic>
 #include <cstdint>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/time/time.h"
+#include "trainscope/base/mutex.h"
 #include "trainscope/client/client_security.h"
 #include "trainscope/viewer/connection_model.h"
 #include "trainscope/viewer/feed_coalescer.h"
@@ -97,12 +98,12 @@ class LiveFeedClient {
   std::atomic<uint64_t> updates_{0};
   std::atomic<uint64_t> gaps_{0};
   std::atomic<uint64_t> connections_{0};
-  mutable std::mutex link_mutex_;
-  LinkReport link_;  // guarded by link_mutex_
+  mutable base::Mutex link_mu_;
+  LinkReport link_ ABSL_GUARDED_BY(link_mu_);
   std::thread thread_;
-  std::mutex item_mutex_;
-  std::optional<uint64_t> wanted_item_;  // guarded by item_mutex_
-  bool item_requested_ = false;          // guarded by item_mutex_
+  base::Mutex item_mu_;
+  std::optional<uint64_t> wanted_item_ ABSL_GUARDED_BY(item_mu_);
+  bool item_requested_ ABSL_GUARDED_BY(item_mu_) = false;
 };
 
 }  // namespace trainscope::viewer
