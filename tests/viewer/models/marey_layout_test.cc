@@ -177,31 +177,6 @@ TEST_F(MareyLayoutTest, ThinRowsBecomeOneImage) {
             kComputeColor & 0xFFFFFF);
 }
 
-TEST_F(MareyLayoutTest, ThePixelMapShadesEachRowsStepValues) {
-  AddRow(0).Push(Op(1000, 2000, 1));
-  AddRow(1).Push(Op(1000, 2000, 1));
-  StepRecord step;
-  step.step = 1;
-  DeviceStepRecord low, high;
-  low.rank = 0;
-  low.flops = 10;
-  high.rank = 1;
-  high.flops = 1000;
-  step.devices = {low, high};
-  steps_[1] = step;
-  MareyLayout layout({});
-  MareyLayout::Frame frame = MakeFrame(0, 10'000);
-  frame.step_values = {{&steps_[1].devices[0]}, {&steps_[1].devices[1]}};
-  layout.Lay(frame);
-  std::vector<Color> column;
-  for (const FilledRect& r : layout.list().rects) {
-    if (r.rect.x == frame.view.PixelMapX(0)) column.push_back(r.fill);
-  }
-  ASSERT_EQ(column.size(), 2u);
-  // The larger value is darker (the ramp ends in deep blue).
-  EXPECT_GT(column[0] & 0xFF, column[1] & 0xFF);
-}
-
 TEST_F(MareyLayoutTest, NoRowsSaysSo) {
   MareyLayout layout({});
   layout.Lay(MakeFrame(0, 10'000));

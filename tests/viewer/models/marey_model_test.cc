@@ -436,25 +436,6 @@ TEST_F(MareyModelTest, ThinRowsAreRasterisedWithClassColours) {
   EXPECT_EQ(pixel(model.TimeToX(50'000), y), 0u);
 }
 
-TEST_F(MareyModelTest, OldestStepsAreEvictedPastTheCap) {
-  MareyModel::Options options;
-  options.max_operators = 100;
-  MareyModel model(&names_, options);
-  for (uint64_t step = 1; step <= 30; ++step) {
-    std::vector<OperatorRecord> ops;
-    for (int i = 0; i < 10; ++i) {
-      const int64_t t = static_cast<int64_t>(step) * 1000 + i * 10;
-      ops.push_back(Op(0, t, t + 5, "x", OpClass::kCompute, step));
-    }
-    model.AddOperators(ops);
-  }
-  EXPECT_LE(model.operator_count(), 100u);
-  EXPECT_EQ(model.operator_count() + model.evicted_operators(), 300u);
-  model.SetViewport(1000, 600);
-  model.Draw();
-  EXPECT_GE(model.view_start(), 20'000);  // the oldest steps are gone
-}
-
 TEST_F(MareyModelTest, RankFilterShowsOnlyThoseDevices) {
   MareyModel model(&names_);
   model.AddOperators({Op(0, 0, 10, "a"), Op(1, 0, 10, "a"), Op(2, 0, 10, "a")});
@@ -598,7 +579,10 @@ namespace {
 // `steps` 1-ms steps on `devices` devices: compute, then an all-reduce.
 class MareyFollowTest : public ::testing::Test {
  protected:
-  void AddSteps(MareyModel* model, uint64_t from, uint64_t to, uint32_t devices = 2) {
+  // With `values`, each device's step carries FLOPs and peak memory (the
+  // line charts).
+  void AddSteps(MareyModel* model, uint64_t from, uint64_t to, uint32_t devices = 2,
+                bool values = false) {
     std::vector<OperatorRecord> ops;
     for (uint64_t step = from; step <= to; ++step) {
       const int64_t base = static_cast<int64_t>(step - 1) * 1'000'000;
@@ -618,6 +602,10 @@ class MareyFollowTest : public ::testing::Test {
         op.end_ns = op.raw_end_ns = base + 950'000;
         ops.push_back(op);
         record.devices.push_back({r, 0, base, base + 1'000'000});
+        if (values) {
+          record.devices.back().flops = 1'000'000 + (step * 7919 + r * 104729) % 500'000;
+          record.devices.back().peak_memory_bytes = (1ull << 30) + (step * 31 + r) % 1000 * 4096;
+        }
       }
       model->AddStep(record);
     }
@@ -743,6 +731,40 @@ TEST_F(MareyFollowTest, AWholeRunAggregatesCommunicationIntoBins) {
   model.Draw();
   EXPECT_EQ(model.frame_stats().merged_comm_bins, 0u);
   EXPECT_GE(model.frame_stats().joins, 4u);
+}
+
+// Issue 23.3: a whole-run frame drew every step's line-chart points through
+// a wide antialiased pen (145 ms at 1,000 steps, 393 ms at 10,000). What is
+// painted must be bounded by the plot's pixels, whatever the number of
+// steps: bins per row, at most two chart points per pixel column, a 1 px pen.
+TEST_F(MareyFollowTest, AWholeRunFrameIsBoundedByItsWidthNotItsSteps) {
+  size_t cost[2] = {0, 0};
+  for (int i = 0; i < 2; ++i) {
+    MareyModel model(&names_);
+    model.SetViewport(1000, 600);
+    AddSteps(&model, 1, i == 0 ? 500 : 5000, /*devices=*/4, /*values=*/true);
+    model.ResetZoom();
+    const DrawList& list = model.Draw();
+    const size_t width = static_cast<size_t>(model.plot_rect().w);
+    EXPECT_EQ(list.polylines.size(), 8u);  // FLOPs and memory per device
+    size_t points = 0;
+    for (const Polyline& line : list.polylines) {
+      EXPECT_LE(line.points.size(), 2 * width + 2);
+      EXPECT_LE(line.width, 1.0f);
+      EXPECT_FALSE(line.smooth);
+      points += line.points.size();
+    }
+    // Per row at most a merged band, a communication bar and a join per bin
+    // (bins < pixels), plus the axes, labels and legend.
+    const size_t per_bin = model.Rows().size() * model.options().bins;
+    ASSERT_LT(model.options().bins, width);
+    EXPECT_LE(list.quads.size(), per_bin);
+    EXPECT_LE(list.rects.size(), 2 * per_bin + 40);
+    EXPECT_LE(list.PrimitiveCount(), 3 * per_bin + 200);
+    cost[i] = list.PrimitiveCount() + points;
+  }
+  // Ten times the steps: about the same frame.
+  EXPECT_LE(cost[1], cost[0] + cost[0] / 5);
 }
 
 TEST_F(MareyFollowTest, ClearingDropsAStaleFocusAndSelection) {

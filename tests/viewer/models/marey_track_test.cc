@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 namespace trainscope::viewer {
 namespace {
 
@@ -51,6 +53,58 @@ TEST(MareyTrackTest, FewOperatorsHaveNoCoarseIndexManyDo) {
   EXPECT_NEAR(static_cast<double>(edge.index), 1000.0, 8.0);
   EXPECT_EQ(edge.busy, many.busy_prefix[edge.index]);
   EXPECT_EQ(edge.next_start, many.compute[edge.index].start);
+}
+
+// A live job appends its newest step: Prepare extends the indexes, and they
+// must equal those built from scratch over the same operators.
+TEST(MareyTrackTest, AppendingInTimeOrderExtendsTheIndexesAsARebuildWould) {
+  MareyTrack live, scratch;
+  auto push = [&](int64_t i) {
+    const OpClass cls = i % 10 == 9 ? OpClass::kCollective : OpClass::kCompute;
+    const MareyTrack::Op op = Op(i * 100, i * 100 + 40 + i % 7, cls, static_cast<int32_t>(i % 5));
+    live.Push(op);
+    scratch.Push(op);
+  };
+  for (int64_t i = 0; i < 5000; ++i) push(i);
+  live.Prepare();
+  for (int64_t step = 0; step < 30; ++step) {
+    for (int64_t i = 5000 + step * 97; i < 5000 + (step + 1) * 97; ++i) push(i);
+    live.Prepare();
+  }
+  scratch.Prepare();
+  ASSERT_EQ(live.compute.size(), scratch.compute.size());
+  EXPECT_EQ(live.busy_prefix, scratch.busy_prefix);
+  EXPECT_EQ(live.comm_busy_prefix, scratch.comm_busy_prefix);
+  EXPECT_EQ(live.max_compute, scratch.max_compute);
+  EXPECT_EQ(live.max_comm, scratch.max_comm);
+  EXPECT_EQ(live.block_start, scratch.block_start);
+  EXPECT_EQ(live.block_end, scratch.block_end);
+  EXPECT_EQ(live.block_raw_low, scratch.block_raw_low);
+  EXPECT_EQ(live.block_raw_high, scratch.block_raw_high);
+  ASSERT_EQ(live.comm_spans.size(), scratch.comm_spans.size());
+  EXPECT_EQ(live.comm_spans.back().start, scratch.comm_spans.back().start);
+  // The coarse index keeps its grid, so compare what a frame reads from it.
+  ASSERT_GT(live.fine_ns, 0);
+  for (int64_t t = 0; t < 780'000; t += 1234) {
+    const MareyTrack::FineEdge& a = live.FineAt(t);
+    const int64_t grid =
+        live.fine_origin + (t - live.fine_origin + live.fine_ns / 2) / live.fine_ns * live.fine_ns;
+    const size_t expected = static_cast<size_t>(
+        std::partition_point(scratch.compute.begin(), scratch.compute.end(),
+                             [&](const MareyTrack::Op& op) { return op.start < grid; }) -
+        scratch.compute.begin());
+    ASSERT_EQ(a.index, expected) << "at " << t;
+    EXPECT_EQ(a.busy, scratch.busy_prefix[expected]);
+    EXPECT_EQ(a.next_start,
+              expected < scratch.compute.size() ? scratch.compute[expected].start : INT64_MAX);
+  }
+  // Out of order: rebuilt, sorted.
+  live.Push(Op(50, 60));
+  live.Prepare();
+  EXPECT_TRUE(std::is_sorted(
+      live.compute.begin(), live.compute.end(),
+      [](const MareyTrack::Op& a, const MareyTrack::Op& b) { return a.start < b.start; }));
+  EXPECT_EQ(live.busy_prefix.back(), scratch.busy_prefix.back() + 10);
 }
 
 TEST(MareyTrackTest, CommunicationBlocksCoverTheirOperators) {

@@ -9,78 +9,20 @@
 #include <unordered_map>
 #include <utility>
 
-#include "trainscope/viewer/units.h"
+#include "trainscope/viewer/marey_axes.h"
+#include "trainscope/viewer/marey_line_charts.h"
+#include "trainscope/viewer/marey_palette.h"
+#include "trainscope/viewer/marey_pixel_map.h"
 
 namespace trainscope::viewer {
 namespace {
 
-constexpr Color kFlopsLineColor = Rgba(27, 94, 32);
-constexpr Color kMemoryLineColor = Rgba(141, 110, 99);
 constexpr Color kSelectedStepColor = Rgba(232, 240, 252);
 constexpr Color kFocusRowColor = Rgba(253, 232, 232);
-constexpr Color kPixelMapHigh = Rgba(21, 67, 150);
-constexpr Color kStepTintColor = Rgba(240, 243, 248);
-constexpr Color kStepLabelColor = Rgba(60, 80, 120);
 
-Color ClassColor(OpClass c) {
-  switch (c) {
-    case OpClass::kCompute:
-      return kComputeColor;
-    case OpClass::kCollective:
-      return kCollectiveColor;
-    case OpClass::kSend:
-      return kSendColor;
-    case OpClass::kRecv:
-      return kRecvColor;
-    case OpClass::kGpuKernel:
-      return kComputeColor;
-    case OpClass::kGpuCollective:
-      return kCollectiveColor;
-    case OpClass::kGpuCopy:
-      return kGpuCopyColor;
-  }
-  return kComputeColor;
-}
-
-Color Lerp(Color a, Color b, double f) {
-  f = std::clamp(f, 0.0, 1.0);
-  auto channel = [&](int shift) {
-    const double x = ((a >> shift) & 0xFF) * (1 - f) + ((b >> shift) & 0xFF) * f;
-    return static_cast<uint32_t>(std::lround(x)) << shift;
-  };
-  return channel(24) | channel(16) | channel(8) | channel(0);
-}
+Color ClassColor(OpClass c) { return MareyPalette::ForClass(c); }
 
 }  // namespace
-
-// What a row put on screen, for joining it with the next row.
-struct MareyLayout::RowLayout {
-  struct Item {
-    uint64_t key;
-    float x0;
-    float x1;
-    OpClass cls;
-  };
-  std::vector<Item> items;
-  std::vector<std::pair<float, float>> merged;  // per bin; x1 < 0: not merged
-};
-
-void MareyLayout::View::Resize(int new_width, int new_height) {
-  width = std::max(new_width, 320);
-  height = std::max(new_height, 200);
-  plot = {kLeftMargin, kTopMargin, static_cast<float>(width) - kLeftMargin - kRightMargin,
-          static_cast<float>(height) - kTopMargin - kBottomMargin};
-}
-
-float MareyLayout::View::TimeToX(int64_t t) const {
-  const double span = static_cast<double>(end - start);
-  return plot.x + static_cast<float>((static_cast<double>(t - start) / span) * plot.w);
-}
-
-int64_t MareyLayout::View::XToTime(float x) const {
-  const double span = static_cast<double>(end - start);
-  return start + static_cast<int64_t>((x - plot.x) / std::max(1.0f, plot.w) * span);
-}
 
 MareyLayout::MareyLayout(Options options) : options_(options) {
   options_.bins = std::max<uint32_t>(1, options_.bins);
@@ -95,12 +37,14 @@ void MareyLayout::Lay(const Frame& frame) {
       {{0, 0, static_cast<float>(view_.width), static_cast<float>(view_.height)},
        kBackgroundColor});
   list_.texts.push_back({12, 14, "Marey graph", kTextColor, Text::Align::kLeft, true, 11});
+  const MareyAxes::Summary summary{
+      .devices = frame.devices, .operators = frame.operators, .bins = options_.bins};
   const size_t n = rows().size();
   stats_.rows = n;
   if (n == 0) {
     list_.texts.push_back({view_.plot.x + view_.plot.w / 2, view_.plot.y + view_.plot.h / 2,
                            "No operators yet", kAxisColor, Text::Align::kCenter});
-    AddAxes();
+    MareyAxes::AddTimeAxis(view_, frame.origin_ns, summary, &list_);
     frame_ = nullptr;
     return;
   }
@@ -124,7 +68,9 @@ void MareyLayout::Lay(const Frame& frame) {
 
   // Behind everything: the selected step and the rows of a focused alert.
   list_.backgrounds.push_back({view_.plot, Rgba(252, 252, 253), WithAlpha(kAxisColor, 110)});
-  AddStepAxis();
+  if (frame_->steps != nullptr) {
+    stats_.steps_shown = MareyAxes::AddStepAxis(view_, *frame_->steps, &list_);
+  }
   if (frame_->selected_step.has_value()) {
     auto step = frame_->steps->find(*frame_->selected_step);
     if (step != frame_->steps->end() && !view_.raw) {
@@ -143,7 +89,7 @@ void MareyLayout::Lay(const Frame& frame) {
           {{view_.plot.x, rows()[i].top, view_.plot.w, rows()[i].height}, kFocusRowColor});
     }
   }
-  AddAxes();
+  MareyAxes::AddTimeAxis(view_, frame.origin_ns, summary, &list_);
 
   row_merged_.assign(n, std::vector<uint8_t>(options_.bins, 0));
   if (dense) {
@@ -153,6 +99,8 @@ void MareyLayout::Lay(const Frame& frame) {
     // device above it: the previous block of rows (a device's rows, or one
     // group row). Streams join every stream above, so one collective's NCCL
     // kernels meet whichever streams they ran on (keys match only there).
+    static const std::map<uint64_t, StepRecord> kNoSteps;
+    const MareyLineCharts charts(view_, frame_->steps != nullptr ? *frame_->steps : kNoSteps);
     std::vector<RowLayout> previous, current;
     std::vector<size_t> previous_rows, current_rows;
     for (size_t i = 0; i < n; ++i) {
@@ -183,12 +131,22 @@ void MareyLayout::Lay(const Frame& frame) {
         // Merged bins join only adjacent rows: across other rows (a GPU
         // device's streams) their wide translucent bands would wash over
         // those rows and cost most of the frame's painting.
-        AddJoins(previous[p], current.back(), rows()[above].axis_y + BandHalf(above),
-                 rows()[i].axis_y - BandHalf(i), same_stage, collectives_only,
-                 /*merged_bins=*/above + 1 == i);
+        stats_.joins +=
+            MareyJoins::Add(previous[p], current.back(), rows()[above].axis_y + BandHalf(above),
+                            rows()[i].axis_y - BandHalf(i),
+                            {.same_stage = same_stage,
+                             .collectives_only = collectives_only,
+                             .merged_bins = above + 1 == i},
+                            &list_);
       }
-      if (rows()[i].height >= options_.chart_row_px && !rows()[i].gpu) {
-        AddLineCharts(i, rows()[i].axis_y, rows()[i].height);
+      if (rows()[i].height >= options_.chart_row_px && !rows()[i].gpu &&
+          rows()[i].kind == MareyRowKind::kDevice) {
+        // The line charts sit above the axis, over the bands' tops.
+        const MareyTrack* track = (*frame_->tracks)[i];
+        const float band = BandHalf(i);
+        charts.Add(rows()[i].rank, view_.raw && track != nullptr ? track->raw_base : 0,
+                   rows()[i].axis_y - band - 3, std::max(4.0f, rows()[i].height * 0.4f - band - 6),
+                   &list_);
       }
     }
   }
@@ -213,9 +171,9 @@ void MareyLayout::Lay(const Frame& frame) {
                                row.height < 6 ? 1.5f : 2.5f});
     }
   }
-  AddPixelMap();
+  MareyPixelMap::Add(view_, rows(), frame_->step_values, &list_);
 
-  AddLegend();
+  MareyAxes::AddLegend(view_, &list_);
   stats_.rows = n;
   frame_ = nullptr;
 }
@@ -281,96 +239,6 @@ void MareyLayout::LayoutDenseRows() {
     stats_.individual_operators += part.individual_operators;
     stats_.merged_bins += part.merged_bins;
   }
-}
-
-void MareyLayout::AddAxes() {
-  const int64_t origin = frame_->origin_ns;
-  const double from = static_cast<double>(view_.start - origin);
-  const double to = static_cast<double>(view_.end - origin);
-  const int max_ticks = std::max(2, static_cast<int>(view_.plot.w / 110));
-  for (double tick : NiceTicks(from, to, max_ticks)) {
-    const float x = view_.TimeToX(origin + static_cast<int64_t>(tick));
-    if (x < view_.plot.x - 0.5f || x > view_.plot.x + view_.plot.w + 0.5f) continue;
-    list_.lines.push_back({{x, view_.plot.y}, {x, view_.plot.y + view_.plot.h}, kGridColor, 1});
-    list_.lines.push_back({{x, view_.plot.y - 5}, {x, view_.plot.y}, kAxisColor, 1});
-    list_.texts.push_back(
-        {x, view_.plot.y - 13, FormatDuration(tick), kTextColor, Text::Align::kCenter});
-  }
-  const std::string clock = view_.raw ? "raw device clocks" : "aligned clock";
-  list_.texts.push_back({view_.plot.x, 34,
-                         "time since the first operator (" + clock + "), showing " +
-                             FormatDuration(static_cast<double>(view_.end - view_.start)),
-                         kAxisColor, Text::Align::kLeft});
-  char summary[160];
-  std::snprintf(summary, sizeof(summary), "%zu devices \xC2\xB7 %zu operators \xC2\xB7 %u bins",
-                frame_->devices, frame_->operators, options_.bins);
-  list_.texts.push_back(
-      {static_cast<float>(view_.width) - 12, 14, summary, kAxisColor, Text::Align::kRight});
-  // Pixel map headers.
-  const char* headers[] = {"FLOP", "FLOP/s", "mem"};
-  for (int c = 0; c < 3; ++c) {
-    const float x = view_.plot.x + view_.plot.w + kPixelMapGap + kPixelMapColumn * (c + 0.5f);
-    list_.texts.push_back(
-        {x, view_.plot.y - 22, headers[c], kTextColor, Text::Align::kCenter, false, 7, true});
-  }
-}
-
-void MareyLayout::AddStepAxis() {
-  // Steps are on the aligned clock: on the raw clocks their boundaries
-  // would be drawn where no device had them.
-  if (frame_->steps == nullptr || frame_->steps->empty() || view_.raw) return;
-  const auto& steps = *frame_->steps;
-  const float left = view_.plot.x;
-  const float right = view_.plot.x + view_.plot.w;
-  const float bottom = view_.plot.y + view_.plot.h;
-  // The steps in view: from the last one starting before the range.
-  auto first = std::partition_point(steps.begin(), steps.end(), [&](const auto& entry) {
-    return entry.second.end_ns < view_.start;
-  });
-  auto last = std::partition_point(
-      first, steps.end(), [&](const auto& entry) { return entry.second.start_ns <= view_.end; });
-  const size_t visible = static_cast<size_t>(std::distance(first, last));
-  if (visible == 0) return;
-  // Label every k-th step (k = 1, 2, 5, 10, ...) so labels never overlap;
-  // boundaries only while steps are wider than a few pixels, so a whole
-  // run does not turn grey with lines.
-  const float per_step = view_.plot.w / static_cast<float>(visible);
-  uint64_t every = 1;
-  for (uint64_t decade = 1; decade < 1'000'000'000; decade *= 10) {
-    for (uint64_t m : {1, 2, 5}) {
-      every = m * decade;
-      if (per_step * static_cast<float>(every) >= 56) break;
-    }
-    if (per_step * static_cast<float>(every) >= 56) break;
-  }
-  const bool boundaries = per_step >= 6;
-  size_t shown = 0;
-  for (auto it = first; it != last; ++it) {
-    const StepRecord& step = it->second;
-    const float x0 = std::max(left, view_.TimeToX(step.start_ns));
-    const float x1 = std::min(right, view_.TimeToX(step.end_ns));
-    if (boundaries && x1 > x0) {
-      // Alternate steps lightly tinted: where one step ends and the next
-      // begins reads at a glance, under the bands.
-      if (it->first % 2 == 1) {
-        list_.backgrounds.push_back({{x0, view_.plot.y, x1 - x0, view_.plot.h}, kStepTintColor});
-      }
-      if (view_.TimeToX(step.start_ns) >= left) {
-        list_.lines.push_back({{x0, bottom}, {x0, bottom + 5}, kAxisColor, 1});
-      }
-    }
-    // A step is numbered (and counted) where its middle is in view, not
-    // for the sliver of a neighbour at the edge.
-    const float centre = (view_.TimeToX(step.start_ns) + view_.TimeToX(step.end_ns)) / 2;
-    if (centre < left || centre > right) continue;
-    ++shown;
-    if (it->first % every == 0) {
-      list_.texts.push_back(
-          {centre, bottom + 13, std::to_string(it->first), kStepLabelColor, Text::Align::kCenter});
-    }
-  }
-  list_.texts.push_back({left - 20, bottom + 13, "step", kStepLabelColor, Text::Align::kRight});
-  stats_.steps_shown = shown;
 }
 
 void MareyLayout::EnsureImage() {
@@ -572,7 +440,7 @@ void MareyLayout::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>*
     const int merged_class = static_cast<int>(track->gpu ? OpClass::kGpuKernel : OpClass::kCompute);
     last_x1[merged_class] = std::max(last_x1[merged_class], std::ceil(x1));
     if (pixels != nullptr) {
-      fill(x0, x1, Lerp(Rgba(200, 230, 201), kMergedColor, 0.4 + 0.6 * fraction));
+      fill(x0, x1, MareyPalette::Lerp(Rgba(200, 230, 201), kMergedColor, 0.4 + 0.6 * fraction));
     } else {
       list_.rects.push_back({{x0, axis_y - band_half, x1 - x0, 2 * band_half},
                              WithAlpha(kMergedColor, static_cast<uint32_t>(120 + 135 * fraction)),
@@ -684,181 +552,6 @@ size_t MareyLayout::RowAt(float y) const {
   if (row_tops_.empty()) return 0;
   const auto it = std::upper_bound(row_tops_.begin(), row_tops_.end(), y);
   return it == row_tops_.begin() ? 0 : static_cast<size_t>(it - row_tops_.begin()) - 1;
-}
-
-void MareyLayout::AddJoins(const RowLayout& upper, const RowLayout& lower, float y_top,
-                           float y_bottom, bool same_stage, bool collectives_only,
-                           bool merged_bins) {
-  if (y_bottom - y_top < 2) return;
-  std::unordered_map<uint64_t, size_t> by_key;
-  by_key.reserve(lower.items.size() * 2);
-  for (size_t i = 0; i < lower.items.size(); ++i) by_key.emplace(lower.items[i].key, i);
-  for (const auto& item : upper.items) {
-    auto it = by_key.find(item.key);
-    if (it == by_key.end()) continue;
-    const bool point_to_point = item.cls == OpClass::kSend || item.cls == OpClass::kRecv;
-    if (!same_stage && !point_to_point) continue;
-    if (collectives_only && item.cls != OpClass::kGpuCollective) continue;
-    const auto& other = lower.items[it->second];
-    Quad quad;
-    quad.p[0] = {item.x0, y_top};
-    quad.p[1] = {item.x1, y_top};
-    quad.p[2] = {other.x1, y_bottom};
-    quad.p[3] = {other.x0, y_bottom};
-    quad.fill = WithAlpha(ClassColor(item.cls), IsMergeable(item.cls) ? 70 : 130);
-    quad.smooth = merged_bins;  // adjacent rows: short bands, cheap to smooth
-    list_.quads.push_back(quad);
-    ++stats_.joins;
-  }
-  const size_t bins = same_stage && !collectives_only && merged_bins
-                          ? std::min(upper.merged.size(), lower.merged.size())
-                          : 0;
-  for (size_t k = 0; k < bins; ++k) {
-    const auto& a = upper.merged[k];
-    const auto& b = lower.merged[k];
-    if (a.second < 0 || b.second < 0) continue;
-    Quad quad;
-    quad.p[0] = {a.first, y_top};
-    quad.p[1] = {a.second, y_top};
-    quad.p[2] = {b.second, y_bottom};
-    quad.p[3] = {b.first, y_bottom};
-    quad.fill = WithAlpha(kMergedColor, 45);
-    // Merged bins tile the gap side by side: antialiased, their edges cost
-    // most of a whole-run frame and show nothing (neighbours share them).
-    quad.smooth = false;
-    list_.quads.push_back(quad);
-    ++stats_.joins;
-  }
-}
-
-void MareyLayout::AddPixelMap() {
-  const size_t n = rows().size();
-  std::vector<std::array<double, 3>> values(n, {-1, -1, -1});
-  std::array<double, 3> top = {0, 0, 0};
-  for (size_t i = 0; i < n; ++i) {
-    const auto& devices = frame_->step_values[i];
-    if (devices.empty()) continue;
-    for (int c = 0; c < 3; ++c) {
-      std::vector<double> v;
-      for (const DeviceStepRecord* d : devices) {
-        v.push_back(c == 0   ? static_cast<double>(d->flops)
-                    : c == 1 ? d->flops_per_second
-                             : static_cast<double>(d->peak_memory_bytes));
-      }
-      double x = 0;
-      switch (rows()[i].kind) {
-        case MareyRowKind::kGroupMin:
-          x = *std::min_element(v.begin(), v.end());
-          break;
-        case MareyRowKind::kGroupMax:
-          x = *std::max_element(v.begin(), v.end());
-          break;
-        default:
-          x = std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-      }
-      values[i][c] = x;
-      top[c] = std::max(top[c], x);
-    }
-  }
-  for (size_t i = 0; i < n; ++i) {
-    const float y = rows()[i].top;
-    const float h = rows()[i].height >= 4 ? rows()[i].height - 1 : rows()[i].height;
-    for (int c = 0; c < 3; ++c) {
-      const float x = view_.PixelMapX(c);
-      const Color color = values[i][c] < 0 ? Rgba(235, 235, 235)
-                          : top[c] <= 0
-                              ? Rgba(245, 247, 252)
-                              : Lerp(Rgba(241, 245, 252), kPixelMapHigh, values[i][c] / top[c]);
-      list_.rects.push_back({{x, y, kPixelMapColumn - 2, h}, color});
-    }
-  }
-}
-
-void MareyLayout::AddLineCharts(size_t index, float axis_y, float height) {
-  const MareyRow& row = rows()[index];
-  if (row.kind != MareyRowKind::kDevice || frame_->steps->empty()) return;
-  const MareyTrack* track = (*frame_->tracks)[index];
-  const int64_t shift = view_.raw && track != nullptr ? track->raw_base : 0;
-  // Scaled between the smallest and largest value over all devices, so a
-  // device that differs stands out even when every value is large.
-  double min_flops = 1e300, max_flops = 0, min_memory = 1e300, max_memory = 0;
-  for (const auto& [number, step] : *frame_->steps) {
-    for (const DeviceStepRecord& d : step.devices) {
-      min_flops = std::min(min_flops, static_cast<double>(d.flops));
-      max_flops = std::max(max_flops, static_cast<double>(d.flops));
-      min_memory = std::min(min_memory, static_cast<double>(d.peak_memory_bytes));
-      max_memory = std::max(max_memory, static_cast<double>(d.peak_memory_bytes));
-    }
-  }
-  auto scaled = [](double v, double low, double high) {
-    return high > low ? 0.15 + 0.85 * (v - low) / (high - low) : 0.5;
-  };
-  const float base = axis_y - BandHalf(index) - 3;
-  const float span = std::max(4.0f, height * 0.4f - BandHalf(index) - 6);
-  Polyline flops{{}, kFlopsLineColor, 1.3f};
-  Polyline memory{{}, kMemoryLineColor, 1.3f, true};
-  // Zoomed out, many steps share a pixel column: one point per column and
-  // level is all the eye sees, and a (dashed, antialiased) line through
-  // thousands of sub-pixel segments was most of a whole-run frame.
-  auto add = [](Polyline* line, float x, float y) {
-    std::vector<PointF>& p = line->points;
-    if (p.size() >= 2 && x - p[p.size() - 2].x < 1.0f && std::fabs(p.back().y - y) < 0.5f) {
-      p.back().x = x;  // extend the level
-      return;
-    }
-    if (!p.empty() && x - p.back().x < 1.0f) {
-      p.back().y = std::max(p.back().y, y);  // same column: keep one point
-      return;
-    }
-    p.push_back({x, y});
-  };
-  for (const auto& [number, step] : *frame_->steps) {
-    if (step.end_ns + shift < view_.start || step.start_ns + shift > view_.end) continue;
-    for (const DeviceStepRecord& d : step.devices) {
-      if (d.rank != row.rank) continue;
-      const float x0 =
-          std::clamp(view_.TimeToX(d.start_ns + shift), view_.plot.x, view_.plot.x + view_.plot.w);
-      const float x1 =
-          std::clamp(view_.TimeToX(d.end_ns + shift), view_.plot.x, view_.plot.x + view_.plot.w);
-      if (max_flops > 0) {
-        const float y = base - span * static_cast<float>(scaled(d.flops, min_flops, max_flops));
-        add(&flops, x0, y);
-        add(&flops, x1, y);
-      }
-      if (max_memory > 0) {
-        const float y =
-            base - span * static_cast<float>(scaled(d.peak_memory_bytes, min_memory, max_memory));
-        add(&memory, x0, y);
-        add(&memory, x1, y);
-      }
-    }
-  }
-  if (flops.points.size() >= 2) list_.polylines.push_back(std::move(flops));
-  if (memory.points.size() >= 2) list_.polylines.push_back(std::move(memory));
-}
-
-void MareyLayout::AddLegend() {
-  const float legend_y = static_cast<float>(view_.height) - 14;
-  float x = 12;
-  auto swatch = [&](Color color, const std::string& label) {
-    list_.rects.push_back({{x, legend_y - 5, 14, 10}, color, WithAlpha(kAxisColor, 150)});
-    list_.texts.push_back({x + 18, legend_y, label, kTextColor});
-    x += 30 + 7.2f * static_cast<float>(label.size());
-  };
-  swatch(kComputeColor, "compute / kernel");
-  swatch(kMergedColor, "merged bin");
-  swatch(kCollectiveColor, "collective / NCCL");
-  swatch(kSendColor, "send");
-  swatch(kRecvColor, "recv");
-  swatch(kGpuCopyColor, "GPU copy");
-  list_.lines.push_back({{x, legend_y}, {x + 16, legend_y}, kFlopsLineColor, 1.5f});
-  list_.texts.push_back({x + 20, legend_y, "FLOPs", kTextColor});
-  x += 76;
-  list_.lines.push_back({{x, legend_y}, {x + 16, legend_y}, kMemoryLineColor, 1.5f, true});
-  list_.texts.push_back({x + 20, legend_y, "peak memory", kTextColor});
-  x += 124;
-  list_.crosses.push_back({{x + 5, legend_y}, 4, kAlertColor, 2});
-  list_.texts.push_back({x + 14, legend_y, "alert", kTextColor});
 }
 
 }  // namespace trainscope::viewer

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <tuple>
 
 #include "trainscope/viewer/units.h"
 
@@ -36,7 +37,10 @@ MareyLayout::Options LayoutOptions(const MareyModel::Options& options) {
 MareyModel::MareyModel(const NameTable* names) : MareyModel(names, Options{}) {}
 
 MareyModel::MareyModel(const NameTable* names, Options options)
-    : names_(names), options_(options), layout_(LayoutOptions(options)) {
+    : names_(names),
+      options_(options),
+      store_(options.max_operators),
+      layout_(LayoutOptions(options)) {
   options_.bins = layout_.options().bins;  // at least one
   SetViewport(view_.width, view_.height);
 }
@@ -50,162 +54,30 @@ void MareyModel::MarkDirty() {
 
 // ---------------------------------------------------------------- data
 
-MareyTrack& MareyModel::DeviceTrack(uint32_t rank) {
-  std::unique_ptr<MareyTrack>& track = devices_[rank];
-  if (track == nullptr) {
-    track = std::make_unique<MareyTrack>();
-    track->rank = rank;
-    if (!device_info_.count(rank)) device_info_[rank] = DeviceInfo{rank, 0, ""};
-    rows_dirty_ = true;
-    groups_dirty_ = true;
-  }
-  return *track;
-}
-
-MareyTrack& MareyModel::StreamTrack(uint32_t rank, uint32_t gpu_device, uint32_t gpu_stream) {
-  DeviceTrack(rank);  // a device's rows start with its CPU row
-  std::unique_ptr<MareyTrack>& track =
-      streams_[rank][(static_cast<uint64_t>(gpu_device) << 32) | gpu_stream];
-  if (track == nullptr) {
-    track = std::make_unique<MareyTrack>();
-    track->rank = rank;
-    track->gpu = true;
-    track->gpu_device = gpu_device;
-    track->gpu_stream = gpu_stream;
-    rows_dirty_ = true;
-  }
-  return *track;
-}
-
-template <typename Fn>
-void MareyModel::ForEachTrack(Fn fn) {
-  for (auto& [rank, track] : devices_) fn(*track);
-  for (auto& [rank, lanes] : streams_) {
-    for (auto& [lane, track] : lanes) fn(*track);
-  }
-}
-
 void MareyModel::SetDevices(const std::vector<DeviceInfo>& devices) {
-  for (const DeviceInfo& device : devices) {
-    device_info_[device.rank] = device;
-    DeviceTrack(device.rank);
-  }
-  rows_dirty_ = groups_dirty_ = true;
+  store_.SetDevices(devices);
   MarkDirty();
 }
 
 void MareyModel::AddOperators(const std::vector<OperatorRecord>& operators) {
   if (operators.empty()) return;
-  // Number repeated operators in time order on each device, whatever order
-  // the batch came in.
-  std::vector<uint32_t> order(operators.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-    const OperatorRecord& x = operators[a];
-    const OperatorRecord& y = operators[b];
-    return x.rank != y.rank ? x.rank < y.rank : x.start_ns < y.start_ns;
-  });
-  MareyTrack* cpu = nullptr;
-  MareyTrack* stream = nullptr;  // the last GPU stream's: runs of one stream are common
-  for (uint32_t index : order) {
-    const OperatorRecord& record = operators[index];
-    MareyTrack* track = nullptr;
-    if (IsGpu(record.op_class)) {
-      if (stream == nullptr || stream->rank != record.rank ||
-          stream->gpu_device != record.gpu_device || stream->gpu_stream != record.gpu_stream) {
-        stream = &StreamTrack(record.rank, record.gpu_device, record.gpu_stream);
-      }
-      track = stream;
-    } else {
-      if (cpu == nullptr || cpu->rank != record.rank) cpu = &DeviceTrack(record.rank);
-      track = cpu;
-    }
-    const MareyTrack::Op op = track->Add(record);
-    ++operators_per_step_[record.step];
-    ++operator_count_;
-    aligned_min_ = std::min(aligned_min_, record.start_ns);
-    aligned_max_ = std::max(aligned_max_, op.end);
-    raw_min_ = std::min(raw_min_, record.raw_start_ns);
-    raw_max_ = std::max(raw_max_, record.raw_start_ns + (op.end - op.start));
-  }
-  tracks_dirty_ = groups_dirty_ = true;
-  EvictIfNeeded();
+  store_.AddOperators(operators);
   MarkDirty();
 }
 
-void MareyModel::EvictIfNeeded() {
-  if (operator_count_ <= options_.max_operators) return;
-  // Drop whole steps, oldest first, down to 90 % of the cap.
-  const size_t target = options_.max_operators / 10 * 9;
-  uint64_t cutoff = 0;
-  size_t remaining = operator_count_;
-  for (auto it = operators_per_step_.begin();
-       it != operators_per_step_.end() && remaining > target;) {
-    remaining -= it->second;
-    evicted_ += it->second;
-    cutoff = it->first + 1;
-    it = operators_per_step_.erase(it);
-  }
-  auto old = [cutoff](const MareyTrack::Op& op) { return op.step < cutoff; };
-  ForEachTrack([&](MareyTrack& track) {
-    std::erase_if(track.compute, old);
-    std::erase_if(track.comm, old);
-    track.dirty = true;
-  });
-  operator_count_ = remaining;
-  RecomputeExtent();
-}
-
-void MareyModel::RecomputeExtent() {
-  aligned_min_ = raw_min_ = INT64_MAX;
-  aligned_max_ = raw_max_ = INT64_MIN;
-  ForEachTrack([&](const MareyTrack& track) {
-    for (const auto* ops : {&track.compute, &track.comm}) {
-      for (const MareyTrack::Op& op : *ops) {
-        aligned_min_ = std::min(aligned_min_, op.start);
-        aligned_max_ = std::max(aligned_max_, op.end);
-        const int64_t raw = op.start + track.raw_base + op.raw_delta;
-        raw_min_ = std::min(raw_min_, raw);
-        raw_max_ = std::max(raw_max_, raw + op.end - op.start);
-      }
-    }
-  });
-}
-
 void MareyModel::AddStep(const StepRecord& step) {
-  steps_[step.step] = step;
-  while (steps_.size() > 100'000) steps_.erase(steps_.begin());
+  store_.AddStep(step);
   MarkDirty();
 }
 
 void MareyModel::SetAlerts(const std::vector<Alert>& alerts) {
-  alerts_ = alerts;
-  alerts_by_rank_.clear();
-  for (const Alert& alert : alerts_) {
-    // The glyph marks the blamed device (victims are named in the text); an
-    // alert about one device without a cause marks it; a job-wide one (the
-    // job's step-time regression lists every device) marks none: a cross on
-    // every axis would blame them all.
-    if (alert.cause >= 0) {
-      alerts_by_rank_[static_cast<uint32_t>(alert.cause)].push_back(&alert);
-    } else if (alert.ranks.size() == 1) {
-      alerts_by_rank_[alert.ranks[0]].push_back(&alert);
-    }
-  }
+  store_.SetAlerts(alerts);
   rows_dirty_ = true;
   MarkDirty();
 }
 
 void MareyModel::Clear() {
-  devices_.clear();
-  streams_.clear();
-  device_info_.clear();
-  groups_.clear();
-  steps_.clear();
-  operators_per_step_.clear();
-  operator_count_ = 0;
-  evicted_ = 0;
-  RecomputeExtent();
+  store_.Clear();
   // A range or step of the old data means nothing in the new.
   if (window_.mode() == MareyTimeWindow::Mode::kManual ||
       window_.mode() == MareyTimeWindow::Mode::kAroundStep) {
@@ -213,8 +85,18 @@ void MareyModel::Clear() {
   }
   selected_step_.reset();
   ClearFocus();
-  rows_dirty_ = groups_dirty_ = tracks_dirty_ = true;
   MarkDirty();
+}
+
+void MareyModel::SyncWithStore() {
+  if (store_.layout_version() != store_layout_version_) {
+    store_layout_version_ = store_.layout_version();
+    rows_dirty_ = groups_dirty_ = true;
+  }
+  if (store_.data_version() != store_data_version_) {
+    store_data_version_ = store_.data_version();
+    groups_dirty_ = true;
+  }
 }
 
 // ---------------------------------------------------------------- view
@@ -227,7 +109,7 @@ void MareyModel::SetViewport(int width, int height) {
 void MareyModel::SetTimeRange(int64_t start_ns, int64_t end_ns) {
   window_.SetManual(start_ns, end_ns);
   // A range chosen by hand is known at once (the next Layout keeps it).
-  const MareyTimeWindow::Range range = window_.Resolve(steps_, 0, -1, 0);
+  const MareyTimeWindow::Range range = window_.Resolve(store_.steps(), 0, -1, 0);
   view_.start = range.start;
   view_.end = range.end;
   MarkDirty();
@@ -249,8 +131,9 @@ void MareyModel::ShowAroundStep(uint64_t step, uint32_t steps) {
 }
 
 void MareyModel::ShowReadableRange() {
+  const auto& steps = store_.steps();
   const bool newest =
-      !selected_step_.has_value() || steps_.empty() || *selected_step_ >= steps_.rbegin()->first;
+      !selected_step_.has_value() || steps.empty() || *selected_step_ >= steps.rbegin()->first;
   if (newest) {
     window_.Follow(MareyTimeWindow::kDefaultSteps);
   } else {
@@ -261,7 +144,7 @@ void MareyModel::ShowReadableRange() {
 
 void MareyModel::ZoomAt(float x, double factor) {
   if (factor <= 0) return;
-  if (steps_.size() >= 2 && window_.ZoomSteps(factor)) {
+  if (store_.steps().size() >= 2 && window_.ZoomSteps(factor)) {
     MarkDirty();
     return;
   }
@@ -336,23 +219,15 @@ void MareyModel::FocusOnAlert(const Alert& alert) {
   focus_name_ = alert.op.empty() ? 0 : names_->Find(alert.op);
   focus_step_ = alert.step;
   selected_step_ = alert.step;
-  PrepareTracks();
   int64_t low = INT64_MAX, high = INT64_MIN;
   if (focus_name_ != 0) {
-    ForEachTrack([&](const MareyTrack& track) {
-      if (!std::binary_search(focus_ranks_.begin(), focus_ranks_.end(), track.rank)) return;
-      for (const auto* ops : {&track.compute, &track.comm}) {
-        for (const MareyTrack::Op& op : *ops) {
-          if (op.name != focus_name_ || op.step != alert.step) continue;
-          low = std::min(low, track.StartOf(op, view_.raw));
-          high = std::max(high, track.EndOf(op, view_.raw));
-        }
-      }
-    });
+    if (auto extent = store_.OperatorExtent(focus_ranks_, focus_name_, alert.step, view_.raw)) {
+      std::tie(low, high) = *extent;
+    }
   }
   if (low == INT64_MAX) {
-    auto step = steps_.find(alert.step);
-    if (step != steps_.end()) low = step->second.start_ns, high = step->second.end_ns;
+    auto step = store_.steps().find(alert.step);
+    if (step != store_.steps().end()) low = step->second.start_ns, high = step->second.end_ns;
   }
   if (low != INT64_MAX && high >= low) {
     // Keep the operator in context: it fills about a third of the plot.
@@ -379,17 +254,11 @@ float MareyModel::TimeToX(int64_t t) const { return view_.TimeToX(t); }
 int64_t MareyModel::XToTime(float x) const { return view_.XToTime(x); }
 
 int64_t MareyModel::origin_ns() const {
-  const int64_t origin = view_.raw ? raw_min_ : aligned_min_;
+  const int64_t origin = store_.low(view_.raw);
   return origin == INT64_MAX ? 0 : origin;
 }
 
 // ---------------------------------------------------------------- layout
-
-void MareyModel::PrepareTracks() {
-  if (!tracks_dirty_) return;
-  ForEachTrack([](MareyTrack& track) { track.Prepare(); });
-  tracks_dirty_ = false;
-}
 
 void MareyModel::BuildGroups() {
   if (!groups_dirty_) return;
@@ -397,8 +266,8 @@ void MareyModel::BuildGroups() {
   groups_.clear();
   if (grouping_ == Grouping::kNone) return;
   groups_ = MareyGroup::Build(
-      grouping_ == Grouping::kStage ? MareyGroup::By::kStage : MareyGroup::By::kHost, devices_,
-      device_info_);
+      grouping_ == Grouping::kStage ? MareyGroup::By::kStage : MareyGroup::By::kHost,
+      store_.devices(), store_.device_info());
 }
 
 void MareyModel::BuildRows() {
@@ -417,11 +286,11 @@ void MareyModel::BuildRows() {
     row.rank = rank;
     row.label = "rank " + std::to_string(rank);
     // The alert cross goes on the device's first row only.
-    row.has_alert = alerts_by_rank_.count(rank) > 0;
-    auto lanes = streams_.find(rank);
-    if (lanes == streams_.end() || lanes->second.empty()) {
+    row.has_alert = store_.alerts_by_rank().count(rank) > 0;
+    auto lanes = store_.streams().find(rank);
+    if (lanes == store_.streams().end() || lanes->second.empty()) {
       rows_.push_back(row);
-      row_tracks_.push_back(devices_.at(rank).get());
+      row_tracks_.push_back(store_.devices().at(rank).get());
       return;
     }
     if (show_cpu_rows_) {
@@ -429,7 +298,7 @@ void MareyModel::BuildRows() {
       cpu.label += " CPU";
       cpu.weight = options_.cpu_row_weight;
       rows_.push_back(cpu);
-      row_tracks_.push_back(devices_.at(rank).get());
+      row_tracks_.push_back(store_.devices().at(rank).get());
       row.has_alert = false;
     }
     for (const auto& [lane, track] : lanes->second) {
@@ -445,14 +314,14 @@ void MareyModel::BuildRows() {
     }
   };
   if (grouping_ == Grouping::kNone) {
-    for (const auto& [rank, track] : devices_) add_device(rank);
+    for (const auto& [rank, track] : store_.devices()) add_device(rank);
     return;
   }
   for (const auto& [key, group] : groups_) {
     if (std::none_of(group->ranks.begin(), group->ranks.end(), included)) continue;
     const bool expanded = expanded_[key];
     bool alert = false;
-    for (uint32_t rank : group->ranks) alert = alert || alerts_by_rank_.count(rank) > 0;
+    for (uint32_t rank : group->ranks) alert = alert || store_.alerts_by_rank().count(rank) > 0;
     const RowKind kinds[] = {RowKind::kGroupMin, RowKind::kGroupAvg, RowKind::kGroupMax};
     const MareyTrack* tracks[] = {&group->min, &group->avg, &group->max};
     for (int k = 0; k < 3; ++k) {
@@ -481,12 +350,12 @@ void MareyModel::BuildRows() {
 
 void MareyModel::Layout() {
   layout_dirty_ = false;
-  PrepareTracks();
+  store_.Prepare();
+  SyncWithStore();
   BuildGroups();
   BuildRows();
-  const MareyTimeWindow::Range range =
-      window_.Resolve(steps_, view_.raw ? raw_min_ : aligned_min_,
-                      view_.raw ? raw_max_ : aligned_max_, aligned_max_);
+  const MareyTimeWindow::Range range = window_.Resolve(store_.steps(), store_.low(view_.raw),
+                                                       store_.high(view_.raw), store_.high(false));
   view_.start = range.start;
   view_.end = range.end;
   MareyLayout::Frame frame;
@@ -500,34 +369,35 @@ void MareyModel::Layout() {
     frame.stages[i] = RowStage(i);
     frame.step_values[i] = StepValues(i);
   }
-  frame.steps = &steps_;
+  frame.steps = &store_.steps();
   frame.selected_step = selected_step_;
   frame.focus_ranks = focus_ranks_;
   frame.focus_name = focus_name_;
   frame.focus_step = focus_step_;
-  frame.devices = devices_.size();
-  frame.operators = operator_count_;
+  frame.devices = store_.devices().size();
+  frame.operators = store_.operator_count();
   layout_.Lay(frame);
 }
 
 int MareyModel::RowStage(size_t index) const {
   const MareyRow& row = rows_[index];
   if (row.kind == MareyRowKind::kDevice) {
-    auto it = device_info_.find(row.rank);
-    return it == device_info_.end() ? -1 : static_cast<int>(it->second.stage);
+    auto it = store_.device_info().find(row.rank);
+    return it == store_.device_info().end() ? -1 : static_cast<int>(it->second.stage);
   }
   if (grouping_ != Grouping::kStage) return -1;
   auto group = groups_.find(row.group_key);
   if (group == groups_.end() || group->second->ranks.empty()) return -1;
-  auto it = device_info_.find(group->second->ranks.front());
-  return it == device_info_.end() ? -1 : static_cast<int>(it->second.stage);
+  auto it = store_.device_info().find(group->second->ranks.front());
+  return it == store_.device_info().end() ? -1 : static_cast<int>(it->second.stage);
 }
 
 std::vector<const DeviceStepRecord*> MareyModel::StepValues(size_t index) const {
   std::vector<const DeviceStepRecord*> values;
-  if (steps_.empty() || index >= rows_.size()) return values;
-  auto step = selected_step_.has_value() ? steps_.find(*selected_step_) : steps_.end();
-  if (step == steps_.end()) step = std::prev(steps_.end());
+  const auto& steps = store_.steps();
+  if (steps.empty() || index >= rows_.size()) return values;
+  auto step = selected_step_.has_value() ? steps.find(*selected_step_) : steps.end();
+  if (step == steps.end()) step = std::prev(steps.end());
   const MareyRow& row = rows_[index];
   std::vector<uint32_t> ranks;
   if (row.kind == MareyRowKind::kDevice) {
@@ -566,8 +436,8 @@ std::string MareyModel::DescribeRowAlerts(size_t index) const {
   }
   std::string text;
   for (uint32_t rank : ranks) {
-    auto it = alerts_by_rank_.find(rank);
-    if (it == alerts_by_rank_.end()) continue;
+    auto it = store_.alerts_by_rank().find(rank);
+    if (it == store_.alerts_by_rank().end()) continue;
     for (const Alert* alert : it->second) {
       if (!text.empty()) text += "\n";
       text += "step " + std::to_string(alert->step) + ", rank " + std::to_string(rank) + ": " +
@@ -587,7 +457,7 @@ std::optional<MareyModel::Hit> MareyModel::HitTest(float x, float y) {
   hit.row_label = row.label;
   hit.group_key = row.group_key;
   const float map_x = view_.PixelMapX(0);
-  if (x >= map_x && x < map_x + 3 * MareyLayout::kPixelMapColumn) {
+  if (x >= map_x && x < map_x + 3 * MareyView::kPixelMapColumn) {
     hit.kind = Hit::Kind::kPixelMap;
     const auto devices = StepValues(index);
     if (devices.empty()) return std::nullopt;
@@ -622,7 +492,7 @@ std::optional<MareyModel::Hit> MareyModel::HitTest(float x, float y) {
       hit.text = row.group_key + ": ranks " + ranks + "\nclick to " +
                  (row.expanded ? "collapse" : "expand");
     } else {
-      const DeviceInfo& info = device_info_[row.rank];
+      const DeviceInfo& info = store_.info(row.rank);
       hit.text = row.label + "\nstage " + std::to_string(info.stage) +
                  (info.host.empty() ? "" : ", host " + info.host);
     }

@@ -77,17 +77,34 @@ void MareyTrack::Push(const Op& op) {
   dirty = true;
 }
 
-void MareyTrack::BuildFineEdges() {
-  fine.clear();
-  fine_ns = 0;
-  if (compute.size() < kMinOpsForFineEdges) return;
-  fine_origin = compute.front().start;
+void MareyTrack::BuildFineEdges(size_t appended_from) {
+  if (compute.size() < kMinOpsForFineEdges) {
+    fine.clear();
+    fine_ns = 0;
+    return;
+  }
+  const size_t target = compute.size() / kOpsPerFineEdge;
+  // Appending keeps the grid while it still holds about kOpsPerFineEdge
+  // operators per entry (a steady job adds time and operators alike), so a
+  // live frame extends the index instead of rebuilding it.
+  size_t from = 0;
+  if (appended_from > 0 && fine_ns > 0 && !fine.empty() && fine.size() <= 2 * target &&
+      2 * fine.size() >= target) {
+    // Entries at or before the first new start count the same operators.
+    const int64_t first_new = compute[appended_from].start;
+    const int64_t i = (first_new - fine_origin) / fine_ns;
+    from = static_cast<size_t>(std::clamp<int64_t>(i, 0, static_cast<int64_t>(fine.size())));
+    // Entries past the old operators name none as their next start yet.
+    while (from > 0 && fine[from - 1].index >= appended_from) --from;
+  } else {
+    fine_origin = compute.front().start;
+    const int64_t span = compute.back().start - fine_origin + 1;
+    fine_ns = std::max<int64_t>(1, span / static_cast<int64_t>(target));
+  }
   const int64_t span = compute.back().start - fine_origin + 1;
-  const size_t n = compute.size() / kOpsPerFineEdge;
-  fine_ns = std::max<int64_t>(1, span / static_cast<int64_t>(n));
   fine.resize(static_cast<size_t>(span / fine_ns) + 2);
-  size_t j = 0;
-  for (size_t i = 0; i < fine.size(); ++i) {
+  size_t j = from > 0 ? fine[from - 1].index : 0;
+  for (size_t i = from; i < fine.size(); ++i) {
     const int64_t t = fine_origin + static_cast<int64_t>(i) * fine_ns;
     while (j < compute.size() && compute[j].start < t) ++j;
     FineEdge& e = fine[i];
@@ -98,29 +115,50 @@ void MareyTrack::BuildFineEdges() {
   }
 }
 
+void MareyTrack::Invalidate() {
+  dirty = true;
+  prepared_compute_ = 0;
+  prepared_comm_ = 0;
+}
+
 void MareyTrack::Prepare() {
   if (!dirty) return;
   auto by_start = [](const Op& a, const Op& b) { return a.start < b.start; };
-  if (!std::is_sorted(compute.begin(), compute.end(), by_start)) {
+  // Operators appended in time order after the prepared ones (a live job's
+  // newest step) extend the indexes; anything else rebuilds them.
+  auto appended = [&](const std::vector<Op>& ops, size_t prepared) -> size_t {
+    if (prepared == 0 || prepared > ops.size()) return 0;
+    if (prepared < ops.size() && ops[prepared].start < ops[prepared - 1].start) return 0;
+    return std::is_sorted(ops.begin() + static_cast<std::ptrdiff_t>(prepared), ops.end(), by_start)
+               ? prepared
+               : 0;
+  };
+  size_t compute_from = appended(compute, prepared_compute_);
+  size_t comm_from = appended(comm, prepared_comm_);
+  if (compute_from == 0 && !std::is_sorted(compute.begin(), compute.end(), by_start)) {
     std::stable_sort(compute.begin(), compute.end(), by_start);
   }
-  if (!std::is_sorted(comm.begin(), comm.end(), by_start)) {
+  if (comm_from == 0 && !std::is_sorted(comm.begin(), comm.end(), by_start)) {
     std::stable_sort(comm.begin(), comm.end(), by_start);
   }
+  if (compute_from == 0) {
+    busy_prefix.assign(1, 0);
+    max_compute = 0;
+  }
   busy_prefix.resize(compute.size() + 1);
-  busy_prefix[0] = 0;
-  max_compute = 0;
-  for (size_t i = 0; i < compute.size(); ++i) {
+  for (size_t i = compute_from; i < compute.size(); ++i) {
     const int64_t d = std::max<int64_t>(0, compute[i].end - compute[i].start);
     busy_prefix[i + 1] = busy_prefix[i] + d;
     max_compute = std::max(max_compute, d);
   }
-  BuildFineEdges();
-  max_comm = 0;
+  if (compute_from < compute.size() || compute_from == 0) BuildFineEdges(compute_from);
+  if (comm_from == 0) {
+    comm_busy_prefix.assign(1, 0);
+    max_comm = 0;
+  }
   comm_spans.resize(comm.size());
   comm_busy_prefix.resize(comm.size() + 1);
-  comm_busy_prefix[0] = 0;
-  for (size_t j = 0; j < comm.size(); ++j) {
+  for (size_t j = comm_from; j < comm.size(); ++j) {
     const int64_t d = std::max<int64_t>(0, comm[j].end - comm[j].start);
     comm_busy_prefix[j + 1] = comm_busy_prefix[j] + d;
     max_comm = std::max(max_comm, d);
@@ -128,12 +166,17 @@ void MareyTrack::Prepare() {
                      comm[j].cls};
   }
   const size_t blocks = comm.size() / kBlock;
-  block_start.assign(blocks, INT64_MAX);
-  block_end.assign(blocks, INT64_MIN);
-  block_raw_low.assign(blocks, INT32_MAX);
-  block_raw_high.assign(blocks, INT32_MIN);
-  block_class.assign(blocks, OpClass::kCollective);
-  for (size_t b = 0; b < blocks; ++b) {
+  const size_t first_block = std::min(comm_from / kBlock, block_start.size());
+  block_start.resize(blocks);
+  block_end.resize(blocks);
+  block_raw_low.resize(blocks);
+  block_raw_high.resize(blocks);
+  block_class.resize(blocks);
+  for (size_t b = first_block; b < blocks; ++b) {
+    block_start[b] = INT64_MAX;
+    block_end[b] = INT64_MIN;
+    block_raw_low[b] = INT32_MAX;
+    block_raw_high[b] = INT32_MIN;
     block_class[b] = comm[b * kBlock].cls;
     for (size_t j = b * kBlock; j < (b + 1) * kBlock; ++j) {
       block_start[b] = std::min(block_start[b], comm[j].start);
@@ -142,6 +185,8 @@ void MareyTrack::Prepare() {
       block_raw_high[b] = std::max(block_raw_high[b], comm[j].raw_delta);
     }
   }
+  prepared_compute_ = compute.size();
+  prepared_comm_ = comm.size();
   dirty = false;
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "trainscope/viewer/overview_palette.h"
 #include "trainscope/viewer/units.h"
 
 namespace trainscope::viewer {
@@ -11,23 +12,6 @@ namespace {
 constexpr float kLeftMargin = 78;
 constexpr float kRightMargin = 84;
 constexpr float kTop = 46;
-
-constexpr Color kPalette[] = {
-    Rgba(31, 119, 180),  Rgba(255, 127, 14), Rgba(44, 160, 44),   Rgba(214, 39, 40),
-    Rgba(148, 103, 189), Rgba(140, 86, 75),  Rgba(227, 119, 194), Rgba(127, 127, 127),
-    Rgba(188, 189, 34),  Rgba(23, 190, 207), Rgba(57, 59, 121),   Rgba(99, 121, 57),
-    Rgba(140, 109, 49),  Rgba(132, 60, 57),  Rgba(123, 65, 115),  Rgba(82, 84, 163)};
-
-void AddSwatch(DrawList* list, float x, float y, Color color, const std::string& label,
-               float* advance, bool line = false) {
-  if (line) {
-    list->lines.push_back({{x, y}, {x + 16, y}, color, 2.5f});
-  } else {
-    list->rects.push_back({{x, y - 5, 12, 10}, color, WithAlpha(kAxisColor, 160)});
-  }
-  list->texts.push_back({x + 20, y, label, kTextColor, Text::Align::kLeft});
-  *advance = 34 + 7.2f * static_cast<float>(label.size());
-}
 
 // Keeps at most two points (min and max) per pixel column so a long run of
 // steps costs no more than the chart's width.
@@ -96,7 +80,7 @@ std::optional<uint64_t> OverviewModel::NeighbourStep(uint64_t step, int delta) c
 
 void OverviewModel::Clear() {
   steps_.clear();
-  bar_scale_.Reset();
+  bars_layout_.Reset();
   dirty_ = true;
 }
 
@@ -128,6 +112,8 @@ const std::vector<OverviewModel::DeviceBar>& OverviewModel::Bars() {
   return bars_;
 }
 
+RectF OverviewModel::bars_rect() const { return bars_area_; }
+
 float OverviewModel::StepX(uint64_t step) const {
   if (last_step_ == first_step_) return chart_.x + chart_.w / 2;
   return chart_.x + chart_.w * static_cast<float>(step - first_step_) /
@@ -155,7 +141,13 @@ void OverviewModel::Rebuild() {
   first_step_ = steps_.begin()->first;
   last_step_ = steps_.rbegin()->first;
   BuildChart();
-  BuildBars();
+  // The selected step's bars, else the newest's.
+  auto it = selected_.has_value() ? steps_.find(*selected_) : steps_.end();
+  if (it == steps_.end()) it = std::prev(steps_.end());
+  bars_layout_.Lay(it->second, bars_area_, &list_);
+  bars_ = bars_layout_.bars();
+  kernels_ = bars_layout_.kernels();
+  bars_area_ = bars_layout_.area();
 }
 
 void OverviewModel::BuildChart() {
@@ -284,7 +276,7 @@ void OverviewModel::BuildChart() {
   // Series.
   if (per_device) {
     for (const auto& [rank, points] : device_lines) {
-      add_series(points, kPalette[rank % std::size(kPalette)], 1.5f, false);
+      add_series(points, OverviewPalette::Rank(rank), 1.5f, false);
     }
   } else {
     add_series(max_line, Rgba(31, 119, 180), 1.2f, false);
@@ -301,10 +293,10 @@ void OverviewModel::BuildChart() {
   }
 
   // Legend, on the title line.
-  float x = 190, advance = 0;
+  float x = 190;
   const float y = 16;
   if (per_device) {
-    list_.lines.push_back({{x, y}, {x + 16, y}, kPalette[0], 1.5f});
+    list_.lines.push_back({{x, y}, {x + 16, y}, OverviewPalette::Rank(0), 1.5f});
     list_.texts.push_back({x + 20, y, "step time, one line per device (left axis)", kTextColor});
     x += 20 + 7.0f * 42 + 18;
   } else {
@@ -312,228 +304,9 @@ void OverviewModel::BuildChart() {
     list_.texts.push_back({x + 20, y, "step time min/mean/max over devices (left)", kTextColor});
     x += 20 + 7.0f * 42 + 18;
   }
-  AddSwatch(&list_, x, y, kCommColor, "avg comm duration (right)", &advance, true);
-  x += advance;
+  x += OverviewPalette::AddSwatch(&list_, x, y, kCommColor, "avg comm duration (right)", true);
   list_.lines.push_back({{x, y}, {x + 16, y}, kWaitColor, 2, true});
   list_.texts.push_back({x + 20, y, "avg comm wait (right)", kTextColor});
-}
-
-void OverviewModel::BuildBars() {
-  auto it = selected_.has_value() ? steps_.find(*selected_) : steps_.end();
-  if (it == steps_.end()) it = std::prev(steps_.end());
-  const StepRecord& step = it->second;
-  const float title_y = bars_area_.y - 24;
-  list_.texts.push_back({12, title_y,
-                         "Step " + std::to_string(step.step) + ": time per device  (" +
-                             FormatDuration(static_cast<double>(step.end_ns - step.start_ns)) +
-                             " end to end)",
-                         kTextColor, Text::Align::kLeft, true, 10});
-  const bool gpu = std::any_of(step.devices.begin(), step.devices.end(),
-                               [](const DeviceStepRecord& d) { return d.has_gpu; });
-  float x = 430, advance = 0;
-  const float legend_y = title_y;
-  if (gpu) {
-    // Two legend lines: the device-time segments do not fit on one.
-    x = 12;
-    const float y = title_y + 17;
-    const std::pair<Color, const char*> legend[] = {
-        {kGpuComputeColor, "GPU compute"},         {kNcclWaitColor, "NCCL wait"},
-        {kNcclTransferColor, "NCCL transfer"},     {kCopyColor, "copies"},
-        {kLaunchBoundColor, "idle: launch-bound"}, {kHostSyncColor, "idle: host sync"},
-        {kGpuDataWaitColor, "idle: data wait"},    {kGpuIdleColor, "idle: other"}};
-    for (const auto& [color, label] : legend) {
-      AddSwatch(&list_, x, y, color, label, &advance);
-      x += advance - 2;
-    }
-    // The kernel table takes the right part of the bars' area.
-    const float table_w = std::min(430.0f, bars_area_.w * 0.45f);
-    const RectF table = {bars_area_.x + bars_area_.w - table_w, bars_area_.y + 12, table_w,
-                         bars_area_.h - 12};
-    bars_area_.w -= table_w + 16;
-    bars_area_.y += 12;
-    bars_area_.h -= 12;
-    BuildTopKernels(step, table);
-  } else {
-    AddSwatch(&list_, x, legend_y, kIntervalColor, "data wait", &advance);
-    x += advance;
-    AddSwatch(&list_, x, legend_y, kForwardBackwardColor, "compute", &advance);
-    x += advance;
-    AddSwatch(&list_, x, legend_y, kWaitColor, "comm wait", &advance);
-    x += advance;
-    AddSwatch(&list_, x, legend_y, kCommColor, "comm transfer", &advance);
-    x += advance;
-    AddSwatch(&list_, x, legend_y, kTailColor, "idle", &advance);
-  }
-
-  list_.backgrounds.push_back({bars_area_, Rgba(250, 250, 252), WithAlpha(kAxisColor, 120)});
-  if (step.devices.empty()) return;
-  int64_t max_time = 1;
-  for (const auto& d : step.devices) max_time = std::max(max_time, d.step_time_ns);
-  const double top = bar_scale_.Fit(static_cast<double>(max_time) * 1.08);
-  const std::vector<double> ticks = NiceTicks(0, top, 5);
-  auto y_of = [&](double ns) {
-    return bars_area_.y + bars_area_.h - static_cast<float>(ns / top) * bars_area_.h;
-  };
-  auto height_of = [&](double ns) { return static_cast<float>(ns / top) * bars_area_.h; };
-  for (double tick : ticks) {
-    const float y = y_of(tick);
-    list_.lines.push_back({{bars_area_.x, y}, {bars_area_.x + bars_area_.w, y}, kGridColor, 1});
-    list_.texts.push_back(
-        {bars_area_.x - 6, y, FormatDuration(tick), kTextColor, Text::Align::kRight});
-  }
-  list_.texts.push_back({16, bars_area_.y + bars_area_.h / 2, "time in step", kTextColor,
-                         Text::Align::kCenter, false, 0, true});
-  const float slot = bars_area_.w / static_cast<float>(step.devices.size());
-  const float bar_width = std::max(1.0f, slot * 0.72f);
-  const int label_every = std::max(1, static_cast<int>(std::ceil(34.0f / slot)));
-  const float base = bars_area_.y + bars_area_.h;
-  for (size_t i = 0; i < step.devices.size(); ++i) {
-    const DeviceStepRecord& d = step.devices[i];
-    DeviceBar bar;
-    bar.rank = d.rank;
-    bar.step_time_ns = std::max<int64_t>(0, d.step_time_ns);
-    const float x0 = bars_area_.x + slot * static_cast<float>(i) + (slot - bar_width) / 2;
-    if (d.has_gpu) {
-      // Device time, bottom to top; each piece clamped to what is left so
-      // overlaps (NCCL under compute, copies under kernels) never overshoot.
-      bar.gpu = true;
-      int64_t left = bar.step_time_ns;
-      float y = base;
-      auto stack = [&](const char* label, int64_t ns, Color color) {
-        Segment segment{label, std::clamp<int64_t>(ns, 0, left), color, {}};
-        left -= segment.ns;
-        const float h = height_of(static_cast<double>(segment.ns));
-        segment.rect = {x0, y - h, bar_width, h};
-        y -= h;
-        if (h > 0) list_.rects.push_back({segment.rect, color});
-        bar.segments.push_back(segment);
-      };
-      stack("GPU compute", d.gpu_busy_ns, kGpuComputeColor);
-      stack("NCCL wait", d.wait_ns, kNcclWaitColor);
-      stack("NCCL transfer", d.transfer_ns - d.comm_compute_overlap_ns, kNcclTransferColor);
-      stack("copies", d.copy_ns(), kCopyColor);
-      stack("idle: launch-bound", d.gpu_idle_launch_bound_ns, kLaunchBoundColor);
-      stack("idle: host sync", d.gpu_idle_host_sync_ns, kHostSyncColor);
-      stack("idle: data wait", d.gpu_idle_data_wait_ns, kGpuDataWaitColor);
-      stack("idle: other", left, kGpuIdleColor);
-      bar.compute_ns = bar.segments[0].ns;
-      bar.comm_ns = std::clamp<int64_t>(d.collective_ns, 0, bar.step_time_ns);
-      bar.wait_ns = bar.segments[1].ns;
-      bar.compute_rect = bar.segments[0].rect;
-      bar.interval_rect = {x0, y, bar_width, base - y};  // the whole column, for hovering
-      if (static_cast<int>(i) % label_every == 0) {
-        list_.texts.push_back({x0 + bar_width / 2, base + 13, "rank " + std::to_string(d.rank),
-                               kTextColor, Text::Align::kCenter});
-      }
-      bars_.push_back(std::move(bar));
-      continue;
-    }
-    // What the analysis measured, stacked: data wait, compute, waiting in
-    // collectives, transferring, idle (the rest). Each piece is clamped to
-    // what the step has left, so rounding never makes a bar overshoot. A
-    // straggler's extra time is compute or idle, the others' is wait: the
-    // whole step drawn as "compute" hid exactly that.
-    int64_t left = bar.step_time_ns;
-    auto take = [&left](int64_t ns) {
-      const int64_t taken = std::clamp<int64_t>(ns, 0, left);
-      left -= taken;
-      return taken;
-    };
-    const int64_t compute = d.compute_ns > 0 ? d.compute_ns : d.forward_ns + d.backward_ns;
-    const int64_t transfer =
-        d.transfer_ns > 0 ? d.transfer_ns : std::max<int64_t>(0, d.collective_ns - d.wait_ns);
-    bar.interval_ns = take(d.data_wait_ns);
-    bar.compute_ns = take(compute);
-    bar.wait_ns = take(d.wait_ns);
-    const int64_t transfer_ns = take(transfer);
-    bar.comm_ns = bar.wait_ns + transfer_ns;
-    bar.tail_ns = left;  // idle: neither computing nor communicating
-    float y = base;
-    auto stack = [&](int64_t ns, RectF* rect, Color color) {
-      const float h = height_of(static_cast<double>(ns));
-      *rect = {x0, y - h, bar_width, h};
-      y -= h;
-      if (h > 0) list_.rects.push_back({*rect, color});
-    };
-    stack(bar.interval_ns, &bar.interval_rect, kIntervalColor);
-    stack(bar.compute_ns, &bar.compute_rect, kForwardBackwardColor);
-    stack(bar.wait_ns, &bar.wait_rect, kWaitColor);
-    stack(transfer_ns, &bar.comm_rect, kCommColor);
-    stack(bar.tail_ns, &bar.tail_rect, kTailColor);
-    bar.segments = {{"data wait", bar.interval_ns, kIntervalColor, bar.interval_rect},
-                    {"compute", bar.compute_ns, kForwardBackwardColor, bar.compute_rect},
-                    {"comm wait", bar.wait_ns, kWaitColor, bar.wait_rect},
-                    {"comm transfer", transfer_ns, kCommColor, bar.comm_rect},
-                    {"idle", bar.tail_ns, kTailColor, bar.tail_rect}};
-    // The rank's colour (the lines above) under its bar: the key.
-    list_.rects.push_back({{x0, base + 2, bar_width, 3}, kPalette[d.rank % std::size(kPalette)]});
-    if (static_cast<int>(i) % label_every == 0) {
-      list_.texts.push_back({x0 + bar_width / 2, base + 15, "rank " + std::to_string(d.rank),
-                             kTextColor, Text::Align::kCenter});
-    }
-    bars_.push_back(bar);
-  }
-}
-
-void OverviewModel::BuildTopKernels(const StepRecord& step, const RectF& area) {
-  struct Sum {
-    KernelRow row;
-    int64_t best_share = -1;
-  };
-  std::map<std::string, Sum> by_name;
-  for (const DeviceStepRecord& d : step.devices) {
-    for (const KernelSummaryRecord& k : d.top_kernels) {
-      Sum& sum = by_name[k.name];
-      sum.row.name = k.name;
-      sum.row.op_class = k.op_class;
-      sum.row.count += k.count;
-      sum.row.total_ns += k.total_ns;
-      if (k.total_ns > sum.best_share) {
-        sum.best_share = k.total_ns;
-        sum.row.launch_op = k.launch_op;
-      }
-    }
-  }
-  for (auto& [name, sum] : by_name) kernels_.push_back(std::move(sum.row));
-  std::sort(kernels_.begin(), kernels_.end(), [](const KernelRow& a, const KernelRow& b) {
-    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
-  });
-  if (kernels_.size() > kMaxKernelRows) kernels_.resize(kMaxKernelRows);
-
-  list_.backgrounds.push_back({area, Rgba(250, 250, 252), WithAlpha(kAxisColor, 120)});
-  float y = area.y + 14;
-  list_.texts.push_back({area.x + 8, y,
-                         "Top kernels of step " + std::to_string(step.step) + " (all devices)",
-                         kTextColor, Text::Align::kLeft, true});
-  y += 18;
-  const float name_x = area.x + 22;
-  const float total_x = area.x + area.w - 8;
-  const float count_x = total_x - 70;
-  list_.texts.push_back({name_x, y, "kernel (launched by)", kAxisColor, Text::Align::kLeft});
-  list_.texts.push_back({count_x, y, "count", kAxisColor, Text::Align::kRight});
-  list_.texts.push_back({total_x, y, "total", kAxisColor, Text::Align::kRight});
-  if (kernels_.empty()) {
-    list_.texts.push_back({name_x, y + 18, "no kernel summaries in this step", kAxisColor});
-    return;
-  }
-  const float row_h = std::clamp((area.y + area.h - y - 6) / kMaxKernelRows, 12.0f, 20.0f);
-  // Characters that fit between the name's start and the count column.
-  const size_t fit = static_cast<size_t>(std::max(8.0f, (count_x - 48 - name_x) / 6.2f));
-  for (const KernelRow& k : kernels_) {
-    y += row_h;
-    if (y > area.y + area.h - 4) break;
-    const Color swatch = k.op_class == OpClass::kGpuCollective ? kNcclTransferColor
-                         : k.op_class == OpClass::kGpuCopy     ? kCopyColor
-                                                               : kGpuComputeColor;
-    list_.rects.push_back({{area.x + 8, y - 4, 8, 8}, swatch});
-    std::string name = ShortKernelName(k.name);
-    if (!k.launch_op.empty()) name += "  (" + k.launch_op + ")";
-    if (name.size() > fit) name = name.substr(0, fit - 1) + "\xE2\x80\xA6";
-    list_.texts.push_back({name_x, y, name, kTextColor, Text::Align::kLeft});
-    list_.texts.push_back({count_x, y, std::to_string(k.count), kTextColor, Text::Align::kRight});
-    list_.texts.push_back({total_x, y, FormatDuration(static_cast<double>(k.total_ns)), kTextColor,
-                           Text::Align::kRight});
-  }
 }
 
 std::optional<uint64_t> OverviewModel::StepAt(float x, float y) {
@@ -562,24 +335,7 @@ std::optional<uint64_t> OverviewModel::StepAt(float x, float y) {
 
 std::string OverviewModel::TooltipAt(float x, float y) {
   if (dirty_) Rebuild();
-  for (const DeviceBar& bar : bars_) {
-    const RectF column = {bar.interval_rect.x, bars_area_.y, bar.interval_rect.w, bars_area_.h};
-    if (!column.Contains(x, y)) continue;
-    if (bar.gpu) {
-      std::string text = "rank " + std::to_string(bar.rank) +
-                         " (device time)\nstep time: " + FormatDuration(bar.step_time_ns);
-      for (const Segment& segment : bar.segments) {
-        text += "\n" + segment.label + ": " + FormatDuration(static_cast<double>(segment.ns));
-      }
-      return text;
-    }
-    std::string text =
-        "rank " + std::to_string(bar.rank) + "\nstep time: " + FormatDuration(bar.step_time_ns);
-    for (const Segment& segment : bar.segments) {
-      text += "\n" + segment.label + ": " + FormatDuration(static_cast<double>(segment.ns));
-    }
-    return text;
-  }
+  if (std::string bar = bars_layout_.TooltipAt(x, y); !bar.empty()) return bar;
   const std::optional<uint64_t> step = StepAt(x, y);
   if (!step.has_value()) return {};
   const StepRecord& record = steps_.at(*step);

@@ -91,6 +91,7 @@ void DrawListPainter::Paint(QPainter* painter, const DrawList& list) {
     points.clear();
     points.reserve(line.points.size());
     for (const PointF& p : line.points) points.emplace_back(p.x, p.y);
+    painter->setRenderHint(QPainter::Antialiasing, line.smooth);
     painter->setPen(MakePen(line.color, line.width, line.dashed));
     painter->drawPolyline(points.data(), static_cast<int>(points.size()));
   }

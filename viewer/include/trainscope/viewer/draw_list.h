@@ -80,6 +80,9 @@ struct Polyline {
   Color color = kAxisColor;
   float width = 1;
   bool dashed = false;
+  // Antialiased. A line of one point pair per pixel column (an aggregated
+  // chart) gains nothing from it and costs several times as much to paint.
+  bool smooth = true;
 };
 
 struct Text {
@@ -147,9 +150,9 @@ struct DrawList {
     texts.clear();
   }
   size_t PrimitiveCount() const {
-    return backgrounds.size() + quads.size() + polygons.size() + rects.size() + overlay_rects.size() +
-           polylines.size() + lines.size() + crosses.size() + texts.size() + images.size() +
-           (image.pixels.empty() ? 0 : 1);
+    return backgrounds.size() + quads.size() + polygons.size() + rects.size() +
+           overlay_rects.size() + polylines.size() + lines.size() + crosses.size() + texts.size() +
+           images.size() + (image.pixels.empty() ? 0 : 1);
   }
 };
 

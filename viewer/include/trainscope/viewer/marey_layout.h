@@ -1,16 +1,18 @@
-// Lays out one frame of the Marey graph (see MareyModel) as a DrawList: the
-// time axis, each row's operators as bands or pixels (compute merged into
-// density bins where it is denser than the row's mean or narrower than
-// `min_band_px`; rows thinner than `dense_row_px` rasterised into one image
-// on a few threads), the joins between adjacent rows, the FLOPs and memory
-// line charts, the pixel map of the selected step and the legend. It holds
-// no data: MareyModel hands it a Frame (the rows, their tracks, the steps,
-// the view) and reads back what its hit tests need (the row pitch, which
-// bins were merged).
+// Lays out one frame of the Marey graph (see MareyModel) as a DrawList: it
+// places the rows (their share of the plot's height by weight) and draws
+// each row's operators as bands or pixels (compute merged into density bins
+// where it is denser than the row's mean or narrower than `min_band_px`;
+// rows thinner than `dense_row_px` rasterised into one image on a few
+// threads). Its collaborators draw the rest: MareyAxes (time and step axes,
+// legend), MareyJoins (the bands between rows), MareyLineCharts (FLOPs and
+// memory per step), MareyPixelMap (the selected step's values per row). It
+// holds no data: MareyModel hands it a Frame (the rows, their tracks, the
+// steps, the view) and reads back what its hit tests need (the row pitch,
+// which bins were merged).
 //
 // Usage:
 //   MareyLayout layout({.bins = 100});
-//   MareyLayout::View view;
+//   MareyView view;
 //   view.Resize(1200, 700);
 //   view.start = t0, view.end = t1;
 //   MareyLayout::Frame frame{.view = view, .rows = &rows, .tracks = &tracks, ...};
@@ -30,21 +32,16 @@
 #include <vector>
 
 #include "trainscope/viewer/draw_list.h"
+#include "trainscope/viewer/marey_joins.h"
 #include "trainscope/viewer/marey_row.h"
 #include "trainscope/viewer/marey_track.h"
+#include "trainscope/viewer/marey_view.h"
 #include "trainscope/viewer/records.h"
 
 namespace trainscope::viewer {
 
 class MareyLayout {
  public:
-  // The plot's margins; the pixel map's three columns sit right of the plot.
-  static constexpr float kLeftMargin = 150;
-  static constexpr float kTopMargin = 58;
-  static constexpr float kBottomMargin = 40;
-  static constexpr float kPixelMapColumn = 18;
-  static constexpr float kPixelMapGap = 10;
-  static constexpr float kRightMargin = kPixelMapGap + 3 * kPixelMapColumn + 8;
   // Dense frames lay rows out on at most this many threads.
   static constexpr size_t kMaxLayoutThreads = 8;
 
@@ -56,25 +53,8 @@ class MareyLayout {
     uint32_t layout_threads = 0;  // dense frames; 0: one per core, at most 8
   };
 
-  // What is shown where: the widget's size, the plot inside the margins and
-  // the time range across it, on the aligned or the raw clocks.
-  struct View {
-    int width = 1000;
-    int height = 600;
-    RectF plot;
-    int64_t start = 0;
-    int64_t end = 1;
-    bool raw = false;
-
-    // At least 320 x 200; the plot is what the margins leave.
-    void Resize(int new_width, int new_height);
-    float TimeToX(int64_t t) const;
-    int64_t XToTime(float x) const;
-    // The left edge of the pixel map's column 0 (FLOPs), 1 (FLOP/s) or 2 (memory).
-    float PixelMapX(int column) const {
-      return plot.x + plot.w + kPixelMapGap + kPixelMapColumn * static_cast<float>(column);
-    }
-  };
+  // What is shown where (MareyView).
+  using View = MareyView;
 
   struct FrameStats {
     size_t rows = 0;
@@ -120,8 +100,7 @@ class MareyLayout {
   const Options& options() const { return options_; }
 
  private:
-  // What a row put on screen, for joining it with the next row.
-  struct RowLayout;
+  using RowLayout = MareyJoins::RowItems;
 
   std::vector<MareyRow>& rows() const { return *frame_->rows; }
   // Lays out one row: rects into the draw list, or pixels into `line`
@@ -131,23 +110,10 @@ class MareyLayout {
   // Dense mode: every row into its pixel rows of the image, in parallel.
   void LayoutDenseRows();
   void EnsureImage();
-  // Joins the operators of two rows that share a key, and with
-  // `merged_bins` (adjacent rows) their merged bins and smoothed bands; with
-  // `collectives_only`, only NCCL kernels.
-  void AddJoins(const RowLayout& upper, const RowLayout& lower, float y_top, float y_bottom,
-                bool same_stage, bool collectives_only = false, bool merged_bins = true);
   // Half the height of a row's bands.
   float BandHalf(size_t index) const;
   // Whether rows a < b belong to one device (consecutive device rows of one rank).
   bool SameDevice(size_t a, size_t b) const;
-  void AddAxes();
-  // Step numbers under the plot and step boundaries (alternate steps
-  // tinted) behind the bands, on the aligned clock.
-  void AddStepAxis();
-  void AddPixelMap();
-  void AddLineCharts(size_t index, float axis_y, float height);
-  void AddLegend();
-
   Options options_;
   const Frame* frame_ = nullptr;  // during Lay()
   View view_;

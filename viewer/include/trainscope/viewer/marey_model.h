@@ -10,9 +10,10 @@
 // collective's NCCL kernels are joined across devices whichever streams
 // they ran on, other kernels and copies only to the same stream.
 //
-// The model holds the data (operators per device in MareyTrack, steps,
-// alerts) and the view state (zoom, grouping, filter, focus), decides the
-// rows, and answers hit tests; MareyLayout turns that into a frame. What is
+// The model holds the view state (zoom, grouping, filter, focus), decides
+// the rows and answers hit tests; the data (operators per device in
+// MareyTrack, steps, alerts) is MareyTrackStore's, the visible range
+// MareyTimeWindow's, and MareyLayout turns it all into a frame. What is
 // precomputed so a frame is only painting (see DrawList):
 //  - horizontal aggregation: ~`bins` density bins over the visible range per
 //    row; compute operators are merged into one band where a bin is denser
@@ -60,6 +61,7 @@
 #include "trainscope/viewer/marey_row.h"
 #include "trainscope/viewer/marey_time_window.h"
 #include "trainscope/viewer/marey_track.h"
+#include "trainscope/viewer/marey_track_store.h"
 #include "trainscope/viewer/name_table.h"
 #include "trainscope/viewer/records.h"
 
@@ -164,20 +166,16 @@ class MareyModel {
   RectF plot_rect() const { return view_.plot; }
   float TimeToX(int64_t t) const;
   int64_t XToTime(float x) const;
-  size_t operator_count() const { return operator_count_; }
-  uint64_t evicted_operators() const { return evicted_; }
+  size_t operator_count() const { return store_.operator_count(); }
+  uint64_t evicted_operators() const { return store_.evicted_operators(); }
   const Options& options() const { return options_; }
   // Changes whenever a redraw is needed.
   uint64_t version() const { return version_; }
 
  private:
   void MarkDirty();
-  MareyTrack& DeviceTrack(uint32_t rank);
-  MareyTrack& StreamTrack(uint32_t rank, uint32_t gpu_device, uint32_t gpu_stream);
-  // Every track: devices' CPU tracks, then their streams'.
-  template <typename Fn>
-  void ForEachTrack(Fn fn);
-  void PrepareTracks();
+  // Rows and groups are rebuilt when the store's tracks changed.
+  void SyncWithStore();
   void BuildGroups();
   void BuildRows();
   // Resolves the automatic time range and lays the frame out.
@@ -188,25 +186,16 @@ class MareyModel {
   std::string DescribeRowAlerts(size_t index) const;
   // The row's devices' values in the selected step, else the newest.
   std::vector<const DeviceStepRecord*> StepValues(size_t index) const;
-  void EvictIfNeeded();
-  void RecomputeExtent();
 
   const NameTable* names_;
   Options options_;
 
-  std::map<uint32_t, std::unique_ptr<MareyTrack>> devices_;  // CPU operators
-  // Per rank, its GPU streams by (device << 32 | stream).
-  std::map<uint32_t, std::map<uint64_t, std::unique_ptr<MareyTrack>>> streams_;
-  std::map<uint32_t, DeviceInfo> device_info_;
+  MareyTrackStore store_;
+  uint64_t store_layout_version_ = 0;  // what the rows were built from
+  uint64_t store_data_version_ = 0;    // what the groups were built from
   std::map<std::string, std::unique_ptr<MareyGroup>> groups_;
-  std::map<uint64_t, StepRecord> steps_;
-  std::map<uint32_t, std::vector<const Alert*>> alerts_by_rank_;
-  std::vector<Alert> alerts_;
-  std::map<uint64_t, size_t> operators_per_step_;
-  size_t operator_count_ = 0;
-  uint64_t evicted_ = 0;
 
-  MareyLayout::View view_;
+  MareyView view_;
   MareyTimeWindow window_;
   Grouping grouping_ = Grouping::kNone;
   bool show_cpu_rows_ = true;
@@ -217,7 +206,6 @@ class MareyModel {
   uint32_t focus_name_ = 0;
   std::optional<uint64_t> focus_step_;
 
-  bool tracks_dirty_ = true;
   bool groups_dirty_ = true;
   bool rows_dirty_ = true;
   bool layout_dirty_ = true;
@@ -226,11 +214,6 @@ class MareyModel {
   std::vector<Row> rows_;
   std::vector<const MareyTrack*> row_tracks_;
   MareyLayout layout_;
-  // Data extent on each clock; recomputed after an eviction.
-  int64_t aligned_min_ = INT64_MAX;
-  int64_t aligned_max_ = INT64_MIN;
-  int64_t raw_min_ = INT64_MAX;
-  int64_t raw_max_ = INT64_MIN;
 };
 
 }  // namespace trainscope::viewer

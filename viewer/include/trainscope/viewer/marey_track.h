@@ -74,8 +74,14 @@ struct MareyTrack {
   void Push(const Op& op);
   // Combines two hash values (SplitMix64), for operator keys.
   static uint64_t MixKey(uint64_t h, uint64_t v);
-  // Sorts by start and rebuilds every index; nothing when nothing changed.
+  // Sorts by start and brings every index up to date; nothing when nothing
+  // changed. Operators pushed in time order after the last Prepare (a live
+  // job's newest step) only extend the indexes: a live frame costs the new
+  // operators, not the whole track.
   void Prepare();
+  // After operators were removed or changed in place (eviction): the next
+  // Prepare rebuilds every index.
+  void Invalidate();
   // The index entry nearest to t (fine_ns > 0).
   const FineEdge& FineAt(int64_t t) const {
     const int64_t i = (t - fine_origin + fine_ns / 2) / fine_ns;
@@ -120,7 +126,11 @@ struct MareyTrack {
   std::vector<FineEdge> fine;
 
  private:
-  void BuildFineEdges();
+  // From scratch, or (appended_from > 0) extended for compute[appended_from..).
+  void BuildFineEdges(size_t appended_from);
+
+  size_t prepared_compute_ = 0;  // operators the indexes cover
+  size_t prepared_comm_ = 0;
 };
 
 }  // namespace trainscope::viewer

@@ -1,16 +1,11 @@
 // The training overview (Wei et al.): a dual-axis line chart over steps
 // (step time per device on the left axis; average communication duration and
-// wait on the right) and, for the selected step, one stacked bar per device:
-// data wait / compute / communication wait / transfer / idle, as the
-// analysis measured them, on a time axis that does not rescale every frame
-// (StableScale), each bar underlined in its device's line colour.
-//
-// A device with GPU work (DeviceStepRecord::has_gpu) gets a bar of device
-// time instead: compute kernels (GPU busy) / NCCL wait / NCCL transfer not
-// hidden behind compute / copies / idle because the CPU launched nothing /
-// idle in a host sync / idle waiting for data / the rest, each clamped to
-// what the step has left. The selected step's detail then lists its top
-// kernels over the devices (TopKernels), beside the bars.
+// wait on the right; outages and alert steps marked) and, for the selected
+// step, one stacked bar per device (OverviewBarsLayout: data wait / compute /
+// communication wait / transfer / idle as the analysis measured them, or
+// device time and the step's top kernels for GPU work, on an axis that does
+// not rescale every frame). The model holds the steps and the selection and
+// lays out the chart; the bars are its collaborator's.
 //
 // Usage:
 //   OverviewModel overview;
@@ -35,8 +30,9 @@
 #include <vector>
 
 #include "trainscope/viewer/draw_list.h"
+#include "trainscope/viewer/overview_bars_layout.h"
+#include "trainscope/viewer/overview_palette.h"
 #include "trainscope/viewer/records.h"
-#include "trainscope/viewer/stable_scale.h"
 
 namespace trainscope::viewer {
 
@@ -45,43 +41,10 @@ class OverviewModel {
   static constexpr size_t kMaxDeviceLines = 16;
   static constexpr size_t kDefaultMaxSteps = 20000;
 
-  // One piece of a bar, bottom to top.
-  struct Segment {
-    std::string label;
-    int64_t ns = 0;
-    Color color = 0;
-    RectF rect;
-  };
-
-  // One device's stacked bar for the selected step, in ns and pixels. CPU
-  // bars fill the named fields and their three segments; GPU bars (gpu)
-  // their device-time segments.
-  struct DeviceBar {
-    bool gpu = false;
-    std::vector<Segment> segments;
-    uint32_t rank = 0;
-    int64_t step_time_ns = 0;
-    int64_t interval_ns = 0;  // data wait
-    int64_t compute_ns = 0;   // forward + backward
-    int64_t tail_ns = 0;      // the rest of the step
-    int64_t comm_ns = 0;
-    int64_t wait_ns = 0;
-    RectF interval_rect;
-    RectF compute_rect;
-    RectF tail_rect;
-    RectF comm_rect;
-    RectF wait_rect;
-  };
-
-  // A kernel name over the selected step's devices.
-  struct KernelRow {
-    std::string name;
-    OpClass op_class = OpClass::kGpuKernel;
-    uint32_t count = 0;
-    int64_t total_ns = 0;
-    std::string launch_op;  // of the device with the largest share
-  };
-  static constexpr size_t kMaxKernelRows = 10;
+  using Segment = OverviewBarsLayout::Segment;
+  using DeviceBar = OverviewBarsLayout::DeviceBar;
+  using KernelRow = OverviewBarsLayout::KernelRow;
+  static constexpr size_t kMaxKernelRows = OverviewBarsLayout::kMaxKernelRows;
 
   explicit OverviewModel(size_t max_steps = kDefaultMaxSteps);
 
@@ -119,29 +82,27 @@ class OverviewModel {
   std::optional<uint64_t> NeighbourStep(uint64_t step, int delta) const;
   std::optional<uint64_t> selected_step() const { return selected_; }
   RectF chart_rect() const { return chart_; }
-  RectF bars_rect() const { return bars_area_; }
+  RectF bars_rect() const;
 
-  // Series colours (also used by tests to find them).
-  static constexpr Color kIntervalColor = Rgba(120, 144, 156);
-  static constexpr Color kForwardBackwardColor = kComputeColor;
-  static constexpr Color kTailColor = Rgba(200, 200, 200);
-  static constexpr Color kCommColor = kCollectiveColor;
-  static constexpr Color kWaitColor = Rgba(229, 57, 53);
-  static constexpr Color kGapColor = Rgba(232, 232, 236);  // an outage's band
-  static constexpr Color kGpuComputeColor = kComputeColor;
-  static constexpr Color kNcclTransferColor = kCollectiveColor;
-  static constexpr Color kNcclWaitColor = kWaitColor;
-  static constexpr Color kCopyColor = kGpuCopyColor;
-  static constexpr Color kLaunchBoundColor = Rgba(255, 183, 77);
-  static constexpr Color kHostSyncColor = Rgba(179, 157, 219);
-  static constexpr Color kGpuDataWaitColor = kIntervalColor;
-  static constexpr Color kGpuIdleColor = kTailColor;
+  // Series colours (OverviewPalette; also used by tests to find them).
+  static constexpr Color kIntervalColor = OverviewPalette::kIntervalColor;
+  static constexpr Color kForwardBackwardColor = OverviewPalette::kForwardBackwardColor;
+  static constexpr Color kTailColor = OverviewPalette::kTailColor;
+  static constexpr Color kCommColor = OverviewPalette::kCommColor;
+  static constexpr Color kWaitColor = OverviewPalette::kWaitColor;
+  static constexpr Color kGapColor = OverviewPalette::kGapColor;
+  static constexpr Color kGpuComputeColor = OverviewPalette::kGpuComputeColor;
+  static constexpr Color kNcclTransferColor = OverviewPalette::kNcclTransferColor;
+  static constexpr Color kNcclWaitColor = OverviewPalette::kNcclWaitColor;
+  static constexpr Color kCopyColor = OverviewPalette::kCopyColor;
+  static constexpr Color kLaunchBoundColor = OverviewPalette::kLaunchBoundColor;
+  static constexpr Color kHostSyncColor = OverviewPalette::kHostSyncColor;
+  static constexpr Color kGpuDataWaitColor = OverviewPalette::kGpuDataWaitColor;
+  static constexpr Color kGpuIdleColor = OverviewPalette::kGpuIdleColor;
 
  private:
   void Rebuild();
   void BuildChart();
-  void BuildBars();
-  void BuildTopKernels(const StepRecord& step, const RectF& area);
   float StepX(uint64_t step) const;
 
   size_t max_steps_;
@@ -157,7 +118,7 @@ class OverviewModel {
   std::vector<KernelRow> kernels_;
   RectF chart_;
   RectF bars_area_;
-  StableScale bar_scale_;  // the bars' time axis, steady across frames
+  OverviewBarsLayout bars_layout_;  // the selected step's bars, on a steady axis
   uint64_t first_step_ = 0;
   uint64_t last_step_ = 0;
 };
