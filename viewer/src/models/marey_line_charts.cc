@@ -27,26 +27,27 @@ void AddPoint(Polyline* line, float x, float y) {
   p.push_back({x, y});
 }
 
-// Per pixel column: the lowest and highest y of the steps in it.
+// Per pixel column: the steps' mean y (FLOPs: what the column did on
+// average) and their highest point (peak memory: a peak stays a peak).
 struct Column {
-  float low = 1e30f;
-  float high = -1e30f;
+  double sum = 0;
+  uint32_t count = 0;
+  float top = 1e30f;
+
+  void Add(float y) {
+    sum += y;
+    ++count;
+    top = std::min(top, y);
+  }
 };
 
-// One min/max pair per column that holds a value, in the order that keeps
-// the pen on the side nearest to the previous column.
-void AddColumns(const std::vector<Column>& columns, float left, Polyline* line) {
+// One point per column that holds a step, at the column's centre.
+void AddColumns(const std::vector<Column>& columns, float left, bool peak, Polyline* line) {
   for (size_t c = 0; c < columns.size(); ++c) {
     const Column& column = columns[c];
-    if (column.high < column.low) continue;
-    const float x = left + static_cast<float>(c) + 0.5f;
-    std::pair<float, float> ys(column.low, column.high);
-    if (!line->points.empty() && std::fabs(line->points.back().y - ys.second) <
-                                     std::fabs(line->points.back().y - ys.first)) {
-      std::swap(ys.first, ys.second);
-    }
-    line->points.push_back({x, ys.first});
-    if (ys.second != ys.first) line->points.push_back({x, ys.second});
+    if (column.count == 0) continue;
+    const float y = peak ? column.top : static_cast<float>(column.sum / column.count);
+    line->points.push_back({left + static_cast<float>(c) + 0.5f, y});
   }
 }
 
@@ -102,12 +103,10 @@ void MareyLineCharts::Add(uint32_t rank, int64_t shift, float base, float span,
                                                 min_memory_, max_memory_));
     if (aggregated_) {
       // A step is narrower than a few pixels: it counts in every column it
-      // touches (usually one or two).
+      // touches (one or two).
       for (size_t c = column_of(x0), last = column_of(x1); c <= last; ++c) {
-        flops_columns[c].low = std::min(flops_columns[c].low, flops_y);
-        flops_columns[c].high = std::max(flops_columns[c].high, flops_y);
-        memory_columns[c].low = std::min(memory_columns[c].low, memory_y);
-        memory_columns[c].high = std::max(memory_columns[c].high, memory_y);
+        flops_columns[c].Add(flops_y);
+        memory_columns[c].Add(memory_y);
       }
       continue;
     }
@@ -121,8 +120,8 @@ void MareyLineCharts::Add(uint32_t rank, int64_t shift, float base, float span,
     }
   }
   if (aggregated_) {
-    if (max_flops_ > 0) AddColumns(flops_columns, left, &flops);
-    if (max_memory_ > 0) AddColumns(memory_columns, left, &memory);
+    if (max_flops_ > 0) AddColumns(flops_columns, left, /*peak=*/false, &flops);
+    if (max_memory_ > 0) AddColumns(memory_columns, left, /*peak=*/true, &memory);
   }
   if (flops.points.size() >= 2) list->polylines.push_back(std::move(flops));
   if (memory.points.size() >= 2) list->polylines.push_back(std::move(memory));

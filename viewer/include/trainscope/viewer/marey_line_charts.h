@@ -4,14 +4,14 @@
 // stands out even when every value is large.
 //
 // Zoomed out until a step is narrower than kMinStepPx (a whole run), the
-// steps are aggregated per pixel column (Wei et al.'s binning): each column
-// keeps the lowest and highest value of the steps ending in it, and the
-// chart becomes one min/max point pair per column at the column's centre,
-// drawn with a 1 px pen without antialiasing (Qt's cosmetic stroker; the
-// segments are whole pixel columns). A frame then costs at most two points
-// per pixel column whatever the number of steps; a wider, antialiased pen
-// through thousands of sub-pixel segments was most of a whole-run frame
-// (issue 23: 145 ms at 1,000 steps).
+// steps are aggregated per pixel column (Wei et al.'s binning): the FLOPs
+// line goes through each column's mean, the memory line through each
+// column's peak (a peak stays a peak), one point per column at its centre,
+// drawn with a 1 px pen without antialiasing (Qt's cosmetic stroker). A
+// frame then costs at most one point per pixel column whatever the number
+// of steps, and reads as a line instead of a zigzag; two antialiased points
+// per step through a 1.3 px pen were most of a whole-run frame (issue 23:
+// 145 ms at 1,000 steps).
 //
 // Usage:
 //   MareyLineCharts charts(view, steps);  // the value ranges, once per frame
