@@ -1,7 +1,11 @@
 #include "trainscope/viewer/stored_job_loader.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
+#include <utility>
 
+#include "absl/strings/str_cat.h"
 #include "trainscope/collector/offline/stored_job_analysis.h"
 #include "trainscope/collector/store/job_state_rule.h"
 #include "trainscope/collector/store/log_index.h"
@@ -12,8 +16,13 @@ namespace trainscope::viewer {
 absl::StatusOr<JobData> LoadStoredJob(const std::filesystem::path& data_dir,
                                       const std::string& job_id, const StoredJobOptions& options) {
   collector::JobAnalyzerOptions analyzer_options;
+  // The whole job: the analysis keeps the newest whole steps that fit (it
+  // evicts the oldest, on every rank alike). A range: hold as much as by
+  // default, so that old steps are still there to query.
   analyzer_options.max_stored_operators =
-      std::max<uint64_t>(analyzer_options.max_stored_operators, options.max_operators);
+      options.steps.has_value()
+          ? std::max<uint64_t>(analyzer_options.max_stored_operators, options.max_operators)
+          : options.max_operators;
   collector::JobLogState log_state;
   absl::StatusOr<std::unique_ptr<collector::JobAnalyzer>> analyzer =
       collector::AnalyzeStoredJob(data_dir, job_id, analyzer_options, {}, &log_state);
@@ -32,12 +41,26 @@ absl::StatusOr<JobData> LoadStoredJob(const std::filesystem::path& data_dir,
   }
   std::sort(data.steps.begin(), data.steps.end(),
             [](const auto& a, const auto& b) { return a.step < b.step; });
+  std::optional<std::pair<uint64_t, uint64_t>> job_steps;
+  if (!data.steps.empty()) job_steps = {data.steps.front().step, data.steps.back().step};
+  if (options.steps.has_value()) {
+    const auto [first, last] = *options.steps;
+    std::erase_if(data.steps, [&](const StepRecord& s) { return s.step < first || s.step > last; });
+    if (data.steps.empty()) {
+      return absl::NotFoundError(absl::StrCat(
+          "--steps ", first, "-", last, ": job ", job_id, " has none of these steps",
+          job_steps.has_value()
+              ? absl::StrCat(" (its steps are ", job_steps->first, "-", job_steps->second, ")")
+              : std::string(" (it has no steps)")));
+    }
+  }
   if (options.max_steps != 0 && data.steps.size() > options.max_steps) {
     data.steps.erase(data.steps.begin(), data.steps.end() - options.max_steps);
   }
   data.devices = DevicesOf(data.steps, (*analyzer)->hosts());
   trainscope::v1::MareyQuery query;
-  if (!data.steps.empty() && options.max_steps != 0) {
+  const bool ranged = options.steps.has_value() || options.max_steps != 0;
+  if (!data.steps.empty() && ranged) {
     query.set_start_ns(data.steps.front().start_ns);
     query.set_end_ns(data.steps.back().end_ns);
   }
@@ -45,6 +68,25 @@ absl::StatusOr<JobData> LoadStoredJob(const std::filesystem::path& data_dir,
   query.set_max_operators(options.max_operators);
   const trainscope::v1::MareyView view = (*analyzer)->Marey(query);
   data.operators = ConvertOperators(view.operators());
+  // What was left out, said with the numbers (never silently).
+  {
+    const collector::JobAnalyzerStats stats = (*analyzer)->stats();
+    const uint64_t loaded = data.operators.operators.size();
+    std::optional<uint64_t> total = loaded;
+    if (!ranged) {
+      total = std::max<uint64_t>(stats.operators, loaded);
+    } else if (view.truncated()) {
+      total.reset();  // more in the range than were loaded
+    }
+    std::optional<std::pair<uint64_t, uint64_t>> loaded_steps;
+    for (const OperatorRecord& op : data.operators.operators) {
+      if (!loaded_steps.has_value()) loaded_steps = {op.step, op.step};
+      loaded_steps->first = std::min(loaded_steps->first, op.step);
+      loaded_steps->second = std::max(loaded_steps->second, op.step);
+    }
+    data.coverage = OperatorCoverage(total, loaded, options.max_operators, job_steps, loaded_steps,
+                                     options.steps);
+  }
   // Loss contribution: the list and every listed item's snapshots, so that
   // the window switches items offline (at most top_n x 64 snapshots, the
   // collector's bound per item).

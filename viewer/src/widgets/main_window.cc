@@ -49,6 +49,16 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
   layout->setSpacing(0);
   controls_ = new ControlsWidget(config_.controls, central);
   layout->addWidget(controls_);
+  if (!config_.load_notice.empty()) {
+    load_notice_ = new QLabel(QString::fromStdString(config_.load_notice), central);
+    load_notice_->setObjectName("load_notice");
+    load_notice_->setWordWrap(true);
+    load_notice_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    load_notice_->setStyleSheet(
+        "QLabel { background: #fff3c4; color: #5d4200; border-bottom: 1px solid #d9b54a; "
+        "padding: 4px 8px; }");
+    layout->addWidget(load_notice_);
+  }
 
   auto* columns = new QSplitter(Qt::Horizontal, central);
   auto* left = new QSplitter(Qt::Vertical, columns);

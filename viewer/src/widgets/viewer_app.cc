@@ -102,8 +102,11 @@ base::ArgParser MakeParser() {
                  "Marey graph: follow the newest N steps (around --step when given); 0: the "
                  "whole run");
   parser.AddFlag("history-steps", "N", "live: steps fetched from the collector at start", "50");
-  parser.AddFlag("max-operators", "N", "operators loaded at most (oldest steps dropped)",
-                 "4000000");
+  parser.AddFlag("max-operators", "N",
+                 "operators loaded at most (oldest steps dropped; the window says so)", "4000000");
+  parser.AddFlag("steps", "FIRST-LAST",
+                 "--data-dir: load only these steps (their operators up to --max-operators), "
+                 "e.g. 100-120");
   // TLS and the read token for the Commands service, CURVE for the feed and
   // snapshot sockets: the same flags and variables as the trainscope CLI.
   client::ClientSecurity::AddFlags(&parser);
@@ -208,6 +211,7 @@ absl::StatusOr<Loaded> LoadSource(const base::ParsedArgs& args) {
     return loaded;
   }
   if (!args.Has("job")) return Fail("--job JOB is required with --data-dir or --feed");
+  if (args.Has("steps") && !stored) return Fail("--steps: only with --data-dir (a stored job)");
   absl::StatusOr<client::ClientSecurity> security =
       client::ClientSecurity::Resolve(args, client::ProcessEnv());
   if (!security.ok()) return security.status();
@@ -221,8 +225,22 @@ absl::StatusOr<Loaded> LoadSource(const base::ParsedArgs& args) {
 #if TRAINSCOPE_VIEWER_STORED_JOBS
     StoredJobOptions options;
     options.max_operators = static_cast<uint32_t>(**max_operators);
+    if (args.Has("steps")) {
+      const std::string value = *args.Value("steps");
+      const std::vector<std::string> ends = absl::StrSplit(value, '-');
+      uint64_t first = 0, last = 0;
+      if (ends.size() != 2 || !absl::SimpleAtoi(ends[0], &first) ||
+          !absl::SimpleAtoi(ends[1], &last) || last < first) {
+        return Fail(absl::StrCat("--steps ", value,
+                                 ": expected FIRST-LAST, two step numbers, e.g. 100-120"));
+      }
+      options.steps = std::make_pair(first, last);
+    }
     absl::StatusOr<JobData> data = LoadStoredJob(dir, job, options);
     if (!data.ok()) return data.status();
+    if (data->coverage.cut()) {
+      std::fprintf(stderr, "trainscope-viewer: %s\n", data->coverage.Notice().c_str());
+    }
     loaded.data = std::move(*data);
     loaded.source = dir.string();
     return loaded;
@@ -552,6 +570,7 @@ int ViewerApp::Main(int argc, char** argv) {
   }
   MainWindow::Config config;
   config.source = loaded->source;
+  config.load_notice = loaded->data.coverage.Notice();
   config.controls.job_id = loaded->data.job.job_id;
   config.show_loss_tab = args->Has("tab") ? *args->Value("tab") == "loss"
                                           : args->Has("item") || args->Has("iteration");

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "trainscope/viewer/operator_coverage.h"
+
 namespace trainscope::viewer {
 
 // Colour classes of the Marey graph (analysis.proto OperatorClass): CPU
@@ -292,6 +294,8 @@ struct JobData {
   OperatorBatchRecord operators;
   std::vector<Alert> alerts;
   LossData loss;
+  // A stored job: which operators --max-operators let in (cut(): a notice).
+  OperatorCoverage coverage;
 };
 
 const char* JobStateName(JobStateKind state);

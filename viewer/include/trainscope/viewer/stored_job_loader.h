@@ -12,7 +12,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <optional>
 #include <string>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "trainscope/viewer/records.h"
@@ -21,7 +23,12 @@ namespace trainscope::viewer {
 
 struct StoredJobOptions {
   uint32_t max_steps = 0;  // 0: every step; else the newest ones
+  // Operators loaded at most: without `steps` the newest whole steps that
+  // fit (the analysis evicts the oldest); JobData::coverage says what was cut.
   uint32_t max_operators = 4'000'000;
+  // Only these steps (first, last; inclusive): their operators up to
+  // max_operators. NOT_FOUND when the job has none of them.
+  std::optional<std::pair<uint64_t, uint64_t>> steps;
 };
 
 absl::StatusOr<JobData> LoadStoredJob(const std::filesystem::path& data_dir,

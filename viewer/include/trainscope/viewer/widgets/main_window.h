@@ -60,6 +60,9 @@ class MainWindow : public QMainWindow {
     // What the live source saw of its link (LiveFeedClient::link); null for
     // a stored or synthetic job, which has no connection to show.
     std::function<LinkReport()> link;
+    // Shown above the views when not empty: what the source left out (a
+    // stored job cut by --max-operators: OperatorCoverage::Notice).
+    std::string load_notice;
   };
 
   MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, QWidget* parent = nullptr);
@@ -84,6 +87,7 @@ class MainWindow : public QMainWindow {
   ElidedLabel* notice_label() const { return notice_; }
   ElidedLabel* feed_status_label() const { return feed_status_; }
   QLabel* connection_label() const { return connection_status_; }
+  QLabel* load_notice_label() const { return load_notice_; }
 
  private:
   void Tick();
@@ -110,6 +114,7 @@ class MainWindow : public QMainWindow {
   ElidedLabel* notice_;
   QTimer* notice_timer_;
   QLabel* connection_status_;
+  QLabel* load_notice_ = nullptr;
   ConnectionModel connection_;
   uint64_t connection_version_ = UINT64_MAX;
   QTimer* timer_;
