@@ -507,6 +507,7 @@ AgentStats Agent::stats() const {
   stats.batches_sent = sender.batches_sent;
   stats.batches_acked = sender.batches_acked;
   stats.reconnects = sender.reconnects;
+  stats.refusal = sender.refusal;
   stats.loss_reports_submitted = sender.loss_reports_submitted;
   stats.loss_reports_dropped = sender.loss_reports_dropped;
   stats.connected = sender.connected;

@@ -87,6 +87,7 @@ Sender::Counters Sender::counters() const {
   c.connected = connected_.load(std::memory_order_relaxed);
   base::MutexLock lock(&mu_);
   c.finished = finished_;
+  c.refusal = refusal_;
   const LossReportInbox::Counters reports = loss_reports_.counters();
   c.loss_reports_submitted = reports.submitted;
   c.loss_reports_dropped = reports.dropped;
@@ -169,7 +170,11 @@ void Sender::Run() {
       next_flush_ = now + drainer_.flush_interval();
     }
     if (state_ == State::kStreaming) SendPending();
-    if (final_ && ((queue_.empty() && Totals().waiting == 0) || absl::Now() >= final_deadline_)) {
+    // Shutting down: done when everything is acknowledged, at the deadline,
+    // or at once when the collector refuses the stream for good (it would
+    // refuse the same Hello again: waiting only delays the process' exit).
+    if (final_ && ((queue_.empty() && Totals().waiting == 0) || absl::Now() >= final_deadline_ ||
+                   (refused_ && state_ != State::kStreaming))) {
       break;
     }
     if (state_ == State::kStreaming && queue_.NextToSend() != nullptr) continue;
@@ -238,6 +243,11 @@ void Sender::HandleHelloAck(const v1::HelloAck& ack) {
   connected_.store(true, std::memory_order_relaxed);
   const ReconnectPolicy::Connected connected = reconnect_.OnConnected();
   if (connected.reconnect) reconnects_.fetch_add(1, std::memory_order_relaxed);
+  if (refused_) {
+    refused_ = false;
+    base::MutexLock lock(&mu_);
+    refusal_.clear();
+  }
   if (connected.line.has_value()) Log(*connected.line);
   if (!ack.job_token().empty()) {
     base::MutexLock lock(&mu_);
@@ -340,6 +350,11 @@ void Sender::Disconnect(absl::string_view why) {
   const bool was_streaming = state_ == State::kStreaming;
   state_ = State::kDisconnected;
   connected_.store(false, std::memory_order_relaxed);
+  if (ReconnectPolicy::IsPermanentRefusal(status.code())) {
+    refused_ = true;
+    base::MutexLock lock(&mu_);
+    refusal_ = status.ToString();
+  }
   queue_.RewindSends();
   if (std::optional<std::string> line =
           reconnect_.OnDisconnected(status, why, was_streaming, absl::Now())) {

@@ -83,6 +83,10 @@ class Sender : public ControlListener {
     uint64_t loss_reports_dropped = 0;
     bool connected = false;
     bool finished = false;  // the sender thread has ended (after Shutdown)
+    // The collector's last permanent refusal of the stream (PERMISSION_DENIED,
+    // FAILED_PRECONDITION, ...: ReconnectPolicy::IsPermanentRefusal); empty
+    // once a stream is acknowledged.
+    std::string refusal;
   };
 
   // What Hello says besides the options.
@@ -164,6 +168,9 @@ class Sender : public ControlListener {
 
   // Sender thread only (BatchQueue's counters excepted).
   State state_ = State::kDisconnected;
+  // The last stream ended in a permanent refusal and none was acknowledged
+  // since: Shutdown stops waiting for acknowledgements that cannot come.
+  bool refused_ = false;
   BatchQueue queue_;
   RingDrainer drainer_;
   ReconnectPolicy reconnect_;
@@ -190,8 +197,9 @@ class Sender : public ControlListener {
   std::string shutdown_error_ ABSL_GUARDED_BY(mu_);
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
   std::string job_token_ ABSL_GUARDED_BY(mu_);
-  base::CondVar wake_cv_;      // the sender thread waits on it
-  base::CondVar finished_cv_;  // Shutdown waits on it
+  std::string refusal_ ABSL_GUARDED_BY(mu_);  // Counters::refusal
+  base::CondVar wake_cv_;                     // the sender thread waits on it
+  base::CondVar finished_cv_;                 // Shutdown waits on it
 };
 
 }  // namespace trainscope::agent

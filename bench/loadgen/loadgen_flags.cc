@@ -45,7 +45,9 @@ base::ArgParser MakeParser() {
       "   \"dropped_ring_full\":..,\"dropped_buffer_full\":..,\"dropped_shutdown\":..,\n"
       "   \"sampled_out\":..,\"batches_acked\":..,\"reconnects\":..,\"elapsed_s\":..,"
       "\"halted\":false}\n"
-      "Exit status: 0 done, 2 bad flags, 3 halted by the collector (prints \"halted: REASON\").");
+      "Exit status: 0 done, 2 bad flags, 3 halted by the collector (prints \"halted: REASON\"),\n"
+      "4 the collector refused a stream for good (wrong job secret, another world size, ...:\n"
+      "the reason on stderr; it stops at once instead of retrying).");
   return parser;
 }
 

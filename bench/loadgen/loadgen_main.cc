@@ -55,6 +55,7 @@ std::string JsonString(const std::string& text) {
 void Produce(Stream& stream, Workload::Role role, uint64_t calls, absl::Time stop_at, double rate) {
   Workload workload(stream.agent.get(), role);
   const absl::Time start = absl::Now();
+  absl::Time next_refusal_check = start;
   uint64_t attempted = 0;
   for (uint64_t i = 0; i < calls; ++i) {
     attempted += workload.Next();
@@ -63,7 +64,16 @@ void Produce(Stream& stream, Workload::Role role, uint64_t calls, absl::Time sto
       const absl::Time now = absl::Now();
       if (due > now) absl::SleepFor(std::min(due, stop_at) - now);
     }
-    if ((i & 63) == 63 && (stream.agent->halt_requested() || absl::Now() >= stop_at)) break;
+    if ((i & 63) == 63) {
+      const absl::Time now = absl::Now();
+      if (stream.agent->halt_requested() || now >= stop_at) break;
+      // A collector that refused the stream for good will refuse it again:
+      // stop producing (checked a few times a second, stats() sums rings).
+      if (now >= next_refusal_check) {
+        next_refusal_check = now + absl::Milliseconds(200);
+        if (!stream.agent->stats().refusal.empty()) break;
+      }
+    }
   }
   stream.attempted += attempted;
 }
@@ -145,6 +155,15 @@ int Run(const LoadgenFlags& flags) {
         << ",\"halted\":" << (stream_halted ? "true" : "false") << "}\n";
   }
   if (halted) std::cout << "halted: " << halt_reason << std::endl;
+  // Streams the collector refused for good (it logged why once per stream):
+  // said again here, last, and the exit status tells a script.
+  bool refused = false;
+  for (auto& stream : streams) {
+    if (stream->stats.refusal.empty()) continue;
+    refused = true;
+    std::cerr << "trainscope-loadgen: job " << flags.job << " rank " << stream->rank
+              << ": the collector refused the stream: " << stream->stats.refusal << "\n";
+  }
   if (flags.summary.empty()) {
     std::cout << out.str() << std::flush;
   } else {
@@ -156,6 +175,7 @@ int Run(const LoadgenFlags& flags) {
       return 1;
     }
   }
+  if (refused) return 4;
   return halted ? 3 : 0;
 }
 

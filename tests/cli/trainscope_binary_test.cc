@@ -17,8 +17,9 @@ struct Result {
   std::string output;  // stdout and stderr together
 };
 
-Result RunBinary(const std::string& args) {
-  const std::string command = std::string(TRAINSCOPE_BINARY) + " " + args + " 2>&1";
+// `env`: a prefix for the shell, "env -u NAME VAR=VALUE" style.
+Result RunBinary(const std::string& args, const std::string& env = "") {
+  const std::string command = env + " " + std::string(TRAINSCOPE_BINARY) + " " + args + " 2>&1";
   Result result;
   FILE* pipe = popen(command.c_str(), "r");
   if (pipe == nullptr) return result;
@@ -77,10 +78,16 @@ TEST(TrainscopeBinaryTest, UnreachableCollectorFailsFast) {
 }
 
 TEST(TrainscopeBinaryTest, MissingTokenExplainsTheWays) {
-  Result result = RunBinary("halt J --reason test");
+  // No token anywhere: not in the environment, and no job key this user can
+  // read (the collector's default one derives the job's token otherwise).
+  Result result = RunBinary("halt J --reason test",
+                            "env -u TRAINSCOPE_TOKEN -u TRAINSCOPE_JOB_SECRET "
+                            "-u TRAINSCOPE_JOB_SECRET_FILE -u TRAINSCOPE_JOB_KEY_FILE "
+                            "XDG_CONFIG_HOME=/nonexistent/trainscope-test");
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_THAT(result.output, HasSubstr("--token"));
   EXPECT_THAT(result.output, HasSubstr("TRAINSCOPE_TOKEN"));
+  EXPECT_THAT(result.output, HasSubstr("TRAINSCOPE_JOB_SECRET"));
 }
 
 }  // namespace

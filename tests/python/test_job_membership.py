@@ -47,7 +47,8 @@ def intrude(collector: Collector, tmp_path, name: str, *args: str,
         [str(LOADGEN_BIN), "--collector", collector.address, "--job", job, "--events", "2000",
          "--rate", "2000", "--flush-timeout-ms", "1500", "--summary", str(summary_path), *args],
         capture_output=True, text=True, timeout=120, env=env)
-    assert result.returncode == 0, result.stderr
+    # 4: the collector refused the stream for good (an admitted one exits 0).
+    assert result.returncode in (0, 4), result.stderr
     return json.loads(summary_path.read_text().splitlines()[0]), result.stderr
 
 
@@ -157,6 +158,7 @@ def test_without_any_flag_an_intruder_can_neither_squat_nor_take_over_nor_halt_a
                (hijack_key, hijack_key_log), (during, during_log))
     for attempt, log in refused:
         assert attempt["acked"] == 0, (attempt, log)
+        assert f"trainscope-loadgen: job {JOB} rank" in log, log  # said last, and exit 4
         assert "refused the stream" in log and "PERMISSION_DENIED" in log, log
         assert f"job {JOB}" in log, log
         assert "TRAINSCOPE_JOB_SECRET" in log, log  # how to give the proof
@@ -213,3 +215,37 @@ def test_a_collector_allowing_unauthenticated_jobs_says_so_and_admits_a_rank_wit
         collector.stop()
     assert not (user_config / "trainscope" / "job.key").exists()
     assert admitted["acked"] == admitted["recorded"] == 2000, (admitted, log)
+
+
+def test_a_loadgen_the_collector_refuses_for_good_exits_at_once_with_the_reason(tmp_path,
+                                                                               monkeypatch):
+    """issue 21: trainscope-loadgen kept retrying a refused stream until its run
+    time and flush timeout ran out (a hang for a long --run-for-ms). Refused
+    for good (no job secret), it stops, says why on stderr and exits 4."""
+    for binary in (COLLECTOR_BIN, CLI_BIN, LOADGEN_BIN):
+        if not binary.exists():
+            pytest.skip(f"{binary} is not built")
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "user-config"))
+    collector = Collector(tmp_path)
+    collector.start()
+    try:
+        summary_path = tmp_path / "refused.json"
+        result = subprocess.run(
+            [str(LOADGEN_BIN), "--collector", collector.address, "--job", "refused",
+             "--run-for-ms", "600000", "--rate", "2000", "--flush-timeout-ms", "600000",
+             "--summary", str(summary_path)],
+            capture_output=True, text=True, timeout=120,
+            env=_env_without_trainscope(tmp_path / "intruder-config"))
+    finally:
+        collector.stop()
+    # Ten minutes of run and flush time asked for; a refusal ends it well
+    # within the subprocess timeout above.
+    assert result.returncode == 4, (result.returncode, result.stderr)
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("trainscope-loadgen: job refused rank 0: the collector refused the "
+                           "stream: PERMISSION_DENIED"), result.stderr
+    assert "presented no job secret" in last, last
+    summary = json.loads(summary_path.read_text().splitlines()[0])
+    assert summary["acked"] == 0, summary
+    # Accounting stays exact: what was recorded and not acknowledged is counted.
+    assert summary["recorded"] == summary["dropped_shutdown"] > 0, summary

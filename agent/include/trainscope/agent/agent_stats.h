@@ -9,6 +9,7 @@
 #define TRAINSCOPE_AGENT_AGENT_STATS_H_
 
 #include <cstdint>
+#include <string>
 
 namespace trainscope::agent {
 
@@ -30,7 +31,7 @@ struct AgentStats {
   uint64_t events_acked = 0;         // durable at the collector
   uint64_t batches_sent = 0;         // successful stream writes, resends included
   uint64_t batches_acked = 0;
-  uint64_t reconnects = 0;  // streams re-established after one was lost
+  uint64_t reconnects = 0;              // streams re-established after one was lost
   uint64_t loss_reports_submitted = 0;  // SubmitLossReport calls accepted
   uint64_t loss_reports_dropped = 0;    // refused: over the pending bound, or shut down
   // GPU activity. Its events count in events_recorded like ring records, a
@@ -39,10 +40,15 @@ struct AgentStats {
   // CUPTI had no buffer for them (pool at its bound), or a forced flush
   // handed them over before the device finished their work (no times).
   uint64_t gpu_records_lost = 0;
-  uint64_t gpu_buffers_refused = 0;  // buffer requests refused by the bounded pool
+  uint64_t gpu_buffers_refused = 0;      // buffer requests refused by the bounded pool
   uint64_t gpu_events_unresolved = 0;    // device events sent without their launch
   uint64_t gpu_events_out_of_order = 0;  // dropped: would end before their stream's last event
-  bool connected = false;   // a stream is open and acknowledged by HelloAck
+  // The collector's last permanent refusal of the stream ("PERMISSION_DENIED:
+  // job J: rank 0 presented no job secret; ..."): it will refuse the same
+  // Hello again, so a caller that cannot change it (trainscope-loadgen) stops.
+  // Empty once a stream is acknowledged.
+  std::string refusal;
+  bool connected = false;  // a stream is open and acknowledged by HelloAck
   bool recording = false;
   bool halt_requested = false;
 };
