@@ -67,9 +67,14 @@ void DrawListPainter::Paint(QPainter* painter, const DrawList& list) {
     painter->setRenderHint(QPainter::Antialiasing, false);
   }
   if (!list.polygons.empty()) {
+    bool smooth = true;
     painter->setRenderHint(QPainter::Antialiasing, true);
     QPolygonF polygon;
     for (const Polygon& p : list.polygons) {
+      if (p.smooth != smooth) {
+        smooth = p.smooth;
+        painter->setRenderHint(QPainter::Antialiasing, smooth);
+      }
       polygon.clear();
       polygon.reserve(static_cast<qsizetype>(p.points.size()));
       for (const PointF& point : p.points) polygon.append(QPointF(point.x, point.y));

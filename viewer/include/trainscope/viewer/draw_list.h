@@ -97,13 +97,15 @@ struct Text {
   bool vertical = false;  // rotated 90 degrees counter-clockwise
 };
 
-// A filled, optionally outlined polygon, antialiased (the cluster views'
-// nodes, arcs and ribbons).
+// A filled, optionally outlined polygon, antialiased unless `smooth` is
+// off (the cluster views' nodes, arcs and ribbons; a large fill smoothed
+// costs several times one that is not).
 struct Polygon {
   std::vector<PointF> points;
   Color fill = 0;
   Color stroke = 0;  // alpha 0: no outline
   float stroke_width = 1;
+  bool smooth = true;
 };
 
 struct Cross {
