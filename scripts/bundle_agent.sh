@@ -93,7 +93,7 @@ done
 mkdir -p "$OUT/src/ops/include/trainscope/ops" "$OUT/src/ops/src"
 cp ops/include/trainscope/ops/flop_formulas.h "$OUT/src/ops/include/trainscope/ops/"
 cp ops/src/flop_formulas.cc "$OUT/src/ops/src/"
-cp integrations/pytorch/csrc/python_module.cc "$SRC/csrc/"
+cp integrations/pytorch/csrc/python_module.cc integrations/pytorch/csrc/op_name_cache.h "$SRC/csrc/"
 
 PY="$OUT/lib/trainscope/python"
 mkdir -p "$PY/trainscope" "$PY/sitecustomize"

@@ -182,6 +182,89 @@ uint64_t trainscope_halt_at_step(const trainscope_agent* agent);
 /* A snapshot of the counters; zeroes *stats for a NULL agent. */
 void trainscope_agent_stats(const trainscope_agent* agent, struct trainscope_agent_stats* stats);
 
+/* ---- raw operator records: a framework hook writing its thread's ring itself ----
+ *
+ * The per-operator hot path of a hook that is compiled apart from the agent
+ * (the torch extension) without a call into the agent library: it keeps its
+ * thread's ring (from its session, e.g. trainscope_observer_thread_ring) and
+ * writes one fixed-size record per operator with raw ticks of the agent's
+ * tick clock; the sender thread maps ticks to nanoseconds (the fit it reads
+ * once per drain) and sends them as operators.
+ *
+ * Usage (one thread, the ring's producer):
+ *   const trainscope_raw_ring* ring = ...;         // this thread's, once
+ *   if (trainscope_raw_ring_accepts(ring))          // recording, no sampling
+ *     trainscope_raw_ring_push_operator(ring, name, t0, t1, seq, TRAINSCOPE_SCOPE_FORWARD);
+ *   else trainscope_record_operator(...);           // the general path
+ *
+ * Needs GCC or Clang (__atomic builtins on the agent's std::atomic words). */
+
+/* EventKind of a raw operator in a ring: never on the wire (the sender turns
+ * it into EVENT_KIND_OPERATOR). */
+#define TRAINSCOPE_RAW_OPERATOR_KIND 64u
+
+/* One ring slot: the agent's EventRecord (event_record.h) field for field,
+ * 48 bytes (static_asserts there); a raw operator carries ticks in the time
+ * fields. */
+typedef struct trainscope_raw_record {
+  uint64_t start; /* raw: ticks */
+  uint64_t end;
+  uint64_t value; /* raw operator: autograd sequence number + 1 (0: none) */
+  uint64_t aux;
+  uint32_t name; /* string id */
+  uint32_t group;
+  int32_t peer;
+  uint8_t kind; /* TRAINSCOPE_RAW_OPERATOR_KIND */
+  uint8_t reserved;
+  uint16_t detail; /* raw operator: TRAINSCOPE_SCOPE_* */
+} trainscope_raw_record;
+
+/* The producer's side of one thread's ring (the agent's SpscRing and
+ * ThreadRing words; valid while the thread lives and its session is open).
+ * Only that thread may push. */
+typedef struct trainscope_raw_ring {
+  uint64_t* head;              /* records ever pushed (atomic; release after the slot) */
+  const uint64_t* tail;        /* records ever consumed (atomic; the sender's) */
+  uint64_t* cached_tail;       /* the producer's copy of tail (plain) */
+  trainscope_raw_record* slots;
+  uint64_t mask;               /* capacity - 1 */
+  uint64_t capacity;           /* 0: every push is a ring_full drop */
+  uint64_t* dropped_full;      /* atomic, single writer */
+  const uint8_t* recording;    /* the agent's switch (atomic bool) */
+  const uint32_t* sampling_period; /* atomic; > 1: use the general path */
+} trainscope_raw_ring;
+
+/* 1 when a raw push now counts as the general path's record would (the agent
+ * records, every operator): else use trainscope_record_operator. */
+static inline int trainscope_raw_ring_accepts(const trainscope_raw_ring* ring) {
+  return __atomic_load_n(ring->recording, __ATOMIC_RELAXED) != 0 &&
+         __atomic_load_n(ring->sampling_period, __ATOMIC_RELAXED) <= 1;
+}
+
+/* Pushes one raw operator, or counts a ring_full drop (never waits). */
+static inline void trainscope_raw_ring_push_operator(const trainscope_raw_ring* ring,
+                                                     uint32_t name, uint64_t start_ticks,
+                                                     uint64_t end_ticks, uint64_t sequence,
+                                                     uint16_t scope) {
+  const uint64_t head = __atomic_load_n(ring->head, __ATOMIC_RELAXED);
+  if (head - *ring->cached_tail >= ring->capacity) {
+    *ring->cached_tail = __atomic_load_n(ring->tail, __ATOMIC_ACQUIRE);
+    if (head - *ring->cached_tail >= ring->capacity) {
+      __atomic_store_n(ring->dropped_full, __atomic_load_n(ring->dropped_full, __ATOMIC_RELAXED) + 1,
+                       __ATOMIC_RELAXED);
+      return;
+    }
+  }
+  trainscope_raw_record* slot = &ring->slots[head & ring->mask];
+  slot->start = start_ticks;
+  slot->end = end_ticks;
+  slot->value = sequence;
+  slot->name = name;
+  slot->kind = (uint8_t)TRAINSCOPE_RAW_OPERATOR_KIND;
+  slot->detail = scope;
+  __atomic_store_n(ring->head, head + 1, __ATOMIC_RELEASE);
+}
+
 #ifdef __cplusplus
 }
 #endif

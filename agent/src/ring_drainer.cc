@@ -17,6 +17,28 @@ constexpr size_t kMaxStringsPerBatch = (kMaxMessageBytes / 4) / Agent::kMaxStrin
 
 }  // namespace
 
+EventRecord RingDrainer::MapRawOperator(const EventRecord& raw, const TickFit& fit,
+                                        int64_t* last_end_ns) {
+  EventRecord record;
+  record.kind = EventKind::kOperator;
+  record.name = raw.name;
+  record.value = raw.value;
+  record.detail = raw.detail;
+  const uint64_t start_ticks = static_cast<uint64_t>(raw.start_ns);
+  const uint64_t end_ticks = static_cast<uint64_t>(raw.end_ns);
+  int64_t end_ns = fit.ToNs(end_ticks);
+  // A thread's raw operators are pushed as they end, so their ends are in
+  // order; a fit moved by a recalibration between two drains could map a
+  // later tick a little below an earlier one: the end is held, the duration kept.
+  if (end_ns < *last_end_ns) end_ns = *last_end_ns;
+  *last_end_ns = end_ns;
+  const int64_t duration_ns =
+      end_ticks >= start_ticks ? fit.ToNs(end_ticks) - fit.ToNs(start_ticks) : 0;
+  record.end_ns = end_ns;
+  record.start_ns = end_ns - (duration_ns > 0 ? duration_ns : 0);
+  return record;
+}
+
 RingDrainer::RingDrainer(const AgentOptions& options, RingRegistry* rings,
                          const StringTable* strings, const ClockPerturbation& clock_perturbation)
     : options_(options), rings_(rings), strings_(strings), flush_interval_(options.flush_interval) {
@@ -48,6 +70,10 @@ void RingDrainer::Drain(absl::FunctionRef<uint64_t()> queued_bytes,
       options_.memory_budget_bytes > ring_bytes ? options_.memory_budget_bytes - ring_bytes : 0;
   Pace(rings);
 
+  // One fit for the whole drain: a recalibration between drains moves the
+  // mapping, never within a batch.
+  const TickFit fit =
+      options_.tick_mapper != nullptr ? options_.tick_mapper->CurrentFit() : TickFit::Identity();
   while (true) {
     const uint64_t used = queued_bytes() + kPlannedBytesPerBatch;
     const uint64_t room = bound > used ? bound - used : 0;
@@ -57,8 +83,15 @@ void RingDrainer::Drain(absl::FunctionRef<uint64_t()> queued_bytes,
     for (size_t k = 0; k < rings.size() && encoder_.events() < limit; ++k) {
       ThreadRing& ring = *rings[(cursor_ + k) % rings.size()];
       const uint32_t thread_id = ring.os_thread_id();
-      ring.ring().Consume(limit - encoder_.events(),
-                          [&](const EventRecord& record) { encoder_.Add(record, thread_id); });
+      int64_t last_end = ring.last_mapped_end_ns();
+      ring.ring().Consume(limit - encoder_.events(), [&](const EventRecord& record) {
+        if (record.kind == EventKind::kOperatorTicks) {
+          encoder_.Add(MapRawOperator(record, fit, &last_end), thread_id);
+        } else {
+          encoder_.Add(record, thread_id);
+        }
+      });
+      ring.set_last_mapped_end_ns(last_end);
       if (encoder_.distinct_strings() >= kMaxStringsPerBatch) break;
     }
     if (gpu_events_ != nullptr && encoder_.events() < limit &&

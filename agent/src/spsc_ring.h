@@ -54,6 +54,21 @@ class SpscRing {
     return true;
   }
 
+  // The producer's words, for a producer compiled apart that pushes with the
+  // same protocol as TryPush (trainscope_raw_ring_push_operator): stable for
+  // the ring's life.
+  struct ProducerWords {
+    std::atomic<uint64_t>* head;
+    const std::atomic<uint64_t>* tail;
+    uint64_t* cached_tail;
+    T* slots;
+    uint64_t mask;
+    uint64_t capacity;
+  };
+  ProducerWords producer_words() {
+    return {&head_, &tail_, &producer_cached_tail_, slots_.get(), mask_, capacity_};
+  }
+
   // Consumer only. Calls fn(const T&) for up to `max` records in push order,
   // then frees their slots. Returns how many it consumed.
   template <typename Fn>

@@ -15,6 +15,7 @@
 #include "trainscope/agent/event_batch_decoder.h"
 #include "trainscope/proto/protocol.h"
 #include "trainscope/v1/loss.pb.h"
+#include "trainscope_agent.h"
 
 namespace trainscope::agent {
 namespace {
@@ -163,6 +164,74 @@ TEST(AgentTest, ManyThreadsExactCountsAndPerThreadOrder) {
   ASSERT_TRUE(messages.back().has_goodbye());
   EXPECT_EQ(messages.back().goodbye().events_recorded(), stats.events_recorded);
   EXPECT_EQ(messages.back().goodbye().drops().ring_full(), stats.dropped_ring_full);
+}
+
+// A hook's raw records (trainscope_agent.h) reach the collector as operators,
+// their ticks mapped with the options' tick mapper, counted like Record's.
+TEST(AgentTest, RawRingRecordsArriveMappedInOrderAndCounted) {
+  struct HalfNanosecondTicks final : TickMapper {
+    TickFit CurrentFit() const override {
+      return TickFit{0, 1'000'000'000, uint64_t{1} << (TickFit::kShift - 1)};
+    }
+  } mapper;
+  AgentOptions options = TestOptions();
+  options.ring_capacity_events = 1024;  // small: some records may be dropped, all counted
+  options.tick_mapper = &mapper;
+  Started s = StartFake(options);
+  const StringId name = s.agent->Intern("aten::relu");
+  constexpr int kThreads = 3;
+  constexpr uint64_t kPerThread = 20000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&] {
+      const trainscope_raw_ring* ring = s.agent->LocalRawRing();
+      ASSERT_NE(ring, nullptr);
+      EXPECT_EQ(s.agent->LocalRawRing(), ring);  // the thread's one ring
+      for (uint64_t i = 0; i < kPerThread; ++i) {
+        ASSERT_TRUE(trainscope_raw_ring_accepts(ring));
+        trainscope_raw_ring_push_operator(ring, name, 1000 * i, 1000 * i + 20, i + 1,
+                                          TRAINSCOPE_SCOPE_BACKWARD);
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  s.agent->Shutdown(absl::Seconds(5));
+  const AgentStats stats = s.agent->stats();
+  ExpectExactAccounting(stats, kThreads * kPerThread);
+  EXPECT_EQ(stats.dropped_shutdown, 0u);
+  const std::vector<DecodedEvent> events = DecodeAll(*s.collector);
+  EXPECT_EQ(events.size(), stats.events_recorded);
+  std::map<uint32_t, std::vector<uint64_t>> by_thread;
+  for (const DecodedEvent& e : events) {
+    ASSERT_EQ(e.kind, EventKind::kOperator);
+    EXPECT_EQ(e.name, "aten::relu");
+    EXPECT_EQ(e.detail, static_cast<uint32_t>(OperatorScope::kBackward));
+    ASSERT_GE(e.value, 1u);
+    const int64_t ticks = 1000 * static_cast<int64_t>(e.value - 1);
+    EXPECT_EQ(e.start_ns, 1'000'000'000 + ticks / 2);
+    EXPECT_EQ(e.end_ns, e.start_ns + 10);
+    by_thread[e.thread].push_back(e.value);
+  }
+  EXPECT_EQ(by_thread.size(), static_cast<size_t>(kThreads));
+  for (const auto& [thread, values] : by_thread) {
+    for (size_t i = 1; i < values.size(); ++i) ASSERT_LT(values[i - 1], values[i]);
+  }
+}
+
+TEST(AgentTest, RawRingFollowsTheRecordingSwitchAndSampling) {
+  Started s = StartFake();
+  const trainscope_raw_ring* ring = s.agent->LocalRawRing();
+  ASSERT_NE(ring, nullptr);
+  EXPECT_TRUE(trainscope_raw_ring_accepts(ring));
+  s.agent->SetRecording(false);
+  EXPECT_FALSE(trainscope_raw_ring_accepts(ring));
+  s.agent->SetRecording(true);
+  s.agent->SetSamplingPeriod(3);
+  EXPECT_FALSE(trainscope_raw_ring_accepts(ring));  // sampling is the general path's
+  s.agent->SetSamplingPeriod(1);
+  EXPECT_TRUE(trainscope_raw_ring_accepts(ring));
+  s.agent->Shutdown(absl::Seconds(5));
+  EXPECT_FALSE(trainscope_raw_ring_accepts(ring));
 }
 
 TEST(AgentTest, DormantRecordsNothingUntilEnabled) {

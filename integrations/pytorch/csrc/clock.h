@@ -15,7 +15,10 @@
 // the error against Agent::Now() stays well under a microsecond. Without an
 // invariant TSC, ticks are Agent::Now() nanoseconds and the map is the identity.
 //
-// Threading: Ticks() and ToMonotonicNs() from any thread, lock-free (the fit
+// The agent's sender maps raw operator records through CurrentFit() (a
+// TickMapper), so the operator hot path converts nothing.
+//
+// Threading: Ticks(), ToMonotonicNs() and CurrentFit() from any thread, lock-free (the fit
 // is read under a sequence lock). Recalibrate() from one thread at a time.
 #ifndef TRAINSCOPE_INTEGRATIONS_PYTORCH_CLOCK_H_
 #define TRAINSCOPE_INTEGRATIONS_PYTORCH_CLOCK_H_
@@ -26,10 +29,11 @@
 #include <cstdint>
 
 #include "trainscope/agent/agent.h"
+#include "trainscope/agent/tick_fit.h"
 
 namespace trainscope::pytorch {
 
-class TickClock {
+class TickClock final : public agent::TickMapper {
  public:
   enum class Source { kAuto, kMonotonic };
 
@@ -46,7 +50,13 @@ class TickClock {
 
   int64_t ToMonotonicNs(uint64_t ticks) const {
     if (!use_tsc_) return static_cast<int64_t>(ticks);
-    return Apply(ReadFit(), ticks);
+    return ReadFit().ToNs(ticks);
+  }
+
+  // The fit now (the identity without the TSC): what the agent's sender maps
+  // raw operator records with, once per drain (AgentOptions::tick_mapper).
+  agent::TickFit CurrentFit() const override {
+    return use_tsc_ ? ReadFit() : agent::TickFit::Identity();
   }
 
   // ToMonotonicNs(end_ticks) and the span back to start_ticks, with one read
@@ -58,13 +68,13 @@ class TickClock {
       *end_ns = static_cast<int64_t>(end_ticks);
       return;
     }
-    const Fit fit = ReadFit();
-    *end_ns = Apply(fit, end_ticks);
+    const agent::TickFit fit = ReadFit();
+    *end_ns = fit.ToNs(end_ticks);
     *start_ns =
         *end_ns -
         static_cast<int64_t>((static_cast<__int128>(static_cast<int64_t>(end_ticks - start_ticks)) *
                               static_cast<__int128>(fit.mult)) >>
-                             kShift);
+                             agent::TickFit::kShift);
   }
 
   // Refits ns-per-tick over the whole time since construction and re-anchors
@@ -72,14 +82,9 @@ class TickClock {
   void Recalibrate();
 
  private:
-  static constexpr int kShift = 32;
-  struct Fit {
-    uint64_t base_ticks;
-    int64_t base_ns;
-    uint64_t mult;
-  };
-  Fit ReadFit() const {
-    Fit fit;
+  static constexpr int kShift = agent::TickFit::kShift;
+  agent::TickFit ReadFit() const {
+    agent::TickFit fit;
     uint64_t seq;
     do {
       seq = seq_.load(std::memory_order_acquire);
@@ -89,10 +94,6 @@ class TickClock {
       std::atomic_thread_fence(std::memory_order_acquire);
     } while ((seq & 1) != 0 || seq != seq_.load(std::memory_order_relaxed));
     return fit;
-  }
-  static int64_t Apply(const Fit& fit, uint64_t ticks) {
-    const __int128 delta = static_cast<__int128>(static_cast<int64_t>(ticks - fit.base_ticks));
-    return fit.base_ns + static_cast<int64_t>((delta * static_cast<__int128>(fit.mult)) >> kShift);
   }
   struct Pair {
     uint64_t ticks;

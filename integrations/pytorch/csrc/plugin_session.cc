@@ -35,6 +35,7 @@ absl::StatusOr<std::unique_ptr<PluginSession>> PluginSession::Start(
   PluginSession* const self = session.get();
   agent::AgentOptions agent_options = self->options_.agent;
   agent_options.on_halt = [self](const agent::HaltInfo& info) { self->OnHalt(info); };
+  agent_options.tick_mapper = &self->clock_;  // the hook records raw ticks
   absl::StatusOr<std::unique_ptr<agent::Agent>> agent = agent::Agent::Start(agent_options);
   if (!agent.ok()) return agent.status();
   self->agent_ = *std::move(agent);
@@ -123,7 +124,7 @@ PluginSession::Boundary PluginSession::OnStepBoundary(
       completed_step.has_value() ? *completed_step : running_step_.load(std::memory_order_relaxed);
   const uint64_t next = completed + 1;
 
-  const StepPhaseTracker::Spans spans = phases_.TakeAndReset();
+  const StepPhaseTracker::Spans spans = phases_.TakeAndReset(clock_);
   if (!explicit_phases_) {
     int64_t first_op = spans.forward_start;
     if (spans.backward_start != 0 && (first_op == 0 || spans.backward_start < first_op)) {

@@ -15,6 +15,7 @@
 #include <x86intrin.h>
 
 #include "collective_tag.h"
+#include "op_name_cache.h"
 #include "trainscope/ops/flop_formulas.h"
 
 namespace trainscope::pytorch {
@@ -30,8 +31,6 @@ using ops::MatmulFlops;
 using ops::MmFlops;
 
 constexpr uint32_t kMaxDepth = 128;      // deeper ranges are not timed
-constexpr uint32_t kPointerSlots = 512;  // per-thread name caches, powers of two
-constexpr uint32_t kContentSlots = 512;
 
 // One operator in progress on this thread.
 struct Frame {
@@ -41,32 +40,22 @@ struct Frame {
   uint64_t aux;         // FLOPs of a FLOP operator; the running step of an optimizer range
   bool gpu_pushed;      // bracketed for CUPTI (trainscope_observer_gpu_operator_begin)
   bool opens_backward;  // counted in backward_depth (saves OnExit a RecordFunction call)
+  // Not a plain operator (CUPTI bracket, optimizer range, FLOPs to count):
+  // OnExit takes the general path (ExitGeneral) instead of a raw record.
+  bool general;
 };
 
 // Everything the hot path touches on one thread, allocated on its first
 // operator. Trivially constructible: zero means empty.
 struct ThreadState {
   uint64_t generation;
+  // This thread's ring in the session's agent: OnExit writes a raw record
+  // into it without a call (null: the general path, which counts the drop).
+  const trainscope_raw_ring* ring;
   uint32_t depth;           // frames pushed, may exceed kMaxDepth
   uint32_t backward_depth;  // open backward ranges
   uint32_t flop_depth;      // open FLOP operators
-  // Schema-backed names have stable pointers, but a pointer alone proves
-  // nothing (a user range's name lives in a string whose address is reused
-  // for other names), so a hit is verified: names up to 15 bytes against the
-  // slot's copy of their bytes and NUL (two masked word compares, no call),
-  // longer ones by strcmp.
-  struct PointerSlot {
-    const char* key;
-    const trainscope_op_info* info;
-    uint64_t head[2];  // the name's first 16 bytes, zero past its NUL
-    uint64_t mask[2];  // head's bytes that are the name and its NUL; 0: longer than 15
-  } by_pointer[kPointerSlots];
-  // Names built per call (autograd nodes, user ranges) live in fresh strings;
-  // they are found by content.
-  struct ContentSlot {
-    uint64_t hash;
-    const trainscope_op_info* info;
-  } by_content[kContentSlots];
+  OpNameCache names;  // name -> the session's entry
   Frame frames[kMaxDepth];
 };
 
@@ -74,6 +63,7 @@ struct ThreadState {
 // libtrainscope_agent.so) and what is fixed for it, read once at install.
 struct Targets {
   const trainscope_observer* observer;
+  trainscope_phase_ticks* phases;  // the derived phases, updated in place
   uint64_t generation;
   bool uses_tsc;
   bool gpu;  // bracket operators so their kernels name them
@@ -99,8 +89,12 @@ struct ThreadStateOwner {
 };
 
 // First operator of a thread, or the first under a new session: (re)start.
-ThreadState* ResetThreadState(const Targets* targets) {
+__attribute__((noinline)) ThreadState* ResetThreadState(const Targets* targets) {
   if (t_exiting) return nullptr;
+  // First: the agent's thread-local ring holder is then made before the
+  // owner below and destroyed after it, so the ring outlives every use of
+  // ts->ring on this thread (the owner clears t_state first).
+  const trainscope_raw_ring* ring = trainscope_observer_thread_ring(targets->observer);
   ThreadState* ts = t_state;
   if (ts == nullptr) {
     ts = new (std::nothrow) ThreadState();
@@ -112,89 +106,35 @@ ThreadState* ResetThreadState(const Targets* targets) {
     std::memset(static_cast<void*>(ts), 0, sizeof(ThreadState));
   }
   ts->generation = targets->generation;
+  ts->ring = ring;
   return ts;
-}
-
-uint64_t HashName(const char* name, size_t length) {
-  uint64_t h = 0x9e3779b97f4a7c15ull ^ length;
-  size_t i = 0;
-  for (; i + 8 <= length; i += 8) {
-    uint64_t word;
-    std::memcpy(&word, name + i, 8);
-    h = (h ^ word) * 0xff51afd7ed558ccdull;
-    h ^= h >> 32;
-  }
-  uint64_t tail = 0;
-  std::memcpy(&tail, name + i, length - i);
-  h = (h ^ tail) * 0xc4ceb9fe1a85ec53ull;
-  return h ^ (h >> 29);
 }
 
 // The session's clock: TSC ticks where the session chose the TSC, else
 // CLOCK_MONOTONIC ns (trainscope_now_ns's clock, read here without a call).
-inline uint64_t Ticks(const Targets* t) {
-  if (t->uses_tsc) [[likely]]
-    return __rdtsc();
+// The calls are kept off the callbacks' hot paths (noinline helpers): a
+// callback without a call saves no registers.
+__attribute__((noinline)) uint64_t MonotonicTicks() {
   timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
+inline uint64_t Ticks(const Targets* t) {
+  if (t->uses_tsc) [[likely]]
+    return __rdtsc();
+  return MonotonicTicks();
+}
+
 inline bool Has(const trainscope_op_info* info, uint32_t flag) { return (info->flags & flag) != 0; }
 
-const trainscope_op_info* LookupSlow(ThreadState* ts, const Targets* t, const char* name) {
-  const size_t length = std::strlen(name);
-  const uint64_t hash = HashName(name, length);
-  ThreadState::ContentSlot& slot = ts->by_content[hash & (kContentSlots - 1)];
-  if (slot.hash == hash && slot.info != nullptr &&
-      std::string_view(slot.info->name) == std::string_view(name, length)) {
-    return slot.info;
-  }
-  const trainscope_op_info* info = trainscope_observer_find_op(t->observer, name, length);
-  slot = {hash, info};
-  return info;
-}
-
-constexpr uintptr_t kPageBytes = 4096;
-
-// Fills a pointer slot after a miss (cold: strlen and a copy).
-const trainscope_op_info* FillPointerSlot(ThreadState::PointerSlot& slot, ThreadState* ts,
-                                          const Targets* t, const char* name) {
-  const trainscope_op_info* info = LookupSlow(ts, t, name);
-  slot = {name, info, {0, 0}, {0, 0}};
-  const size_t bytes = std::strlen(name) + 1;  // with the NUL
-  // A hit has this very address, so whether 16 bytes from it stay within its
-  // page is decided here, once.
-  const bool in_page =
-      (reinterpret_cast<uintptr_t>(name) & (kPageBytes - 1)) <= kPageBytes - sizeof(slot.head);
-  if (bytes <= sizeof(slot.head) && in_page) {
-    std::memcpy(slot.head, name, bytes);
-    for (size_t i = 0; i < bytes; ++i) reinterpret_cast<unsigned char*>(slot.mask)[i] = 0xff;
-  }
-  return info;
-}
-
-// True when the 16 bytes at `name` (== slot.key) equal the slot's name up to
-// and including its NUL, i.e. `name` is that name: a shorter name differs at
-// its NUL, a longer one at the slot's NUL. Bytes past a shorter name's NUL are
-// read but masked or compared against non-zero; the slot has a mask only when
-// the read stays within name[0]'s page (the strlen technique): no fault.
-inline bool HeadMatches(const ThreadState::PointerSlot& slot, const char* name) {
-  uint64_t w[2];
-  std::memcpy(w, name, sizeof(w));
-  return (((w[0] ^ slot.head[0]) & slot.mask[0]) | ((w[1] ^ slot.head[1]) & slot.mask[1])) == 0;
+const trainscope_op_info* Resolve(const void* observer, const char* name, size_t length) {
+  return trainscope_observer_find_op(static_cast<const trainscope_observer*>(observer), name,
+                                     length);
 }
 
 inline const trainscope_op_info* Lookup(ThreadState* ts, const Targets* t, const char* name) {
-  const uintptr_t key = reinterpret_cast<uintptr_t>(name);
-  ThreadState::PointerSlot& slot = ts->by_pointer[((key >> 4) ^ (key >> 13)) & (kPointerSlots - 1)];
-  if (slot.key == name) [[likely]] {
-    if (slot.mask[0] != 0 ? HeadMatches(slot, name) : std::strcmp(name, slot.info->name) == 0)
-        [[likely]] {
-      return slot.info;
-    }
-  }
-  return FillPointerSlot(slot, ts, t, name);
+  return ts->names.Find(name, &Resolve, t->observer);
 }
 
 inline bool OpensBackward(const at::RecordFunction& rf, const trainscope_op_info* info) {
@@ -249,7 +189,8 @@ uint64_t TensorBytes(const c10::IValue& value) {
   return 0;
 }
 
-std::unique_ptr<at::ObserverContext> EnterAsync(const at::RecordFunction& rf,
+__attribute__((noinline)) std::unique_ptr<at::ObserverContext> EnterAsync(
+    const at::RecordFunction& rf,
                                                 const Targets* t, ThreadState* ts,
                                                 const trainscope_op_info* info) {
   auto context = std::make_unique<AsyncContext>();
@@ -276,7 +217,7 @@ std::unique_ptr<at::ObserverContext> EnterAsync(const at::RecordFunction& rf,
   return context;
 }
 
-void ExitAsync(const at::RecordFunction& rf, const AsyncContext& c) {
+__attribute__((noinline)) void ExitAsync(const at::RecordFunction& rf, const AsyncContext& c) {
   const Targets* t = g_targets.load(std::memory_order_acquire);
   if (t == nullptr || t->generation != c.generation) return;
   const uint64_t end_ticks = Ticks(t);
@@ -355,6 +296,16 @@ uint64_t ComputeFlops(uint32_t op, c10::ArrayRef<const c10::IValue> in) {
 
 // ---- the callbacks ---------------------------------------------------------
 
+// A frame that is not a plain operator's: its optimizer step, its CUPTI bracket.
+__attribute__((noinline)) void EnterGeneral(const at::RecordFunction& rf, const Targets* t,
+                                            const trainscope_op_info* info, Frame& f) {
+  f.general = true;
+  f.aux = Has(info, TRAINSCOPE_OP_OPTIMIZER_STEP) ? trainscope_observer_running_step(t->observer)
+                                                   : 0;
+  f.gpu_pushed = t->gpu;
+  if (t->gpu) trainscope_observer_gpu_operator_begin(t->observer, info, SequenceValue(rf));
+}
+
 std::unique_ptr<at::ObserverContext> OnEnter(const at::RecordFunction& rf) {
   const Targets* t = g_targets.load(std::memory_order_acquire);
   if (t == nullptr) [[unlikely]]
@@ -375,15 +326,51 @@ std::unique_ptr<at::ObserverContext> OnEnter(const at::RecordFunction& rf) {
     Frame& f = ts->frames[d];
     f.rf = &rf;
     f.info = info;
-    f.aux = Has(info, TRAINSCOPE_OP_OPTIMIZER_STEP)
-                ? trainscope_observer_running_step(t->observer)
-                : 0;
     f.opens_backward = opens_backward;
-    f.gpu_pushed = t->gpu;
-    if (t->gpu) trainscope_observer_gpu_operator_begin(t->observer, info, SequenceValue(rf));
+    if (t->gpu || Has(info, TRAINSCOPE_OP_OPTIMIZER_STEP)) [[unlikely]] {
+      EnterGeneral(rf, t, info, f);
+    } else {
+      f.aux = 0;
+      f.gpu_pushed = false;
+      f.general = false;
+    }
     f.start_ticks = Ticks(t);  // last: the callback's own work is not timed
   }
   return nullptr;
+}
+
+// Too deep to have had a frame (not timed): only undo the scope counts.
+__attribute__((noinline)) void ExitUntimed(const at::RecordFunction& rf, const Targets* t,
+                                           ThreadState* ts) {
+  const trainscope_op_info* info = Lookup(ts, t, rf.name());
+  if (OpensBackward(rf, info) && ts->backward_depth > 0) --ts->backward_depth;
+  if (info->flop != TRAINSCOPE_FLOP_NONE && ts->flop_depth > 0) --ts->flop_depth;
+}
+
+// Not the innermost range we started: something ended out of order. Drop the
+// stack rather than mislabel what follows (and close every CUPTI bracket it
+// holds: they must pair on this thread).
+__attribute__((noinline)) void ExitOutOfOrder(const Targets* t, ThreadState* ts, uint32_t d) {
+  for (uint32_t i = 0; i <= d; ++i) {
+    if (ts->frames[i].gpu_pushed) trainscope_observer_gpu_operator_end(t->observer);
+  }
+  ts->depth = 0;
+  ts->backward_depth = 0;
+  ts->flop_depth = 0;
+}
+
+// One call into the agent library: clock mapping, the operator, its FLOPs
+// counter, the optimizer phase or the derived phases. For what a raw record
+// cannot carry, and while the agent does not take raw records (dormant,
+// sampling, no ring).
+__attribute__((noinline)) void ExitGeneral(const at::RecordFunction& rf, const Targets* t,
+                                           const Frame& f, uint32_t d, uint64_t end_ticks,
+                                           bool backward) {
+  if (f.gpu_pushed) trainscope_observer_gpu_operator_end(t->observer);
+  const bool flop_op = f.info->flop != TRAINSCOPE_FLOP_NONE;
+  trainscope_observer_operator(t->observer, f.info, f.start_ticks, end_ticks, SequenceValue(rf),
+                               backward ? 1 : 0, flop_op ? f.aux : 0, flop_op ? 0 : f.aux,
+                               d == 0 ? 1 : 0);
 }
 
 void OnExit(const at::RecordFunction& rf, at::ObserverContext* context) {
@@ -400,36 +387,32 @@ void OnExit(const at::RecordFunction& rf, at::ObserverContext* context) {
     return;
   const uint32_t d = --ts->depth;
   if (d >= kMaxDepth) [[unlikely]] {
-    // Too deep to have had a frame (not timed): only undo the scope counts.
-    const trainscope_op_info* info = Lookup(ts, t, rf.name());
-    if (OpensBackward(rf, info) && ts->backward_depth > 0) --ts->backward_depth;
-    if (info->flop != TRAINSCOPE_FLOP_NONE && ts->flop_depth > 0) --ts->flop_depth;
+    ExitUntimed(rf, t, ts);
     return;
   }
   const Frame& f = ts->frames[d];
   if (f.rf != &rf) [[unlikely]] {
-    // Not the innermost range we started: something ended out of order. Drop
-    // the stack rather than mislabel what follows (and close every CUPTI
-    // bracket it holds: they must pair on this thread).
-    for (uint32_t i = 0; i <= d; ++i) {
-      if (ts->frames[i].gpu_pushed) trainscope_observer_gpu_operator_end(t->observer);
-    }
-    ts->depth = 0;
-    ts->backward_depth = 0;
-    ts->flop_depth = 0;
+    ExitOutOfOrder(t, ts, d);
     return;
   }
   const trainscope_op_info* info = f.info;
-  if (f.gpu_pushed) trainscope_observer_gpu_operator_end(t->observer);
   const bool backward = ts->backward_depth > 0;
   if (f.opens_backward) --ts->backward_depth;
-  const bool flop_op = info->flop != TRAINSCOPE_FLOP_NONE;
-  if (flop_op) --ts->flop_depth;
-  // One call into the agent library: clock mapping, the operator, its FLOPs
-  // counter, the optimizer phase or the derived phases.
-  trainscope_observer_operator(t->observer, info, f.start_ticks, end_ticks, SequenceValue(rf),
-                               backward ? 1 : 0, flop_op ? f.aux : 0, flop_op ? 0 : f.aux,
-                               d == 0 ? 1 : 0);
+  if (info->flop != TRAINSCOPE_FLOP_NONE) --ts->flop_depth;
+  const trainscope_raw_ring* ring = ts->ring;
+  // A plain operator: one raw record into this thread's ring, no call, no
+  // clock mapping (the sender maps the ticks); top-level ones also move the
+  // step's phase ticks.
+  if (f.general || ring == nullptr || !trainscope_raw_ring_accepts(ring)) [[unlikely]] {
+    ExitGeneral(rf, t, f, d, end_ticks, backward);
+    return;
+  }
+  if (d == 0 && !Has(info, TRAINSCOPE_OP_EXCLUDED_FROM_PHASES)) {
+    trainscope_phase_ticks_update(t->phases, f.start_ticks, end_ticks, backward ? 1 : 0);
+  }
+  trainscope_raw_ring_push_operator(ring, info->id, f.start_ticks, end_ticks, SequenceValue(rf),
+                                    backward ? TRAINSCOPE_SCOPE_BACKWARD
+                                             : TRAINSCOPE_SCOPE_FORWARD);
 }
 
 // Registered after OnEnter, so the operator's frame is already on the stack.
@@ -444,13 +427,15 @@ std::unique_ptr<at::ObserverContext> OnEnterShapes(const at::RecordFunction& rf)
   // would count the same work again.
   if (f.rf != &rf || f.info->flop == TRAINSCOPE_FLOP_NONE || ts->flop_depth != 1) return nullptr;
   f.aux = ComputeFlops(f.info->flop, rf.inputs());
+  if (f.aux != 0) f.general = true;  // its FLOPs counter needs the general path
   return nullptr;
 }
 
 class RecordFunctionObserver {
  public:
   explicit RecordFunctionObserver(const trainscope_observer* observer)
-      : targets_{observer, trainscope_observer_generation(observer),
+      : targets_{observer, trainscope_observer_phase_ticks(observer),
+                 trainscope_observer_generation(observer),
                  trainscope_observer_uses_tsc(observer) != 0,
                  trainscope_observer_gpu_requested(observer) != 0} {
     // Added disabled-by-default in effect: the targets are published only

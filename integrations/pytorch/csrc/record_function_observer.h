@@ -24,7 +24,10 @@
 //
 // Cost: the steady state allocates nothing and takes no lock: per operator
 // two TSC reads, a pointer-keyed per-thread name cache, a frame on a
-// per-thread stack and one agent record. Collectives allocate their async
+// per-thread stack and one raw 48-byte record written straight into the
+// thread's agent ring (ticks and the name's id; the sender maps the ticks to
+// ns). FLOP operators with FLOPs and optimizer ranges take one call into the
+// agent library instead. Collectives allocate their async
 // context (c10d allocates far more for each). Shapes cost torch's boxing of
 // every operator's inputs, hence SetShapes.
 //

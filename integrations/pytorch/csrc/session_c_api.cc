@@ -173,8 +173,16 @@ void trainscope_observer_operator(const trainscope_observer* o, const trainscope
   if (info.cls.optimizer_step) {
     a->RecordPhase(agent::Phase::kOptimizer, started_step, start_ns, end_ns);
   } else if (top_level && !info.cls.excluded_from_phases) {
-    t.phases->OnTopLevelOp(start_ns, end_ns, backward != 0);
+    t.phases->OnTopLevelOp(start_ticks, end_ticks, backward != 0);
   }
+}
+
+const trainscope_raw_ring* trainscope_observer_thread_ring(const trainscope_observer* o) {
+  return Targets(o).agent->LocalRawRing();
+}
+
+trainscope_phase_ticks* trainscope_observer_phase_ticks(const trainscope_observer* o) {
+  return Targets(o).phases->ticks();
 }
 
 void trainscope_observer_async_operator(const trainscope_observer* o,

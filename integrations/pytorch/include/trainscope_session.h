@@ -37,7 +37,7 @@ extern "C" {
 
 /* Bumped whenever a struct or signature below changes: an extension built
  * against another version refuses to load (it names both). */
-#define TRAINSCOPE_SESSION_ABI_VERSION 3u
+#define TRAINSCOPE_SESSION_ABI_VERSION 4u
 uint32_t trainscope_session_abi_version(void);
 
 typedef struct trainscope_session trainscope_session;
@@ -106,6 +106,45 @@ int trainscope_observer_uses_tsc(const trainscope_observer* o);
 /* The slow path behind a per-thread cache: interns and classifies once. Never NULL. */
 const trainscope_op_info* trainscope_observer_find_op(const trainscope_observer* o,
                                                       const char* name, size_t length);
+/* The calling thread's ring in the session's agent, for raw operator records
+ * (trainscope_agent.h: ticks as trainscope_observer_uses_tsc says, mapped
+ * by the sender); NULL when the thread has none (exiting, out of memory).
+ * Valid on this thread while the session is open. Only a plain operator fits
+ * a raw record: an optimizer step range or a FLOP operator with FLOPs goes
+ * through trainscope_observer_operator. */
+const trainscope_raw_ring* trainscope_observer_thread_ring(const trainscope_observer* o);
+
+/* The derived forward / backward phases of the running step, in ticks: the
+ * first and last top-level operator before the first backward one, and the
+ * first and last top-level backward operator (0: none yet). The session turns
+ * them into PHASE_FORWARD / BACKWARD / DATA_WAIT at each step boundary.
+ * Words are atomics: update them only through trainscope_phase_ticks_update. */
+typedef struct trainscope_phase_ticks {
+  uint64_t forward_first, forward_last;
+  uint64_t backward_first, backward_last;
+} trainscope_phase_ticks;
+trainscope_phase_ticks* trainscope_observer_phase_ticks(const trainscope_observer* o);
+
+/* A top-level operator (depth 0, not excluded from phases) ended. Relaxed:
+ * operators of one step are ordered by the training thread; a torn read at a
+ * boundary costs one phase's accuracy, not safety. */
+static inline void trainscope_phase_ticks_update(trainscope_phase_ticks* p, uint64_t start_ticks,
+                                                 uint64_t end_ticks, int backward) {
+  if (backward) {
+    if (__atomic_load_n(&p->backward_first, __ATOMIC_RELAXED) == 0) {
+      __atomic_store_n(&p->backward_first, start_ticks, __ATOMIC_RELAXED);
+    }
+    __atomic_store_n(&p->backward_last, end_ticks, __ATOMIC_RELAXED);
+    return;
+  }
+  if (__atomic_load_n(&p->forward_first, __ATOMIC_RELAXED) == 0) {
+    __atomic_store_n(&p->forward_first, start_ticks, __ATOMIC_RELAXED);
+  }
+  if (__atomic_load_n(&p->backward_first, __ATOMIC_RELAXED) == 0) {
+    __atomic_store_n(&p->forward_last, end_ticks, __ATOMIC_RELAXED);
+  }
+}
+
 /* An operator that ended on the thread it started on. sequence: autograd
  * sequence number + 1 (0: none); flops: its FLOPs (0: none, or not a FLOP
  * operator); started_step: for an optimizer step range, the running step

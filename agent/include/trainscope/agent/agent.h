@@ -36,6 +36,8 @@
 #include "trainscope/agent/event_record.h"
 #include "trainscope/base/mutex.h"
 
+struct trainscope_raw_ring;  // trainscope_agent.h
+
 namespace trainscope::v1 {
 class LossReport;
 }  // namespace trainscope::v1
@@ -157,6 +159,15 @@ class Agent {
   // Sent whether or not the agent is recording operators.
   bool SubmitLossReport(v1::LossReport report);
   static constexpr size_t kMaxPendingLossReportBytes = 8 << 20;
+
+  // The calling thread's ring for raw operator records (trainscope_agent.h's
+  // trainscope_raw_ring_push_operator: a hook compiled apart writes it without
+  // a call, with ticks of options().tick_mapper's clock); made on first use
+  // like Record's. Null when the thread has none (it is exiting, or out of
+  // memory). Valid on this thread until the thread exits or the Agent is
+  // destroyed, whichever comes first; it follows SetRecording and
+  // SetSamplingPeriod (trainscope_raw_ring_accepts).
+  const trainscope_raw_ring* LocalRawRing();
 
   bool recording() const { return recording_.load(std::memory_order_relaxed); }
   // Turns recording on or off locally (the collector can too, by SetRecording).

@@ -34,6 +34,11 @@ enum class EventKind : uint8_t {
   kGpuMemset = 10,      // value = bytes
   kGpuCollective = 11,  // NCCL kernel; value = bytes; detail = CollectiveKind; group/aux/peer
   kGpuRuntime = 12,     // on a CPU thread; value = correlation id; detail = RuntimeCall
+  // Ring only, never on the wire: an operator whose start_ns / end_ns hold raw
+  // ticks of the agent's tick clock (Agent::SetTickMapper), written by a hook
+  // straight into its thread's ring (trainscope_raw_ring_push_operator). The
+  // sender maps the ticks to ns and sends it as kOperator.
+  kOperatorTicks = 64,
 };
 
 // Mirrors trainscope.v1.CopyKind (detail of kGpuMemcpy).
