@@ -309,6 +309,43 @@ def test_nats_with_mutual_tls_refuses_a_collector_without_its_certificate(tmp_pa
         nats.stop()
 
 
+def test_nats_with_a_password_refuses_a_collector_without_it(tmp_path):
+    # The user and password travel in the URL (nats://USER:PASSWORD@HOST:PORT,
+    # as the NATS clients take them) and are never shown: not in messages,
+    # status files or `trainscope status`.
+    nats = NatsServer(tmp_path / "nats", extra=["--user", "tier", "--pass", "s3cret-pw"]).start()
+    with_password = f"nats://tier:s3cret-pw@127.0.0.1:{nats.port}"
+    job_level = job_level_collector(tmp_path / "job-level", with_password).start()
+    node = node_collector(tmp_path / "node", with_password, "authed").start()
+    nobody = node_collector(tmp_path / "nobody", nats.url, "nobody").start()
+    wrong = node_collector(tmp_path / "wrong", f"nats://tier:guess@127.0.0.1:{nats.port}",
+                           "wrong").start()
+    try:
+        finish([start_loadgen(node.address, JOB, 0, 2, 2, 2000, 0, tmp_path / "lg.json")])
+        events, _ = wait_for_union(job_level, [node])
+        assert sorted(events) == [0, 1]
+        refused = f"NATS at {nats.url} refused this client (Authentication Violation"
+        for collector, why in ((nobody, "it requires credentials and none were given"),
+                               (wrong, "the user or token in the URL was not accepted")):
+            wait_for(lambda c=collector: refused in c.output(), 20,
+                     f"{collector.work_dir.name} to say NATS refused it")
+            assert why in collector.output(), collector.output()
+            assert "nats://USER:PASSWORD@HOST:PORT" in collector.output()
+            assert "cannot reach" not in collector.output()
+            status = read_status(collector.data_dir / "tier" / "publisher.status")
+            assert status.get("connected") == "0", status
+            assert int(status.get("published", 0)) == 0, status
+        assert f"publishing to NATS at {nats.url} as node authed" in node.output()
+        assert read_status(node.data_dir / "tier" / "publisher.status")["url"] == nats.url
+        assert f"tier node -> {nats.url}: connected" in node.cli("status", JOB).stdout
+        for c in (job_level, node, nobody, wrong):
+            assert "s3cret" not in c.output() and "guess" not in c.output(), c.output()
+    finally:
+        for c in (node, nobody, wrong, job_level):
+            c.stop()
+        nats.stop()
+
+
 @pytest.mark.skipif(shutil.which("openssl") is None, reason="no openssl (scripts/setup.sh)")
 def test_an_expired_nats_client_certificate_is_named_with_its_date(tmp_path):
     certs = tmp_path / "certs"

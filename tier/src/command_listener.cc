@@ -171,7 +171,7 @@ void CommandListener::Run() {
             js_PullSubscribe(&sub, client->js(), kAllCommands, durable.c_str(), nullptr, &so, &err);
         if (s != NATS_OK) {
           sub = nullptr;
-          ready = NatsError(s, absl::StrCat("NATS at ", options_.nats.url,
+          ready = NatsError(s, absl::StrCat("NATS at ", UrlWithoutCredentials(options_.nats.url),
                                             ": cannot consume commands as ", durable));
         }
       }

@@ -22,8 +22,9 @@ absl::StatusOr<std::unique_ptr<JetStreamPuller>> JetStreamPuller::Start(
   s = natsConnection_SubscribeSync(&puller->sub_, client->connection(), wildcard.c_str());
   if (s != NATS_OK) {
     puller->sub_ = nullptr;
-    return NatsError(s, absl::StrCat("NATS at ", client->config().url, ": cannot subscribe ",
-                                     wildcard, " for the durable ", puller->options_.durable));
+    return NatsError(s, absl::StrCat("NATS at ", UrlWithoutCredentials(client->config().url),
+                                     ": cannot subscribe ", wildcard, " for the durable ",
+                                     puller->options_.durable));
   }
   return puller;
 }
@@ -36,8 +37,8 @@ JetStreamPuller::~JetStreamPuller() {
 
 absl::Status JetStreamPuller::EnsureConsumer() {
   const std::string what =
-      absl::StrCat("NATS at ", client_->config().url, ": the durable consumer ", options_.durable,
-                   " of stream ", options_.stream);
+      absl::StrCat("NATS at ", UrlWithoutCredentials(client_->config().url),
+                   ": the durable consumer ", options_.durable, " of stream ", options_.stream);
   jsConsumerInfo* info = nullptr;
   jsErrCode err = static_cast<jsErrCode>(0);
   natsStatus s = js_GetConsumerInfo(&info, client_->js(), options_.stream.c_str(),
@@ -93,8 +94,8 @@ absl::Status JetStreamPuller::SendRequest() {
   natsStatus s = natsConnection_PublishRequestString(client_->connection(), subject.c_str(),
                                                      reply_.c_str(), body.c_str());
   if (s != NATS_OK) {
-    return NatsError(s, absl::StrCat("NATS at ", client_->config().url, ": cannot ask ",
-                                     options_.durable, " for messages"));
+    return NatsError(s, absl::StrCat("NATS at ", UrlWithoutCredentials(client_->config().url),
+                                     ": cannot ask ", options_.durable, " for messages"));
   }
   outstanding_ = true;
   asked_ = options_.request_batch;
@@ -138,11 +139,12 @@ absl::StatusOr<std::vector<natsMsg*>> JetStreamPuller::Next(int max, absl::Durat
       if (s == NATS_NO_RESPONDERS) {
         // JetStream is not up yet after a restart, or lost the consumer.
         return absl::UnavailableError(
-            absl::StrCat("NATS at ", client_->config().url, ": nothing answers for the durable ",
-                         options_.durable, " of stream ", options_.stream));
+            absl::StrCat("NATS at ", UrlWithoutCredentials(client_->config().url),
+                         ": nothing answers for the durable ", options_.durable, " of stream ",
+                         options_.stream));
       }
-      return NatsError(
-          s, absl::StrCat("NATS at ", client_->config().url, ": pulling from ", options_.durable));
+      return NatsError(s, absl::StrCat("NATS at ", UrlWithoutCredentials(client_->config().url),
+                                       ": pulling from ", options_.durable));
     }
     const char* status = nullptr;
     if (natsMsg_GetDataLength(msg) == 0 && natsMsgHeader_Get(msg, "Status", &status) == NATS_OK) {

@@ -9,20 +9,37 @@
 
 namespace trainscope::tier {
 
+std::string UrlWithoutCredentials(absl::string_view url) {
+  const size_t scheme = url.find("://");
+  const size_t start = scheme == absl::string_view::npos ? 0 : scheme + 3;
+  const size_t at = url.find('@', start);
+  const size_t slash = url.find('/', start);
+  if (at == absl::string_view::npos || (slash != absl::string_view::npos && slash < at)) {
+    return std::string(url);
+  }
+  return absl::StrCat(url.substr(0, start), url.substr(at + 1));
+}
+
 absl::Status NatsError(natsStatus status, absl::string_view what) {
   natsStatus last = NATS_OK;
-  const char* detail = nats_GetLastError(&last);
-  std::string text = absl::StrCat(what, ": ", natsStatus_GetText(status));
-  if (detail != nullptr && detail[0] != '\0' && !absl::StrContains(text, detail)) {
-    absl::StrAppend(&text, " (", detail, ")");
+  const char* last_error = nats_GetLastError(&last);
+  absl::string_view detail = last_error != nullptr ? last_error : "";
+  // The library puts where it failed first, "(conn.c:1905): ": not for users.
+  if (absl::StartsWith(detail, "(")) {
+    if (const size_t end = detail.find("): "); end != absl::string_view::npos) {
+      detail.remove_prefix(end + 3);
+    }
   }
+  std::string text = absl::StrCat(what, ": ", natsStatus_GetText(status));
+  if (!detail.empty() && !absl::StrContains(text, detail))
+    absl::StrAppend(&text, " (", detail, ")");
   return absl::UnavailableError(text);
 }
 
 absl::Status ValidateNatsConfig(const NatsConfig& config, absl::string_view url_flag) {
   if (!absl::StartsWith(config.url, "nats://") && !absl::StartsWith(config.url, "tls://")) {
     return absl::InvalidArgumentError(
-        absl::StrCat(url_flag, ": '", config.url,
+        absl::StrCat(url_flag, ": '", UrlWithoutCredentials(config.url),
                      "' is not a NATS URL; expected nats://HOST:PORT or "
                      "tls://HOST:PORT"));
   }
@@ -61,7 +78,7 @@ absl::StatusOr<std::unique_ptr<NatsClient>> NatsClient::Connect(const NatsConfig
   std::unique_ptr<NatsClient> client(new NatsClient(config));
   natsOptions* opts = nullptr;
   natsStatus s = natsOptions_Create(&opts);
-  const std::string what = absl::StrCat("NATS at ", config.url);
+  const std::string what = absl::StrCat("NATS at ", UrlWithoutCredentials(config.url));
   const int64_t timeout_ms = absl::ToInt64Milliseconds(config.timeout);
   if (s == NATS_OK) s = natsOptions_SetURL(opts, config.url.c_str());
   if (s == NATS_OK && !config.name.empty()) s = natsOptions_SetName(opts, config.name.c_str());
@@ -92,6 +109,22 @@ absl::StatusOr<std::unique_ptr<NatsClient>> NatsClient::Connect(const NatsConfig
   if (s != NATS_OK) {
     absl::Status error = NatsError(s, absl::StrCat("cannot reach ", what));
     if (s == NATS_NO_SERVER || s == NATS_TIMEOUT) return error;
+    if (s == NATS_CONNECTION_AUTH_FAILED || s == NATS_NOT_PERMITTED) {
+      // The server said who may connect: name the credentials, not the network.
+      const bool in_url = UrlWithoutCredentials(config.url) != config.url;
+      std::string given;
+      if (in_url) given = "the user or token in the URL";
+      if (!config.creds.empty()) {
+        absl::StrAppend(&given, given.empty() ? "" : " and ", "--nats-creds ", config.creds);
+      }
+      return absl::UnauthenticatedError(absl::StrCat(
+          what, " refused this client (",
+          NatsError(s, "NATS").message().substr(sizeof("NATS: ") - 1), "): ",
+          given.empty() ? "it requires credentials and none were given"
+                        : absl::StrCat(given, " was not accepted"),
+          "; give a user and password or a token it accepts in the URL "
+          "(nats://USER:PASSWORD@HOST:PORT or nats://TOKEN@HOST:PORT) or --nats-creds FILE"));
+    }
     // Something answered and the handshake failed: say what it may want.
     return absl::UnavailableError(absl::StrCat(
         error.message(),
@@ -156,9 +189,9 @@ absl::Status NatsClient::EnsureStream(absl::string_view name, absl::string_view 
     jsStreamInfo_Destroy(info);
     return absl::OkStatus();
   }
-  return NatsError(
-      s, absl::StrCat("NATS at ", config_.url, ": cannot create JetStream stream ", name_s,
-                      " (is JetStream enabled on the server? nats-server -js)"));
+  return NatsError(s, absl::StrCat("NATS at ", UrlWithoutCredentials(config_.url),
+                                   ": cannot create JetStream stream ", name_s,
+                                   " (is JetStream enabled on the server? nats-server -js)"));
 }
 
 }  // namespace trainscope::tier

@@ -248,11 +248,11 @@ bool NodePublisher::EnsureConnected() {
   }
   client_ = std::move(*client);
   if (in_outage_) {
-    Notice(absl::StrCat("trainscope-collector: --publish: NATS at ", options_.nats.url,
-                        " reachable again; catching up"));
+    Notice(absl::StrCat("trainscope-collector: --publish: NATS at ",
+                        UrlWithoutCredentials(options_.nats.url), " reachable again; catching up"));
   } else {
-    Notice(absl::StrCat("trainscope-collector: publishing to NATS at ", options_.nats.url,
-                        " as node ", options_.node));
+    Notice(absl::StrCat("trainscope-collector: publishing to NATS at ",
+                        UrlWithoutCredentials(options_.nats.url), " as node ", options_.node));
   }
   in_outage_ = false;
   base::MutexLock lock(&mu_);
@@ -426,13 +426,14 @@ void NodePublisher::Rewind() {
 
 void NodePublisher::WriteStatus() {
   const Counters c = counters();
-  WriteText(options_.data_dir / "tier" / "publisher.status",
-            absl::StrCat("node ", options_.node, "\nurl ", options_.nats.url, "\nconnected ",
-                         c.connected ? 1 : 0, "\npublished ", c.published, "\nresent_windows ",
-                         c.resent_windows, "\ncaught_up ", c.caught_up, "\nbuffer_refused ",
-                         c.buffer_refused, "\nqueued ", c.queued, "\nqueued_bytes ", c.queued_bytes,
-                         "\njobs_catching_up ", c.jobs_catching_up, "\noutages ", c.outages,
-                         "\nrewinds ", c.rewinds, "\nlast_error ", c.last_error, "\n"));
+  WriteText(
+      options_.data_dir / "tier" / "publisher.status",
+      absl::StrCat("node ", options_.node, "\nurl ", UrlWithoutCredentials(options_.nats.url),
+                   "\nconnected ", c.connected ? 1 : 0, "\npublished ", c.published,
+                   "\nresent_windows ", c.resent_windows, "\ncaught_up ", c.caught_up,
+                   "\nbuffer_refused ", c.buffer_refused, "\nqueued ", c.queued, "\nqueued_bytes ",
+                   c.queued_bytes, "\njobs_catching_up ", c.jobs_catching_up, "\noutages ",
+                   c.outages, "\nrewinds ", c.rewinds, "\nlast_error ", c.last_error, "\n"));
 }
 
 NodePublisher::Counters NodePublisher::counters() const {

@@ -12,17 +12,6 @@
 namespace trainscope::tier {
 namespace {
 
-// "nats://user:secret@host:4222" -> "nats://host:4222": status is shown to
-// anyone who may read it, credentials are not.
-std::string WithoutCredentials(const std::string& url) {
-  const size_t scheme = url.find("://");
-  const size_t start = scheme == std::string::npos ? 0 : scheme + 3;
-  const size_t at = url.find('@', start);
-  const size_t slash = url.find('/', start);
-  if (at == std::string::npos || (slash != std::string::npos && slash < at)) return url;
-  return url.substr(0, start) + url.substr(at + 1);
-}
-
 std::string HostName() {
   char name[256] = {0};
   if (gethostname(name, sizeof(name) - 1) != 0 || name[0] == '\0') return "node";
@@ -129,8 +118,8 @@ void TierRole::FillStatus(trainscope::v1::TierStatus* status) {
   if (options_.publish.empty() && options_.upstream.empty()) return;
   status->set_node(!options_.publish.empty());
   status->set_job_level(!options_.upstream.empty());
-  status->set_publish_url(WithoutCredentials(options_.publish));
-  status->set_upstream_url(WithoutCredentials(options_.upstream));
+  status->set_publish_url(UrlWithoutCredentials(options_.publish));
+  status->set_upstream_url(UrlWithoutCredentials(options_.upstream));
   if (publisher_ != nullptr) {
     const NodePublisher::Counters c = publisher_->counters();
     status->set_connected(c.connected);

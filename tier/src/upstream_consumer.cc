@@ -151,7 +151,8 @@ void UpstreamConsumer::FetchLoop() {
       connected_client_.store(client_.get());
       if (!said_consuming) {
         Notice(absl::StrCat("trainscope-collector: consuming ", options_.filter, " from NATS at ",
-                            options_.nats.url, " as durable ", options_.durable));
+                            UrlWithoutCredentials(options_.nats.url), " as durable ",
+                            options_.durable));
         said_consuming = true;
       }
       said_unreachable = false;

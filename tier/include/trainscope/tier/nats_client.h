@@ -81,6 +81,11 @@ class NatsClient {
   jsCtx* js_ = nullptr;
 };
 
+// "nats://user:secret@host:4222" -> "nats://host:4222" (also a token before
+// the @): what every message, status file and status line shows of a NATS
+// URL, since they are read by people who may not hold its credentials.
+std::string UrlWithoutCredentials(absl::string_view url);
+
 // UNAVAILABLE "<what>: <NATS's text> (<last error>)".
 absl::Status NatsError(natsStatus status, absl::string_view what);
 
