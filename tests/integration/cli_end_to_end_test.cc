@@ -5,6 +5,7 @@
 
 #include <thread>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_replace.h"
@@ -31,10 +32,46 @@ class CliEndToEndTest : public ::testing::Test {
     ASSERT_TRUE(collector_->Start().ok()) << collector_->Output();
   }
 
-  CliResult Cli(std::vector<std::string> args) {
+  CliResult Cli(std::vector<std::string> args) { return Run(CliArgv(std::move(args))); }
+
+  // The CLI as a user who holds no job secret: no token in the environment
+  // and no job key it can read (its config directories are empty), so it
+  // cannot derive the secret the way the collector's own user does
+  // (docs/security.md, "How a rank proves membership").
+  CliResult CliWithoutSecret(std::vector<std::string> args) {
+    const std::filesystem::path empty = dir_ / "no-secret-home";
+    std::filesystem::create_directories(empty);
+    std::vector<std::string> argv = {"/usr/bin/env",
+                                     "-u",
+                                     "TRAINSCOPE_TOKEN",
+                                     "-u",
+                                     "TRAINSCOPE_JOB_SECRET",
+                                     "-u",
+                                     "TRAINSCOPE_JOB_SECRET_FILE",
+                                     "-u",
+                                     "TRAINSCOPE_JOB_KEY_FILE",
+                                     "HOME=" + empty.string(),
+                                     "XDG_CONFIG_HOME=" + empty.string()};
+    for (std::string& arg : CliArgv(std::move(args))) argv.push_back(std::move(arg));
+    return Run(argv);
+  }
+
+  // The job's secret, derived like every rank of the test does: from the
+  // job key the collector made for this user (`trainscope job-secret JOB`).
+  std::string JobSecret(const std::string& job) {
+    CliResult r = Run({TRAINSCOPE_CLI_BIN, "job-secret", job});
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return std::string(absl::StripAsciiWhitespace(r.out));
+  }
+
+  std::vector<std::string> CliArgv(std::vector<std::string> args) {
     std::vector<std::string> argv = {TRAINSCOPE_CLI_BIN};
     argv.insert(argv.end(), args.begin(), args.end());
     argv.push_back("--collector=" + collector_->agents_address());
+    return argv;
+  }
+
+  CliResult Run(const std::vector<std::string>& argv) {
     Subprocess cli(argv, dir_ / absl::StrCat("cli-", ++cli_runs_));
     EXPECT_TRUE(cli.Start().ok());
     auto code = cli.Wait(absl::Seconds(60));
@@ -44,10 +81,10 @@ class CliEndToEndTest : public ::testing::Test {
 
   std::unique_ptr<Subprocess> StartLoadgen(const std::string& job, int rank, int events, int rate) {
     auto p = std::make_unique<Subprocess>(
-        std::vector<std::string>{TRAINSCOPE_LOADGEN_BIN, "--collector", collector_->agents_address(),
-                                 "--job", job, "--rank", absl::StrCat(rank), "--world-size",
-                                 absl::StrCat(kWorldSize), "--events", absl::StrCat(events),
-                                 "--rate", absl::StrCat(rate)},
+        std::vector<std::string>{TRAINSCOPE_LOADGEN_BIN, "--collector",
+                                 collector_->agents_address(), "--job", job, "--rank",
+                                 absl::StrCat(rank), "--world-size", absl::StrCat(kWorldSize),
+                                 "--events", absl::StrCat(events), "--rate", absl::StrCat(rate)},
         dir_ / absl::StrCat("loadgen-", job, "-", rank));
     EXPECT_TRUE(p->Start().ok());
     return p;
@@ -87,8 +124,9 @@ TEST_F(CliEndToEndTest, JobsStatusTailThenHaltReachesEveryRank) {
     EXPECT_TRUE(absl::StrContains(status.out, absl::StrCat(r))) << status.out;
   }
 
-  CliResult tail = Cli({"tail", "live", "--count", "3", "--for", "20", "--feed=" + collector_->feed_endpoint(),
-                        "--snapshot=" + collector_->snapshot_endpoint()});
+  CliResult tail =
+      Cli({"tail", "live", "--count", "3", "--for", "20", "--feed=" + collector_->feed_endpoint(),
+           "--snapshot=" + collector_->snapshot_endpoint()});
   EXPECT_EQ(tail.exit_code, 0) << tail.err;
   EXPECT_TRUE(absl::StrContains(tail.out, "rank")) << tail.out;
 
@@ -96,7 +134,7 @@ TEST_F(CliEndToEndTest, JobsStatusTailThenHaltReachesEveryRank) {
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_TRUE(absl::StrContains(unknown.err, "no-such-job")) << unknown.err;
 
-  CliResult no_token = Cli({"halt", "live", "--reason", "test"});
+  CliResult no_token = CliWithoutSecret({"halt", "live", "--reason", "test"});
   EXPECT_NE(no_token.exit_code, 0);
   EXPECT_TRUE(absl::StrContains(no_token.err, "token")) << no_token.err;
 
@@ -107,8 +145,8 @@ TEST_F(CliEndToEndTest, JobsStatusTailThenHaltReachesEveryRank) {
 
   const auto token_file = collector_->job_dir("live") / "token";
   ASSERT_TRUE(std::filesystem::exists(token_file));
-  CliResult halt = Cli({"halt", "live", "--reason", "integration test",
-                        "--token-file", token_file.string()});
+  CliResult halt =
+      Cli({"halt", "live", "--reason", "integration test", "--token-file", token_file.string()});
   EXPECT_EQ(halt.exit_code, 0) << halt.err;
   EXPECT_TRUE(absl::StrContains(halt.out, absl::StrCat(kWorldSize))) << halt.out;
 
@@ -131,7 +169,9 @@ TEST_F(CliEndToEndTest, ReplayRepublishesAStoredJobEventForEvent) {
   auto original = ReadJobLog(collector_->job_dir("orig"));
   ASSERT_TRUE(original.ok()) << original.status();
 
-  CliResult replay = Cli({"replay", collector_->job_dir("orig").string(), "--as-job", "copy"});
+  // The copy is a job like any other: its ranks present its secret.
+  CliResult replay = Cli({"replay", collector_->job_dir("orig").string(), "--as-job", "copy",
+                          "--token", JobSecret("copy")});
   ASSERT_EQ(replay.exit_code, 0) << replay.out << replay.err;
 
   auto copy = ReadJobLog(collector_->job_dir("copy"));
