@@ -160,7 +160,6 @@ class Sender : public ControlListener {
   const AgentHooks agent_;
   const AgentOptions& options_;
   const Identity identity_;
-  StringTable* const strings_;
   RingRegistry* const rings_;
   GpuEventQueue* gpu_events_ = nullptr;
   const std::unique_ptr<Transport> transport_;

@@ -64,8 +64,6 @@ StepAssembler::StepAssembler(const JobStrings* strings, GroupDirectory* groups,
                              const ReferenceClock* clock, StepAssemblerOptions options,
                              StepSink sink)
     : strings_(strings),
-      groups_(groups),
-      clock_(clock),
       options_(options),
       sink_(std::move(sink)),
       matcher_(groups, clock, [this] { return KnownDevices(); }),

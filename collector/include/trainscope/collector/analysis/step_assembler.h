@@ -218,8 +218,6 @@ class StepAssembler {
   bool AwaitingDevices() const;
 
   const JobStrings* const strings_;
-  GroupDirectory* const groups_;
-  const ReferenceClock* const clock_;
   const StepAssemblerOptions options_;
   StepSink sink_;
 
