@@ -39,6 +39,10 @@ struct FakeCollector {
   // as gRPC's receive limit does, and is counted.
   uint64_t max_message_bytes ABSL_GUARDED_BY(mu) = 0;
   int oversized ABSL_GUARDED_BY(mu) = 0;
+  // Not OK: a Hello is answered by ending the stream with this status (what
+  // Close returns), as the collector refuses a rank.
+  absl::Status refuse_hello ABSL_GUARDED_BY(mu);
+  bool refused_stream ABSL_GUARDED_BY(mu) = false;
   ControlListener* listener ABSL_GUARDED_BY(mu) = nullptr;
   std::vector<v1::AgentMessage> written ABSL_GUARDED_BY(mu);
 
@@ -83,6 +87,7 @@ class FakeTransport : public Transport {
     base::MutexLock lock(&collector_->mu);
     collector_->listener = listener;
     collector_->broken = false;
+    collector_->refused_stream = false;
     ++collector_->opens;
     return absl::OkStatus();
   }
@@ -97,6 +102,12 @@ class FakeTransport : public Transport {
       return false;
     }
     collector_->written.push_back(message);
+    if (message.has_hello() && !collector_->refuse_hello.ok()) {
+      collector_->refused_stream = true;
+      collector_->broken = true;
+      collector_->listener->OnStreamEnd();
+      return true;
+    }
     v1::Control reply;
     if (message.has_hello() && collector_->answer_hello) {
       reply.mutable_hello_ack()->set_resume_after_sequence(collector_->resume_after);
@@ -119,7 +130,7 @@ class FakeTransport : public Transport {
   absl::Status Close(absl::Duration) override {
     base::MutexLock lock(&collector_->mu);
     collector_->listener = nullptr;
-    return absl::OkStatus();
+    return collector_->refused_stream ? collector_->refuse_hello : absl::OkStatus();
   }
   void Cancel() override {}
 
