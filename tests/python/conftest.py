@@ -16,9 +16,11 @@ Fixtures and helpers others reuse:
   wait_for(pred, timeout_s, what)  polls until pred() is truthy or fails the test
 """
 
+import atexit
 import json
 import os
 import pathlib
+import shutil
 import signal
 import socket
 import subprocess
@@ -38,6 +40,18 @@ DUMP_LOG_EVENTS_BIN = BIN_DIR / "dump_log_events"
 
 if (PYTHON_DIR / "trainscope").is_dir() and str(PYTHON_DIR) not in sys.path:
     sys.path.insert(0, str(PYTHON_DIR))
+
+# Collectors make their default job key under XDG_CONFIG_HOME, and agents and
+# the CLI derive each job's secret from it (docs/security.md "Who belongs to a
+# job"): one directory per test session, so the tests need no writable home
+# and never touch the user's own key. Every process they start inherits it;
+# one that imports this module again (torch.multiprocessing's spawned ranks)
+# keeps the session's.
+if "TRAINSCOPE_TEST_CONFIG_HOME" not in os.environ:
+    os.environ["TRAINSCOPE_TEST_CONFIG_HOME"] = tempfile.mkdtemp(
+        prefix="trainscope-test-config-")
+    atexit.register(shutil.rmtree, os.environ["TRAINSCOPE_TEST_CONFIG_HOME"], True)
+os.environ["XDG_CONFIG_HOME"] = os.environ["TRAINSCOPE_TEST_CONFIG_HOME"]
 
 
 def extension_built() -> bool:
