@@ -46,7 +46,6 @@ TEST(MareyLineChartsTest, ZoomedInEachStepIsALevelAtItsValue) {
   const Polyline& flops = list.polylines[0];
   EXPECT_EQ(flops.color, MareyLineCharts::kFlopsColor);
   EXPECT_FLOAT_EQ(flops.width, MareyLineCharts::kLineWidth);
-  EXPECT_TRUE(flops.smooth);
   EXPECT_TRUE(list.polylines[1].dashed);  // memory
   // A level per step: at most two points each (neighbours share an edge),
   // between the low and the high FLOPs.
@@ -82,7 +81,6 @@ TEST(MareyLineChartsTest, AWholeRunIsOnePointPerPixelColumn) {
       EXPECT_LE(line.points.size(), static_cast<size_t>(view.plot.w) + 1) << count;
       EXPECT_GE(line.points.size(), static_cast<size_t>(view.plot.w) - 2) << count;
       EXPECT_FLOAT_EQ(line.width, MareyLineCharts::kAggregatedWidth);
-      EXPECT_FALSE(line.smooth);
       for (size_t i = 1; i < line.points.size(); ++i) {
         EXPECT_GE(line.points[i].x - line.points[i - 1].x, 1.0f);
       }

@@ -751,7 +751,6 @@ TEST_F(MareyFollowTest, AWholeRunFrameIsBoundedByItsWidthNotItsSteps) {
     for (const Polyline& line : list.polylines) {
       EXPECT_LE(line.points.size(), width + 1);
       EXPECT_LE(line.width, 1.0f);
-      EXPECT_FALSE(line.smooth);
       points += line.points.size();
     }
     // Per row at most a merged band, a communication bar and a join per bin

@@ -81,7 +81,6 @@ void MareyLineCharts::Add(uint32_t rank, int64_t shift, float base, float span,
   const float right = view_.plot.x + view_.plot.w;
   Polyline flops{{}, kFlopsColor, aggregated_ ? kAggregatedWidth : kLineWidth};
   Polyline memory{{}, kMemoryColor, aggregated_ ? kAggregatedWidth : kLineWidth, true};
-  flops.smooth = memory.smooth = !aggregated_;
   std::vector<Column> flops_columns, memory_columns;
   if (aggregated_) {
     const size_t width = static_cast<size_t>(std::max(1.0f, std::ceil(view_.plot.w)));

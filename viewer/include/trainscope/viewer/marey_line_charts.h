@@ -7,11 +7,11 @@
 // steps are aggregated per pixel column (Wei et al.'s binning): the FLOPs
 // line goes through each column's mean, the memory line through each
 // column's peak (a peak stays a peak), one point per column at its centre,
-// drawn with a 1 px pen without antialiasing (Qt's cosmetic stroker). A
-// frame then costs at most one point per pixel column whatever the number
-// of steps, and reads as a line instead of a zigzag; two antialiased points
-// per step through a 1.3 px pen were most of a whole-run frame (issue 23:
-// 145 ms at 1,000 steps).
+// drawn with a 1 px pen (Qt's cosmetic stroker, antialiased alike). A frame
+// then costs at most one point per pixel column whatever the number of
+// steps; two points per step through a 1.3 px pen (outlines tessellated per
+// segment) were most of a whole-run frame (issue 23: 145 ms at 1,000
+// steps).
 //
 // Usage:
 //   MareyLineCharts charts(view, steps);  // the value ranges, once per frame
@@ -38,7 +38,8 @@ class MareyLineCharts {
   static constexpr Color kMemoryColor = Rgba(141, 110, 99);
   // Steps narrower than this (pixels) are aggregated per pixel column.
   static constexpr float kMinStepPx = 3.0f;
-  // Pen widths: readable lines zoomed in, the fast 1 px pen aggregated.
+  // Pen widths: readable lines zoomed in, the cosmetic 1 px pen aggregated
+  // (its cost does not grow with the segments' length in pixels).
   static constexpr float kLineWidth = 1.3f;
   static constexpr float kAggregatedWidth = 1.0f;
 
