@@ -261,6 +261,9 @@ void JobPipeline::RunTimers(absl::Time now, bool force) {
   }
   if (due.summary) {
     event_rate_.Sample(now, streams_.events_received());
+    // A job whose events stopped still has a rate to bring down to 0: the
+    // summary stays due (the status RPC reads the rate too) until it is.
+    flushes_.SetRateMoving(!event_rate_.settled());
     v1::FeedUpdate update;
     *update.mutable_job() = BuildSummary();
     {

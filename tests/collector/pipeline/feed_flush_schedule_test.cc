@@ -64,6 +64,25 @@ TEST(FeedFlushScheduleTest, CountersAloneGoOutOncePerSummaryInterval) {
   EXPECT_FALSE(schedule.Take(kStart + absl::Seconds(3), false, false).summary);
 }
 
+TEST(FeedFlushScheduleTest, AFallingRateKeepsTheSummaryDueOncePerIntervalUntilSettled) {
+  FeedFlushSchedule schedule = MakeSchedule(absl::ZeroDuration());
+  schedule.MarkCountersChanged();
+  EXPECT_TRUE(schedule.Take(kStart, false, false).summary);
+  // The events stopped but the rate is not 0 yet: no counter moves, still
+  // the summary (with the lower rate) goes out each summary interval and the
+  // pipeline thread is woken for it.
+  schedule.SetRateMoving(true);
+  EXPECT_FALSE(schedule.Take(kStart + absl::Milliseconds(500), false, false).summary);
+  EXPECT_EQ(schedule.Next(false, false), kStart + absl::Seconds(1));
+  EXPECT_TRUE(schedule.Take(kStart + absl::Seconds(1), false, false).summary);
+  EXPECT_EQ(schedule.Next(false, false), kStart + absl::Seconds(2));
+  EXPECT_TRUE(schedule.Take(kStart + absl::Seconds(2), false, false).summary);
+  // The rate reached 0 and that summary went out: nothing more, ever.
+  schedule.SetRateMoving(false);
+  EXPECT_EQ(schedule.Next(false, false), absl::InfiniteFuture());
+  EXPECT_FALSE(schedule.Take(kStart + absl::Minutes(11), false, false).summary);
+}
+
 TEST(FeedFlushScheduleTest, ProbesOncePerIntervalWhileThereAreStreams) {
   FeedFlushSchedule schedule = MakeSchedule(absl::Seconds(1));
   EXPECT_EQ(schedule.Next(false, /*has_streams=*/false), absl::InfiniteFuture());

@@ -2,12 +2,17 @@
 // once per rank_interval (coalesced, so that a busy job cannot flood the
 // feed), the job summary at once when its state changed but counters only
 // once per summary_interval, and clock probes once per probe_interval.
+// While the job's event rate is still falling (events stopped, the rate has
+// not reached 0) the summary is due once per summary_interval as if its
+// counters moved, so that a stalled job's rate decays in the feed and stops
+// being published once it reads 0.
 //
 // Usage (on each pass of the pipeline thread):
 //   FeedFlushSchedule schedule({.rank_interval = ..., .summary_interval = ...,
 //                               .probe_interval = ...});
 //   schedule.MarkSummaryChanged();     // a state change: publish soon
 //   schedule.MarkCountersChanged();    // counters moved: publish when due
+//   schedule.SetRateMoving(!rate.settled());  // the rate still decays
 //   FeedFlushSchedule::Due due = schedule.Take(now, force, ranks_changed);
 //   if (due.ranks) ...publish the changed ranks...;
 //   if (due.summary) ...publish the summary...;
@@ -41,6 +46,10 @@ class FeedFlushSchedule {
   void MarkSummaryChanged() { summary_changed_ = true; }
   // Its counters moved: the summary goes out once summary_interval passed.
   void MarkCountersChanged() { counters_changed_ = true; }
+  // Whether the summary's event rate still changes without new events
+  // (EventRateMeter::settled() is false): the summary then falls due once
+  // per summary_interval, like moving counters, until this is cleared.
+  void SetRateMoving(bool moving) { rate_moving_ = moving; }
   bool summary_changed() const { return summary_changed_; }
 
   // Decides what is due at `now` (everything pending, with `force`) and
@@ -58,6 +67,7 @@ class FeedFlushSchedule {
   const Options options_;
   bool summary_changed_ = false;
   bool counters_changed_ = false;
+  bool rate_moving_ = false;
   absl::Time next_rank_flush_ = absl::InfinitePast();
   absl::Time next_summary_flush_ = absl::InfinitePast();
   absl::Time next_probe_ = absl::InfinitePast();
