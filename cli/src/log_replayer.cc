@@ -10,8 +10,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/synchronization/notification.h"
 #include "trainscope/base/mutex.h"
+#include "trainscope/base/notification.h"
 #include "trainscope/cli/formatting.h"
 #include "trainscope/cli/replay_stream.h"
 #include "trainscope/client/commands_client.h"
@@ -208,16 +208,15 @@ absl::StatusOr<LogReplayer::Summary> LogReplayer::Run(const Options& options) {
   grpc::ChannelArguments arguments;
   arguments.SetMaxReceiveMessageSize(kMaxMessageBytes);
   arguments.SetMaxSendMessageSize(kMaxMessageBytes);
-  std::shared_ptr<grpc::Channel> channel =
-      grpc::CreateCustomChannel(options.collector, options.security.ChannelCredentials(&arguments),
-                                arguments);
+  std::shared_ptr<grpc::Channel> channel = grpc::CreateCustomChannel(
+      options.collector, options.security.ChannelCredentials(&arguments), arguments);
   std::unique_ptr<trainscope::v1::AgentService::Stub> stub =
       trainscope::v1::AgentService::NewStub(channel);
 
   ReplayState state;
   std::atomic<uint64_t> batches_sent{0};
   std::atomic<uint64_t> events_sent{0};
-  absl::Notification done;
+  base::Notification done;
   std::vector<std::string> watchdog_errors;  // written by the progress thread until joined
   std::thread progress([&] {
     while (!done.WaitForNotificationWithTimeout(absl::Seconds(1))) {

@@ -9,11 +9,11 @@
 #include <string>
 #include <vector>
 
-#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/collector_test_util.h"
 #include "trainscope/base/mutex.h"
+#include "trainscope/base/notification.h"
 #include "trainscope/collector/store/log_reader.h"
 
 namespace trainscope::collector {
@@ -347,7 +347,7 @@ TEST_F(AgentSessionTest, GoodbyeIsLoggedAndTheStreamEndsCleanly) {
   EXPECT_TRUE(agent.stream->state().finished->ok());
   EXPECT_THAT(agent.stream->state().acks(), ElementsAre(1));  // acks go out before the end
 
-  absl::Notification got;
+  base::Notification got;
   v1::JobStatus status;
   (*registry_->Find("j"))->Snapshot([&](v1::JobStatus s) {
     status = std::move(s);

@@ -6,12 +6,12 @@
 #include <memory>
 #include <string>
 
-#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "store/scoped_tmpfs.h"
 #include "testing/collector_test_util.h"
 #include "testing/job_pipeline_fixture.h"
+#include "trainscope/base/notification.h"
 #include "trainscope/collector/pipeline/job_pipeline.h"
 
 namespace trainscope::collector {
@@ -36,7 +36,7 @@ class JobPipelineDiskFullTest : public JobPipelineTest {
     batch.set_agent_instance_id(11);
     *batch.mutable_batch() = MakeBatch(sequence, kEventsPerBatch);
     const uint64_t bytes = batch.batch().ByteSizeLong();
-    absl::Notification done;
+    base::Notification done;
     absl::Status durable;
     EXPECT_TRUE(pipeline
                     .AppendBatch(connection_id, std::move(batch), bytes,
@@ -66,7 +66,8 @@ TEST_F(JobPipelineDiskFullTest, GoesOnWhenSpaceReturnsAndCountsOnlyWhatWasStored
   JobPipeline& pipeline = **opened;
 
   auto stream = std::make_shared<FakeAgentStream>();
-  absl::StatusOr<AttachResult> attached = Attach(pipeline, MakeHello("j", 0, 1, 11, "disk-test-token"), stream);
+  absl::StatusOr<AttachResult> attached =
+      Attach(pipeline, MakeHello("j", 0, 1, 11, "disk-test-token"), stream);
   ASSERT_TRUE(attached.ok()) << attached.status();
   uint64_t acked_events = 0;
   uint64_t sequence = 1;
@@ -95,7 +96,8 @@ TEST_F(JobPipelineDiskFullTest, GoesOnWhenSpaceReturnsAndCountsOnlyWhatWasStored
 
   fs::remove(ballast);  // space comes back
   auto again = std::make_shared<FakeAgentStream>();
-  absl::StatusOr<AttachResult> reattached = Attach(pipeline, MakeHello("j", 0, 1, 11, "disk-test-token"), again);
+  absl::StatusOr<AttachResult> reattached =
+      Attach(pipeline, MakeHello("j", 0, 1, 11, "disk-test-token"), again);
   ASSERT_TRUE(reattached.ok()) << reattached.status();
   EXPECT_EQ(reattached->resume_after_sequence, sequence - 1)
       << "the agent resends from the last durable batch";

@@ -8,13 +8,13 @@
 #include <string>
 #include <vector>
 
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/collector_test_util.h"
 #include "testing/event_batch_builder.h"
 #include "testing/job_pipeline_fixture.h"
+#include "trainscope/base/notification.h"
 #include "trainscope/collector/pipeline/job_pipeline.h"
 
 namespace trainscope::collector {
@@ -42,8 +42,9 @@ class JobPipelineLostTest : public testing::JobPipelineTest {
   void AttachAll(JobPipeline& pipeline, uint64_t instance_base = 11) {
     connection_.assign(kRanks, 0);
     for (uint32_t rank = 0; rank < kRanks; ++rank) {
-      auto attached = Attach(pipeline, MakeHello("j", rank, kRanks, instance_base + rank, "lost-test-token"),
-                             std::make_shared<FakeAgentStream>());
+      auto attached =
+          Attach(pipeline, MakeHello("j", rank, kRanks, instance_base + rank, "lost-test-token"),
+                 std::make_shared<FakeAgentStream>());
       ASSERT_TRUE(attached.ok()) << attached.status();
       connection_[rank] = attached->connection_id;
     }
@@ -72,7 +73,7 @@ class JobPipelineLostTest : public testing::JobPipelineTest {
   }
 
   std::vector<v1::Alert> LostAlerts(JobPipeline& pipeline) {
-    absl::Notification done;
+    base::Notification done;
     std::vector<v1::Alert> alerts;
     pipeline.Alerts(v1::AlertQuery(), [&](std::vector<v1::Alert> a) {
       alerts = std::move(a);
@@ -162,7 +163,7 @@ TEST_F(JobPipelineLostTest, WhenEveryRankVanishesTheFirstToGoIsNamed) {
   for (uint32_t rank = 0; rank < kRanks; ++rank) Steps(*pipeline, rank, 1, 40);
   End(*pipeline, 1, /*goodbye=*/false);
   EXPECT_TRUE(LostAlerts(*pipeline).empty());  // the grace runs
-  absl::SleepFor(absl::Milliseconds(400));  // past lost_device_together
+  absl::SleepFor(absl::Milliseconds(400));     // past lost_device_together
   for (uint32_t rank : {2u, 0u, 3u}) End(*pipeline, rank, /*goodbye=*/false);
   std::vector<v1::Alert> lost = LostAlerts(*pipeline);
   ASSERT_EQ(lost.size(), 1u);
@@ -216,7 +217,8 @@ TEST_F(JobPipelineLostTest, ARankBackWithinTheGraceIsNoAlert) {
   AttachAll(*pipeline);
   for (uint32_t rank = 0; rank < kRanks; ++rank) Steps(*pipeline, rank, 1, 40);
   End(*pipeline, 2, /*goodbye=*/false);
-  auto back = Attach(*pipeline, MakeHello("j", 2, kRanks, 99, "lost-test-token"), std::make_shared<FakeAgentStream>());
+  auto back = Attach(*pipeline, MakeHello("j", 2, kRanks, 99, "lost-test-token"),
+                     std::make_shared<FakeAgentStream>());
   ASSERT_TRUE(back.ok()) << back.status();
   absl::SleepFor(absl::Milliseconds(600));  // well past the grace
   EXPECT_TRUE(LostAlerts(*pipeline).empty());

@@ -6,11 +6,11 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "testing/collector_test_util.h"
 #include "testing/event_batch_builder.h"
 #include "testing/job_pipeline_fixture.h"
+#include "trainscope/base/notification.h"
 #include "trainscope/collector/pipeline/job_pipeline.h"
 
 namespace trainscope::collector {
@@ -23,7 +23,7 @@ using testing::kWait;
 using testing::MakeHello;
 
 v1::JobStatus StatusOf(JobPipeline& pipeline) {
-  absl::Notification got;
+  base::Notification got;
   v1::JobStatus status;
   pipeline.Snapshot([&](v1::JobStatus s) {
     status = std::move(s);
@@ -66,10 +66,9 @@ TEST_F(JobPipelineTest, NamesPastTheBudgetAndAFinishedJobsReleaseShowInStatus) {
     batch.set_rank(0);
     batch.set_agent_instance_id(11);
     *batch.mutable_batch() = b.Build();
-    ASSERT_TRUE(pipeline
-                    ->AppendBatch(attached->connection_id, std::move(batch), 100,
-                                  [](absl::Status) {})
-                    .ok());
+    ASSERT_TRUE(
+        pipeline->AppendBatch(attached->connection_id, std::move(batch), 100, [](absl::Status) {})
+            .ok());
   }
   v1::JobStatus status = WaitForStatus(*pipeline, [](const v1::JobStatus& s) {
     return s.analysis_memory().names_over_budget() >= kSteps - 20;
@@ -84,9 +83,8 @@ TEST_F(JobPipelineTest, NamesPastTheBudgetAndAFinishedJobsReleaseShowInStatus) {
   // Goodbye: the job is finished; the analysis frees its operators.
   v1::Goodbye goodbye;
   pipeline->Detach(attached->connection_id, goodbye, "agent closed the stream");
-  status = WaitForStatus(*pipeline, [](const v1::JobStatus& s) {
-    return s.analysis_memory().released();
-  });
+  status = WaitForStatus(*pipeline,
+                         [](const v1::JobStatus& s) { return s.analysis_memory().released(); });
   EXPECT_EQ(status.summary().state(), v1::JOB_STATE_FINISHED);
   EXPECT_TRUE(status.analysis_memory().released());
   EXPECT_EQ(status.analysis_memory().operators_held(), 0u);
@@ -95,7 +93,7 @@ TEST_F(JobPipelineTest, NamesPastTheBudgetAndAFinishedJobsReleaseShowInStatus) {
   EXPECT_EQ(status.summary().names_over_budget(), status.analysis_memory().names_over_budget());
 
   // The steps stay queryable.
-  absl::Notification answered;
+  base::Notification answered;
   v1::FeedSnapshot reply;
   v1::SnapshotRequest request;
   request.set_job_id("j");

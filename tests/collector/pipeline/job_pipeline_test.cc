@@ -6,7 +6,6 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "absl/synchronization/notification.h"
 #include "absl/time/clock.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
@@ -14,6 +13,7 @@
 #include "testing/event_batch_builder.h"
 #include "testing/job_pipeline_fixture.h"
 #include "trainscope/base/mutex.h"
+#include "trainscope/base/notification.h"
 
 namespace trainscope::collector {
 namespace {
@@ -30,7 +30,7 @@ TEST_F(JobPipelineTest, GroupCommitAcknowledgesOnlyAfterOneSyncForAllQueuedBatch
   auto pipeline = OpenFake(Options());
   auto stream = std::make_shared<FakeAgentStream>();
   // Hold the pipeline thread inside the attach completion while three batches queue up.
-  absl::Notification attached, release;
+  base::Notification attached, release;
   int syncs_at_attach = 0;
   ASSERT_TRUE(pipeline
                   ->Attach({MakeHello("j", 0, 1, 11), stream, "peer"},
@@ -71,7 +71,7 @@ TEST_F(JobPipelineTest, FailedSyncAcknowledgesNothing) {
   auto stream = std::make_shared<FakeAgentStream>();
   ASSERT_TRUE(Attach(*pipeline, MakeHello("j", 0, 1, 11), stream).ok());
   fake_log_->set_fail_sync(true);
-  absl::Notification done;
+  base::Notification done;
   absl::Status durable;
   ASSERT_TRUE(pipeline
                   ->AppendBatch(1, Batch(1), 100,
@@ -129,7 +129,7 @@ TEST_F(JobPipelineTest, SnapshotSequenceNamesExactlyThePublishedUpdates) {
   for (uint64_t seq = 1; seq <= 5; ++seq) {
     ASSERT_TRUE(pipeline->AppendBatch(1, Batch(seq), 100, [](absl::Status) {}).ok());
   }
-  absl::Notification done;
+  base::Notification done;
   uint64_t snapshot_sequence = 0;
   size_t published_at_snapshot = 0;
   pipeline->Snapshot([&](v1::JobStatus status) {
@@ -204,14 +204,14 @@ TEST_F(JobPipelineTest, ARecordSinkGetsTheStreamsDurableRecordsInLogOrder) {
   auto stream = std::make_shared<FakeAgentStream>();
   ASSERT_TRUE(Attach(*pipeline, MakeHello("j", 0, 1, 11), stream).ok());
   for (uint64_t seq = 1; seq <= 2; ++seq) {
-    absl::Notification durable;
+    base::Notification durable;
     ASSERT_TRUE(
         pipeline->AppendBatch(1, Batch(seq), 100, [&](absl::Status) { durable.Notify(); }).ok());
     ASSERT_TRUE(durable.WaitForNotificationWithTimeout(kWait));
   }
   v1::StreamBatch refused = Batch(3);
   refused.set_refused_reason("EventBatch.kind: bad");
-  absl::Notification refused_done;
+  base::Notification refused_done;
   ASSERT_TRUE(
       pipeline->AppendBatch(1, refused, 100, [&](absl::Status) { refused_done.Notify(); }).ok());
   ASSERT_TRUE(refused_done.WaitForNotificationWithTimeout(kWait));
@@ -232,7 +232,7 @@ TEST_F(JobPipelineTest, ARecordSinkGetsNothingThatFailedToSync) {
   auto stream = std::make_shared<FakeAgentStream>();
   ASSERT_TRUE(Attach(*pipeline, MakeHello("j", 0, 1, 11), stream).ok());
   fake_log_->set_fail_sync(true);
-  absl::Notification done;
+  base::Notification done;
   ASSERT_TRUE(pipeline->AppendBatch(1, Batch(1), 100, [&](absl::Status) { done.Notify(); }).ok());
   ASSERT_TRUE(done.WaitForNotificationWithTimeout(kWait));
   pipeline->Stop();
@@ -260,7 +260,7 @@ TEST_F(JobPipelineTest, EndStreamsFinishesLiveStreamsAfterTheirAcksAndRefusesNew
   auto stream = std::make_shared<FakeAgentStream>();
   absl::StatusOr<AttachResult> attached = Attach(*pipeline, MakeHello("j", 0, 1, 11), stream);
   ASSERT_TRUE(attached.ok());
-  absl::Notification durable;
+  base::Notification durable;
   ASSERT_TRUE(pipeline
                   ->AppendBatch(attached->connection_id, Batch(1), 100,
                                 [&](absl::Status s) {
@@ -353,7 +353,7 @@ TEST_F(JobPipelineTest, AnalysisPublishesStepsClocksAndOperatorsAndAnswersQuerie
     }
   }
 
-  absl::Notification answered;
+  base::Notification answered;
   v1::FeedSnapshot reply;
   v1::SnapshotRequest request;
   request.set_job_id("j");

@@ -4,11 +4,11 @@
 #include <string>
 #include <vector>
 
-#include "absl/synchronization/notification.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/collector_test_util.h"
 #include "trainscope/base/mutex.h"
+#include "trainscope/base/notification.h"
 
 namespace trainscope::collector {
 namespace {
@@ -43,7 +43,7 @@ TEST_F(JobRegistryTest, UnknownJobInACommandIsNotFoundListingKnownJobs) {
   auto registry = Make();
   ASSERT_TRUE(registry->GetOrCreate("a").ok());
   ASSERT_TRUE(registry->GetOrCreate("b").ok());
-  absl::Notification done;
+  base::Notification done;
   absl::Status status;
   JobCommand halt;
   halt.token = "t";
@@ -56,7 +56,7 @@ TEST_F(JobRegistryTest, UnknownJobInACommandIsNotFoundListingKnownJobs) {
   EXPECT_EQ(status.message(), "unknown job 'nope'; known jobs: a, b");
   EXPECT_EQ(counters_.count("command.job_id"), 1u);
 
-  absl::Notification status_done;
+  base::Notification status_done;
   registry->JobStatus("nope", "tester", [&](absl::StatusOr<v1::JobStatus> s) {
     EXPECT_EQ(s.status().code(), absl::StatusCode::kNotFound);
     status_done.Notify();
@@ -130,7 +130,7 @@ TEST_F(JobRegistryTest, RetentionRemovesOldJobsButNeverALiveOne) {
   JobPipeline* live_job = *registry->GetOrCreate("live");
   ASSERT_TRUE(registry->GetOrCreate("new").ok());
   auto stream = std::make_shared<testing::FakeAgentStream>();
-  absl::Notification attached;
+  base::Notification attached;
   ASSERT_TRUE(live_job
                   ->Attach({testing::MakeHello("live", 0, 1, 7), stream, "peer"},
                            [&](absl::StatusOr<AttachResult> r) {
@@ -159,7 +159,7 @@ TEST_F(JobRegistryTest, RetentionRemovesOldJobsButNeverALiveOne) {
     EXPECT_TRUE(said);
   }
   // The retired pipeline stays a valid object: it refuses politely.
-  absl::Notification snapshot;
+  base::Notification snapshot;
   old_job->Snapshot([&](v1::JobStatus status) {
     EXPECT_EQ(status.summary().job_id(), "old");
     snapshot.Notify();

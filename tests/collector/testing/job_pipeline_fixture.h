@@ -10,10 +10,10 @@
 #include <utility>
 #include <vector>
 
-#include "absl/synchronization/notification.h"
 #include "gtest/gtest.h"
 #include "testing/collector_test_util.h"
 #include "trainscope/base/mutex.h"
+#include "trainscope/base/notification.h"
 #include "trainscope/collector/pipeline/job_pipeline.h"
 
 namespace trainscope::collector::testing {
@@ -94,7 +94,7 @@ class JobPipelineTest : public ::testing::Test {
 
   absl::StatusOr<AttachResult> Attach(JobPipeline& pipeline, v1::Hello hello,
                                       std::shared_ptr<FakeAgentStream> stream) {
-    absl::Notification done;
+    base::Notification done;
     absl::StatusOr<AttachResult> result;
     EXPECT_TRUE(pipeline
                     .Attach({std::move(hello), std::move(stream), "peer"},
@@ -116,7 +116,7 @@ class JobPipelineTest : public ::testing::Test {
   }
 
   absl::StatusOr<v1::CommandReply> Run(JobPipeline& pipeline, JobCommand command) {
-    absl::Notification done;
+    base::Notification done;
     absl::StatusOr<v1::CommandReply> reply;
     pipeline.RunCommand(std::move(command), [&](absl::StatusOr<v1::CommandReply> r) {
       reply = std::move(r);
@@ -127,7 +127,7 @@ class JobPipelineTest : public ::testing::Test {
   }
 
   v1::JobStatus Snapshot(JobPipeline& pipeline) {
-    absl::Notification done;
+    base::Notification done;
     v1::JobStatus status;
     pipeline.Snapshot([&](v1::JobStatus s) {
       status = std::move(s);
