@@ -1,7 +1,7 @@
 // A one-shot event on base::Mutex and CondVar: one thread calls Notify once,
 // any number wait for it. The subset of absl::Notification's interface this
 // project uses, so that ThreadSanitizer sees its synchronisation (Debian's
-// absl::Notification is built on an uninstrumented absl::Mutex; see mutex.h).
+// absl::Notification is built on Abseil's uninstrumented mutex; see mutex.h).
 //
 // Usage:
 //   base::Notification done;
