@@ -8,8 +8,10 @@
 
 #include <cmath>
 #include <limits>
+#include <set>
 
 #include "trainscope/viewer/half_float.h"
+#include "trainscope/viewer/loss_drawing.h"
 
 namespace trainscope::viewer {
 namespace {
@@ -142,6 +144,7 @@ TEST(LossModelTest, UpdatesReplaceTheListAndTheTopItemStaysChosen) {
 
 TEST(LossModelTest, OneColourScaleForEveryMapOfTheItem) {
   LossModel model;
+  model.SetMapScaling(MapScaling::kShared);
   model.SetState(State({Item(1, 1.0)}));
   model.SetItemSnapshots(1, {Snapshot(1, 200, {0.5f, 0.25f, 0, 1.0f}, {0.1f, 0, 0, 0}),
                              Snapshot(1, 100, {0, 2.0f, 0, 0}, {0, 0, 0, 0}, 5.0f)});
@@ -163,8 +166,45 @@ TEST(LossModelTest, OneColourScaleForEveryMapOfTheItem) {
   EXPECT_FLOAT_EQ(model.CurrentFrame()->frame_max, 5.0f);
 }
 
+// Issue 23.5: an iteration whose values are 1/1000 of the item's largest
+// was blank on the shared linear scale. The default scales each iteration on
+// its own maximum; log spans four decades of the shared one.
+TEST(LossModelTest, TinyIterationsShowTheirStructureByDefaultAndOnTheLogScale) {
+  LossModel model;
+  model.SetState(State({Item(1, 1.0)}));
+  model.SetItemSnapshots(1, {Snapshot(1, 100, {4.0f, 2.0f, 0, 1.0f}, {0, 0, 0, 0}),
+                             Snapshot(1, 200, {0.004f, 0.002f, 0, 0.001f}, {0, 0, 0, 0})});
+  EXPECT_EQ(model.map_scaling(), MapScaling::kPerIteration);
+  // The distinct colours of conv1's contribution map at the newest (tiny) iteration.
+  auto colours = [&model] {
+    model.SetMonitoringViewport(1200, 520);
+    const DrawList& list = model.DrawMonitoring();
+    const RectF where = model.monitoring_geometry().columns.at(0).contribution_rect;
+    std::set<Color> distinct;
+    for (const PixelImage& image : list.images) {
+      if (image.dest.x != where.x || image.dest.y != where.y) continue;
+      distinct.insert(image.pixels.begin(), image.pixels.end());
+    }
+    return distinct.size();
+  };
+  std::optional<LossModel::Frame> frame = model.CurrentFrame();
+  ASSERT_TRUE(frame.has_value());
+  EXPECT_FLOAT_EQ(frame->scale_max, 0.004f);
+  EXPECT_EQ(colours(), 4u);  // 0, 0.001, 0.002, 0.004: four colours
+  model.SetMapScaling(MapScaling::kShared);
+  EXPECT_FLOAT_EQ(model.CurrentFrame()->scale_max, 4.0f);
+  EXPECT_LE(colours(), 2u);  // all but blank: what the issue saw
+  model.SetMapScaling(MapScaling::kLog);
+  EXPECT_FLOAT_EQ(model.CurrentFrame()->scale_max, 4.0f);
+  EXPECT_EQ(colours(), 4u);
+  EXPECT_FLOAT_EQ(loss_drawing::RampPosition(4.0f, 4.0f, MapScaling::kLog), 1.0f);
+  EXPECT_FLOAT_EQ(loss_drawing::RampPosition(0.004f, 4.0f, MapScaling::kLog), 0.25f);
+  EXPECT_FLOAT_EQ(loss_drawing::RampPosition(0.0f, 4.0f, MapScaling::kLog), 0.0f);
+}
+
 TEST(LossModelTest, BrokenMapsAreMissingAndInfinitiesDoNotSetTheScale) {
   LossModel model;
+  model.SetMapScaling(MapScaling::kShared);
   model.SetState(State({Item(1, 1.0)}));
   ItemSnapshotRecord s =
       Snapshot(1, 100, {1, std::numeric_limits<float>::infinity(), NAN, 0.5f}, {0, 0, 0, 0});

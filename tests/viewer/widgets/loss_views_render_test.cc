@@ -9,6 +9,7 @@
 
 #include <QApplication>
 #include <QColor>
+#include <QComboBox>
 #include <QImage>
 #include <QSlider>
 #include <cstdlib>
@@ -217,6 +218,43 @@ TEST_F(LossViewsOffscreenTest, TheSliderChangesTheShownIteration) {
     }
   }
   EXPECT_GT(changed, 200);
+}
+
+// Issue 23.5: an iteration whose values are small next to the item's largest
+// was near-blank on the one shared scale. The default colours each iteration
+// on its own maximum (its hot pixel at the ramp's top); the control switches
+// to the shared scale or to log.
+TEST_F(LossViewsOffscreenTest, ASmallIterationShowsItsStructureOnTheDefaultScale) {
+  ViewerState state;
+  LoadStored(&state);
+  const uint64_t item = *state.loss.chosen_item();
+  state.loss.SetIterationIndex(0);  // the oldest: the smallest values of a mislabeled item
+  ASSERT_EQ(state.loss.map_scaling(), MapScaling::kPerIteration);
+  const QImage own = Render(&state, "monitoring", 1400, 700, "loss-monitoring-per-iteration");
+  const RectF c = state.loss.monitoring_geometry().columns[0].contribution_rect;
+  const auto [hx, hy] = LossFixture::HotPixel(item, 0, 8);
+  const auto hot = [&](const QImage& image) {
+    return At(image, c.x + (hx + 0.5f) * c.w / 8, c.y + (hy + 0.5f) * c.h / 8).rgb() & 0xFFFFFF;
+  };
+  EXPECT_EQ(hot(own), LossModel::ContributionColor(1) & 0xFFFFFF);
+  const int own_red = Count(own, c, Reddish);
+
+  state.loss.SetMapScaling(MapScaling::kShared);
+  const QImage shared = Render(&state, "monitoring", 1400, 700, "loss-monitoring-shared");
+  EXPECT_NE(hot(shared), LossModel::ContributionColor(1) & 0xFFFFFF);
+  EXPECT_LT(Count(shared, c, Reddish), own_red);
+
+  state.loss.SetMapScaling(MapScaling::kLog);
+  const QImage log = Render(&state, "monitoring", 1400, 700, "loss-monitoring-log");
+  EXPECT_GT(Count(log, c, Reddish), Count(shared, c, Reddish));
+
+  // The control in the view sets the model's scaling.
+  MonitoringView view(&state.loss);
+  auto* combo = view.findChild<QComboBox*>("map_scaling");
+  ASSERT_NE(combo, nullptr);
+  EXPECT_EQ(combo->currentData().toInt(), static_cast<int>(MapScaling::kLog));
+  combo->setCurrentIndex(combo->findData(static_cast<int>(MapScaling::kPerIteration)));
+  EXPECT_EQ(state.loss.map_scaling(), MapScaling::kPerIteration);
 }
 
 TEST_F(LossViewsOffscreenTest, WithoutLossDataBothViewsShowThePlaceholder) {

@@ -4,6 +4,22 @@
 #include <cmath>
 #include <cstdio>
 
+namespace trainscope::viewer {
+
+const char* MapScalingName(MapScaling scaling) {
+  switch (scaling) {
+    case MapScaling::kPerIteration:
+      return "per-iteration";
+    case MapScaling::kShared:
+      return "shared";
+    case MapScaling::kLog:
+      return "log";
+  }
+  return "?";
+}
+
+}  // namespace trainscope::viewer
+
 namespace trainscope::viewer::loss_drawing {
 namespace {
 
@@ -71,8 +87,16 @@ PixelImage ThumbnailImage(const ThumbnailRecord& input, RectF dest) {
   return image;
 }
 
+float RampPosition(float value, float scale, MapScaling scaling) {
+  if (!(scale > 0)) return 0.0f;
+  if (scaling != MapScaling::kLog) return std::clamp(value / scale, 0.0f, 1.0f);
+  if (!(value > 0)) return 0.0f;
+  const float decades = std::log10(value / scale);  // <= 0 at or below the top
+  return std::clamp(1.0f + decades / kLogDecades, 0.0f, 1.0f);
+}
+
 PixelImage MapImage(const std::vector<float>& values, uint32_t width, uint32_t height, float scale,
-                    Color (*ramp)(float), RectF dest) {
+                    Color (*ramp)(float), RectF dest, MapScaling scaling) {
   PixelImage image;
   image.dest = dest;
   image.width = static_cast<int>(width);
@@ -83,8 +107,7 @@ PixelImage MapImage(const std::vector<float>& values, uint32_t width, uint32_t h
       image.pixels.push_back(Rgba(160, 160, 160));
       continue;
     }
-    const float t = scale > 0 ? std::clamp(v / scale, 0.0f, 1.0f) : 0.0f;
-    image.pixels.push_back(ramp(t));
+    image.pixels.push_back(ramp(RampPosition(v, scale, scaling)));
   }
   return image;
 }

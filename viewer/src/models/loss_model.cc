@@ -204,6 +204,12 @@ std::vector<LossModel::Cell> LossModel::Cells() const {
   return cells;
 }
 
+void LossModel::SetMapScaling(MapScaling scaling) {
+  if (scaling == map_scaling_) return;
+  map_scaling_ = scaling;
+  ++version_;
+}
+
 float LossModel::ScaleMax() const {
   float max = 0;
   for (const ItemSnapshotRecord& s : ChosenSnapshots()) {
@@ -319,7 +325,8 @@ std::optional<LossModel::Frame> LossModel::CurrentFrame() const {
     }
     frame.columns.push_back(std::move(column));
   }
-  frame.scale_max = ScaleMax();
+  frame.scaling = map_scaling_;
+  frame.scale_max = map_scaling_ == MapScaling::kPerIteration ? frame.frame_max : ScaleMax();
   return frame;
 }
 

@@ -157,9 +157,10 @@ void LossMonitoringLayout::Lay(const Input& input) {
           loss_drawing::FitImage(column.width, column.height, map_side, cx, r_top);
       list.images.push_back(loss_drawing::MapImage(column.contribution, column.width, column.height,
                                                    scale, &ContributionColor,
-                                                   column.contribution_rect));
+                                                   column.contribution_rect, frame.scaling));
       list.images.push_back(loss_drawing::MapImage(column.reduction, column.width, column.height,
-                                                   scale, &ReductionColor, column.reduction_rect));
+                                                   scale, &ReductionColor, column.reduction_rect,
+                                                   frame.scaling));
     } else {
       column.contribution_rect = {std::round(cx - map_side / 2), c_top, map_side, map_side};
       column.reduction_rect = {std::round(cx - map_side / 2), r_top, map_side, map_side};
@@ -203,11 +204,20 @@ void LossMonitoringLayout::Lay(const Input& input) {
   list.texts.push_back({bar_x + 8, bar_top - 9, "C", kTextColor, Text::Align::kCenter, true});
   list.texts.push_back({bar_x + 28, bar_top - 9, "R", kTextColor, Text::Align::kCenter, true});
   const float tick_x = bar_x + 38;
-  std::vector<double> ticks = NiceTicks(0, scale, 6);
+  // Ticks where their values fall on the maps' ramp: linear, or one per
+  // decade below the top on the log scale.
+  std::vector<double> ticks;
+  if (frame.scaling == MapScaling::kLog && scale > 0) {
+    for (int d = 0; d <= static_cast<int>(kLogDecades); ++d)
+      ticks.push_back(scale / std::pow(10.0, d));
+  } else {
+    ticks = NiceTicks(0, scale, 6);
+  }
   if (ticks.empty()) ticks.push_back(0);
   for (double t : ticks) {
-    const float y = scale > 0 ? bar_bottom - static_cast<float>(t / scale) * (bar_bottom - bar_top)
-                              : bar_bottom;
+    const float y =
+        bar_bottom - loss_drawing::RampPosition(static_cast<float>(t), scale, frame.scaling) *
+                         (bar_bottom - bar_top);
     list.lines.push_back({{tick_x, y}, {tick_x + 4, y}, kAxisColor});
     list.texts.push_back({tick_x + 7, y, loss_drawing::FormatValue(t), kTextColor});
   }
@@ -215,9 +225,15 @@ void LossMonitoringLayout::Lay(const Input& input) {
                         "loss contribution, f\xC2\xB7"
                         "b",
                         kTextColor, Text::Align::kCenter, true, 0, true});
-  list.texts.push_back({bar_x, bar_bottom + 12, "one scale: every map", kMutedText});
+  const bool per_iteration = frame.scaling == MapScaling::kPerIteration;
+  list.texts.push_back({bar_x, bar_bottom + 12,
+                        std::string(frame.scaling == MapScaling::kLog ? "log scale: every map"
+                                                                      : "one scale: every map"),
+                        kMutedText});
   list.texts.push_back({bar_x, bar_bottom + 12 + kLine,
-                        "of all " + std::to_string(frame.count) + " snapshots", kMutedText});
+                        per_iteration ? std::string("of this iteration")
+                                      : "of all " + std::to_string(frame.count) + " snapshots",
+                        kMutedText});
   list.texts.push_back({bar_x, bar_bottom + 12 + 2 * kLine,
                         "this iteration: max " + loss_drawing::FormatValue(frame.frame_max),
                         kMutedText});

@@ -1,5 +1,6 @@
 #include "trainscope/viewer/widgets/monitoring_view.h"
 
+#include <QComboBox>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QPainter>
@@ -49,6 +50,24 @@ MonitoringView::MonitoringView(LossModel* model, QWidget* parent) : QWidget(pare
   position_ = new QLabel(this);
   position_->setMinimumWidth(260);
   row->addWidget(position_);
+  // The maps' colour scale (issue 23.5: a shared linear scale left tiny
+  // iterations blank).
+  row->addSpacing(12);
+  row->addWidget(new QLabel("Colour scale:", this));
+  scaling_ = new QComboBox(this);
+  scaling_->setObjectName("map_scaling");
+  scaling_->addItem("per iteration", static_cast<int>(MapScaling::kPerIteration));
+  scaling_->addItem("shared (all snapshots)", static_cast<int>(MapScaling::kShared));
+  scaling_->addItem("log (all snapshots)", static_cast<int>(MapScaling::kLog));
+  scaling_->setToolTip(
+      "per iteration: each iteration on its own maximum (shows its structure); shared: one "
+      "linear scale over every snapshot (comparable); log: four decades below the largest "
+      "value of every snapshot (both)");
+  row->addWidget(scaling_);
+  connect(scaling_, &QComboBox::currentIndexChanged, this, [this](int index) {
+    model_->SetMapScaling(static_cast<MapScaling>(scaling_->itemData(index).toInt()));
+    Refresh();
+  });
   layout->addLayout(row);
   connect(slider_, &QSlider::valueChanged, this, [this](int value) {
     model_->SetIterationIndex(value);
@@ -68,6 +87,10 @@ void MonitoringView::Refresh() {
     slider_->setRange(0, std::max(0, count - 1));
     slider_->setValue(count > 0 ? static_cast<int>(frame->index) : 0);
     slider_->setEnabled(count > 1);
+  }
+  {
+    const QSignalBlocker block(scaling_);
+    scaling_->setCurrentIndex(scaling_->findData(static_cast<int>(model_->map_scaling())));
   }
   if (count == 0) {
     position_->setText(model_->has_data() ? "no snapshots of this item" : "no data");

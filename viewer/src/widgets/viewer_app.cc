@@ -87,6 +87,10 @@ base::ArgParser MakeParser() {
   parser.AddFlag("iteration", "N",
                  "the Monitoring view's slider: the item's snapshot at iteration N (default: the "
                  "newest)");
+  parser.AddFlag("map-scale", "SCALE",
+                 "the Monitoring view's colour scale: per-iteration (each iteration on its own "
+                 "maximum), shared (one linear scale over every snapshot) or log",
+                 "per-iteration");
   parser.AddFlag("tab", "TAB",
                  "the window's tab: performance (overview and Marey graph) or loss (Selection and "
                  "Monitoring views); default: loss with --item or --iteration, else performance");
@@ -311,6 +315,20 @@ absl::Status ApplyLossFlags(const base::ParsedArgs& args, bool loaded, LossModel
                                state.epoch, "): ", Listed(items)));
     }
     loss->Choose(item);
+  }
+  if (args.Has("map-scale")) {
+    const std::string scale = *args.Value("map-scale");
+    bool known = false;
+    for (MapScaling s : {MapScaling::kPerIteration, MapScaling::kShared, MapScaling::kLog}) {
+      if (scale == MapScalingName(s)) {
+        loss->SetMapScaling(s);
+        known = true;
+      }
+    }
+    if (!known) {
+      return Fail(absl::StrCat("--map-scale: unknown scale '", scale,
+                               "' (expected per-iteration, shared or log)"));
+    }
   }
   if (args.Has("iteration")) {
     absl::StatusOr<std::optional<int64_t>> parsed = args.Int("iteration", 0, INT64_MAX);

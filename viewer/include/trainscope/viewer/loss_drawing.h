@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "trainscope/viewer/draw_list.h"
+#include "trainscope/viewer/loss_view_records.h"
 #include "trainscope/viewer/records.h"
 
 namespace trainscope::viewer::loss_drawing {
@@ -55,8 +56,12 @@ RectF FitImage(uint32_t width, uint32_t height, float side, float cx, float top)
 PixelImage ThumbnailImage(const ThumbnailRecord& input, RectF dest);
 
 // A map through a ramp on [0, scale]; NaN (a broken half) shows grey.
+// kLog: on [scale / 10^kLogDecades, scale], logarithmic (below: 0).
 PixelImage MapImage(const std::vector<float>& values, uint32_t width, uint32_t height, float scale,
-                    Color (*ramp)(float), RectF dest);
+                    Color (*ramp)(float), RectF dest,
+                    MapScaling scaling = MapScaling::kPerIteration);
+// Where `value` falls on the ramp, 0 to 1, for `scaling` with top `scale`.
+float RampPosition(float value, float scale, MapScaling scaling);
 
 // The whole view says there is nothing to show, and how to get something.
 void AddPlaceholder(DrawList* list, float width, float height, const std::string& title,

@@ -98,6 +98,9 @@ class LossModel {
   bool SetIteration(uint64_t iteration);
   void FollowNewest();
   bool following_newest() const { return !pinned_iteration_.has_value(); }
+  // How the maps are coloured (default per iteration; see MapScaling).
+  void SetMapScaling(MapScaling scaling);
+  MapScaling map_scaling() const { return map_scaling_; }
 
   bool has_data() const { return state_.has_value() && !state_->items.empty(); }
   const std::optional<LossStateRecord>& state() const { return state_; }
@@ -152,6 +155,7 @@ class LossModel {
   std::set<uint64_t> fetched_;                                     // items the source answered for
   std::optional<uint64_t> pinned_iteration_;
   uint64_t version_ = 0;
+  MapScaling map_scaling_ = MapScaling::kPerIteration;
 
   int selection_width_ = 800;
   int selection_height_ = 500;

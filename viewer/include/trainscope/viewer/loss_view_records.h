@@ -54,6 +54,18 @@ struct LossColumn {
 };
 
 // What the Monitoring View shows for the chosen item at the slider.
+// How the Monitoring View's maps are coloured (issue 23.5: maps blank when
+// an iteration's values are tiny next to the item's largest):
+//   kPerIteration: linear on [0, this iteration's max] (the default: every
+//                  iteration shows its structure);
+//   kShared: linear on [0, the max over every snapshot] (comparable across
+//            iterations);
+//   kLog: log over kLogDecades decades below the max over every snapshot
+//         (both: small and large iterations show structure, comparably).
+enum class MapScaling : uint8_t { kPerIteration, kShared, kLog };
+constexpr float kLogDecades = 4;
+const char* MapScalingName(MapScaling scaling);  // "per-iteration", "shared", "log"
+
 struct LossFrame {
   uint64_t item = 0;
   std::optional<uint32_t> place;  // in the current list, 1-based
@@ -67,8 +79,9 @@ struct LossFrame {
   double contribution = 0;
   ThumbnailRecord input;
   std::vector<LossColumn> columns;
-  float scale_max = 0;  // shared by every map of the item, all snapshots
+  float scale_max = 0;  // the colour scale's top (by `scaling`)
   float frame_max = 0;  // the largest value at this iteration
+  MapScaling scaling = MapScaling::kPerIteration;
 };
 
 // Where LossMonitoringLayout put things (for tests and hit tests).

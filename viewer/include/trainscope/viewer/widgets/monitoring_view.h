@@ -17,6 +17,7 @@
 
 #include "trainscope/viewer/loss_model.h"
 
+class QComboBox;
 class QLabel;
 class QSlider;
 
@@ -43,6 +44,7 @@ class MonitoringView : public QWidget {
   QWidget* canvas_;
   QSlider* slider_;
   QLabel* position_;
+  QComboBox* scaling_;  // the maps' colour scale (MapScaling)
 };
 
 }  // namespace trainscope::viewer
