@@ -88,6 +88,11 @@ std::optional<FeedCoalescer::Delta> FeedCoalescer::Take() {
   return out;
 }
 
+bool FeedCoalescer::HasPending() const {
+  base::MutexLock lock(&mu_);
+  return pending_.has_value();
+}
+
 FeedCoalescer::Stats FeedCoalescer::stats() const {
   base::MutexLock lock(&mu_);
   return stats_;

@@ -187,6 +187,7 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
       [marey_key] { marey_key([](MareyModel* m, RectF p) { m->PanBy(p.w / 8); }); });
   key(QKeySequence(Qt::Key_D),
       [marey_key] { marey_key([](MareyModel* m, RectF p) { m->PanBy(-p.w / 8); }); });
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] { RefreshAll(); });
   timer_ = new QTimer(this);
   connect(timer_, &QTimer::timeout, this, &MainWindow::Tick);
   timer_->start(33);
@@ -246,8 +247,14 @@ void MainWindow::ObserveLink(const LinkReport& report, int64_t now_ns) {
 }
 
 void MainWindow::Tick() {
-  if (config_.link) ObserveLink(config_.link(), absl::ToUnixNanos(absl::Now()));
+  const int64_t now_ns = absl::ToUnixNanos(absl::Now());
+  if (config_.link) ObserveLink(config_.link(), now_ns);
   if (feed_ == nullptr) return;
+  // At most RefreshPacer::kVisibleHz model updates and repaints a second,
+  // fewer while hidden, none when nothing arrived: the feed coalesces what
+  // comes in between (issue 23.5: the viewer runs beside training).
+  const bool visible = isVisible() && !isMinimized();
+  if (!pacer_.Due(now_ns, visible, feed_->HasPending())) return;
   std::optional<FeedCoalescer::Delta> delta = feed_->Take();
   if (delta.has_value()) {
     ++frames_;
@@ -255,7 +262,7 @@ void MainWindow::Tick() {
       ShowNotice(QString::fromStdString(notice), 10000);
     }
     state_->Apply(std::move(*delta));
-    RefreshAll();
+    if (visible) RefreshAll();
   }
   const FeedCoalescer::Stats stats = feed_->stats();
   feed_status_->SetFullText(QString("feed: %1 updates in %2 frames \xC2\xB7 skipped %3 states, %4 "
@@ -293,13 +300,17 @@ void MainWindow::RefreshAll() {
   }
   controls_->ShowSelection(state_->selection);
   marey_->SyncControls();
-  overview_->update();
-  marey_->view()->update();
-  traffic_->update();
-  topology_->update();
-  trends_->Refresh();
-  chord_->update();
-  hilbert_ring_->update();
+  // Only the shown tab repaints; switching tabs refreshes the new one.
+  QWidget* shown = tabs_->currentWidget();
+  if (shown == overview_->parentWidget()) {
+    overview_->update();
+    marey_->view()->update();
+  }
+  if (shown == traffic_) traffic_->update();
+  if (shown == topology_) topology_->update();
+  if (shown == trends_) trends_->Refresh();
+  if (shown == chord_) chord_->update();
+  if (shown == hilbert_ring_) hilbert_ring_->update();
 }
 
 }  // namespace trainscope::viewer

@@ -63,6 +63,8 @@ class FeedCoalescer {
   void Post(Delta delta);
   // Everything posted since the last Take, or nullopt when nothing was.
   std::optional<Delta> Take();
+  // Something was posted since the last Take.
+  bool HasPending() const;
   Stats stats() const;
 
  private:

@@ -26,6 +26,7 @@
 
 #include "trainscope/viewer/connection_model.h"
 #include "trainscope/viewer/feed_coalescer.h"
+#include "trainscope/viewer/refresh_pacer.h"
 #include "trainscope/viewer/viewer_state.h"
 #include "trainscope/viewer/widgets/controls_widget.h"
 
@@ -123,6 +124,7 @@ class MainWindow : public QMainWindow {
   uint64_t loss_version_ = UINT64_MAX;
   std::optional<uint64_t> requested_item_;
   uint64_t frames_ = 0;
+  RefreshPacer pacer_;  // bounds the live updates' work (Tick)
 };
 
 }  // namespace trainscope::viewer
