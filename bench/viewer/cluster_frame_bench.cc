@@ -63,6 +63,16 @@ void RunView(benchmark::State& bench, ClusterView* view, ClusterLevel level) {
   Frame(bench, view);
 }
 
+// The layout alone (no painting): what a frame costs before QPainter.
+void LayoutOnly(benchmark::State& bench, ClusterView* view, ClusterLevel level) {
+  view->SetLevel(level);
+  int frame = 0;
+  for (auto _ : bench) {
+    view->SetViewport(kWidth - (frame++ % 2), kHeight);
+    benchmark::DoNotOptimize(view->Draw().PrimitiveCount());
+  }
+}
+
 void BM_TrafficMatrix(benchmark::State& bench) { Frame(bench, &Job()->traffic_matrix); }
 void BM_Topology(benchmark::State& bench) {
   RunView(bench, &Job()->topology, static_cast<ClusterLevel>(bench.range(0)));
@@ -72,6 +82,12 @@ void BM_Chord(benchmark::State& bench) {
 }
 void BM_HilbertRing(benchmark::State& bench) {
   RunView(bench, &Job()->hilbert_ring, static_cast<ClusterLevel>(bench.range(0)));
+}
+void BM_ChordLayoutOnly(benchmark::State& bench) {
+  LayoutOnly(bench, &Job()->chord, static_cast<ClusterLevel>(bench.range(0)));
+}
+void BM_HilbertRingLayoutOnly(benchmark::State& bench) {
+  LayoutOnly(bench, &Job()->hilbert_ring, static_cast<ClusterLevel>(bench.range(0)));
 }
 void BM_Trend(benchmark::State& bench) {
   RunView(bench, &Job()->trend, static_cast<ClusterLevel>(bench.range(0)));
@@ -83,6 +99,8 @@ BENCHMARK(BM_Topology)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Chord)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HilbertRing)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Trend)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChordLayoutOnly)->Arg(0)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HilbertRingLayoutOnly)->Arg(0)->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace trainscope::viewer

@@ -97,5 +97,95 @@ TEST(ChordLayoutTest, TheSlowLinkIsTheWidestRibbonAndSelfTrafficThickensArcs) {
   EXPECT_EQ(state.hierarchy.units(ClusterLevel::kHost)[thickest].name, "node-1");
 }
 
+// Every setter re-lays the view out when its value changes (ClusterView::
+// SetField), and the result follows the new value.
+TEST(ChordLayoutTest, EachSetterRelaysOutOnAChange) {
+  ViewerState state;
+  LoadSlowLinkJob(&state);
+  ChordLayout& chord = state.chord;
+  chord.SetViewport(1000, 900);
+  chord.SetLevel(ClusterLevel::kHost);
+  EXPECT_EQ(chord.arcs().size(), 4u);
+  chord.SetLevel(ClusterLevel::kDevice);
+  EXPECT_EQ(chord.arcs().size(), 16u);
+  const float radius = chord.radius();
+  chord.SetViewport(500, 450);
+  EXPECT_LT(chord.radius(), radius * 0.6f);
+  const double by_time = chord.scale();
+  chord.SetMeasure(ChordLayout::Measure::kBytes);
+  EXPECT_NE(chord.scale(), by_time);
+  chord.SetMeasure(ChordLayout::Measure::kBytes);  // the same: nothing to redo
+  chord.SetMeasure(ChordLayout::Measure::kTransferTime);
+  EXPECT_DOUBLE_EQ(chord.scale(), by_time);
+}
+
+// 1,024 devices on 128 hosts: the arcs keep most of the circle (the gaps
+// between 128 hosts once took more than all of it), the thousand
+// pixel-wide ribbons are drawn as one bundle per host pair (what is painted
+// is bounded), the slow link alone; no ribbon is lost.
+TEST(ChordLayoutTest, AThousandDevicesKeepTheirArcsAndBundleThinRibbons) {
+  SyntheticJobOptions options;
+  options.devices = 1024;
+  options.hosts = 128;
+  options.racks = 8;
+  options.steps = 3;
+  options.compute_ops_per_step = 4;
+  options.collectives_per_step = 1;
+  options.straggler.reset();
+  options.slow_link = std::make_pair(12u, 13u);
+  ViewerState state;
+  state.Load(GenerateSyntheticJob(options));
+  ChordLayout& chord = state.chord;
+  chord.SetViewport(1920, 1080);
+  chord.SetLevel(ClusterLevel::kDevice);
+  ASSERT_GT(chord.scale(), 0);
+  double angles = 0;
+  for (const auto& arc : chord.arcs()) {
+    EXPECT_GE(arc.out_end, arc.out_start);
+    EXPECT_GE(arc.in_end, arc.in_start);
+    angles += arc.in_end - arc.out_start;
+  }
+  EXPECT_GT(angles, 2 * kPi * 0.7);
+  EXPECT_LT(angles, 2 * kPi);
+  EXPECT_GE(chord.arcs().back().in_end, chord.arcs().back().in_start);
+  EXPECT_LT(chord.arcs().back().in_end, 2 * kPi);
+  const auto& units = state.hierarchy.units(ClusterLevel::kDevice);
+  const auto& ribbons = chord.ribbons();
+  ASSERT_EQ(ribbons.size(), 1024u);
+  EXPECT_EQ(units[ribbons.front().src].name, "rank 12");
+  EXPECT_FALSE(ribbons.front().polygon.empty());
+  const auto& bundles = chord.bundles();
+  ASSERT_FALSE(bundles.empty());
+  EXPECT_LE(bundles.size(), 2u * 128u);
+  std::vector<double> value(bundles.size(), 0);
+  std::vector<size_t> flows(bundles.size(), 0);
+  for (const auto& r : ribbons) {
+    if (r.bundle == SIZE_MAX) {
+      EXPECT_FALSE(r.polygon.empty());
+      continue;
+    }
+    ASSERT_LT(r.bundle, bundles.size());
+    const auto& b = bundles[r.bundle];
+    EXPECT_TRUE(r.polygon.empty());
+    EXPECT_EQ(units[r.src].parent, b.src_parent);
+    EXPECT_EQ(units[r.dst].parent, b.dst_parent);
+    EXPECT_GE(r.src_start, b.src_start - 1e-12);
+    EXPECT_LE(r.src_end, b.src_end + 1e-12);
+    EXPECT_GE(r.dst_start, b.dst_start - 1e-12);
+    EXPECT_LE(r.dst_end, b.dst_end + 1e-12);
+    value[r.bundle] += r.value;
+    flows[r.bundle] += 1;
+  }
+  for (size_t i = 0; i < bundles.size(); ++i) {
+    EXPECT_NEAR(bundles[i].value, value[i], 1e-6 * value[i]);
+    EXPECT_EQ(bundles[i].flows, flows[i]);
+    EXPECT_FALSE(bundles[i].polygon.empty());
+  }
+  // Painted: a few hundred polygons, the 2,048 arc halves as plain quads.
+  const DrawList& list = chord.Draw();
+  EXPECT_LT(list.polygons.size(), 600u);
+  EXPECT_GE(list.quads.size(), 2000u);
+}
+
 }  // namespace
 }  // namespace trainscope::viewer

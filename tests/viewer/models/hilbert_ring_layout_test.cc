@@ -4,6 +4,8 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <set>
+#include <utility>
 
 #include "trainscope/viewer/synthetic_job.h"
 #include "trainscope/viewer/viewer_state.h"
@@ -137,6 +139,49 @@ TEST(HilbertRingLayoutTest, BlocksAreContiguousAndTheSlowLinkIsTheHeaviestBundle
   // Zoom into host node-2 (ranks 16-23).
   ring.FocusBlock(std::make_pair(ClusterLevel::kHost, size_t{2}));
   EXPECT_EQ(ring.ring_order().size(), 8u);
+}
+
+// 1,024 devices: the thin edges are hairlines in one bundle per host pair
+// (a few hundred lines painted, not a thousand wide ones), the slow link
+// drawn alone and widest; no link is lost.
+TEST(HilbertRingLayoutTest, AThousandDevicesBundleThinEdgesByHostPair) {
+  SyntheticJobOptions options;
+  options.devices = 1024;
+  options.hosts = 128;
+  options.racks = 8;
+  options.steps = 3;
+  options.compute_ops_per_step = 4;
+  options.collectives_per_step = 1;
+  options.straggler.reset();
+  options.slow_link = std::make_pair(12u, 13u);
+  ViewerState state;
+  state.Load(GenerateSyntheticJob(options));
+  HilbertRingLayout& ring = state.hilbert_ring;
+  ring.SetViewport(1920, 1080);
+  const auto& units = state.hierarchy.units(ClusterLevel::kDevice);
+  const auto& edges = ring.edges();
+  ASSERT_FALSE(edges.empty());
+  EXPECT_EQ(units[edges.front().a].name, "rank 12");
+  EXPECT_EQ(units[edges.front().b].name, "rank 13");
+  EXPECT_GT(edges.front().width, 6);
+  const auto& bundles = ring.bundles();
+  ASSERT_FALSE(bundles.empty());
+  // Every linked pair of devices is an edge or in a bundle of its hosts.
+  std::set<std::pair<uint32_t, uint32_t>> pairs;
+  for (const auto& [a, b] : state.hierarchy.Links(ClusterLevel::kDevice))
+    if (a != b) pairs.insert(std::minmax(a, b));
+  size_t bundled = 0;
+  for (const auto& b : bundles) {
+    EXPECT_LE(b.a, b.b);
+    EXPECT_LT(b.b, 128u);
+    EXPECT_GE(b.flows, 1u);
+    EXPECT_EQ(b.width, 1.0f);
+    EXPECT_GT(b.path.size(), 2u);
+    bundled += b.flows;
+  }
+  EXPECT_EQ(edges.size() + bundled, pairs.size());
+  EXPECT_LT(ring.Draw().polylines.size(), 400u);
+  for (const auto& e : edges) EXPECT_TRUE(e.width == 1.0f || e.width >= 2.0f) << e.width;
 }
 
 }  // namespace

@@ -29,6 +29,17 @@ std::vector<PointF> AnnularSector(PointF centre, float inner, float outer, doubl
   return out;
 }
 
+Quad RadialQuad(PointF centre, float inner, float outer, double a0, double a1, Color fill) {
+  Quad q;
+  q.p[0] = OnCircle(centre, outer, a0);
+  q.p[1] = OnCircle(centre, outer, a1);
+  q.p[2] = OnCircle(centre, inner, a1);
+  q.p[3] = OnCircle(centre, inner, a0);
+  q.fill = fill;
+  q.smooth = false;
+  return q;
+}
+
 std::vector<PointF> Quadratic(PointF a, PointF c, PointF b, int segments) {
   std::vector<PointF> out;
   out.reserve(segments + 1);
@@ -116,6 +127,15 @@ Color Darker(Color color, double factor) {
     return static_cast<uint32_t>(((color >> shift) & 0xFF) * factor) << shift;
   };
   return (color & 0xFF000000u) | scale(16) | scale(8) | scale(0);
+}
+
+Color Mix(Color a, Color b, double t) {
+  auto ch = [&](int shift) {
+    const double x = static_cast<double>((a >> shift) & 0xFF);
+    const double y = static_cast<double>((b >> shift) & 0xFF);
+    return static_cast<uint32_t>(x + (y - x) * std::clamp(t, 0.0, 1.0));
+  };
+  return Rgba(ch(16), ch(8), ch(0));
 }
 
 }  // namespace trainscope::viewer

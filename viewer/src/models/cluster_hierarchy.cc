@@ -200,7 +200,18 @@ const std::vector<TrafficModel::Cell>& ClusterHierarchy::Aggregate(ClusterLevel 
       if (static_cast<int>(c.locality) > static_cast<int>(o.locality)) o.locality = c.locality;
     }
   }
+  std::vector<std::pair<uint32_t, uint32_t>>& links = links_[l];
+  links.clear();
+  for (size_t a = 0; a < k; ++a)
+    for (size_t b = 0; b < k; ++b)
+      if (out[a * k + b].steps != 0)
+        links.emplace_back(static_cast<uint32_t>(a), static_cast<uint32_t>(b));
   return out;
+}
+
+const std::vector<std::pair<uint32_t, uint32_t>>& ClusterHierarchy::Links(ClusterLevel level) {
+  Aggregate(level);
+  return links_[static_cast<int>(level)];
 }
 
 }  // namespace trainscope::viewer

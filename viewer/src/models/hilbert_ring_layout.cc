@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <sstream>
 #include <tuple>
 
@@ -22,26 +23,6 @@ constexpr float kTop = 40;
 constexpr float kMark = 16;   // device marks' radial length
 constexpr float kTrack = 12;  // each address track
 constexpr float kTrackGap = 3;
-
-Color Mix(Color a, Color b, double t) {
-  auto ch = [&](int shift) {
-    const double x = static_cast<double>((a >> shift) & 0xFF);
-    const double y = static_cast<double>((b >> shift) & 0xFF);
-    return static_cast<uint32_t>(x + (y - x) * t);
-  };
-  return Rgba(ch(16), ch(8), ch(0));
-}
-
-Quad RadialQuad(PointF c, float r0, float r1, double a0, double a1, Color fill) {
-  Quad q;
-  q.p[0] = OnCircle(c, r1, a0);
-  q.p[1] = OnCircle(c, r1, a1);
-  q.p[2] = OnCircle(c, r0, a1);
-  q.p[3] = OnCircle(c, r0, a0);
-  q.fill = fill;
-  q.smooth = false;
-  return q;
-}
 
 }  // namespace
 
@@ -71,22 +52,15 @@ HilbertRingLayout::HilbertRingLayout(ClusterHierarchy* hierarchy, UnitTrendModel
     : hierarchy_(hierarchy), trends_(trends), selection_(selection) {}
 
 void HilbertRingLayout::SetViewport(int width, int height) {
-  if (width == width_ && height == height_) return;
-  width_ = width;
-  height_ = height;
-  dirty_ = true;
+  SetField(&width_, width);
+  SetField(&height_, height);
 }
 
-void HilbertRingLayout::SetLevel(ClusterLevel level) {
-  if (level == level_) return;
-  level_ = level;
-  dirty_ = true;
-}
+void HilbertRingLayout::SetLevel(ClusterLevel level) { SetField(&level_, level); }
 
 void HilbertRingLayout::SetCoordinates(
     const std::map<uint32_t, std::pair<uint32_t, uint32_t>>& coordinates) {
-  coordinates_ = coordinates;
-  dirty_ = true;
+  SetField(&coordinates_, coordinates);
 }
 
 void HilbertRingLayout::SetAlerts(const std::vector<Alert>& alerts) {
@@ -94,15 +68,11 @@ void HilbertRingLayout::SetAlerts(const std::vector<Alert>& alerts) {
   for (const Alert& a : alerts)
     if (a.state == AlertState::kRaised && a.cause >= 0)
       ranks.insert(static_cast<uint32_t>(a.cause));
-  if (ranks == alert_ranks_) return;
-  alert_ranks_ = std::move(ranks);
-  dirty_ = true;
+  SetField(&alert_ranks_, std::move(ranks));
 }
 
 void HilbertRingLayout::FocusBlock(std::optional<std::pair<ClusterLevel, size_t>> block) {
-  if (block == focus_) return;
-  focus_ = block;
-  dirty_ = true;
+  SetField(&focus_, block);
 }
 
 const DrawList& HilbertRingLayout::Draw() {
@@ -135,6 +105,7 @@ void HilbertRingLayout::Rebuild() {
   built_selection_ = selection_->devices_version();
   list_.Clear();
   edges_.clear();
+  bundles_.clear();
   const float w = static_cast<float>(width_), h = static_cast<float>(height_);
   list_.backgrounds.push_back({{0, 0, w, h}, kBackgroundColor});
   const TrafficModel::Matrix& m = hierarchy_->traffic()->matrix();
@@ -245,7 +216,8 @@ void HilbertRingLayout::Rebuild() {
   const std::vector<PointF> host_points = bundle_points(ClusterLevel::kHost, 0.7f);
   const std::vector<PointF> rack_points = bundle_points(ClusterLevel::kRack, 0.35f);
 
-  // Edges between units of the level (devices: the shown ones).
+  // Edges between units of the level (devices: the shown ones), from the
+  // cells with traffic only (a 1,024-device ring: a thousand of a million).
   const std::vector<TrafficModel::Cell>& cells = hierarchy_->Aggregate(level_);
   const auto& units = hierarchy_->units(level_);
   const size_t k = units.size();
@@ -257,17 +229,17 @@ void HilbertRingLayout::Rebuild() {
     if (a && b)
       selected = std::minmax(hierarchy_->UnitOf(level_, *a), hierarchy_->UnitOf(level_, *b));
   }
-  for (size_t a = 0; a < k; ++a) {
-    if (!shown[a]) continue;
-    for (size_t b = a + 1; b < k; ++b) {
-      if (!shown[b]) continue;
-      const double weight =
-          static_cast<double>(cells[a * k + b].duration_ns + cells[b * k + a].duration_ns);
-      if (cells[a * k + b].steps == 0 && cells[b * k + a].steps == 0) continue;
+  {
+    std::map<std::pair<size_t, size_t>, size_t> edge_of;
+    for (const auto& [x, y] : hierarchy_->Links(level_)) {
+      if (x == y || !shown[x] || !shown[y]) continue;
+      const size_t a = std::min(x, y), b = std::max(x, y);
+      auto [it, added] = edge_of.emplace(std::make_pair(a, b), edges_.size());
+      if (!added) continue;  // the other direction: counted below
       Edge e;
       e.a = a;
       e.b = b;
-      e.weight = weight;
+      e.weight = static_cast<double>(cells[a * k + b].duration_ns + cells[b * k + a].duration_ns);
       e.selected = selected.has_value() && *selected == std::make_pair(a, b);
       edges_.push_back(std::move(e));
     }
@@ -275,57 +247,137 @@ void HilbertRingLayout::Rebuild() {
   std::stable_sort(edges_.begin(), edges_.end(),
                    [](const Edge& x, const Edge& y) { return x.weight > y.weight; });
   const size_t all_edges = edges_.size();
-  if (edges_.size() > kMaxEdges) {
-    auto keep = std::stable_partition(edges_.begin() + kMaxEdges, edges_.end(),
-                                      [](const Edge& e) { return e.selected; });
-    edges_.erase(keep, edges_.end());
-  }
-  // Where a unit's edges leave the ring: its device, or its block's middle.
-  auto anchor = [&](size_t u) {
-    double sx = 0, sy = 0;
-    for (size_t d : units[u].devices) {
-      if (position_[d] == SIZE_MAX) continue;
-      sx += std::sin(angle_of(position_[d]));
-      sy += std::cos(angle_of(position_[d]));
-    }
-    return OnCircle(centre_, radius_ - 2, std::atan2(sx, sy));
-  };
   const double max_weight = edges_.empty() ? 1 : std::max(1e-9, edges_.front().weight);
-  for (Edge& e : edges_) {
-    const size_t da = units[e.a].devices.front(), db = units[e.b].devices.front();
+  // A thin edge is a hairline: Qt strokes a 1-pixel pen with its fast
+  // antialiased line drawer, a wider one as a filled outline at ten times
+  // the cost (1,024 devices: 12 ms of a frame).
+  auto width_of = [&](double weight) {
+    const float width = static_cast<float>(1 + 7 * weight / max_weight);
+    return width < kThinEdgePx ? 1.0f : width;
+  };
+  // Where a unit's edges leave the ring: the circular mean of its shown
+  // devices' angles.
+  std::vector<double> unit_angle(k, 0);
+  {
+    std::vector<double> sx(k, 0), sy(k, 0);
+    for (size_t i = 0; i < n; ++i) {
+      const size_t u = hierarchy_->UnitOf(level_, ring_[i]);
+      sx[u] += std::sin(angle_of(i));
+      sy[u] += std::cos(angle_of(i));
+    }
+    for (size_t u = 0; u < k; ++u) unit_angle[u] = std::atan2(sx[u], sy[u]);
+  }
+  auto anchor = [&](double angle) { return OnCircle(centre_, radius_ - 2, angle); };
+  // Thin edges join their parents' bundle when there are too many to draw.
+  const bool bundling = edges_.size() > kBundleAbove;
+  const ClusterLevel up = BundleLevel();
+  auto parent_of = [&](size_t u) {
+    return level_ == ClusterLevel::kRack ? u : hierarchy_->UnitOf(up, units[u].devices.front());
+  };
+  struct Side {
+    double sx = 0, sy = 0;
+  };
+  std::vector<std::pair<Side, Side>> sides;      // per bundle: its a and b ends
+  std::vector<std::pair<double, double>> spans;  // per bundle: its lowest and highest angle
+  std::map<std::pair<size_t, size_t>, size_t> bundle_of;
+  std::vector<Edge> alone;
+  alone.reserve(std::min(edges_.size(), kMaxEdges));
+  for (size_t i = 0; i < edges_.size(); ++i) {
+    Edge& e = edges_[i];
+    const bool thin = width_of(e.weight) <= 1 || i >= kMaxEdges;
+    if (i == 0 || e.selected || !(bundling && thin)) {
+      if (i < kMaxEdges || e.selected) alone.push_back(std::move(e));
+      continue;
+    }
+    size_t pa = parent_of(e.a), pb = parent_of(e.b);
+    double angle_a = unit_angle[e.a], angle_b = unit_angle[e.b];
+    if (pa > pb) std::swap(pa, pb), std::swap(angle_a, angle_b);
+    auto [it, added] = bundle_of.emplace(std::make_pair(pa, pb), bundles_.size());
+    if (added) {
+      Bundle b;
+      b.a = pa;
+      b.b = pb;
+      bundles_.push_back(std::move(b));
+      sides.emplace_back();
+      spans.emplace_back(1e9, -1e9);
+    }
+    Bundle& b = bundles_[it->second];
+    b.flows += 1;
+    b.weight += e.weight;
+    auto& [side_a, side_b] = sides[it->second];
+    side_a.sx += std::sin(angle_a), side_a.sy += std::cos(angle_a);
+    side_b.sx += std::sin(angle_b), side_b.sy += std::cos(angle_b);
+    auto& [lo, hi] = spans[it->second];
+    for (double angle : {angle_a, angle_b}) {
+      if (angle < 0) angle += 2 * kPi;
+      lo = std::min(lo, angle), hi = std::max(hi, angle);
+    }
+  }
+  edges_ = std::move(alone);
+  // Up the hierarchy from one end and down to the other: a device's own
+  // host point, its rack's point only when the racks differ (or for host
+  // edges), then the other side's.
+  const bool devices = level_ == ClusterLevel::kDevice;
+  auto route = [&](PointF from, PointF to, size_t da, size_t db) {
     const size_t ha = hierarchy_->UnitOf(ClusterLevel::kHost, da);
     const size_t hb = hierarchy_->UnitOf(ClusterLevel::kHost, db);
     const size_t ra = hierarchy_->UnitOf(ClusterLevel::kRack, da);
     const size_t rb = hierarchy_->UnitOf(ClusterLevel::kRack, db);
-    // Up the hierarchy from one end and down to the other: a device's own
-    // host point, its rack's point only when the racks differ (or for host
-    // edges), then the other side's.
-    std::vector<PointF> controls = {anchor(e.a)};
-    const bool devices = level_ == ClusterLevel::kDevice;
+    std::vector<PointF> controls = {from};
     if (devices) controls.push_back(host_points[ha]);
     if (ra != rb && level_ != ClusterLevel::kRack) controls.push_back(rack_points[ra]);
     if (ra != rb && level_ != ClusterLevel::kRack) controls.push_back(rack_points[rb]);
     if (devices && ha != hb) controls.push_back(host_points[hb]);
-    controls.push_back(anchor(e.b));
+    controls.push_back(to);
     if (controls.size() == 2) controls.insert(controls.begin() + 1, centre_);
-    e.path = BSpline(controls, 6);
-    e.width = static_cast<float>(1 + 7 * e.weight / max_weight);
+    return BSpline(controls, 6);
+  };
+  for (Edge& e : edges_) {
+    e.path = route(anchor(unit_angle[e.a]), anchor(unit_angle[e.b]), units[e.a].devices.front(),
+                   units[e.b].devices.front());
+    e.width = width_of(e.weight);
   }
+  const auto& parents = hierarchy_->units(up);
+  for (size_t i = 0; i < bundles_.size(); ++i) {
+    Bundle& b = bundles_[i];
+    const size_t da = parents[b.a].devices.front(), db = parents[b.b].devices.front();
+    if (b.a == b.b) {
+      // Inside one parent: a loop from its members' first to last end.
+      b.path = route(anchor(spans[i].first), anchor(spans[i].second), da, db);
+    } else {
+      const auto& [side_a, side_b] = sides[i];
+      b.path = route(anchor(std::atan2(side_a.sx, side_a.sy)),
+                     anchor(std::atan2(side_b.sx, side_b.sy)), da, db);
+    }
+    b.width = width_of(b.weight / static_cast<double>(b.flows));
+  }
+  auto edge_color = [&](double weight) {
+    const double f = weight / max_weight;
+    return Mix(kBackgroundColor, Mix(Rgba(120, 144, 156), Rgba(127, 0, 0), f),
+               (50 + 205 * f) / 255);
+  };
+  for (const Bundle& b : bundles_)
+    list_.polylines.push_back(
+        {b.path, edge_color(b.weight / static_cast<double>(b.flows)), b.width});
+  // Smoothed: hairlines (cheap), the kSmoothEdges heaviest and the
+  // selected one; the other wide ones are rough (128 hosts in a ring: 128
+  // edges 8 pixels wide, 15 ms of a frame smoothed).
   for (auto it = edges_.rbegin(); it != edges_.rend(); ++it) {
-    const double f = it->weight / max_weight;
-    if (it->selected)
-      list_.polylines.push_back({it->path, WithAlpha(kSelectColor, 210), it->width + 6});
-    list_.polylines.push_back({it->path,
-                               WithAlpha(Mix(Rgba(120, 144, 156), Rgba(127, 0, 0), f),
-                                         static_cast<uint32_t>(50 + 205 * f)),
-                               it->width});
+    const bool smooth =
+        it->width <= 1 || it->selected || static_cast<size_t>(&*it - edges_.data()) < kSmoothEdges;
+    if (it->selected) list_.polylines.push_back({it->path, kSelectColor, it->width + 6});
+    list_.polylines.push_back({it->path, edge_color(it->weight), it->width, false, smooth});
   }
+  size_t bundled = 0;
+  for (const Bundle& b : bundles_) bundled += b.flows;
   list_.texts.push_back(
       {8, 14,
        Cat("Hilbert ring: ", n, " devices in ",
            uses_coordinates_ ? "Hilbert order of their coordinates" : "rack, host, rank order",
            "; ", all_edges, " ", ClusterLevelName(level_), " links",
-           all_edges > edges_.size() ? Cat(" (", edges_.size(), " heaviest drawn)") : "",
+           bundled > 0 ? Cat(" (", bundled, " thin ones in ", bundles_.size(), " bundles by ",
+                             ClusterLevelName(up), " pair)")
+                       : "",
            ", bundled through hosts and racks; dark red = most transfer time"),
        kTextColor, Text::Align::kLeft, true});
   if (focus_.has_value()) {
@@ -372,6 +424,13 @@ std::string HilbertRingLayout::TooltipAt(float x, float y) {
                  " transfer time");
     }
   }
+  if (const auto b = BundleAt(x, y)) {
+    const Bundle& bundle = bundles_[*b];
+    const auto& parents = hierarchy_->units(BundleLevel());
+    return Cat(parents[bundle.a].name, " <-> ", parents[bundle.b].name, ": ", bundle.flows, " ",
+               ClusterLevelName(level_), " links under ", kThinEdgePx, " px drawn as one, ",
+               FormatDuration(bundle.weight), " transfer time in all");
+  }
   return "";
 }
 
@@ -397,8 +456,30 @@ bool HilbertRingLayout::ClickAt(float x, float y) {
     }
     return selection_->devices_version() != before;
   }
+  if (const auto b = BundleAt(x, y)) {
+    std::vector<uint32_t> ranks;
+    const auto& parents = hierarchy_->units(BundleLevel());
+    for (size_t p : {bundles_[*b].a, bundles_[*b].b})
+      for (size_t d : parents[p].devices) ranks.push_back(m.devices[d].rank);
+    selection_->SelectDevices(ranks);
+    return selection_->devices_version() != before;
+  }
   selection_->ClearDevices();
   return selection_->devices_version() != before;
+}
+
+ClusterLevel HilbertRingLayout::BundleLevel() const {
+  return level_ == ClusterLevel::kRack ? level_
+                                       : static_cast<ClusterLevel>(static_cast<int>(level_) + 1);
+}
+
+std::optional<size_t> HilbertRingLayout::BundleAt(float x, float y) {
+  Draw();
+  for (size_t i = bundles_.size(); i-- > 0;) {  // the topmost first
+    if (DistanceToPolyline(bundles_[i].path, {x, y}) <= std::max(3.0f, bundles_[i].width / 2 + 1))
+      return i;
+  }
+  return std::nullopt;
 }
 
 bool HilbertRingLayout::LassoSelect(const std::vector<PointF>& polygon) {

@@ -23,15 +23,6 @@ constexpr float kTop = 52;
 constexpr Color kHostDiscColor = Rgba(240, 242, 245);
 constexpr Color kHostDiscStroke = Rgba(150, 156, 166);
 
-Color Mix(Color a, Color b, double t) {
-  auto ch = [&](int shift) {
-    const double x = static_cast<double>((a >> shift) & 0xFF);
-    const double y = static_cast<double>((b >> shift) & 0xFF);
-    return static_cast<uint32_t>(x + (y - x) * t);
-  };
-  return Rgba(ch(16), ch(8), ch(0));
-}
-
 // A straight edge of the given width as a polygon.
 std::vector<PointF> Band(PointF a, PointF b, float width) {
   const float dx = b.x - a.x, dy = b.y - a.y;
@@ -54,23 +45,13 @@ TopologyLayout::TopologyLayout(ClusterHierarchy* hierarchy, UnitTrendModel* tren
     : hierarchy_(hierarchy), trends_(trends), selection_(selection) {}
 
 void TopologyLayout::SetViewport(int width, int height) {
-  if (width == width_ && height == height_) return;
-  width_ = width;
-  height_ = height;
-  dirty_ = true;
+  SetField(&width_, width);
+  SetField(&height_, height);
 }
 
-void TopologyLayout::SetLevel(ClusterLevel level) {
-  if (level == level_) return;
-  level_ = level;
-  dirty_ = true;
-}
+void TopologyLayout::SetLevel(ClusterLevel level) { SetField(&level_, level); }
 
-void TopologyLayout::SetWeight(Weight weight) {
-  if (weight == weight_) return;
-  weight_ = weight;
-  dirty_ = true;
-}
+void TopologyLayout::SetWeight(Weight weight) { SetField(&weight_, weight); }
 
 void TopologyLayout::SetAlerts(const std::vector<Alert>& alerts) {
   std::set<uint32_t> ranks;
@@ -86,10 +67,8 @@ void TopologyLayout::SetAlerts(const std::vector<Alert>& alerts) {
       ranks.insert(static_cast<uint32_t>(a.cause));
     }
   }
-  if (ranks == alert_ranks_ && links == alert_links_) return;
-  alert_ranks_ = std::move(ranks);
-  alert_links_ = std::move(links);
-  dirty_ = true;
+  SetField(&alert_ranks_, std::move(ranks));
+  SetField(&alert_links_, std::move(links));
 }
 
 const DrawList& TopologyLayout::Draw() {

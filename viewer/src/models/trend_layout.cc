@@ -36,30 +36,17 @@ TrendLayout::TrendLayout(ClusterHierarchy* hierarchy, UnitTrendModel* trends,
     : hierarchy_(hierarchy), trends_(trends), selection_(selection) {}
 
 void TrendLayout::SetViewport(int width, int height) {
-  if (width == width_ && height == height_) return;
-  width_ = width;
-  height_ = height;
-  dirty_ = true;
+  SetField(&width_, width);
+  SetField(&height_, height);
 }
 
-void TrendLayout::SetLevel(ClusterLevel level) {
-  if (level == level_) return;
-  level_ = level;
-  dirty_ = true;
-}
+void TrendLayout::SetLevel(ClusterLevel level) { SetField(&level_, level); }
 
 void TrendLayout::SetFrameSteps(uint32_t steps) {
-  steps = std::max<uint32_t>(1, steps);
-  if (steps == frame_steps_) return;
-  frame_steps_ = steps;
-  dirty_ = true;
+  SetField(&frame_steps_, std::max<uint32_t>(1, steps));
 }
 
-void TrendLayout::SetFrame(std::optional<size_t> frame) {
-  if (frame == wanted_frame_) return;
-  wanted_frame_ = frame;
-  dirty_ = true;
-}
+void TrendLayout::SetFrame(std::optional<size_t> frame) { SetField(&wanted_frame_, frame); }
 
 const DrawList& TrendLayout::Draw() {
   if (dirty_ || built_hierarchy_ != hierarchy_->version() || built_trends_ != trends_->version() ||

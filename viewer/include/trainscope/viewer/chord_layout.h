@@ -8,7 +8,13 @@
 // devices talking). A ribbon runs from the source's out interval to the
 // destination's in interval, as wide at each end as their traffic, coloured
 // by its source. Units follow the hierarchy's order (rack, host, rank), so
-// ribbons within a host or rack stay short and cross less.
+// ribbons within a host or rack stay short and cross less. Ribbons narrower
+// than kMinRibbonPx at both ends (a 1,024-device ring: a thousand ribbons a
+// pixel wide) are drawn as one bundle per pair of parent units (devices:
+// their hosts; hosts: their racks) spanning its members' ends, a petal when
+// both parents are one, so what is painted is bounded by what can be seen;
+// the heaviest and the selected ribbon are always drawn alone. Colours are
+// opaque (a translucent colour over the white background, precomputed).
 //
 // Usage:
 //   ChordLayout chord(&hierarchy, &selection);
@@ -36,6 +42,7 @@ namespace trainscope::viewer {
 class ChordLayout : public ClusterView {
  public:
   static constexpr size_t kMaxRibbons = 3000;
+  static constexpr double kMinRibbonPx = 1.5;
   enum class Measure : uint8_t { kTransferTime, kBytes };
 
   // Angles in radians, clockwise from 12 o'clock.
@@ -51,8 +58,18 @@ class ChordLayout : public ClusterView {
     double value = 0;
     double src_start = 0, src_end = 0;
     double dst_start = 0, dst_end = 0;
-    std::vector<PointF> polygon;
+    std::vector<PointF> polygon;  // empty: drawn in its bundle
     bool selected = false;
+    size_t bundle = SIZE_MAX;  // index in bundles()
+  };
+  // Thin ribbons between two parent units, drawn as one.
+  struct Bundle {
+    size_t src_parent = 0, dst_parent = 0;  // units one level up (racks: the units)
+    size_t flows = 0;
+    double value = 0;
+    double src_start = 0, src_end = 0;  // the union of its members' ends
+    double dst_start = 0, dst_end = 0;
+    std::vector<PointF> polygon;
   };
 
   ChordLayout(ClusterHierarchy* hierarchy, SelectionState* selection);
@@ -69,6 +86,7 @@ class ChordLayout : public ClusterView {
   const std::vector<Arc>& arcs() { return Draw(), arcs_; }
   // Heaviest first.
   const std::vector<Ribbon>& ribbons() { return Draw(), ribbons_; }
+  const std::vector<Bundle>& bundles() { return Draw(), bundles_; }
   // Radians per unit of the measure.
   double scale() { return Draw(), scale_; }
   PointF centre() { return Draw(), centre_; }
@@ -78,6 +96,9 @@ class ChordLayout : public ClusterView {
   void Rebuild();
   std::optional<size_t> ArcAt(float x, float y);
   std::optional<size_t> RibbonAt(float x, float y);
+  std::optional<size_t> BundleAt(float x, float y);
+  // The unit one level up that bundles a unit's thin ribbons.
+  size_t BundleParent(size_t unit);
 
   ClusterHierarchy* hierarchy_;
   SelectionState* selection_;
@@ -85,13 +106,13 @@ class ChordLayout : public ClusterView {
   Measure measure_ = Measure::kTransferTime;
   int width_ = 800;
   int height_ = 600;
-  bool dirty_ = true;
   uint64_t built_hierarchy_ = UINT64_MAX;
   uint64_t built_traffic_ = UINT64_MAX;
   uint64_t built_selection_ = UINT64_MAX;
   DrawList list_;
   std::vector<Arc> arcs_;
   std::vector<Ribbon> ribbons_;
+  std::vector<Bundle> bundles_;
   double scale_ = 0;
   PointF centre_;
   float radius_ = 0;

@@ -27,6 +27,10 @@ std::vector<PointF> Circle(PointF centre, float radius, int segments = 20);
 // The ring sector between two radii and two angles (radians, clockwise from
 // 12 o'clock as the views lay them out).
 std::vector<PointF> AnnularSector(PointF centre, float inner, float outer, double a0, double a1);
+// The same sector as one non-antialiased quad (its chord edges straight):
+// what a sector a few pixels wide looks like anyway, at a fraction of the
+// cost of a smoothed polygon (1,024 device marks on a ring).
+Quad RadialQuad(PointF centre, float inner, float outer, double a0, double a1, Color fill);
 // Points along a quadratic Bezier curve from a to b pulled towards c.
 std::vector<PointF> Quadratic(PointF a, PointF c, PointF b, int segments = 16);
 // A uniform cubic B-spline through control points (clamped ends): the
@@ -40,6 +44,9 @@ Color EfficiencyColor(double efficiency);
 // A categorical colour per index (ribbons coloured by their source).
 Color CategoryColor(size_t index);
 Color Darker(Color color, double factor);
+// From a (t = 0) to b (t = 1), opaque: a translucent colour over a known
+// background as one opaque colour (no blending where shapes overlap).
+Color Mix(Color a, Color b, double t);
 
 }  // namespace trainscope::viewer
 

@@ -22,6 +22,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainscope/viewer/traffic_model.h"
@@ -68,6 +69,12 @@ class ClusterHierarchy {
   // Kept until the traffic or the units change (a view re-laid out for a
   // new size reuses it: 1,024 devices are a million cells).
   const std::vector<TrafficModel::Cell>& Aggregate(ClusterLevel level);
+  // The (row, column) unit pairs of Aggregate(level) whose cell has any
+  // traffic (steps > 0), row-major (by source, then destination), the
+  // diagonal included: what a view walks instead of the k x k cells (a
+  // 1,024-device ring is a thousand links among a million cells). Kept as
+  // long as Aggregate(level) is.
+  const std::vector<std::pair<uint32_t, uint32_t>>& Links(ClusterLevel level);
 
   // Changes whenever the devices or the racks change.
   uint64_t version();
@@ -86,6 +93,7 @@ class ClusterHierarchy {
   std::vector<Unit> levels_[3];
   std::vector<size_t> unit_of_[3];  // per level, by matrix index
   std::vector<TrafficModel::Cell> aggregated_[3];
+  std::vector<std::pair<uint32_t, uint32_t>> links_[3];
   uint64_t aggregated_version_[3] = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
   uint64_t aggregated_units_[3] = {UINT64_MAX, UINT64_MAX, UINT64_MAX};
 };

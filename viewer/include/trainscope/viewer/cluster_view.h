@@ -15,6 +15,7 @@
 #define TRAINSCOPE_VIEWER_CLUSTER_VIEW_H_
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainscope/viewer/cluster_hierarchy.h"
@@ -40,6 +41,19 @@ class ClusterView {
     (void)polygon;
     return false;
   }
+
+ protected:
+  // Every setter of a view: stores a value its layout is built from and
+  // marks the view stale (rebuilt on the next Draw) only when it changed.
+  template <typename T, typename V>
+  void SetField(T* field, V&& value) {
+    if (*field == value) return;
+    *field = std::forward<V>(value);
+    dirty_ = true;
+  }
+
+  // Rebuild on the next Draw.
+  bool dirty_ = true;
 };
 
 }  // namespace trainscope::viewer

@@ -10,6 +10,11 @@
 // At the host or rack level the edges join blocks instead. A device's mark
 // is coloured by its efficiency (red outline: an alert); selected devices
 // and the selected link are blue. FocusBlock zooms into one host or rack.
+// With more than kBundleAbove edges, the thin ones (under kThinEdgePx) join
+// one bundle per pair of parent units (devices: hosts; hosts: racks), drawn
+// once from their ends' blocks, so a frame costs what can be seen; the
+// heaviest and the selected edge are always drawn alone. Colours are opaque
+// (a translucent colour over the white background, precomputed).
 //
 // Usage:
 //   HilbertRingLayout ring(&hierarchy, &trends, &selection);
@@ -45,6 +50,9 @@ uint64_t HilbertIndex(uint32_t bits, uint32_t x, uint32_t y);
 class HilbertRingLayout : public ClusterView {
  public:
   static constexpr size_t kMaxEdges = 3000;
+  static constexpr size_t kBundleAbove = 256;
+  static constexpr float kThinEdgePx = 2;
+  static constexpr size_t kSmoothEdges = 32;
 
   struct Edge {
     size_t a = 0, b = 0;  // units of the level
@@ -52,6 +60,14 @@ class HilbertRingLayout : public ClusterView {
     std::vector<PointF> path;
     float width = 1;
     bool selected = false;
+  };
+  // Thin edges between two parent units, drawn as one.
+  struct Bundle {
+    size_t a = 0, b = 0;  // units one level up (racks: the units), a <= b
+    size_t flows = 0;
+    double weight = 0;  // all its edges'
+    std::vector<PointF> path;
+    float width = 1;
   };
 
   HilbertRingLayout(ClusterHierarchy* hierarchy, UnitTrendModel* trends, SelectionState* selection);
@@ -75,12 +91,17 @@ class HilbertRingLayout : public ClusterView {
   // The ring position of a device (matrix index), if shown.
   std::optional<size_t> PositionOf(size_t device);
   PointF DevicePoint(size_t device);
+  // Drawn alone, heaviest first.
   const std::vector<Edge>& edges() { return Draw(), edges_; }
+  const std::vector<Bundle>& bundles() { return Draw(), bundles_; }
   bool uses_coordinates() { return Draw(), uses_coordinates_; }
 
  private:
   void Rebuild();
   std::optional<size_t> DeviceAt(float x, float y);
+  std::optional<size_t> BundleAt(float x, float y);
+  // The level whose units bundle thin edges: one up (racks: themselves).
+  ClusterLevel BundleLevel() const;
 
   ClusterHierarchy* hierarchy_;
   UnitTrendModel* trends_;
@@ -91,7 +112,6 @@ class HilbertRingLayout : public ClusterView {
   std::optional<std::pair<ClusterLevel, size_t>> focus_;
   int width_ = 800;
   int height_ = 800;
-  bool dirty_ = true;
   uint64_t built_hierarchy_ = UINT64_MAX;
   uint64_t built_traffic_ = UINT64_MAX;
   uint64_t built_trends_ = UINT64_MAX;
@@ -100,6 +120,7 @@ class HilbertRingLayout : public ClusterView {
   std::vector<size_t> ring_;
   std::vector<size_t> position_;  // by matrix index; SIZE_MAX: not shown
   std::vector<Edge> edges_;
+  std::vector<Bundle> bundles_;
   bool uses_coordinates_ = false;
   PointF centre_;
   float radius_ = 0;

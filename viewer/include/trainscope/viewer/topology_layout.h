@@ -102,7 +102,6 @@ class TopologyLayout : public ClusterView {
   int height_ = 600;
   std::set<uint32_t> alert_ranks_;
   std::set<std::pair<uint32_t, uint32_t>> alert_links_;
-  bool dirty_ = true;
   uint64_t built_hierarchy_ = UINT64_MAX;
   uint64_t built_traffic_ = UINT64_MAX;
   uint64_t built_trends_ = UINT64_MAX;

@@ -75,7 +75,6 @@ class TrendLayout : public ClusterView {
   std::optional<size_t> wanted_frame_;
   int width_ = 800;
   int height_ = 600;
-  bool dirty_ = true;
   uint64_t built_hierarchy_ = UINT64_MAX;
   uint64_t built_trends_ = UINT64_MAX;
   uint64_t built_selection_ = UINT64_MAX;
