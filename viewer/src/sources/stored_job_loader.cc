@@ -44,7 +44,9 @@ absl::StatusOr<JobData> LoadStoredJob(const std::filesystem::path& data_dir,
   std::optional<std::pair<uint64_t, uint64_t>> job_steps;
   if (!data.steps.empty()) job_steps = {data.steps.front().step, data.steps.back().step};
   if (options.steps.has_value()) {
-    const auto [first, last] = *options.steps;
+    // Not a structured binding: clang 14 (the thread-safety build) cannot capture one.
+    const auto first = options.steps->first;
+    const auto last = options.steps->second;
     std::erase_if(data.steps, [&](const StepRecord& s) { return s.step < first || s.step > last; });
     if (data.steps.empty()) {
       return absl::NotFoundError(absl::StrCat(
