@@ -178,11 +178,6 @@ TEST_F(MareyModelTest, OnlyDenseComputeBinsMerge) {
   // The sparse operators are drawn one by one, the dense ones as one band.
   EXPECT_EQ(RectsOnRow(model, 0, kComputeColor).size(), 3u);
   EXPECT_EQ(RectsOnRow(model, 0, kMergedColor).size(), 1u);
-  auto hit = model.HitTest(model.TimeToX(10'300), model.Rows()[0].axis_y);
-  ASSERT_TRUE(hit.has_value());
-  EXPECT_EQ(hit->kind, MareyModel::Hit::Kind::kMergedBin);
-  EXPECT_EQ(hit->merged_operators, 40u);
-  EXPECT_EQ(hit->busy_ns, 400);
   // Zoomed into the cluster, the same operators are no longer merged.
   model.SetTimeRange(9'000, 11'000);
   model.Draw();
@@ -233,11 +228,6 @@ TEST_F(MareyModelTest, StageRowsHoldMinAvgMax) {
     EXPECT_NEAR(rects[0].rect.x, model.TimeToX(e.start), 0.01) << "row " << e.row;
     EXPECT_NEAR(rects[0].rect.x + rects[0].rect.w, model.TimeToX(e.end), 0.01) << "row " << e.row;
   }
-  auto hit = model.HitTest(model.TimeToX(3000), rows[1].axis_y);
-  ASSERT_TRUE(hit.has_value());
-  EXPECT_EQ(hit->op, "conv");
-  EXPECT_EQ(hit->start_ns, 2000);
-  EXPECT_EQ(hit->duration_ns, 2000);
 }
 
 TEST_F(MareyModelTest, ExpandingAGroupShowsItsDevices) {
@@ -254,31 +244,8 @@ TEST_F(MareyModelTest, ExpandingAGroupShowsItsDevices) {
   EXPECT_EQ(rows[3].rank, 0u);
   EXPECT_EQ(rows[4].rank, 1u);
   EXPECT_EQ(rows[5].group_key, "host b");
-  auto label = model.HitTest(20, rows[0].axis_y);
-  ASSERT_TRUE(label.has_value());
-  EXPECT_EQ(label->kind, MareyModel::Hit::Kind::kRowLabel);
-  EXPECT_EQ(label->group_key, "host a");
   model.ToggleExpanded("host a");
   EXPECT_EQ(model.Rows().size(), 6u);
-}
-
-TEST_F(MareyModelTest, HoverNamesOperatorDeviceStartDurationStep) {
-  MareyModel model(&names_);
-  model.AddOperators({Op(0, 0, 100, "first"), Op(3, 4000, 6000, "aten::mm", OpClass::kCompute, 7)});
-  model.SetViewport(1000, 600);
-  model.SetTimeRange(0, 10'000);
-  const auto& rows = model.Rows();
-  ASSERT_EQ(rows.size(), 2u);
-  auto hit = model.HitTest(model.TimeToX(5000), rows[1].axis_y + 1);
-  ASSERT_TRUE(hit.has_value());
-  EXPECT_EQ(hit->kind, MareyModel::Hit::Kind::kOperator);
-  EXPECT_EQ(hit->op, "aten::mm");
-  EXPECT_EQ(hit->row_label, "rank 3");
-  EXPECT_EQ(hit->start_ns, 4000);
-  EXPECT_EQ(hit->duration_ns, 2000);
-  EXPECT_EQ(hit->step, 7u);
-  EXPECT_THAT(hit->text, ::testing::HasSubstr("step: 7"));
-  EXPECT_FALSE(model.HitTest(model.TimeToX(8000), rows[1].axis_y).has_value());
 }
 
 TEST_F(MareyModelTest, RawTimestampsPlaceBandsByDeviceClock) {
@@ -299,9 +266,6 @@ TEST_F(MareyModelTest, RawTimestampsPlaceBandsByDeviceClock) {
   ASSERT_EQ(raw1.size(), 1u);
   // Rank 1's clock runs 5 us ahead.
   EXPECT_NEAR(raw1[0].rect.x - raw0[0].rect.x, model.TimeToX(5000) - model.TimeToX(0), 0.05);
-  auto hit = model.HitTest(raw1[0].rect.x + 1, model.Rows()[1].axis_y);
-  ASSERT_TRUE(hit.has_value());
-  EXPECT_EQ(hit->start_ns, 15'000);
 }
 
 TEST_F(MareyModelTest, AlertPutsACrossAtTheStartOfTheAxis) {
@@ -322,10 +286,6 @@ TEST_F(MareyModelTest, AlertPutsACrossAtTheStartOfTheAxis) {
   }
   ASSERT_EQ(on_axis.size(), 1u);
   EXPECT_FLOAT_EQ(on_axis[0].centre.y, rows[1].axis_y);
-  auto hit = model.HitTest(on_axis[0].centre.x, on_axis[0].centre.y);
-  ASSERT_TRUE(hit.has_value());
-  EXPECT_EQ(hit->kind, MareyModel::Hit::Kind::kAlert);
-  EXPECT_THAT(hit->text, ::testing::HasSubstr("rank 1 is slow"));
 }
 
 TEST_F(MareyModelTest, AlertCrossMarksTheCauseNotItsVictims) {
@@ -486,15 +446,6 @@ TEST_F(MareyModelTest, GpuStreamsAreRowsUnderAThinCpuRowColouredByClass) {
   EXPECT_EQ(RectsOnRow(model, 3, kCollectiveColor).size(), 1u);
   EXPECT_TRUE(RectsOnRow(model, 1, kCollectiveColor).empty());
   EXPECT_TRUE(RectsOnRow(model, 3, kComputeColor).empty());
-  // Hovering a kernel names it, its class and its stream.
-  const auto hit = model.HitTest(model.TimeToX(2000), rows[1].axis_y);
-  ASSERT_TRUE(hit.has_value());
-  EXPECT_EQ(hit->op, "sm90_gemm");
-  EXPECT_EQ(hit->op_class, OpClass::kGpuKernel);
-  EXPECT_THAT(hit->text, ::testing::HasSubstr("GPU kernel on rank 0 GPU0 s7"));
-  const auto thin = model.HitTest(model.TimeToX(1500), rows[0].axis_y);
-  ASSERT_TRUE(thin.has_value());
-  EXPECT_EQ(thin->op, "aten::mm");
 }
 
 TEST_F(MareyModelTest, CpuRowsOfGpuDevicesAreShownOnDemand) {

@@ -10,20 +10,6 @@
 namespace trainscope::viewer {
 namespace {
 
-const char* RowKindSuffix(MareyRowKind kind) {
-  switch (kind) {
-    case MareyRowKind::kGroupMin:
-      return "min";
-    case MareyRowKind::kGroupAvg:
-      return "avg";
-    case MareyRowKind::kGroupMax:
-      return "max";
-    case MareyRowKind::kDevice:
-      break;
-  }
-  return "";
-}
-
 MareyLayout::Options LayoutOptions(const MareyModel::Options& options) {
   return {.bins = options.bins,  // MareyLayout keeps at least one
           .min_band_px = options.min_band_px,
@@ -330,7 +316,7 @@ void MareyModel::BuildRows() {
       row.group_key = key;
       row.label = (k == 0 ? std::string(expanded ? "\xE2\x96\xBE " : "\xE2\x96\xB8 ") + key + " "
                           : std::string()) +
-                  RowKindSuffix(kinds[k]);
+                  MareyRowKindSuffix(kinds[k]);
       row.has_alert = alert && k == 0;
       row.expanded = expanded;
       rows_.push_back(row);
@@ -364,11 +350,12 @@ void MareyModel::Layout() {
   frame.rows = &rows_;
   frame.tracks = &row_tracks_;
   frame.stages.resize(rows_.size());
-  frame.step_values.resize(rows_.size());
+  row_step_values_.resize(rows_.size());
   for (size_t i = 0; i < rows_.size(); ++i) {
     frame.stages[i] = RowStage(i);
-    frame.step_values[i] = StepValues(i);
+    row_step_values_[i] = StepValues(i);
   }
+  frame.step_values = row_step_values_;  // the hit tester's pixel-map tooltips read them too
   frame.steps = &store_.steps();
   frame.selected_step = selected_step_;
   frame.focus_ranks = focus_ranks_;
@@ -412,10 +399,6 @@ std::vector<const DeviceStepRecord*> MareyModel::StepValues(size_t index) const 
   return values;
 }
 
-const MareyTrack* MareyModel::RowTrack(size_t index) const {
-  return index < row_tracks_.size() ? row_tracks_[index] : nullptr;
-}
-
 const std::vector<MareyModel::Row>& MareyModel::Rows() {
   if (layout_dirty_) Layout();
   return rows_;
@@ -426,149 +409,20 @@ const DrawList& MareyModel::Draw() {
   return layout_.list();
 }
 
-std::string MareyModel::DescribeRowAlerts(size_t index) const {
-  std::vector<uint32_t> ranks;
-  const Row& row = rows_[index];
-  if (row.kind == RowKind::kDevice) {
-    ranks.push_back(row.rank);
-  } else if (auto group = groups_.find(row.group_key); group != groups_.end()) {
-    ranks = group->second->ranks;
-  }
-  std::string text;
-  for (uint32_t rank : ranks) {
-    auto it = store_.alerts_by_rank().find(rank);
-    if (it == store_.alerts_by_rank().end()) continue;
-    for (const Alert* alert : it->second) {
-      if (!text.empty()) text += "\n";
-      text += "step " + std::to_string(alert->step) + ", rank " + std::to_string(rank) + ": " +
-              (alert->text.empty() ? alert->rule : alert->text);
-    }
-  }
-  return text;
-}
-
 std::optional<MareyModel::Hit> MareyModel::HitTest(float x, float y) {
   if (layout_dirty_) Layout();
-  if (rows_.empty() || y < view_.plot.y || y >= view_.plot.y + view_.plot.h) return std::nullopt;
-  const size_t index = layout_.RowAt(y);
-  const Row& row = rows_[index];
-  Hit hit;
-  hit.row = index;
-  hit.row_label = row.label;
-  hit.group_key = row.group_key;
-  const float map_x = view_.PixelMapX(0);
-  if (x >= map_x && x < map_x + 3 * MareyView::kPixelMapColumn) {
-    hit.kind = Hit::Kind::kPixelMap;
-    const auto devices = StepValues(index);
-    if (devices.empty()) return std::nullopt;
-    double flops = 0, rate = 0, memory = 0;
-    for (const auto* d : devices) {
-      flops += static_cast<double>(d->flops);
-      rate += d->flops_per_second;
-      memory = std::max(memory, static_cast<double>(d->peak_memory_bytes));
-    }
-    const double count = static_cast<double>(devices.size());
-    hit.text = row.label + (devices.size() > 1 ? " (mean over devices)" : "") +
-               "\nFLOPs: " + FormatFlops(flops / count, false) +
-               "\nFLOP/s: " + FormatFlops(rate / count, true) +
-               "\npeak memory: " + FormatBytes(memory);
-    return hit;
-  }
-  if (row.has_alert && std::fabs(x - (view_.plot.x - 9)) <= 8) {
-    hit.kind = Hit::Kind::kAlert;
-    hit.text = DescribeRowAlerts(index);
-    return hit;
-  }
-  if (x < view_.plot.x - 2) {
-    hit.kind = Hit::Kind::kRowLabel;
-    if (!row.group_key.empty() && row.kind != RowKind::kDevice) {
-      auto group = groups_.find(row.group_key);
-      std::string ranks;
-      if (group != groups_.end()) {
-        for (uint32_t r : group->second->ranks) {
-          ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-        }
-      }
-      hit.text = row.group_key + ": ranks " + ranks + "\nclick to " +
-                 (row.expanded ? "collapse" : "expand");
-    } else {
-      const DeviceInfo& info = store_.info(row.rank);
-      hit.text = row.label + "\nstage " + std::to_string(info.stage) +
-                 (info.host.empty() ? "" : ", host " + info.host);
-    }
-    return hit;
-  }
-  if (x < view_.plot.x || x > view_.plot.x + view_.plot.w) return std::nullopt;
-  const MareyTrack* track = RowTrack(index);
-  if (track == nullptr) return std::nullopt;
-  const int64_t t = XToTime(x);
-  const int64_t tolerance =
-      std::max<int64_t>(1, static_cast<int64_t>(3.0 * (view_.end - view_.start) / view_.plot.w));
-  auto find = [&](const std::vector<MareyTrack::Op>& ops,
-                  int64_t max_duration) -> const MareyTrack::Op* {
-    auto first_after = std::partition_point(ops.begin(), ops.end(), [&](const MareyTrack::Op& op) {
-      return track->StartOf(op, view_.raw) <= t + tolerance;
-    });
-    const MareyTrack::Op* best = nullptr;
-    for (auto it = first_after; it != ops.begin();) {
-      --it;
-      const int64_t s = track->StartOf(*it, view_.raw);
-      if (s < t - tolerance - max_duration - (view_.raw ? 1'000'000 : 0)) break;
-      const int64_t e = track->EndOf(*it, view_.raw);
-      if (e < t - tolerance) continue;
-      if (best == nullptr || e - s < best->end - best->start) best = &*it;
-    }
-    return best;
-  };
-  auto describe = [&](const MareyTrack::Op& op) {
-    hit.kind = Hit::Kind::kOperator;
-    hit.op = names_->Name(op.name);
-    hit.op_class = op.cls;
-    hit.start_ns = track->StartOf(op, view_.raw);
-    hit.duration_ns = op.end - op.start;
-    hit.step = op.step;
-    std::string where = row.kind == RowKind::kDevice
-                            ? row.label
-                            : row.group_key + " (" + RowKindSuffix(row.kind) + " over its devices)";
-    hit.text = (hit.op.empty() ? std::string("(unnamed)") : hit.op) + "\n" + OpClassName(op.cls) +
-               " on " + where +
-               "\nstart: " + FormatOffset(static_cast<double>(hit.start_ns - origin_ns())) +
-               "\nduration: " + FormatDuration(static_cast<double>(hit.duration_ns)) +
-               "\nstep: " + std::to_string(op.step);
-    return hit;
-  };
-  if (const MareyTrack::Op* op = find(track->comm, track->max_comm)) return describe(*op);
-  const double bin_ns = static_cast<double>(view_.end - view_.start) / options_.bins;
-  const int64_t bin = static_cast<int64_t>((t - view_.start) / bin_ns);
-  if (bin >= 0 && bin < static_cast<int64_t>(options_.bins) &&
-      layout_.merged(index, static_cast<uint32_t>(bin))) {
-    const int64_t b0 = view_.start + static_cast<int64_t>(bin_ns * bin);
-    const int64_t b1 = view_.start + static_cast<int64_t>(bin_ns * (bin + 1));
-    auto at = [&](int64_t time) {
-      return static_cast<size_t>(std::partition_point(track->compute.begin(), track->compute.end(),
-                                                      [&](const MareyTrack::Op& op) {
-                                                        return track->StartOf(op, view_.raw) < time;
-                                                      }) -
-                                 track->compute.begin());
-    };
-    const size_t a = at(b0), b = at(b1);
-    hit.kind = Hit::Kind::kMergedBin;
-    hit.merged_operators = static_cast<uint32_t>(b - a);
-    hit.busy_ns = track->busy_prefix[b] - track->busy_prefix[a];
-    hit.start_ns = b0;
-    hit.duration_ns = b1 - b0;
-    if (b > a) hit.step = track->compute[a].step;
-    hit.op_class = row.gpu ? OpClass::kGpuKernel : OpClass::kCompute;
-    hit.text = std::to_string(hit.merged_operators) +
-               (row.gpu ? " kernels merged on " : " compute operators merged on ") + row.label +
-               "\nbin: " + FormatOffset(static_cast<double>(b0 - origin_ns())) + " .. " +
-               FormatOffset(static_cast<double>(b1 - origin_ns())) +
-               "\nbusy: " + FormatDuration(static_cast<double>(hit.busy_ns)) +
-               "\nzoom in to see each one";
-    return hit;
-  }
-  if (const MareyTrack::Op* op = find(track->compute, track->max_compute)) return describe(*op);
-  return std::nullopt;
+  MareyHitTester::Scene scene;
+  scene.names = names_;
+  scene.store = &store_;
+  scene.view = &view_;
+  scene.layout = &layout_;
+  scene.rows = &rows_;
+  scene.tracks = &row_tracks_;
+  scene.groups = &groups_;
+  scene.step_values = &row_step_values_;
+  scene.bins = options_.bins;
+  scene.origin_ns = origin_ns();
+  return MareyHitTester::HitTest(scene, x, y);
 }
 
 }  // namespace trainscope::viewer

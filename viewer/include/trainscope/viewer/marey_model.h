@@ -11,7 +11,7 @@
 // they ran on, other kernels and copies only to the same stream.
 //
 // The model holds the view state (zoom, grouping, filter, focus), decides
-// the rows and answers hit tests; the data (operators per device in
+// the rows and answers hit tests (through MareyHitTester); the data (operators per device in
 // MareyTrack, steps, alerts) is MareyTrackStore's, the visible range
 // MareyTimeWindow's, and MareyLayout turns it all into a frame. What is
 // precomputed so a frame is only painting (see DrawList):
@@ -57,6 +57,7 @@
 
 #include "trainscope/viewer/draw_list.h"
 #include "trainscope/viewer/marey_group.h"
+#include "trainscope/viewer/marey_hit_tester.h"
 #include "trainscope/viewer/marey_layout.h"
 #include "trainscope/viewer/marey_row.h"
 #include "trainscope/viewer/marey_time_window.h"
@@ -84,21 +85,7 @@ class MareyModel {
   using RowKind = MareyRowKind;
   using Row = MareyRow;
 
-  struct Hit {
-    enum class Kind : uint8_t { kOperator, kMergedBin, kAlert, kRowLabel, kPixelMap };
-    Kind kind = Kind::kOperator;
-    size_t row = 0;
-    std::string row_label;
-    std::string group_key;
-    std::string op;  // operator name
-    OpClass op_class = OpClass::kCompute;
-    int64_t start_ns = 0;  // on the displayed clock
-    int64_t duration_ns = 0;
-    uint64_t step = 0;
-    uint32_t merged_operators = 0;  // kMergedBin
-    int64_t busy_ns = 0;            // kMergedBin
-    std::string text;               // the tooltip
-  };
+  using Hit = MareyHitTester::Hit;
 
   using FrameStats = MareyLayout::FrameStats;
 
@@ -182,8 +169,6 @@ class MareyModel {
   void Layout();
   // The pipeline stage a row belongs to; -1 when it spans stages or is unknown.
   int RowStage(size_t index) const;
-  const MareyTrack* RowTrack(size_t index) const;
-  std::string DescribeRowAlerts(size_t index) const;
   // The row's devices' values in the selected step, else the newest.
   std::vector<const DeviceStepRecord*> StepValues(size_t index) const;
 
@@ -213,6 +198,7 @@ class MareyModel {
 
   std::vector<Row> rows_;
   std::vector<const MareyTrack*> row_tracks_;
+  std::vector<std::vector<const DeviceStepRecord*>> row_step_values_;  // the last Layout's
   MareyLayout layout_;
 };
 

@@ -16,6 +16,21 @@ namespace trainscope::viewer {
 
 enum class MareyRowKind : uint8_t { kDevice, kGroupMin, kGroupAvg, kGroupMax };
 
+// "min", "avg" or "max" for a group's rows; "" for a device's.
+inline const char* MareyRowKindSuffix(MareyRowKind kind) {
+  switch (kind) {
+    case MareyRowKind::kGroupMin:
+      return "min";
+    case MareyRowKind::kGroupAvg:
+      return "avg";
+    case MareyRowKind::kGroupMax:
+      return "max";
+    case MareyRowKind::kDevice:
+      break;
+  }
+  return "";
+}
+
 struct MareyRow {
   MareyRowKind kind = MareyRowKind::kDevice;
   std::string label;
