@@ -69,13 +69,15 @@ ZmqFeedPublisher::~ZmqFeedPublisher() { Stop(); }
 
 void ZmqFeedPublisher::Start(SnapshotFn snapshot) {
   snapshot_ = std::move(snapshot);
-  // Starting the thread is a full barrier: the sockets move to it safely.
-  thread_ = std::thread([this] { Run(); });
+  // Starting a thread is a full barrier: the sockets move to them safely.
+  thread_ = std::thread([this] { RunFeed(); });
+  snapshot_thread_ = std::thread([this] { RunSnapshots(); });
 }
 
 void ZmqFeedPublisher::Stop() {
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
+  if (snapshot_thread_.joinable()) snapshot_thread_.join();
   sockets_.reset();
 }
 
@@ -94,7 +96,7 @@ void ZmqFeedPublisher::Publish(v1::FeedUpdate update) {
   dropped_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void ZmqFeedPublisher::Run() {
+void ZmqFeedPublisher::RunFeed() {
   while (true) {
     const bool stopping = stop_.load();
     bool idle = false;
@@ -103,24 +105,34 @@ void ZmqFeedPublisher::Run() {
       idle = queue_.empty();
     }
     zmq::pollitem_t items[] = {
-        {sockets_->rep.handle(), 0, ZMQ_POLLIN, 0},
         {sockets_->pub.handle(), 0, ZMQ_POLLIN, 0},
         {sockets_->zap ? sockets_->zap->socket().handle() : nullptr, 0, ZMQ_POLLIN, 0}};
     try {
       // Short timeout: pipelines cannot wake a ZeroMQ poll, and Stop must be quick.
-      zmq::poll(items, sockets_->zap ? 3 : 2,
-                std::chrono::milliseconds(idle && !stopping ? 5 : 0));
+      zmq::poll(items, sockets_->zap ? 2 : 1, std::chrono::milliseconds(idle && !stopping ? 5 : 0));
     } catch (const zmq::error_t&) {
       // EINTR: poll again.
     }
-    if (sockets_->zap && (items[2].revents & ZMQ_POLLIN)) {
+    if (sockets_->zap && (items[1].revents & ZMQ_POLLIN)) {
       sockets_->zap->Serve();
       clients_refused_.store(sockets_->zap->refused(), std::memory_order_relaxed);
     }
-    if (items[0].revents & ZMQ_POLLIN) ServeSnapshot();
-    if (items[1].revents & ZMQ_POLLIN) ReadSubscriptions();
+    if (items[0].revents & ZMQ_POLLIN) ReadSubscriptions();
     SendQueued();
     if (stopping) break;
+  }
+}
+
+void ZmqFeedPublisher::RunSnapshots() {
+  while (!stop_.load()) {
+    zmq::pollitem_t items[] = {{sockets_->rep.handle(), 0, ZMQ_POLLIN, 0}};
+    try {
+      // The timeout only bounds how long Stop waits for this thread.
+      zmq::poll(items, 1, std::chrono::milliseconds(50));
+    } catch (const zmq::error_t&) {
+      // EINTR: poll again.
+    }
+    if (items[0].revents & ZMQ_POLLIN) ServeSnapshot();
   }
 }
 

@@ -1,5 +1,7 @@
 // The live feed over ZeroMQ: a PUB socket for updates and a REP socket for
-// snapshots, both owned by one thread (ZeroMQ sockets are not thread-safe).
+// snapshots, each owned by its own thread (ZeroMQ sockets are not
+// thread-safe). A snapshot query can take seconds (a heavy Marey query of a
+// big job); on a thread of its own it never delays the feed.
 //
 // Usage:
 //   auto publisher = ZmqFeedPublisher::Bind({.feed_endpoint = "tcp://127.0.0.1:*",
@@ -88,13 +90,16 @@ class ZmqFeedPublisher final : public FeedSink {
  private:
   struct Sockets;
   ZmqFeedPublisher(Options options, std::unique_ptr<Sockets> sockets);
-  void Run();
+  void RunFeed();       // the feed thread: PUB and the ZAP handler
+  void RunSnapshots();  // the snapshot thread: REP
   void SendQueued();
   void ServeSnapshot();
   void ReadSubscriptions();
 
   const Options options_;
-  std::unique_ptr<Sockets> sockets_;  // touched only by the worker thread after Start
+  // After Start, pub and zap belong to the feed thread, rep to the snapshot
+  // thread.
+  std::unique_ptr<Sockets> sockets_;
   std::string feed_endpoint_;
   std::string snapshot_endpoint_;
   SnapshotFn snapshot_;
@@ -111,6 +116,7 @@ class ZmqFeedPublisher final : public FeedSink {
   std::atomic<uint64_t> snapshots_served_{0};
   std::atomic<uint64_t> clients_refused_{0};  // copied from the ZapAuthenticator
   std::thread thread_;
+  std::thread snapshot_thread_;
 };
 
 }  // namespace trainscope::collector
