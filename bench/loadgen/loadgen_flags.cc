@@ -39,12 +39,22 @@ base::ArgParser MakeParser() {
                  "shift every timestamp the agents send by MS (negative: back), as a host "
                  "with another clock; at most one hour either way",
                  "0");
+  parser.AddFlag(
+      "distinct-names", "N",
+      "operators cycle through N distinct names \"op_0\"..\"op_<N-1>\" (each "
+      "interned on first use, split among all streams and threads) instead of the "
+      "fixed aten:: list; an agent's string table has a cap (about a million strings), so use more "
+      "streams for more names: the summary counts names past that cap; 0: off",
+      "0");
   parser.AddEpilog(
       "Prints one JSON object per stream:\n"
       "  {\"job\":..,\"rank\":R,\"attempted\":A,\"recorded\":..,\"acked\":..,\"refused\":..,\n"
       "   \"dropped_ring_full\":..,\"dropped_buffer_full\":..,\"dropped_shutdown\":..,\n"
       "   \"sampled_out\":..,\"batches_acked\":..,\"reconnects\":..,\"elapsed_s\":..,"
       "\"halted\":false}\n"
+      "  (with --distinct-names also \"names_interned\":..,\"names_over_agent_cap\":..: the\n"
+      "   stream's names, and those its agent's string table had no room for, which went\n"
+      "   out as \"(string table full)\")\n"
       "Exit status: 0 done, 2 bad flags, 3 halted by the collector (prints \"halted: REASON\"),\n"
       "4 the collector refused a stream for good (wrong job secret, another world size, ...:\n"
       "the reason on stderr; it stops at once instead of retrying).");
@@ -101,6 +111,7 @@ absl::StatusOr<LoadgenFlags> ParseLoadgenFlags(int argc, const char* const* argv
   flags.rate = rate.value_or(0);
   flags.dormant = args.Bool("dormant");
   RETURN_IF_ERROR(ReadInt(args, "clock-offset-ms", -3'600'000, 3'600'000, &flags.clock_offset_ms));
+  RETURN_IF_ERROR(ReadInt(args, "distinct-names", 0, kMaxI64, &flags.distinct_names));
 
   if (flags.job.empty()) return absl::InvalidArgumentError("--job: required (see --help)");
   if (flags.world_size == 0) flags.world_size = flags.rank + flags.streams;

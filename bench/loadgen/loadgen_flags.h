@@ -39,6 +39,9 @@ struct LoadgenFlags {
   // AgentOptions::test_clock_offset_ns: every timestamp the agents send is
   // shifted, as if the streams ran on a host with another clock.
   int64_t clock_offset_ms = 0;
+  // > 0: operators cycle through this many distinct names "op_<i>", split
+  // among all producers of this process (0: the fixed list of aten:: names).
+  uint64_t distinct_names = 0;
 };
 
 // argv[0] is the program. Errors name the flag and say what was expected.

@@ -29,6 +29,8 @@ struct Stream {
   uint32_t rank = 0;
   std::unique_ptr<Agent> agent;
   std::atomic<uint64_t> attempted{0};
+  std::atomic<uint64_t> names_interned{0};
+  std::atomic<uint64_t> names_over_agent_cap{0};
   absl::Time start;
   absl::Duration elapsed;
   AgentStats stats;
@@ -52,8 +54,9 @@ std::string JsonString(const std::string& text) {
 }
 
 // Records `calls` Record calls (or until `stop_at`), paced to `rate` per second.
-void Produce(Stream& stream, Workload::Role role, uint64_t calls, absl::Time stop_at, double rate) {
-  Workload workload(stream.agent.get(), role);
+void Produce(Stream& stream, Workload::Role role, DistinctNames distinct, uint64_t calls,
+             absl::Time stop_at, double rate) {
+  Workload workload(stream.agent.get(), role, distinct);
   const absl::Time start = absl::Now();
   absl::Time next_refusal_check = start;
   uint64_t attempted = 0;
@@ -76,6 +79,20 @@ void Produce(Stream& stream, Workload::Role role, uint64_t calls, absl::Time sto
     }
   }
   stream.attempted += attempted;
+  stream.names_interned += workload.names_interned();
+  stream.names_over_agent_cap += workload.CountNamesOverAgentCap();
+}
+
+// Producer `p` of `producers` takes names p, p + producers, ...: every name
+// goes to exactly one producer.
+DistinctNames ShareOfNames(uint64_t names, uint64_t p, uint64_t producers) {
+  DistinctNames share;
+  if (names == 0) return share;
+  share.first = p;
+  share.stride = producers;
+  share.count = names / producers + (p < names % producers);
+  // More producers than names: this one has none, so it keeps the fixed list.
+  return share;
 }
 
 int Run(const LoadgenFlags& flags) {
@@ -110,13 +127,16 @@ int Run(const LoadgenFlags& flags) {
   const absl::Time stop_at =
       timed ? absl::Now() + absl::Milliseconds(flags.run_for_ms) : absl::InfiniteFuture();
   std::vector<std::thread> producers;
+  const uint64_t producer_count = static_cast<uint64_t>(flags.streams) * flags.threads;
   for (auto& stream : streams) {
     stream->start = absl::Now();
     for (uint32_t t = 0; t < flags.threads; ++t) {
+      const DistinctNames distinct =
+          ShareOfNames(flags.distinct_names, producers.size(), producer_count);
       uint64_t calls = UINT64_MAX;
       if (!timed) calls = flags.events / flags.threads + (t < flags.events % flags.threads);
       const auto role = t == 0 ? Workload::Role::kMain : Workload::Role::kHelper;
-      producers.emplace_back(Produce, std::ref(*stream), role, calls, stop_at,
+      producers.emplace_back(Produce, std::ref(*stream), role, distinct, calls, stop_at,
                              flags.rate / flags.threads);
     }
   }
@@ -150,8 +170,12 @@ int Run(const LoadgenFlags& flags) {
         << ",\"dropped_buffer_full\":" << s.dropped_buffer_full
         << ",\"dropped_shutdown\":" << s.dropped_shutdown
         << ",\"sampled_out\":" << s.events_sampled_out << ",\"batches_acked\":" << s.batches_acked
-        << ",\"reconnects\":" << s.reconnects
-        << ",\"elapsed_s\":" << absl::ToDoubleSeconds(stream->elapsed)
+        << ",\"reconnects\":" << s.reconnects;
+    if (flags.distinct_names > 0) {
+      out << ",\"names_interned\":" << stream->names_interned.load()
+          << ",\"names_over_agent_cap\":" << stream->names_over_agent_cap.load();
+    }
+    out << ",\"elapsed_s\":" << absl::ToDoubleSeconds(stream->elapsed)
         << ",\"halted\":" << (stream_halted ? "true" : "false") << "}\n";
   }
   if (halted) std::cout << "halted: " << halt_reason << std::endl;

@@ -1,5 +1,7 @@
 #include "workload.h"
 
+#include "absl/strings/str_cat.h"
+
 namespace trainscope::loadgen {
 
 using agent::Agent;
@@ -17,7 +19,8 @@ constexpr int kOptimizer = kBackwardEnd + 4;      // 49
 constexpr uint64_t kAllReduceBytes = 4 << 20;
 }  // namespace
 
-Workload::Workload(Agent* agent, Role role) : agent_(agent), role_(role) {
+Workload::Workload(Agent* agent, Role role, DistinctNames distinct)
+    : agent_(agent), role_(role), distinct_(distinct) {
   for (const char* name : {"aten::conv2d", "aten::batch_norm", "aten::relu", "aten::max_pool2d",
                            "aten::addmm", "aten::linear", "aten::add"}) {
     forward_ops_.push_back(agent->Intern(name));
@@ -47,10 +50,33 @@ bool Workload::Next() {
   return recording;
 }
 
+agent::StringId Workload::NextDistinctName() {
+  const uint64_t k = distinct_index_++ % distinct_.count;
+  if (k < distinct_ids_.size()) return distinct_ids_[k];
+  const agent::StringId id =
+      agent_->Intern(absl::StrCat("op_", distinct_.first + k * distinct_.stride));
+  distinct_ids_.push_back(id);
+  return id;
+}
+
+uint64_t Workload::CountNamesOverAgentCap() const {
+  if (distinct_ids_.empty()) return 0;
+  // A name no producer sends: a fresh id unless the table is full.
+  const agent::StringId probe = agent_->Intern("(trainscope-loadgen string table probe)");
+  uint64_t over = 0;
+  for (const agent::StringId id : distinct_ids_) over += id == probe;
+  return over;
+}
+
 bool Workload::NextOperator(OperatorScope scope, int64_t now) {
-  const std::vector<agent::StringId>& names =
-      scope == OperatorScope::kBackward ? backward_ops_ : forward_ops_;
-  const agent::StringId name = names[op_index_++ % names.size()];
+  agent::StringId name;
+  if (distinct_.count > 0) {
+    name = NextDistinctName();
+  } else {
+    const std::vector<agent::StringId>& names =
+        scope == OperatorScope::kBackward ? backward_ops_ : forward_ops_;
+    name = names[op_index_++ % names.size()];
+  }
   const bool recording = agent_->RecordOperator(name, last_ns_, now, op_sequence_++, scope);
   last_ns_ = now;
   return recording;

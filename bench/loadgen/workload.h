@@ -11,6 +11,12 @@
 // sequence = step, 4 MiB), a memory counter and an optimizer operator. Helper
 // threads record operators only. Timestamps are real (Agent::Now()).
 //
+// With DistinctNames (--distinct-names), the operators take their names from
+// "op_<i>" instead of the fixed list: this producer's share of the names,
+// i = first, first + stride, ... (count of them), cycled, each interned on
+// first use, so that the producers of one job together send every name once
+// per cycle.
+//
 // Threading: one Workload per producer thread.
 #ifndef TRAINSCOPE_BENCH_LOADGEN_WORKLOAD_H_
 #define TRAINSCOPE_BENCH_LOADGEN_WORKLOAD_H_
@@ -22,19 +28,36 @@
 
 namespace trainscope::loadgen {
 
+// One producer's share of --distinct-names: names op_<first + k * stride>,
+// k < count. count 0: the fixed list.
+struct DistinctNames {
+  uint64_t first = 0;
+  uint64_t stride = 1;
+  uint64_t count = 0;
+};
+
 class Workload {
  public:
   enum class Role { kMain, kHelper };
   static constexpr int kCallsPerStep = 50;
 
-  Workload(agent::Agent* agent, Role role);
+  Workload(agent::Agent* agent, Role role, DistinctNames distinct = {});
 
   // Makes one Record call; returns whether the agent was recording.
   bool Next();
 
+  // Distinct names interned so far.
+  uint64_t names_interned() const { return distinct_ids_.size(); }
+  // Those of them the agent's string table had no room for: past its cap
+  // every new string gets the one "(string table full)" id, so a probe string
+  // interned now gets that id exactly when this producer's overflowing names
+  // did (the table only fills up). Call once, after the last Next().
+  uint64_t CountNamesOverAgentCap() const;
+
  private:
   bool NextMain();
   bool NextOperator(agent::OperatorScope scope, int64_t now);
+  agent::StringId NextDistinctName();
 
   agent::Agent* const agent_;
   const Role role_;
@@ -51,6 +74,9 @@ class Workload {
   int64_t last_ns_;
   int64_t forward_start_ns_ = 0;
   int64_t backward_start_ns_ = 0;
+  const DistinctNames distinct_;
+  std::vector<agent::StringId> distinct_ids_;  // interned so far, in order
+  uint64_t distinct_index_ = 0;
 };
 
 }  // namespace trainscope::loadgen
