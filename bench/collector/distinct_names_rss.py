@@ -28,15 +28,10 @@ import sys
 import tempfile
 import time
 
+# The /proc reading and the collector shutdown are stream_accounting.py's (same folder).
+from stream_accounting import proc_status_mib, stop_collector  # noqa: E402
+
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-
-
-def proc_status_mib(pid: int, key: str) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith(key + ":"):
-                return int(line.split()[1]) / 1024
-    return 0.0
 
 
 def run_one(args, label: str, extra_flags: list) -> dict:
@@ -126,13 +121,7 @@ def run_one(args, label: str, extra_flags: list) -> dict:
             result["loadgen_stderr"] = job_err[-2000:]
         return result
     finally:
-        collector.terminate()
-        try:
-            collector.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            collector.kill()
-        if not args.keep:
-            subprocess.run(["rm", "-rf", str(work)])
+        stop_collector(collector, work, args.keep)
 
 
 def main() -> int:

@@ -29,20 +29,32 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def rss_mib(pid: int) -> float:
+def proc_status_mib(pid: int, key: str) -> float:
+    """A /proc/PID/status size (VmRSS, VmHWM, ...) in MiB; 0 when absent."""
     with open(f"/proc/{pid}/status") as f:
         for line in f:
-            if line.startswith("VmRSS:"):
+            if line.startswith(key + ":"):
                 return int(line.split()[1]) / 1024
     return 0.0
+
+
+def rss_mib(pid: int) -> float:
+    return proc_status_mib(pid, "VmRSS")
 
 
 def hwm_mib(pid: int) -> float:
-    with open(f"/proc/{pid}/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return 0.0
+    return proc_status_mib(pid, "VmHWM")
+
+
+def stop_collector(collector: subprocess.Popen, work: pathlib.Path, keep: bool) -> None:
+    """Ends a collector started by a bench and removes its work folder unless kept."""
+    collector.terminate()
+    try:
+        collector.wait(timeout=60)
+    except subprocess.TimeoutExpired:
+        collector.kill()
+    if not keep:
+        subprocess.run(["rm", "-rf", str(work)])
 
 
 def account(status: dict, summaries: list) -> dict:
@@ -136,13 +148,7 @@ def run(args) -> dict:
             result["loadgen_stderr"] = job_err[-2000:]
         return result
     finally:
-        collector.terminate()
-        try:
-            collector.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            collector.kill()
-        if not args.keep:
-            subprocess.run(["rm", "-rf", str(work)])
+        stop_collector(collector, work, args.keep)
 
 
 def main() -> int:
