@@ -3,7 +3,6 @@
 #include <QApplication>
 #include <cstdio>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <iostream>
 #include <memory>
@@ -14,118 +13,16 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "trainscope/base/arg_parser.h"
-#include "trainscope/client/client_security.h"
 #include "trainscope/client/connection_options.h"
-#include "trainscope/client/environment.h"
 #include "trainscope/viewer/live_feed_client.h"
-#include "trainscope/viewer/snapshot_query_client.h"
-#include "trainscope/viewer/synthetic_job.h"
 #include "trainscope/viewer/viewer_state.h"
 #include "trainscope/viewer/widgets/main_window.h"
 #include "trainscope/viewer/widgets/offscreen_renderer.h"
-#if TRAINSCOPE_VIEWER_STORED_JOBS
-#include "trainscope/viewer/stored_job_loader.h"
-#endif
+#include "trainscope/viewer/widgets/viewer_flags.h"
+#include "trainscope/viewer/widgets/viewer_source.h"
 
 namespace trainscope::viewer {
 namespace {
-
-base::ArgParser MakeParser() {
-  base::ArgParser parser(
-      "trainscope-viewer",
-      "Watch a training job: overview, Marey graph, alerts, halt, and the training "
-      "items with the largest loss contribution (Selection and Monitoring views).");
-  parser.AddFlag("job", "JOB", "the job to show (required unless --synthetic)");
-  parser.AddFlag("data-dir", "DIR", "open the job's stored log under DIR offline");
-  parser.AddFlag("feed", "ENDPOINT",
-                 "follow the collector's live feed (ZeroMQ PUB), e.g. tcp://127.0.0.1:7071");
-  parser.AddFlag(
-      "snapshot", "ENDPOINT",
-      "the collector's snapshot server (ZeroMQ REP); default: the feed's host, port 7072");
-  parser.AddFlag("collector", "HOST:PORT",
-                 "the collector's gRPC Commands service, for recording on/off and halt");
-  parser.AddFlag("token", "TOKEN", "the job's token for commands that change it");
-  parser.AddFlag("token-file", "FILE", "read the job's token from FILE");
-  parser.AddBoolFlag("synthetic", "show a generated demo job (a straggler on one device)");
-  parser.AddFlag("synthetic-devices", "N", "devices of the synthetic job", "6");
-  parser.AddFlag("synthetic-stages", "N", "pipeline stages of the synthetic job", "1");
-  parser.AddFlag("synthetic-steps", "N", "steps of the synthetic job", "8");
-  parser.AddFlag("straggler", "RANK", "the synthetic job's slow device; -1: none", "3");
-  parser.AddBoolFlag("synthetic-gpu",
-                     "the synthetic job runs on GPUs: kernels, NCCL kernels and copies on streams");
-  parser.AddFlag("slow-link", "SRC:DST",
-                 "the synthetic job's slow link: its transfers from rank SRC to rank DST take 8x "
-                 "as long (the traffic matrix's heaviest cell)");
-  parser.AddFlag("synthetic-hosts", "N", "hosts of the synthetic job", "2");
-  parser.AddFlag("synthetic-racks", "N", "racks the synthetic job's hosts sit in (0: none)", "0");
-  parser.AddFlag("topology", "FILE",
-                 "racks of the hosts for the cluster views: one 'HOST RACK' a line ('#' comments)");
-  parser.AddFlag("level", "LEVEL",
-                 "the cluster views' aggregation: device, host or rack (default: device for the "
-                 "topology and Hilbert ring, host for the trend and chord views)");
-  parser.AddFlag("frame-steps", "N", "the trend view's steps per frame", "1");
-  parser.AddFlag("frame", "N", "the trend view's marked frame, from 0 (default: the newest)");
-  parser.AddFlag("select-ranks", "LIST",
-                 "select these devices in every linked view (as a lasso does), e.g. 0-3");
-  parser.AddFlag("select-link", "SRC:DST", "select this link in every linked view");
-  parser.AddFlag("mesh-width", "W",
-                 "devices sit on a mesh W wide (rank % W, rank / W): the Hilbert ring orders "
-                 "them along a Hilbert curve over it");
-  parser.AddFlag("render", "VIEW",
-                 "render offscreen and exit: overview, marey, alerts, jobs, selection, monitoring, "
-                 "traffic-matrix, topology, trend, chord, hilbert-ring, all (the window) or each "
-                 "(every one, FILE-VIEW.png)");
-  parser.AddFlag("out", "FILE.png", "where --render writes");
-  parser.AddFlag("width", "PX", "rendered width", "1600");
-  parser.AddFlag("height", "PX", "rendered height", "900");
-  parser.AddFlag("step", "N", "select step N (pinned) instead of following the newest");
-  parser.AddFlag("ranks", "LIST", "show only these ranks in the Marey graph, e.g. 0,2-3");
-  parser.AddFlag("alert", "ROW", "select alert ROW (0 = newest): its step, devices and operator");
-  parser.AddFlag("grouping", "MODE", "Marey rows: none, stage or host", "none");
-  parser.AddFlag("item", "N",
-                 "the training item shown in the Monitoring view (default: the top item)");
-  parser.AddFlag("iteration", "N",
-                 "the Monitoring view's slider: the item's snapshot at iteration N (default: the "
-                 "newest)");
-  parser.AddFlag("map-scale", "SCALE",
-                 "the Monitoring view's colour scale: per-iteration (each iteration on its own "
-                 "maximum), shared (one linear scale over every snapshot) or log",
-                 "per-iteration");
-  parser.AddFlag("tab", "TAB",
-                 "the window's tab: performance (overview and Marey graph) or loss (Selection and "
-                 "Monitoring views); default: loss with --item or --iteration, else performance");
-  parser.AddRepeatedFlag("expand", "GROUP", "expand a Marey group, e.g. 'stage 0'");
-  parser.AddBoolFlag("raw", "place operators by the devices' raw clocks, not the aligned one");
-  parser.AddFlag("cpu-rows", "MODE",
-                 "Marey rows of the CPU operators of devices with GPU streams: show (a thin row) "
-                 "or hide",
-                 "show");
-  parser.AddFlag("from-ms", "MS", "Marey time range start, ms after the first operator");
-  parser.AddFlag("to-ms", "MS", "Marey time range end, ms after the first operator");
-  parser.AddFlag("marey-steps", "N",
-                 "Marey graph: follow the newest N steps (around --step when given); 0: the "
-                 "whole run");
-  parser.AddFlag("history-steps", "N", "live: steps fetched from the collector at start", "50");
-  parser.AddFlag("max-operators", "N",
-                 "operators loaded at most (oldest steps dropped; the window says so)", "4000000");
-  parser.AddFlag("steps", "FIRST-LAST",
-                 "--data-dir: load only these steps (their operators up to --max-operators), "
-                 "e.g. 100-120");
-  // TLS and the read token for the Commands service, CURVE for the feed and
-  // snapshot sockets: the same flags and variables as the trainscope CLI.
-  client::ClientSecurity::AddFlags(&parser);
-  parser.AddEpilog(
-      "Examples:\n"
-      "  trainscope-viewer --feed tcp://127.0.0.1:7071 --job demo --collector 127.0.0.1:7070\n"
-      "  trainscope-viewer --data-dir /tmp/ts-data --job demo --render marey --out marey.png\n"
-      "  trainscope-viewer --data-dir /tmp/ts-data --job demo --render monitoring --item 1432 "
-      "--iteration 300 --out item.png\n"
-      "  QT_QPA_PLATFORM=offscreen trainscope-viewer --synthetic --render each --out "
-      "docs/demo.png\n"
-      "Environment: TRAINSCOPE_TOKEN (the job's token); QT_QPA_PLATFORM=offscreen is set by "
-      "--render when unset.");
-  return parser;
-}
 
 absl::StatusOr<std::vector<uint32_t>> ParseRanks(const std::string& text) {
   std::vector<uint32_t> ranks;
@@ -144,147 +41,6 @@ absl::StatusOr<std::vector<uint32_t>> ParseRanks(const std::string& text) {
 }
 
 absl::Status Fail(std::string message) { return absl::InvalidArgumentError(std::move(message)); }
-
-struct Loaded {
-  JobData data;
-  std::string source;
-  bool live = false;
-  client::ClientSecurity security;
-};
-
-absl::StatusOr<Loaded> LoadSource(const base::ParsedArgs& args) {
-  Loaded loaded;
-  const bool synthetic = args.Bool("synthetic");
-  const bool stored = args.Has("data-dir");
-  const bool live = args.Has("feed") || args.Has("snapshot");
-  if (int(synthetic) + int(stored) + int(live) != 1) {
-    return Fail(
-        "choose one source: --synthetic, --data-dir DIR --job JOB, or --feed ENDPOINT --job JOB");
-  }
-  absl::StatusOr<std::optional<int64_t>> max_operators =
-      args.Int("max-operators", 1, 1'000'000'000);
-  if (!max_operators.ok()) return max_operators.status();
-  if (synthetic) {
-    SyntheticJobOptions options;
-    auto devices = args.Int("synthetic-devices", 1, 4096);
-    auto stages = args.Int("synthetic-stages", 1, 64);
-    auto steps = args.Int("synthetic-steps", 1, 100'000);
-    auto straggler = args.Int("straggler", -1, 4095);
-    for (const auto* value : {&devices, &stages, &steps, &straggler}) {
-      if (!value->ok()) return value->status();
-    }
-    auto hosts = args.Int("synthetic-hosts", 1, 4096);
-    auto racks = args.Int("synthetic-racks", 0, 4096);
-    for (const auto* value : {&hosts, &racks}) {
-      if (!value->ok()) return value->status();
-    }
-    options.hosts = static_cast<uint32_t>(**hosts);
-    options.racks = static_cast<uint32_t>(**racks);
-    options.devices = static_cast<uint32_t>(**devices);
-    options.stages = static_cast<uint32_t>(**stages);
-    options.steps = static_cast<uint32_t>(**steps);
-    if (options.devices % options.stages != 0) {
-      return Fail(absl::StrCat("--synthetic-stages ", options.stages,
-                               " must divide --synthetic-devices ", options.devices));
-    }
-    if (**straggler < 0) {
-      options.straggler.reset();
-    } else if (**straggler >= static_cast<int64_t>(options.devices)) {
-      return Fail(absl::StrCat("--straggler ", **straggler, " is not a rank of the ",
-                               options.devices, "-device synthetic job"));
-    } else {
-      options.straggler = static_cast<uint32_t>(**straggler);
-    }
-    if (args.Has("job")) options.job_id = *args.Value("job");
-    options.gpu = args.Bool("synthetic-gpu");
-    if (args.Has("slow-link")) {
-      const std::string value = *args.Value("slow-link");
-      const std::vector<std::string> ends = absl::StrSplit(value, ':');
-      uint32_t src = 0, dst = 0;
-      if (ends.size() != 2 || !absl::SimpleAtoi(ends[0], &src) ||
-          !absl::SimpleAtoi(ends[1], &dst) || src >= options.devices || dst >= options.devices ||
-          src == dst) {
-        return Fail(absl::StrCat("--slow-link ", value,
-                                 ": expected SRC:DST, two different ranks of the ", options.devices,
-                                 "-device synthetic job"));
-      }
-      options.slow_link = std::make_pair(src, dst);
-    }
-    loaded.data = GenerateSyntheticJob(options);
-    loaded.source = "synthetic";
-    return loaded;
-  }
-  if (!args.Has("job")) return Fail("--job JOB is required with --data-dir or --feed");
-  if (args.Has("steps") && !stored) return Fail("--steps: only with --data-dir (a stored job)");
-  absl::StatusOr<client::ClientSecurity> security =
-      client::ClientSecurity::Resolve(args, client::ProcessEnv());
-  if (!security.ok()) return security.status();
-  loaded.security = *security;
-  const std::string job = *args.Value("job");
-  if (stored) {
-    const std::filesystem::path dir = *args.Value("data-dir");
-    if (!std::filesystem::is_directory(dir)) {
-      return absl::NotFoundError(absl::StrCat("--data-dir ", dir.string(), ": no such directory"));
-    }
-#if TRAINSCOPE_VIEWER_STORED_JOBS
-    StoredJobOptions options;
-    options.max_operators = static_cast<uint32_t>(**max_operators);
-    if (args.Has("steps")) {
-      const std::string value = *args.Value("steps");
-      const std::vector<std::string> ends = absl::StrSplit(value, '-');
-      uint64_t first = 0, last = 0;
-      if (ends.size() != 2 || !absl::SimpleAtoi(ends[0], &first) ||
-          !absl::SimpleAtoi(ends[1], &last) || last < first) {
-        return Fail(absl::StrCat("--steps ", value,
-                                 ": expected FIRST-LAST, two step numbers, e.g. 100-120"));
-      }
-      options.steps = std::make_pair(first, last);
-    }
-    absl::StatusOr<JobData> data = LoadStoredJob(dir, job, options);
-    if (!data.ok()) return data.status();
-    if (data->coverage.cut()) {
-      std::fprintf(stderr, "trainscope-viewer: %s\n", data->coverage.Notice().c_str());
-    }
-    loaded.data = std::move(*data);
-    loaded.source = dir.string();
-    return loaded;
-#else
-    return absl::UnimplementedError(
-        "--data-dir: this build has no offline analysis yet (trainscope::analysis's "
-        "AnalyzeStoredJob); use --feed or --synthetic");
-#endif
-  }
-  const std::string feed = args.Value("feed").value_or("");
-  const std::string snapshot =
-      args.Value("snapshot").value_or(client::ConnectionOptions::SnapshotNextToFeed(feed));
-  auto history_steps = args.Int("history-steps", 1, 100'000);
-  if (!history_steps.ok()) return history_steps.status();
-  SnapshotQueryClient::HistoryOptions history;
-  history.steps = static_cast<uint32_t>(**history_steps);
-  history.max_operators = static_cast<uint32_t>(std::min<int64_t>(**max_operators, 150'000));
-  if (args.Has("render")) {
-    SnapshotQueryClient client(snapshot, nullptr, loaded.security);
-    absl::StatusOr<JobData> data = client.FetchHistory(job, history);
-    if (!data.ok()) return data.status();
-    loaded.data = std::move(*data);
-    absl::StatusOr<std::optional<int64_t>> item = args.Int("item", 0, INT64_MAX);
-    if (!item.ok()) return item.status();
-    std::optional<uint64_t> wanted;
-    if (item->has_value()) wanted = static_cast<uint64_t>(**item);
-    absl::StatusOr<LossData> loss = client.FetchLoss(job, wanted, history.timeout);
-    if (loss.ok()) {
-      loaded.data.loss = std::move(*loss);
-    } else {
-      std::fprintf(stderr, "trainscope-viewer: no loss contribution: %s\n",
-                   std::string(loss.status().message()).c_str());
-    }
-  } else {
-    loaded.data.job.job_id = job;
-  }
-  loaded.source = feed.empty() ? snapshot : feed;
-  loaded.live = true;
-  return loaded;
-}
 
 // A list for an error message: the first `max` values, then how many more.
 template <typename T>
@@ -559,7 +315,7 @@ int Render(const base::ParsedArgs& args, ViewerState* state, const MainWindow::C
 }  // namespace
 
 int ViewerApp::Main(int argc, char** argv) {
-  base::ArgParser parser = MakeParser();
+  base::ArgParser parser = ViewerFlags();
   std::vector<std::string> arguments(argv + 1, argv + argc);
   absl::StatusOr<base::ParsedArgs> args = parser.Parse(arguments);
   if (!args.ok()) {
@@ -574,7 +330,7 @@ int ViewerApp::Main(int argc, char** argv) {
   const bool render = args->Has("render");
   if (render && std::getenv("QT_QPA_PLATFORM") == nullptr)
     setenv("QT_QPA_PLATFORM", "offscreen", 1);
-  absl::StatusOr<Loaded> loaded = LoadSource(*args);
+  absl::StatusOr<ViewerSource> loaded = LoadViewerSource(*args);
   if (!loaded.ok()) {
     std::fprintf(stderr, "trainscope-viewer: %s\n", std::string(loaded.status().message()).c_str());
     return loaded.status().code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
