@@ -27,7 +27,11 @@ base::ArgParser MakeParser() {
   parser.AddFlag("streams", "K", "agent streams, ranks R..R+K-1 (at most 4096)", "1");
   parser.AddFlag("events", "N", "Record calls per stream", "100000");
   parser.AddFlag("run-for-ms", "MS", "record for this long instead of --events");
-  parser.AddFlag("rate", "EPS", "events per second per stream; 0 = as fast as possible", "0");
+  parser.AddFlag("rate", "EPS",
+                 "events per second per stream; 0 = as fast as possible. A producer more than "
+                 "20 ms behind (a starved thread) resumes the pace from then on instead of "
+                 "catching up in a burst; the summary counts these pacing_slips",
+                 "0");
   parser.AddFlag("threads", "T", "producer threads per stream (at most 256)", "1");
   parser.AddFlag("token", "TOK", "job token");
   parser.AddFlag("restart-count", "C", "launcher restart count", "0");
@@ -50,8 +54,8 @@ base::ArgParser MakeParser() {
       "Prints one JSON object per stream:\n"
       "  {\"job\":..,\"rank\":R,\"attempted\":A,\"recorded\":..,\"acked\":..,\"refused\":..,\n"
       "   \"dropped_ring_full\":..,\"dropped_buffer_full\":..,\"dropped_shutdown\":..,\n"
-      "   \"sampled_out\":..,\"batches_acked\":..,\"reconnects\":..,\"elapsed_s\":..,"
-      "\"halted\":false}\n"
+      "   \"sampled_out\":..,\"batches_acked\":..,\"reconnects\":..,\"pacing_slips\":..,\n"
+      "   \"elapsed_s\":..,\"halted\":false}\n"
       "  (with --distinct-names also \"names_interned\":..,\"names_over_agent_cap\":..: the\n"
       "   stream's names, and those its agent's string table had no room for, which went\n"
       "   out as \"(string table full)\")\n"

@@ -13,6 +13,7 @@
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "loadgen_flags.h"
+#include "pacer.h"
 #include "trainscope/agent/agent.h"
 #include "trainscope/proto/protocol.h"
 #include "workload.h"
@@ -31,6 +32,7 @@ struct Stream {
   std::atomic<uint64_t> attempted{0};
   std::atomic<uint64_t> names_interned{0};
   std::atomic<uint64_t> names_over_agent_cap{0};
+  std::atomic<uint64_t> pacing_slips{0};
   absl::Time start;
   absl::Duration elapsed;
   AgentStats stats;
@@ -53,19 +55,21 @@ std::string JsonString(const std::string& text) {
   return out + "\"";
 }
 
-// Records `calls` Record calls (or until `stop_at`), paced to `rate` per second.
+// Records `calls` Record calls (or until `stop_at`), paced to `rate` per second
+// (Pacer: a starved producer does not catch up in a burst).
 void Produce(Stream& stream, Workload::Role role, DistinctNames distinct, uint64_t calls,
              absl::Time stop_at, double rate) {
   Workload workload(stream.agent.get(), role, distinct);
   const absl::Time start = absl::Now();
+  Pacer pacer(rate, start);
   absl::Time next_refusal_check = start;
   uint64_t attempted = 0;
   for (uint64_t i = 0; i < calls; ++i) {
     attempted += workload.Next();
     if (rate > 0) {
-      const absl::Time due = start + absl::Seconds(static_cast<double>(i + 1) / rate);
       const absl::Time now = absl::Now();
-      if (due > now) absl::SleepFor(std::min(due, stop_at) - now);
+      const absl::Duration wait = pacer.Wait(now);
+      if (wait > absl::ZeroDuration()) absl::SleepFor(std::min(wait, stop_at - now));
     }
     if ((i & 63) == 63) {
       const absl::Time now = absl::Now();
@@ -79,6 +83,7 @@ void Produce(Stream& stream, Workload::Role role, DistinctNames distinct, uint64
     }
   }
   stream.attempted += attempted;
+  stream.pacing_slips += pacer.slips();
   stream.names_interned += workload.names_interned();
   stream.names_over_agent_cap += workload.CountNamesOverAgentCap();
 }
@@ -170,7 +175,8 @@ int Run(const LoadgenFlags& flags) {
         << ",\"dropped_buffer_full\":" << s.dropped_buffer_full
         << ",\"dropped_shutdown\":" << s.dropped_shutdown
         << ",\"sampled_out\":" << s.events_sampled_out << ",\"batches_acked\":" << s.batches_acked
-        << ",\"reconnects\":" << s.reconnects;
+        << ",\"reconnects\":" << s.reconnects
+        << ",\"pacing_slips\":" << stream->pacing_slips.load();
     if (flags.distinct_names > 0) {
       out << ",\"names_interned\":" << stream->names_interned.load()
           << ",\"names_over_agent_cap\":" << stream->names_over_agent_cap.load();

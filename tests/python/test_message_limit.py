@@ -44,7 +44,8 @@ def test_every_event_arrives_under_a_small_message_limit(tmp_path):
         # Every recorded event acknowledged, none dropped or refused, and no
         # stream cut: the batches fit the limit.
         assert summary["attempted"] == EVENTS // 2, summary
-        # A starved sender thread on a loaded machine may let a ring fill:
+        # A ring fills only when the sender falls behind (a starved producer
+        # no longer catches up in one burst: loadgen's Pacer, pacing_slips):
         # counted, and far from the 100 % lost before the fix.
         assert summary["recorded"] + summary["dropped_ring_full"] == summary["attempted"], summary
         assert summary["dropped_ring_full"] <= summary["attempted"] // 10, summary
