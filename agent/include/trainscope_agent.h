@@ -106,6 +106,9 @@ typedef struct trainscope_agent_options {
   /* GPU activity through CUPTI (AgentOptions::gpu_activity): default 0. */
   int gpu_activity;
   const char* cupti_library; /* NULL: found at run time (agent_options.h) */
+  /* The host's rack or leaf switch; NULL/"": from TRAINSCOPE_RACK, else
+     Slurm's SLURM_TOPOLOGY_ADDR (agent_options.h), else unknown. */
+  const char* rack;
 } trainscope_agent_options;
 
 /* No typedef: the name is also the function that fills it (C keeps struct

@@ -19,6 +19,7 @@
 #include "gpu/gpu_activity.h"
 #include "gpu/gpu_event_queue.h"
 #include "grpc_transport.h"
+#include "launcher_rack.h"
 #include "ring_registry.h"
 #include "sender.h"
 #include "string_table.h"
@@ -201,8 +202,9 @@ absl::Status ValidateAndComplete(AgentOptions& options) {
     char name[256] = {};
     if (gethostname(name, sizeof(name) - 1) == 0) options.host = name;
   }
+  if (options.rack.empty()) options.rack = LauncherRack::FromEnvironment();
   // proto3 strings must be UTF-8: a bad byte would make every Hello unparsable.
-  for (std::string* text : {&options.run_id, &options.job_token, &options.host, &options.device,
+  for (std::string* text : {&options.run_id, &options.job_token, &options.host, &options.rack, &options.device,
                             &options.framework, &options.framework_version}) {
     *text = StringTable::Sanitize(*text, 1024);
   }

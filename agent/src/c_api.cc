@@ -55,6 +55,7 @@ AgentOptions AgentOptionsFromC(const trainscope_agent_options& options) {
   o.local_rank = options.local_rank;
   o.restart_count = options.restart_count;
   o.host = Text(options.host);
+  o.rack = Text(options.rack);
   o.device = Text(options.device, "cpu");
   o.framework = Text(options.framework);
   o.framework_version = Text(options.framework_version);

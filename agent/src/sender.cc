@@ -433,6 +433,7 @@ v1::DropCounters Sender::CurrentDrops(uint64_t shutdown) const {
   drops.set_ring_full(Totals().dropped_full + agent_.orphan_drops());
   drops.set_buffer_full(queue_.counters().dropped_buffer_full);
   drops.set_shutdown(shutdown);
+  hello->set_rack(options_.rack);
   return drops;
 }
 

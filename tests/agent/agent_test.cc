@@ -100,6 +100,18 @@ TEST(AgentTest, HelloDescribesTheAgent) {
   EXPECT_EQ(messages.back().goodbye().error(), "");
 }
 
+TEST(AgentTest, HelloCarriesTheRackItWasGiven) {
+  AgentOptions options = TestOptions();
+  options.rack = "rack-7";
+  Started s = StartFake(std::move(options));
+  ASSERT_TRUE(WaitFor([&] { return s.agent->stats().connected; }));
+  s.agent->Shutdown(absl::Seconds(5));
+  const auto messages = s.collector->Messages();
+  ASSERT_FALSE(messages.empty());
+  ASSERT_TRUE(messages.front().has_hello());
+  EXPECT_EQ(messages.front().hello().rack(), "rack-7");
+}
+
 TEST(AgentTest, AnAbnormalEndSaysWhyInItsGoodbye) {
   Started s = StartFake();
   ASSERT_TRUE(WaitFor([&] { return s.agent->stats().connected; }));

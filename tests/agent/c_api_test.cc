@@ -61,8 +61,10 @@ TEST(CApiTest, EveryOptionCrossesToTheCppOptions) {
   c.test_clock_drift_ppm = 12.5;
   c.test_clock_origin_ns = 99;
   c.flush_interval_ms = 7;
+  c.rack = "rack-b";
   o = trainscope::agent::AgentOptionsFromC(c);
   EXPECT_EQ(o.job_id, "j");
+  EXPECT_EQ(o.rack, "rack-b");
   EXPECT_EQ(o.halt_when, (std::vector<std::string>{"stalled_rank", "lost_device"}));
   EXPECT_EQ(o.halt_below_efficiency, 0.4);
   EXPECT_EQ(o.halt_for_steps, 7u);

@@ -39,6 +39,7 @@ class JobAnalyzer::Impl {
   v1::ClockReport Clocks() const { return aligner_.Report(); }
   v1::LossAnswer Loss(const v1::LossQuery& query) const { return loss_.Answer(query); }
   const std::map<uint32_t, std::string>& hosts() const { return hosts_; }
+  const std::map<uint32_t, std::string>& racks() const { return racks_; }
   JobAnalyzerStats stats() const;
 
  private:
@@ -59,6 +60,7 @@ class JobAnalyzer::Impl {
   std::unique_ptr<MareyAggregator> marey_;
   LossTracker loss_;
   std::map<uint32_t, std::string> hosts_;
+  std::map<uint32_t, std::string> racks_;  // Hello.rack by rank, only those that said one
   std::map<uint32_t, std::string> devices_;  // Hello.device by rank
   std::deque<v1::StepReport> steps_;         // by step number, bounded by max_steps_kept
   std::vector<uint32_t> batch_ids_;          // scratch: a batch's string index -> JobStrings id
@@ -84,6 +86,11 @@ JobAnalyzer::Impl::Impl(JobAnalyzerOptions options, JobAnalyzerOutputs outputs)
 void JobAnalyzer::Impl::OnStreamOpened(const v1::Hello& hello, int64_t now_unix_ns) {
   if (hello.world_size() > groups_.world_size()) groups_.set_world_size(hello.world_size());
   hosts_[hello.rank()] = hello.host();
+  if (!hello.rack().empty()) {
+    racks_[hello.rank()] = hello.rack();
+  } else {
+    racks_.erase(hello.rank());
+  }
   devices_[hello.rank()] = hello.device();
   traffic_.SetRankBackend(hello.rank(), hello.gpus_size() > 0
                                             ? TrafficModel::Backend::kNccl
@@ -356,6 +363,7 @@ v1::FeedSnapshot JobAnalyzer::Answer(const v1::SnapshotRequest& request) const {
   return reply;
 }
 const std::map<uint32_t, std::string>& JobAnalyzer::hosts() const { return impl_->hosts(); }
+const std::map<uint32_t, std::string>& JobAnalyzer::racks() const { return impl_->racks(); }
 JobAnalyzerStats JobAnalyzer::stats() const { return impl_->stats(); }
 
 }  // namespace trainscope::collector

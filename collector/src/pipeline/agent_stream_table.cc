@@ -26,6 +26,7 @@ void AgentStreamTable::Recover(const JobLogState& state) {
     r.set_restart_count(progress.hello.restart_count());
     r.set_agent_instance_id(key.agent_instance_id);
     r.set_host(progress.hello.host());
+    r.set_rack(progress.hello.rack());
     r.set_pid(progress.hello.pid());
     r.set_device(progress.hello.device());
     r.set_framework(progress.hello.framework());
@@ -97,6 +98,7 @@ AgentStreamTable::Connection& AgentStreamTable::Open(const v1::Hello& hello,
   r.set_restart_count(hello.restart_count());
   r.set_agent_instance_id(hello.agent_instance_id());
   r.set_host(hello.host());
+  r.set_rack(hello.rack());
   r.set_pid(hello.pid());
   r.set_device(hello.device());
   r.set_framework(hello.framework());

@@ -84,6 +84,9 @@ def parse_args(description: str, argv: Optional[List[str]] = None,
     p.add_argument("--test-clock-skew", default="",
                    help="TEST ONLY: OFFSET_NS[:DRIFT_PPM] per rank, comma-separated, applied to "
                         "what trainscope records (checks clock alignment on a real job)")
+    p.add_argument("--racks", default="",
+                   help="RACK per rank, comma-separated: each rank's TRAINSCOPE_RACK, as a "
+                        "launcher sets it per node (the viewer groups hosts by rack)")
     p.add_argument("--checkpoint-dir", default="",
                    help="where on_halt saves a checkpoint (default: a temp dir)")
     fault_injection.add_fault_args(p)
@@ -364,6 +367,11 @@ def maybe_attach_trainscope(args: argparse.Namespace, stats: RankStats,
         offset, _, drift = (skews[rank] if rank < len(skews) else "0").partition(":")
         os.environ["TRAINSCOPE_TEST_CLOCK_OFFSET_NS"] = offset or "0"
         os.environ["TRAINSCOPE_TEST_CLOCK_DRIFT_PPM"] = drift or "0"
+    if args.racks:
+        racks = args.racks.split(",")
+        rank = stats.d["rank"]
+        if rank < len(racks):
+            os.environ["TRAINSCOPE_RACK"] = racks[rank]  # the agent reads it as it starts
     import trainscope  # noqa: PLC0415 (optional dependency)
     kwargs: Dict[str, Any] = {"collector": args.collector, "on_halt": on_halt}
     if args.job:

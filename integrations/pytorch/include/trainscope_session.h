@@ -37,7 +37,7 @@ extern "C" {
 
 /* Bumped whenever a struct or signature below changes: an extension built
  * against another version refuses to load (it names both). */
-#define TRAINSCOPE_SESSION_ABI_VERSION 4u
+#define TRAINSCOPE_SESSION_ABI_VERSION 5u
 uint32_t trainscope_session_abi_version(void);
 
 typedef struct trainscope_session trainscope_session;

@@ -31,6 +31,7 @@ v1::Hello MakeHello(uint32_t rank, uint32_t world) {
   hello.set_rank(rank);
   hello.set_world_size(world);
   hello.set_host(rank < 1 ? "node-a" : "node-b");
+  if (rank >= 1) hello.set_rack("rack-b");  // rank 0's agent names none
   return hello;
 }
 
@@ -211,6 +212,8 @@ TEST(JobAnalyzerTest, AnswersStepAndMareyQueries) {
   EXPECT_GT(rank1.operators().operators_size(), 0);
   for (const v1::AlignedOperator& op : rank1.operators().operators()) EXPECT_EQ(op.rank(), 1u);
   EXPECT_EQ(analyzer.hosts().at(1), "node-b");
+  EXPECT_EQ(analyzer.racks().at(1), "rack-b");
+  EXPECT_EQ(analyzer.racks().count(0), 0u);  // unknown, not ""
 }
 
 TEST(JobAnalyzerTest, StepsCarryPairTrafficPlacedOnTheRanksHosts) {

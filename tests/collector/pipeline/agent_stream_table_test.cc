@@ -23,7 +23,10 @@ TEST(AgentStreamTableTest, OpensStreamsAndKeepsOneWorldSize) {
   EXPECT_EQ(table.world_size(), 0u);
   EXPECT_EQ(table.State(false), v1::JOB_STATE_IDLE);
   ASSERT_TRUE(table.CheckWorldSize(MakeHello("j", 0, 2, 10)).ok());
-  table.Open(MakeHello("j", 0, 2, 10), std::make_shared<FakeAgentStream>(), "peer0", 0, kNow);
+  v1::Hello hello = MakeHello("j", 0, 2, 10);
+  hello.set_rack("rack-a");
+  table.Open(hello, std::make_shared<FakeAgentStream>(), "peer0", 0, kNow);
+  EXPECT_EQ(table.ranks().at(0).rack(), "rack-a");  // on the feed and in status
   EXPECT_EQ(table.world_size(), 2u);
   EXPECT_TRUE(table.AnyConnected());
   EXPECT_EQ(table.State(false), v1::JOB_STATE_RUNNING);
@@ -159,6 +162,8 @@ TEST(AgentStreamTableTest, RecoversRanksFromTheLog) {
   StreamProgress second;
   second.hello = MakeHello("j", 0, 2, 20);
   second.hello.set_restart_count(1);
+  first.hello.set_rack("rack-old");
+  second.hello.set_rack("rack-new");
   second.events = 7;
   second.goodbye = true;
   second.closed = true;
@@ -170,6 +175,7 @@ TEST(AgentStreamTableTest, RecoversRanksFromTheLog) {
   const v1::RankStatus& r = table.ranks().at(0);
   EXPECT_EQ(r.events_received(), 12u);    // summed over incarnations
   EXPECT_EQ(r.agent_instance_id(), 20u);  // the latest identity
+  EXPECT_EQ(r.rack(), "rack-new");
   EXPECT_EQ(table.State(false), v1::JOB_STATE_FINISHED);
 }
 

@@ -2,6 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <set>
+#include <string>
+
 #include "trainscope/viewer/synthetic_job.h"
 
 namespace trainscope::viewer {
@@ -29,6 +33,35 @@ TEST(ClusterHierarchyTest, ParsesTopologyAndNamesBadLines) {
   EXPECT_NE(error.find("line 2"), std::string::npos) << error;
   EXPECT_NE(error.find("HOST RACK"), std::string::npos) << error;
   EXPECT_FALSE(ClusterHierarchy::ParseTopology("a b c\n", &racks, &error));
+}
+
+// Racks by precedence: the topology file's line for the host, the rack the
+// device's own agent said, one another device of its host said.
+TEST(ClusterHierarchyTest, RacksComeFromTheFileThenTheDeviceThenItsHost) {
+  TrafficModel traffic;
+  traffic.SetDevices({{0, 0, "a"}, {1, 0, "a"}, {2, 0, "b"}, {3, 0, "b"}, {4, 0, "c"}});
+  ClusterHierarchy h(&traffic);
+  h.SetDeviceRacks({{0, 0, "a", "r0"}, {1, 0, "a", "r1"}, {2, 0, "b", "r1"}, {3, 0, "b", ""},
+                    {4, 0, "c", "r9"}});
+  auto members = [&] {
+    std::map<std::string, std::set<uint32_t>> out;
+    for (const auto& rack : h.units(ClusterLevel::kRack)) {
+      for (size_t d : rack.devices) out[rack.name].insert(traffic.matrix().devices[d].rank);
+    }
+    return out;
+  };
+  // Host a's two devices in two racks: two host units, one under each.
+  EXPECT_EQ(members(), (std::map<std::string, std::set<uint32_t>>{
+                           {"r0", {0}}, {"r1", {1, 2, 3}}, {"r9", {4}}}));
+  EXPECT_EQ(h.units(ClusterLevel::kHost).size(), 4u);
+  EXPECT_EQ(h.RackOf("b"), "r1");
+  const uint64_t version = h.version();
+  h.SetRacks({{"c", "r2"}});  // the file wins for the hosts it names
+  EXPECT_NE(h.version(), version);
+  EXPECT_EQ(members(), (std::map<std::string, std::set<uint32_t>>{
+                           {"r0", {0}}, {"r1", {1, 2, 3}}, {"r2", {4}}}));
+  EXPECT_EQ(h.RackOf("c"), "r2");
+  EXPECT_EQ(h.RackOf("z"), ClusterHierarchy::kNoRack);
 }
 
 TEST(ClusterHierarchyTest, UnitsAreContiguousRunsByRackHostRank) {

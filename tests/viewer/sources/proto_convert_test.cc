@@ -71,6 +71,25 @@ TEST(ProtoConvertTest, JobSummaryKeepsWhetherTheLossSwitchWasEverSent) {
   EXPECT_TRUE(job.recording);
 }
 
+// A rank's rack (RankStatus.rack, its agent's Hello.rack) reaches its device.
+TEST(ProtoConvertTest, RanksKeepTheirRackAndDevicesTakeIt) {
+  trainscope::v1::RankStatus status;
+  status.set_rank(3);
+  status.set_host("node-1");
+  status.set_rack("rack-b");
+  const RankRecord rank = ConvertRank(status);
+  EXPECT_EQ(rank.rack, "rack-b");
+  StepRecord step;
+  step.devices.push_back({});
+  step.devices.back().rank = 3;
+  step.devices.back().stage = 1;
+  const std::vector<DeviceInfo> devices = DevicesOf({step}, {rank});
+  ASSERT_EQ(devices.size(), 1u);
+  EXPECT_EQ(devices[0].host, "node-1");
+  EXPECT_EQ(devices[0].rack, "rack-b");
+  EXPECT_EQ(devices[0].stage, 1u);
+}
+
 TEST(ProtoConvertTest, GpuOperatorsKeepTheirClassDeviceAndStream) {
   trainscope::v1::OperatorBatch batch;
   batch.add_strings("");

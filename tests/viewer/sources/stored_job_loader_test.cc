@@ -32,7 +32,8 @@ void WriteJob(const std::filesystem::path& data_dir, const std::string& job,
     hello->set_job_id(job);
     hello->set_rank(rank);
     hello->set_world_size(2);
-    hello->set_host("node-0");
+    hello->set_host("node-" + std::to_string(rank));
+    if (rank == 1) hello->set_rack("rack-b");  // rank 0's agent names none
     hello->set_agent_instance_id(100 + rank);
     ASSERT_TRUE((*log)->Append(record).ok());
   }
@@ -84,6 +85,21 @@ TEST_F(StoredJobLoaderTest, TheStateIsTheCollectorsRuleOverTheLog) {
     EXPECT_EQ(data->job.state, c.state) << c.job;
     EXPECT_STREQ(JobStateName(data->job.state), c.name) << c.job;
   }
+}
+
+// Hello.rack reaches the viewer's devices from a stored log (--data-dir);
+// a rank that named none stays unknown.
+TEST_F(StoredJobLoaderTest, DevicesKeepTheRackTheirAgentSaid) {
+  WriteJob(dir_, "racks", {});
+  absl::StatusOr<JobData> data = LoadStoredJob(dir_, "racks", {});
+  ASSERT_TRUE(data.ok()) << data.status();
+  ASSERT_EQ(data->devices.size(), 2u);
+  EXPECT_EQ(data->devices[0].host, "node-0");
+  EXPECT_EQ(data->devices[0].rack, "");
+  EXPECT_EQ(data->devices[1].host, "node-1");
+  EXPECT_EQ(data->devices[1].rack, "rack-b");
+  ASSERT_EQ(data->job.ranks.size(), 2u);
+  EXPECT_EQ(data->job.ranks[1].rack, "rack-b");
 }
 
 }  // namespace

@@ -91,9 +91,23 @@ void ClusterHierarchy::SetRacks(const std::map<std::string, std::string>& racks)
   if (changed) ++racks_version_;
 }
 
+void ClusterHierarchy::SetDeviceRacks(const std::vector<DeviceInfo>& devices) {
+  bool changed = false;
+  for (const DeviceInfo& d : devices) {
+    if (d.rack.empty()) continue;
+    if (!d.host.empty()) host_racks_[d.host] = d.rack;
+    auto [it, inserted] = device_racks_.try_emplace(d.rank, d.rack);
+    if (!inserted && it->second == d.rack) continue;
+    it->second = d.rack;
+    changed = true;
+  }
+  if (changed) ++racks_version_;
+}
+
 std::string ClusterHierarchy::RackOf(const std::string& host) const {
-  auto it = racks_.find(host);
-  return it == racks_.end() ? kNoRack : it->second;
+  if (auto it = racks_.find(host); it != racks_.end()) return it->second;
+  auto it = host_racks_.find(host);
+  return it == host_racks_.end() ? kNoRack : it->second;
 }
 
 uint64_t ClusterHierarchy::version() {
@@ -126,7 +140,13 @@ void ClusterHierarchy::EnsureBuilt() {
   std::vector<std::tuple<std::string, std::string, uint32_t, size_t>> keyed;
   keyed.reserve(m.size());
   for (size_t i = 0; i < m.size(); ++i) {
-    keyed.emplace_back(RackOf(m.devices[i].host), m.devices[i].host, m.devices[i].rank, i);
+    const std::string& host = m.devices[i].host;
+    const auto file = racks_.find(host);
+    const auto own = device_racks_.find(m.devices[i].rank);
+    keyed.emplace_back(file != racks_.end()         ? file->second
+                       : own != device_racks_.end() ? own->second
+                                                    : RackOf(host),
+                       host, m.devices[i].rank, i);
   }
   // Names in natural order (node-2 before node-10), so rings and chords
   // follow the machine's numbering.

@@ -35,10 +35,7 @@ void ViewerState::AddDevices(const std::vector<DeviceInfo>& devices) {
   for (const auto& [rank, info] : devices_) all.push_back(info);
   marey.SetDevices(all);
   traffic.SetDevices(all);
-  std::map<std::string, std::string> racks;
-  for (const DeviceInfo& d : all)
-    if (!d.host.empty() && !d.rack.empty()) racks[d.host] = d.rack;
-  hierarchy.SetRacks(racks);
+  hierarchy.SetDeviceRacks(all);
 }
 
 void ViewerState::AddSteps(const std::vector<StepRecord>& steps) {
@@ -111,7 +108,9 @@ void ViewerState::Apply(FeedCoalescer::Delta delta) {
   if (delta.job.has_value()) {
     if (job_id_.empty()) job_id_ = delta.job->job_id;
     std::vector<DeviceInfo> hosts;
-    for (const RankRecord& rank : delta.job->ranks) hosts.push_back({rank.rank, 0, rank.host});
+    for (const RankRecord& rank : delta.job->ranks) {
+      hosts.push_back({rank.rank, 0, rank.host, rank.rack});
+    }
     jobs.Update(*delta.job);
     AddDevices(hosts);
   }

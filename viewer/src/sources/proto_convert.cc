@@ -149,7 +149,8 @@ JobRecord ConvertJobSummary(const trainscope::v1::JobSummary& summary) {
 }
 
 RankRecord ConvertRank(const trainscope::v1::RankStatus& rank) {
-  return {rank.rank(), rank.host(), rank.pid(), rank.connected(), rank.events_received()};
+  return {rank.rank(), rank.host(),          rank.pid(),
+          rank.connected(), rank.events_received(), rank.rack()};
 }
 
 Alert ConvertAlert(const trainscope::v1::Alert& alert) {
@@ -260,9 +261,9 @@ LossData ConvertLossAnswer(const trainscope::v1::LossAnswer& answer, std::option
 }
 
 std::vector<DeviceInfo> DevicesOf(const std::vector<StepRecord>& steps,
-                                  const std::map<uint32_t, std::string>& hosts) {
+                                  const std::vector<RankRecord>& ranks) {
   std::map<uint32_t, DeviceInfo> devices;
-  for (const auto& [rank, host] : hosts) devices[rank] = {rank, 0, host};
+  for (const RankRecord& r : ranks) devices[r.rank] = {r.rank, 0, r.host, r.rack};
   for (const StepRecord& step : steps) {
     for (const DeviceStepRecord& d : step.devices) {
       DeviceInfo& info = devices[d.rank];

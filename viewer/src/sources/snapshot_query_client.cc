@@ -60,9 +60,7 @@ absl::StatusOr<JobData> SnapshotQueryClient::FetchHistory(const std::string& job
   }
   if (data.job.job_id.empty()) data.job.job_id = job_id;
   data.steps = std::move(all);
-  std::map<uint32_t, std::string> hosts;
-  for (const RankRecord& rank : data.job.ranks) hosts[rank.rank] = rank.host;
-  data.devices = DevicesOf(data.steps, hosts);
+  data.devices = DevicesOf(data.steps, data.job.ranks);
   if (data.steps.empty()) return data;
 
   trainscope::v1::SnapshotRequest marey_request;

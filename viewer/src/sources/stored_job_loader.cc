@@ -32,8 +32,10 @@ absl::StatusOr<JobData> LoadStoredJob(const std::filesystem::path& data_dir,
   // The collector's own rule over the log (a halt issued wins, as it did
   // live), never a state of the viewer's choosing.
   data.job.state = ConvertJobState(collector::StoredJobState(log_state));
+  const std::map<uint32_t, std::string>& racks = (*analyzer)->racks();
   for (const auto& [rank, host] : (*analyzer)->hosts()) {
-    data.job.ranks.push_back({rank, host, 0, false, 0});
+    const auto rack = racks.find(rank);
+    data.job.ranks.push_back({rank, host, 0, false, 0, rack == racks.end() ? "" : rack->second});
   }
   data.job.world_size = static_cast<uint32_t>(data.job.ranks.size());
   for (const auto& report : (*analyzer)->Steps(trainscope::v1::StepQuery())) {
@@ -59,7 +61,7 @@ absl::StatusOr<JobData> LoadStoredJob(const std::filesystem::path& data_dir,
   if (options.max_steps != 0 && data.steps.size() > options.max_steps) {
     data.steps.erase(data.steps.begin(), data.steps.end() - options.max_steps);
   }
-  data.devices = DevicesOf(data.steps, (*analyzer)->hosts());
+  data.devices = DevicesOf(data.steps, data.job.ranks);
   trainscope::v1::MareyQuery query;
   const bool ranged = options.steps.has_value() || options.max_steps != 0;
   if (!data.steps.empty() && ranged) {

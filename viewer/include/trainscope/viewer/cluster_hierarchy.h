@@ -1,9 +1,12 @@
 // The worker -> host -> rack hierarchy of a job's devices (issue 24.3) and
 // the traffic matrix aggregated at any of its levels, for the cluster views
 // (topology, chord diagram, Hilbert ring, trends). Devices come from the
-// TrafficModel's matrix; racks from a topology file (--topology: "HOST RACK"
-// lines) or a device's rack label (DeviceInfo::rack); a host no one places
-// is in the rack "(no rack)" so nothing is dropped. Devices are ordered by
+// TrafficModel's matrix; a device's rack is, first that names one: its
+// host's line in a topology file (--topology: "HOST RACK" lines), the rack
+// its own agent said in Hello (DeviceInfo::rack: TRAINSCOPE_RACK or the
+// launcher's label, agent/src/launcher_rack.h), the rack another device of
+// its host said; a device none places is in the rack "(no rack)" so nothing
+// is dropped. Devices are ordered by
 // rack, then host, then rank, so every unit of every level is one contiguous
 // run of that order (what the ring and chord layouts rely on).
 //
@@ -54,14 +57,19 @@ class ClusterHierarchy {
   static bool ParseTopology(const std::string& text, std::map<std::string, std::string>* racks,
                             std::string* error);
 
-  // host -> rack; merges with earlier calls (a later one wins for a host).
+  // The topology file's host -> rack; merges with earlier calls (a later
+  // one wins for a host).
   void SetRacks(const std::map<std::string, std::string>& racks);
+  // The racks the devices' agents said (DeviceInfo::rack; empty: none),
+  // merged with earlier calls.
+  void SetDeviceRacks(const std::vector<DeviceInfo>& devices);
 
   // Matrix indices in rack, host, rank order.
   const std::vector<size_t>& order();
   const std::vector<Unit>& units(ClusterLevel level);
   // The unit of `level` holding the device at matrix index `device`.
   size_t UnitOf(ClusterLevel level, size_t device);
+  // The host's rack: the topology file's, else one its devices said.
   std::string RackOf(const std::string& host) const;
   // k x k cells (row sends, column receives) of the units of `level`: each
   // the sum of the matrix cells between their devices (self-traffic of a
@@ -85,6 +93,8 @@ class ClusterHierarchy {
 
   TrafficModel* traffic_;
   std::map<std::string, std::string> racks_;
+  std::map<uint32_t, std::string> device_racks_;     // rank -> its agent's
+  std::map<std::string, std::string> host_racks_;    // host -> one its devices said
   uint64_t racks_version_ = 0;
   uint64_t built_traffic_version_ = UINT64_MAX;
   uint64_t built_racks_version_ = UINT64_MAX;

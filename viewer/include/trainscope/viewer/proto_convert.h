@@ -44,9 +44,9 @@ ItemSnapshotRecord ConvertItemSnapshot(const trainscope::v1::ItemSnapshot& snaps
 // The state and, when `item` is set (the query's want_item), that item's
 // snapshots, oldest first (an empty list when the collector keeps none).
 LossData ConvertLossAnswer(const trainscope::v1::LossAnswer& answer, std::optional<uint64_t> item);
-// Devices with their stage (from the steps) and host (from `hosts`).
+// Devices with their stage (from the steps), host and rack (from `ranks`).
 std::vector<DeviceInfo> DevicesOf(const std::vector<StepRecord>& steps,
-                                  const std::map<uint32_t, std::string>& hosts);
+                                  const std::vector<RankRecord>& ranks);
 
 }  // namespace trainscope::viewer
 

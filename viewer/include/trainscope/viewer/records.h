@@ -191,6 +191,7 @@ struct RankRecord {
   uint32_t pid = 0;
   bool connected = false;
   uint64_t events_received = 0;
+  std::string rack = "";  // Hello.rack; empty: unknown
 };
 
 // kLost: no rank connected and one ended without goodbye (JOB_STATE_LOST).

@@ -121,6 +121,8 @@ class JobAnalyzer {
   trainscope::v1::FeedSnapshot Answer(const trainscope::v1::SnapshotRequest& request) const;
   // Host of each rank, as the ranks said in Hello.
   const std::map<uint32_t, std::string>& hosts() const;
+  // Rack of each rank that named one in Hello (Hello.rack); absent: unknown.
+  const std::map<uint32_t, std::string>& racks() const;
   JobAnalyzerStats stats() const;
 
  private:
