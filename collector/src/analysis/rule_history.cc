@@ -114,9 +114,12 @@ void RuleHistory::RecordStages(const v1::StepReport& step) {
 void RuleHistory::RecordLinks(const v1::StepReport& step) {
   std::map<uint32_t, const v1::DeviceStep*> by_rank;
   for (const v1::DeviceStep* d : CompleteDevices(step)) by_rank[d->rank()] = d;
-  // A link's duration runs from the later endpoint's arrival only when
-  // neither waited long: where an endpoint waited longer than it
-  // transferred, the duration measures the wait.
+  // A collective link's duration runs from the collective's latest start
+  // only when neither end waited long: where an endpoint waited longer than
+  // it transferred, the duration measures the wait. A send/recv link's runs
+  // from the later of its two ends' starts (CollectiveMatcher), so its ends'
+  // waits elsewhere in the step (a pipeline stage waits on the other most of
+  // its step) are not in it.
   auto dominated_by_waiting = [&](uint32_t rank) {
     auto it = by_rank.find(rank);
     return it == by_rank.end() || it->second->wait_ns() > it->second->transfer_ns();
@@ -127,8 +130,12 @@ void RuleHistory::RecordLinks(const v1::StepReport& step) {
     sample.type = l.link_type();
     sample.bytes = static_cast<double>(l.bytes());
     sample.bytes_per_second = l.bytes_per_second();
-    sample.usable = l.bytes() >= min_link_bytes_ && l.bytes_per_second() > 0 &&
-                    !dominated_by_waiting(l.src_rank()) && !dominated_by_waiting(l.dst_rank());
+    sample.duration_ns = static_cast<double>(l.duration_ns());
+    sample.step_ns = static_cast<double>(step.end_ns() - step.start_ns());
+    const bool p2p = l.link_type() == "p2p";
+    sample.usable =
+        l.bytes() >= min_link_bytes_ && l.bytes_per_second() > 0 &&
+        (p2p || (!dominated_by_waiting(l.src_rank()) && !dominated_by_waiting(l.dst_rank())));
     links_[LinkKey(l)].push_back(std::move(sample));
   }
   for (auto it = links_.begin(); it != links_.end();) {

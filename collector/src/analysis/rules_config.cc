@@ -136,6 +136,11 @@ std::vector<std::string> Validate(const v1::RulesConfig& c) {
     const auto& r = c.slow_link();
     CheckDouble(r.has_below_median(), r.below_median(), "slow_link.below_median",
                 InOpenUnitInterval(r.below_median()), "a fraction in (0, 1)", &e);
+    CheckDouble(r.has_p2p_below_median(), r.p2p_below_median(), "slow_link.p2p_below_median",
+                InOpenUnitInterval(r.p2p_below_median()), "a fraction in (0, 1)", &e);
+    CheckDouble(r.has_p2p_min_step_fraction(), r.p2p_min_step_fraction(),
+                "slow_link.p2p_min_step_fraction", InOpenUnitInterval(r.p2p_min_step_fraction()),
+                "a fraction in (0, 1)", &e);
     CheckHysteresis(r.hysteresis(), "slow_link.", &e);
   }
   {
@@ -305,6 +310,8 @@ v1::RulesConfig WithDefaults(v1::RulesConfig c) {
   auto* link = c.mutable_slow_link();
   if (!link->has_enabled()) link->set_enabled(true);
   if (!link->has_below_median()) link->set_below_median(0.5);
+  if (!link->has_p2p_below_median()) link->set_p2p_below_median(0.1);
+  if (!link->has_p2p_min_step_fraction()) link->set_p2p_min_step_fraction(0.3);
   if (!link->has_min_bytes()) link->set_min_bytes(4096);
   if (!link->has_collective_links()) link->set_collective_links(false);
   FillHysteresis(*top, link->mutable_hysteresis());

@@ -1,7 +1,10 @@
 // slow_link: a link whose median bandwidth over its usable samples in the
-// window is below SlowLinkRule.below_median of similar links' (same type,
-// byte counts within kLinkBytesRatio: a small transfer is latency-bound and
-// slow by nature). Collective ring links only when collective_links is set.
+// window is below SlowLinkRule.below_median (send/recv links:
+// p2p_below_median) of similar links' (same type, byte counts within
+// kLinkBytesRatio: a small transfer is latency-bound and slow by nature);
+// a send/recv link also only when its median transfer time is at least
+// p2p_min_step_fraction of the median step time (alerts.proto says why).
+// Collective ring links only when collective_links is set.
 #include <map>
 #include <memory>
 #include <string>
@@ -58,6 +61,7 @@ class SlowLinkRule : public AlertRule {
     uint32_t dst;
     double bytes;  // medians over the usable samples
     double rate;
+    double step_share;  // median transfer time / median step time
   };
 
   // The links of `step` with usable samples in a majority of the window, by type.
@@ -69,16 +73,19 @@ class SlowLinkRule : public AlertRule {
       const std::string key = RuleHistory::LinkKey(l);
       const std::deque<LinkSample>* samples = history.LinkWindow(key);
       if (samples == nullptr) continue;
-      std::vector<double> rates;
-      std::vector<double> bytes;
+      std::vector<double> rates, bytes, durations, steps;
       for (const LinkSample& s : *samples) {
         if (!s.usable) continue;
         rates.push_back(s.bytes_per_second);
         bytes.push_back(s.bytes);
+        durations.push_back(s.duration_ns);
+        steps.push_back(s.step_ns);
       }
       if (rates.size() * 2 <= window_steps_) continue;
-      by_type[l.link_type()].push_back(
-          {key, samples, 0, 0, Median(std::move(bytes)), Median(std::move(rates))});
+      const double step_ns = Median(std::move(steps));
+      by_type[l.link_type()].push_back({key, samples, 0, 0, Median(std::move(bytes)),
+                                        Median(std::move(rates)),
+                                        step_ns > 0 ? Median(std::move(durations)) / step_ns : 0});
     }
     // The endpoints: of the step's last link with the key (the key is unique
     // within a step).
@@ -97,10 +104,11 @@ class SlowLinkRule : public AlertRule {
 
   RuleVerdict Verdict(const Judged& link, const std::string& type, size_t similar,
                       double median) const {
-    const double threshold = rule_.below_median() * median;
+    const bool p2p = type == "p2p";
+    const double threshold = (p2p ? rule_.p2p_below_median() : rule_.below_median()) * median;
     RuleVerdict v;
     v.subject = link.key;
-    v.holds = link.rate < threshold;
+    v.holds = link.rate < threshold && (!p2p || link.step_share >= rule_.p2p_min_step_fraction());
     v.present = v.holds;
     v.onset_step = TrailingOnset(*link.samples, window_steps_, [&](const LinkSample& s) {
       return !s.usable || s.bytes_per_second < threshold;
@@ -118,6 +126,7 @@ class SlowLinkRule : public AlertRule {
     v.values =
         absl::StrFormat("median %s vs %s of %zu similar %s links", FormatRate(link.rate, "B/s"),
                         FormatRate(median, "B/s"), similar, type);
+    if (p2p) absl::StrAppendFormat(&v.values, ", %.0f%% of the step", 100 * link.step_share);
     return v;
   }
 

@@ -97,11 +97,12 @@ TEST(RuleHistoryTest, AStageThatLeavesTheReportLosesItsWindow) {
 
 TEST(RuleHistoryTest, LinksKeepTheirLastWindowStepsAndMarkUsableSamples) {
   RuleHistory history(NoWarmup());  // window_steps 5, slow_link.min_bytes 4096
-  auto add_link = [](v1::StepReport* report, uint32_t src, uint32_t dst, uint64_t bytes) {
+  auto add_link = [](v1::StepReport* report, uint32_t src, uint32_t dst, uint64_t bytes,
+                     const char* type = "collective") {
     v1::LinkStep* l = report->add_links();
     l->set_src_rank(src);
     l->set_dst_rank(dst);
-    l->set_link_type("p2p");
+    l->set_link_type(type);
     l->set_bytes(bytes);
     l->set_bytes_per_second(1e9);
   };
@@ -112,19 +113,25 @@ TEST(RuleHistoryTest, LinksKeepTheirLastWindowStepsAndMarkUsableSamples) {
   history.OnStep(first);
   v1::StepReport second = Step(2);  // ranks 0 and 1 wait 30 ms: longer than they transfer
   add_link(&second, 0, 1, 1 << 20);
+  // A send/recv link's duration starts at its later end: the waits are not in it.
+  add_link(&second, 1, 0, 1 << 20, "p2p");
+  add_link(&second, 1, 2, 100, "p2p");  // latency-bound: not usable either way
   history.OnStep(second);
 
-  const std::deque<LinkSample>* link = history.LinkWindow("p2p 0000000000 0000000001");
+  const std::deque<LinkSample>* link = history.LinkWindow("collective 0000000000 0000000001");
   ASSERT_NE(link, nullptr);
   ASSERT_EQ(link->size(), 2u);
   EXPECT_TRUE((*link)[0].usable);
   EXPECT_FALSE((*link)[1].usable) << "its duration measures the wait";
-  EXPECT_FALSE(history.LinkWindow("p2p 0000000001 0000000000")->front().usable);
+  EXPECT_FALSE(history.LinkWindow("collective 0000000001 0000000000")->front().usable);
+  EXPECT_TRUE(history.LinkWindow("p2p 0000000001 0000000000")->front().usable);
+  EXPECT_FALSE(history.LinkWindow("p2p 0000000001 0000000002")->front().usable);
 
   for (uint64_t s = 3; s <= 6; ++s) history.OnStep(Step(s));
-  EXPECT_EQ(history.LinkWindow("p2p 0000000000 0000000002"), nullptr);  // step 1 is 5 steps old
-  ASSERT_NE(history.LinkWindow("p2p 0000000000 0000000001"), nullptr);
-  EXPECT_EQ(history.LinkWindow("p2p 0000000000 0000000001")->size(), 1u);
+  // Step 1 is 5 steps old.
+  EXPECT_EQ(history.LinkWindow("collective 0000000000 0000000002"), nullptr);
+  ASSERT_NE(history.LinkWindow("collective 0000000000 0000000001"), nullptr);
+  EXPECT_EQ(history.LinkWindow("collective 0000000000 0000000001")->size(), 1u);
 }
 
 TEST(RuleHistoryTest, LinkKeysSortByTypeThenRanks) {

@@ -40,6 +40,7 @@ TEST(RulesConfigTest, DefaultsFillEveryRule) {
   EXPECT_EQ(c.collective_wait().late_arrival_clear_steps(), 3u);
   EXPECT_DOUBLE_EQ(c.slow_link().below_median(), 0.5);
   EXPECT_EQ(c.slow_link().min_bytes(), 4096u);
+  EXPECT_DOUBLE_EQ(c.slow_link().p2p_below_median(), 0.1);
   EXPECT_DOUBLE_EQ(c.pipeline_bubble().bubble_fraction(), 0.3);
   EXPECT_DOUBLE_EQ(c.pipeline_bubble().compute_above_mean(), 0.4);
   EXPECT_DOUBLE_EQ(c.pipeline_bubble().bubble_above_mean(), 0.5);
@@ -108,6 +109,7 @@ TEST(RulesConfigTest, OutOfRangeValuesNameTheFieldAndWhatWasExpected) {
            Case{"slow_link { hysteresis { clear_after_steps: 0 } }",
                 "slow_link.hysteresis.clear_after_steps", ">= 1"},
            Case{"step_time_regression { rise: -0.1 }", "step_time_regression.rise", "> 0"},
+           Case{"slow_link { p2p_below_median: 1 }", "slow_link.p2p_below_median", "(0, 1)"},
            Case{"lost_device { missing_steps: 0 }", "lost_device.missing_steps", ">= 1"},
        }) {
     absl::StatusOr<v1::RulesConfig> parsed = ParseRulesConfig(c.text);

@@ -1,4 +1,9 @@
 // slow_link (slow_link_rule.cc).
+#include <cmath>
+#include <functional>
+#include <memory>
+#include <random>
+
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "synthetic_step_reports.h"
@@ -40,6 +45,82 @@ TEST(SlowLinkRuleTest, CollectiveLinksAreNotJudgedByDefault) {
   job.slow_link = {10, 1000};
   auto verdicts = RunRule(job, &MakeSlowLinkRule, {}, 40);
   for (const auto& [step, v] : verdicts) EXPECT_TRUE(v.empty()) << "step " << step;
+}
+
+// The synthetic job's ring links as a pipeline's send/recv links: every
+// device waits most of its step (a stage waits on the other), and each
+// link's rate swings up to `swing` times either way from step to step
+// (small transfers on a loaded host are latency-bound). Steps are 200 ms
+// apart, each as long as its devices' step time.
+std::function<void(v1::StepReport*)> AsPipelineLinks(uint64_t seed, double swing = 3) {
+  auto rng = std::make_shared<std::mt19937_64>(seed);
+  return [rng, swing](v1::StepReport* report) {
+    std::uniform_real_distribution<double> log_swing(-std::log(swing), std::log(swing));
+    report->set_start_ns(static_cast<int64_t>(report->step()) * 200 * kMs);
+    report->set_end_ns(report->start_ns() + report->devices(0).step_time_ns());
+    for (v1::DeviceStep& d : *report->mutable_devices()) {
+      d.set_wait_ns(20 * (d.transfer_ns() + kMs));
+    }
+    for (v1::LinkStep& l : *report->mutable_links()) {
+      l.set_link_type("p2p");
+      l.set_duration_ns(
+          static_cast<int64_t>(static_cast<double>(l.duration_ns()) * std::exp(log_swing(*rng))));
+      l.set_bytes_per_second(static_cast<double>(l.bytes()) * 1e9 /
+                             static_cast<double>(l.duration_ns()));
+    }
+  };
+}
+
+// A send/recv link's duration starts at its later end, so its samples count
+// though both ends wait most of the step; one far slower than its peers is
+// named, by default.
+TEST(SlowLinkRuleTest, NamesASlowSendRecvLinkWhoseEndsWait) {
+  SyntheticJob job(4, 1, 11);
+  job.link_src = 1;
+  job.link_dst = 2;
+  job.link_extra_ns = 40 * kMs;  // as pipeline_train.py --slow-link --delay-ms 40
+  job.slow_link = {50, 1000};
+  auto verdicts = RunRule(job, &MakeSlowLinkRule, {}, 70, AsPipelineLinks(7));
+  for (uint64_t s = 6; s < 50; ++s) EXPECT_TRUE(Holding(verdicts[s]).empty()) << "step " << s;
+  EXPECT_THAT(Holding(verdicts[70]), ::testing::ElementsAre("p2p 0000000001 0000000002"));
+  for (const RuleVerdict& v : verdicts[70]) {
+    if (v.holds) EXPECT_EQ(v.what, "link 1->2 (p2p) is slow");
+  }
+}
+
+// Latency-bound links swing: one 3x slower than its peers for good (a
+// pipeline's backward links against its forward ones), on top of the swing,
+// is not a slow link.
+TEST(SlowLinkRuleTest, ASendRecvLinkAFewTimesSlowerIsNotNamed) {
+  SyntheticJob job(4, 1, 11);
+  job.link_src = 1;
+  job.link_dst = 2;
+  job.link_extra_ns = 1 * kMs;  // 0.5 ms -> 1.5 ms
+  job.slow_link = {1, 1000};
+  auto verdicts = RunRule(job, &MakeSlowLinkRule, {}, 300, AsPipelineLinks(8));
+  for (const auto& [step, v] : verdicts) EXPECT_TRUE(Holding(v).empty()) << "step " << step;
+}
+
+// Twenty times slower than its peers but 10 ms of a 60 ms step: not what
+// slows the job (p2p_min_step_fraction), so not named; with the fraction
+// lowered it is.
+TEST(SlowLinkRuleTest, ASendRecvLinkThatCostsLittleOfTheStepIsNotNamed) {
+  SyntheticJob job(4, 1, 11);
+  job.link_src = 1;
+  job.link_dst = 2;
+  job.link_extra_ns = 10 * kMs;
+  job.slow_link = {1, 1000};
+  auto verdicts = RunRule(job, &MakeSlowLinkRule, {}, 60, AsPipelineLinks(9, 1.2));
+  for (const auto& [step, v] : verdicts) EXPECT_TRUE(Holding(v).empty()) << "step " << step;
+  SyntheticJob again(4, 1, 11);
+  again.link_src = 1;
+  again.link_dst = 2;
+  again.link_extra_ns = 10 * kMs;
+  again.slow_link = {1, 1000};
+  v1::RulesConfig rules;
+  rules.mutable_slow_link()->set_p2p_min_step_fraction(0.1);
+  verdicts = RunRule(again, &MakeSlowLinkRule, rules, 60, AsPipelineLinks(9, 1.2));
+  EXPECT_THAT(Holding(verdicts[60]), ::testing::ElementsAre("p2p 0000000001 0000000002"));
 }
 
 }  // namespace

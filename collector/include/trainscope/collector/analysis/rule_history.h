@@ -64,7 +64,10 @@ struct LinkSample {
   std::string type;
   double bytes = 0;
   double bytes_per_second = 0;
-  bool usable = false;  // enough bytes and not dominated by waiting
+  double duration_ns = 0;  // the link's transfer time in the step
+  double step_ns = 0;      // the step's, first start to last end
+  // Enough bytes and, for a collective link, not dominated by waiting.
+  bool usable = false;
 };
 
 class RuleHistory {
