@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""How long `trainscope jobs` takes while a connection storm hits the collector
+(issue 21.6: 9-11 s under load).
+
+Two real collectors on this machine: A takes a storm (trainscope-loadgen
+--streams K, default 1,024 ranks connecting at once, then streaming), B stays
+idle. `trainscope jobs --json` is timed against A before the storm (baseline),
+and against A and B in turn while the storm runs, so one run separates what
+the machine's CPU contention costs every process (B's latency: the CLI itself
+and any collector are starved alike) from what A adds by being the collector
+under the storm; `trainscope --version` (no RPC at all) in the same loop times
+the CLI process alone. Prints percentiles and the ratios to the baseline; --json
+for one object.
+
+  bench/collector/query_latency.py                      # 1,024 streams
+  bench/collector/query_latency.py --streams 256 --json
+"""
+
+import argparse
+import json
+import os
+import pathlib
+import subprocess
+import sys
+import tempfile
+import time
+
+# Collector shutdown: stream_accounting.py's (same folder).
+from stream_accounting import stop_collector  # noqa: E402
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+BUILD = pathlib.Path(os.environ.get("TRAINSCOPE_BUILD_DIR", ROOT / "build"))
+
+
+def start_collector(name: str):
+    work = pathlib.Path(tempfile.mkdtemp(prefix=f"ts-query-{name}-"))
+    ports = work / "ports"
+    log = open(work / "collector.log", "wb")
+    process = subprocess.Popen(
+        [str(BUILD / "bin/trainscope-collector"), "--listen=127.0.0.1:0",
+         "--feed=tcp://127.0.0.1:*", "--snapshot=tcp://127.0.0.1:*",
+         f"--data-dir={work / 'data'}", f"--port-file={ports}", "--fsync=false"],
+        stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while not ports.exists():
+        if process.poll() is not None or time.monotonic() > deadline:
+            raise RuntimeError((work / "collector.log").read_text())
+        time.sleep(0.05)
+    address = dict(l.split("=", 1) for l in ports.read_text().split())["agents"]
+    return process, work, address
+
+
+def time_cli(*args: str) -> float:
+    start = time.monotonic()
+    r = subprocess.run([str(BUILD / "bin/trainscope"), *args], capture_output=True, text=True,
+                       timeout=120)
+    if r.returncode != 0:
+        raise RuntimeError(f"trainscope {' '.join(args)} failed: {r.stderr}")
+    return time.monotonic() - start
+
+
+def time_jobs(address: str) -> float:
+    return time_cli("jobs", "--json", "--collector", address)
+
+
+def percentiles(samples: list) -> dict:
+    s = sorted(samples)
+    pick = lambda q: s[min(len(s) - 1, int(q * len(s)))] if s else 0.0
+    return dict(n=len(s), p50_s=round(pick(0.5), 3), p90_s=round(pick(0.9), 3),
+                max_s=round(s[-1] if s else 0.0, 3))
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--streams", type=int, default=1024)
+    p.add_argument("--events", type=int, default=2000, help="events per stream")
+    p.add_argument("--rate", type=int, default=500, help="events/s per stream")
+    p.add_argument("--baseline-queries", type=int, default=20)
+    p.add_argument("--storm-s", type=float, default=10.0,
+                   help="query for this long after the storm starts")
+    p.add_argument("--json", action="store_true")
+    args = p.parse_args()
+    a, a_work, a_address = start_collector("storm")
+    b, b_work, b_address = start_collector("idle")
+    job = None
+    try:
+        time.sleep(1.0)
+        baseline = [time_jobs(a_address) for _ in range(args.baseline_queries)]
+        job = subprocess.Popen(
+            [str(BUILD / "bin/trainscope-loadgen"), "--collector", a_address, "--job", "storm",
+             "--streams", str(args.streams), "--events", str(args.events), "--rate",
+             str(args.rate), "--memory-mb", "4", "--flush-timeout-ms", "60000",
+             "--summary", str(a_work / "summary.json")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        start = time.monotonic()
+        storm, control, no_rpc = [], [], []
+        while time.monotonic() - start < args.storm_s:
+            storm.append(time_jobs(a_address))
+            control.append(time_jobs(b_address))
+            no_rpc.append(time_cli("--version"))
+        job.wait(timeout=600)
+    finally:
+        if job is not None and job.poll() is None:
+            job.kill()
+        stop_collector(a, a_work, False)
+        stop_collector(b, b_work, False)
+    base = percentiles(baseline)
+    result = dict(streams=args.streams, events=args.events, rate=args.rate, baseline=base,
+                  storm=percentiles(storm), idle_collector_during_storm=percentiles(control),
+                  cli_version_during_storm=percentiles(no_rpc))
+    for key in ("storm", "idle_collector_during_storm"):
+        for q in ("p50_s", "p90_s", "max_s"):
+            result[key][q.replace("_s", "_ratio")] = (
+                round(result[key][q] / base[q], 1) if base[q] > 0 else None)
+    if args.json:
+        print(json.dumps(result))
+        return 0
+    print(f"`trainscope jobs` latency, {args.streams} streams storming collector A "
+          f"(seconds; ratio to A's baseline)")
+    for label, key in (("A before the storm", "baseline"), ("A during the storm", "storm"),
+                       ("B (idle) during the storm", "idle_collector_during_storm"),
+                       ("`trainscope --version` then", "cli_version_during_storm")):
+        r = result[key]
+        ratios = (f"  (x{r['p50_ratio']} / x{r['p90_ratio']} / x{r['max_ratio']})"
+                  if "p50_ratio" in r else "")
+        print(f"  {label:28s} n={r['n']:3d} p50 {r['p50_s']:.3f}  p90 {r['p90_s']:.3f}  "
+              f"max {r['max_s']:.3f}{ratios}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
