@@ -31,6 +31,32 @@ TEST(AlertsModelTest, RowsNewestFirst) {
   EXPECT_EQ(rows[1].step, "3");
 }
 
+// Linked selection: rows of alerts naming a device selected in another view
+// are marked, whichever of the alert's ranks it is.
+TEST(AlertsModelTest, RowsNamingASelectedDeviceAreMarked) {
+  AlertsModel alerts;
+  alerts.Add(MakeAlert(3, 1, "a"));
+  Alert link = MakeAlert(4, 0, "");
+  link.rule = "slow_link";
+  link.ranks = {0, 2};
+  alerts.Add(link);
+  alerts.Add(MakeAlert(5, 3, "c"));
+  for (const auto& row : alerts.Rows()) EXPECT_FALSE(row.selected_devices) << row.step;
+  const uint64_t version = alerts.version();
+  alerts.SetSelectedRanks({2});
+  EXPECT_NE(alerts.version(), version);  // the list redraws
+  auto rows = alerts.Rows();
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_FALSE(rows[0].selected_devices);  // rank 3
+  EXPECT_TRUE(rows[1].selected_devices);   // the link 0 -> 2
+  EXPECT_FALSE(rows[2].selected_devices);  // rank 1
+  alerts.SetSelectedRanks({1, 3});
+  rows = alerts.Rows();
+  EXPECT_TRUE(rows[0].selected_devices);
+  EXPECT_FALSE(rows[1].selected_devices);
+  EXPECT_TRUE(rows[2].selected_devices);
+}
+
 TEST(AlertsModelTest, SelectingPinsTheStepAndFocusesTheMareyGraph) {
   NameTable names;
   MareyModel marey(&names);

@@ -26,6 +26,51 @@ class OverviewBarsLayoutTest : public ::testing::Test {
   DrawList list_;
 };
 
+// Linked selection: the selected devices' slots are tinted behind their
+// bars (drawn first) and outlined, their labels blue even where labels thin out.
+TEST_F(OverviewBarsLayoutTest, SelectedDevicesStandOut) {
+  const StepRecord step = MakeStep(1, 64);
+  Lay(step);
+  for (const FilledRect& r : list_.rects) EXPECT_NE(r.fill, kSelectTintColor);
+  layout_.SetSelectedRanks({5, 40});
+  const auto& bars = Lay(step);
+  ASSERT_EQ(bars.size(), 64u);
+  std::vector<size_t> tinted;
+  for (size_t i = 0; i < list_.rects.size(); ++i) {
+    if (list_.rects[i].fill == kSelectTintColor) {
+      EXPECT_EQ(list_.rects[i].stroke, kSelectColor);
+      tinted.push_back(i);
+    }
+  }
+  ASSERT_EQ(tinted.size(), 2u);
+  for (const auto& bar : bars) {
+    EXPECT_EQ(bar.selected, bar.rank == 5 || bar.rank == 40) << bar.rank;
+    if (!bar.selected) continue;
+    // Its slot holds the bar, and is painted before it.
+    size_t compute = list_.rects.size();
+    for (size_t j = 0; j < list_.rects.size(); ++j) {
+      const RectF& r = list_.rects[j].rect;
+      if (r.x == bar.compute_rect.x && r.y == bar.compute_rect.y && r.w == bar.compute_rect.w) {
+        compute = j;
+      }
+    }
+    ASSERT_LT(compute, list_.rects.size()) << bar.rank;
+    bool behind = false;
+    for (size_t i : tinted) {
+      const RectF& slot = list_.rects[i].rect;
+      behind =
+          behind || (slot.x <= bar.compute_rect.x &&
+                     slot.x + slot.w >= bar.compute_rect.x + bar.compute_rect.w && i < compute);
+    }
+    EXPECT_TRUE(behind) << bar.rank;
+  }
+  std::set<std::string> blue;
+  for (const Text& t : list_.texts) {
+    if (t.color == kSelectColor) blue.insert(t.text);
+  }
+  EXPECT_EQ(blue, (std::set<std::string>{"rank 5", "rank 40"}));
+}
+
 TEST_F(OverviewBarsLayoutTest, GpuBarsStackDeviceTime) {
   const auto& bars = Lay(MakeGpuStep(1, 2));
   ASSERT_EQ(bars.size(), 2u);

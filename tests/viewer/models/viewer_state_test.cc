@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+#include <utility>
+
 #include "trainscope/viewer/synthetic_job.h"
 
 namespace trainscope::viewer {
@@ -48,6 +54,83 @@ TEST(ViewerStateTest, SelectingAnAlertPinsItsStepInEveryView) {
   EXPECT_EQ(state.selection.selected_step(), 2u);
   EXPECT_EQ(state.overview.selected_step(), 2u);
   EXPECT_FALSE(state.selection.following());
+}
+
+// The rack each agent said in Hello (RankStatus.rack on the feed) places its
+// device in the worker -> host -> rack hierarchy, with no --topology file:
+// two ranks of one host in two racks (what a test job on one machine gives
+// with TRAINSCOPE_RACK per rank) are in two racks; a rank that named none
+// takes its host's.
+TEST(ViewerStateTest, RanksRacksFromTheFeedGroupTheirDevices) {
+  ViewerState state;
+  FeedCoalescer::Delta delta;
+  JobRecord job;
+  job.job_id = "j";
+  job.ranks = {{0, "node-0", 10, true, 0, "rack-a"},
+               {1, "node-0", 11, true, 0, "rack-b"},
+               {2, "node-1", 12, true, 0, "rack-b"},
+               {3, "node-1", 13, true, 0, ""},
+               {4, "node-2", 14, true, 0, ""}};
+  delta.job = job;
+  state.Apply(std::move(delta));
+  const auto& racks = state.hierarchy.units(ClusterLevel::kRack);
+  std::map<std::string, std::set<uint32_t>> members;
+  const TrafficModel::Matrix& m = state.traffic.matrix();
+  for (const auto& rack : racks) {
+    for (size_t d : rack.devices) members[rack.name].insert(m.devices[d].rank);
+  }
+  EXPECT_EQ(members, (std::map<std::string, std::set<uint32_t>>{
+                         {"rack-a", {0}},
+                         {"rack-b", {1, 2, 3}},
+                         {ClusterHierarchy::kNoRack, {4}}}));
+}
+
+// Linked highlighting: a slow_link alert selects its link, and the Marey
+// graph, the overview's bars and the alerts list all show its two devices.
+TEST(ViewerStateTest, ASlowLinksAlertHighlightsItsDevicesInEveryView) {
+  ViewerState state;
+  SyntheticJobOptions options;
+  options.devices = 8;
+  options.steps = 12;
+  options.slow_link = std::make_pair(2u, 5u);
+  state.Load(GenerateSyntheticJob(options));
+  std::optional<size_t> row;
+  for (const AlertsModel::Row& r : state.alerts.Rows()) {
+    if (r.rule == "slow_link") row = r.index;
+  }
+  ASSERT_TRUE(row.has_value());
+  ASSERT_NE(state.SelectAlert(*row), nullptr);
+  EXPECT_EQ(state.selection.selected_link(), std::make_pair(2u, 5u));
+  // Overview: exactly the two devices' bars.
+  state.overview.SetViewport(900, 700);
+  std::set<uint32_t> bars;
+  for (const auto& bar : state.overview.Bars()) {
+    if (bar.selected) bars.insert(bar.rank);
+  }
+  EXPECT_EQ(bars, (std::set<uint32_t>{2, 5}));
+  // Alerts: every row naming rank 2 or 5, and only those.
+  for (const AlertsModel::Row& r : state.alerts.Rows()) {
+    const Alert* alert = state.alerts.AtRow(r.index);
+    ASSERT_NE(alert, nullptr);
+    const bool names = std::count(alert->ranks.begin(), alert->ranks.end(), 2u) +
+                           std::count(alert->ranks.begin(), alert->ranks.end(), 5u) >
+                       0;
+    EXPECT_EQ(r.selected_devices, names) << r.rule;
+  }
+  // Marey: the two devices' rows tinted (the alert's focus tints them too;
+  // the labels say which are selected).
+  state.marey.SetViewport(1200, 700);
+  size_t blue_labels = 0;
+  for (const Text& t : state.marey.Draw().texts) blue_labels += t.color == kSelectColor;
+  EXPECT_EQ(blue_labels, 2u);
+  // Selecting devices elsewhere moves every view.
+  state.selection.SelectDevices({7});
+  state.SyncSelection();
+  bars.clear();
+  for (const auto& bar : state.overview.Bars()) {
+    if (bar.selected) bars.insert(bar.rank);
+  }
+  EXPECT_EQ(bars, (std::set<uint32_t>{7}));
 }
 
 TEST(ViewerStateTest, ResetDeltaReplacesWhatWasShown) {

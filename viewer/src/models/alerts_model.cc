@@ -115,6 +115,12 @@ void AlertsModel::Clear() {
   ++version_;
 }
 
+void AlertsModel::SetSelectedRanks(const std::set<uint32_t>& ranks) {
+  if (ranks == selected_ranks_) return;
+  selected_ranks_ = ranks;
+  ++version_;
+}
+
 void AlertsModel::SetNewestStep(uint64_t step) {
   if (step <= newest_step_) return;
   newest_step_ = step;
@@ -145,6 +151,8 @@ AlertsModel::Row AlertsModel::MakeRow(const Entry& entry, size_t index) const {
   row.index = index;
   row.kind = KindOf(a);
   row.cleared = entry.cleared.has_value();
+  row.selected_devices = std::any_of(a.ranks.begin(), a.ranks.end(),
+                                     [&](uint32_t r) { return selected_ranks_.count(r) != 0; });
   row.state = row.cleared ? "cleared" : "raised";
   row.step = std::to_string(a.step);
   const uint64_t from = a.onset_step != 0 && a.onset_step < a.step ? a.onset_step : a.step;

@@ -32,6 +32,7 @@ void MareyLayout::Lay(const Frame& frame) {
   frame_ = &frame;
   view_ = frame.view;
   list_.Clear();
+  link_ends_.clear();
   stats_ = {};
   list_.backgrounds.push_back(
       {{0, 0, static_cast<float>(view_.width), static_cast<float>(view_.height)},
@@ -81,12 +82,23 @@ void MareyLayout::Lay(const Frame& frame) {
             {{x0, view_.plot.y, x1 - x0, view_.plot.h}, kSelectedStepColor});
     }
   }
+  auto row_in = [&](size_t i, const std::vector<uint32_t>& ranks) {
+    return rows()[i].kind == MareyRowKind::kDevice &&
+           std::binary_search(ranks.begin(), ranks.end(), rows()[i].rank);
+  };
   for (size_t i = 0; i < n; ++i) {
-    if (rows()[i].kind == MareyRowKind::kDevice &&
-        std::binary_search(frame_->focus_ranks.begin(), frame_->focus_ranks.end(),
-                           rows()[i].rank)) {
-      list_.backgrounds.push_back(
-          {{view_.plot.x, rows()[i].top, view_.plot.w, rows()[i].height}, kFocusRowColor});
+    // The selection's blue wins over a focused alert's red: a slow link's
+    // alert focuses and selects the same two devices, and blue is what the
+    // other views show them in.
+    const bool selected = row_in(i, frame_->selected_ranks);
+    if (selected || row_in(i, frame_->focus_ranks)) {
+      list_.backgrounds.push_back({{view_.plot.x, rows()[i].top, view_.plot.w, rows()[i].height},
+                                   selected ? kSelectTintColor : kFocusRowColor});
+    }
+    if (selected) {
+      // A solid mark at the axis' start, seen even over dense rows' pixels.
+      list_.overlay_rects.push_back(
+          {{view_.plot.x - 4, rows()[i].top, 3, std::max(1.0f, rows()[i].height)}, kSelectColor});
     }
   }
   MareyAxes::AddTimeAxis(view_, frame.origin_ns, summary, &list_);
@@ -149,6 +161,7 @@ void MareyLayout::Lay(const Frame& frame) {
                    &list_);
       }
     }
+    AddLinkJoins();
   }
 
   // Row labels (every k-th when rows are thin), alert crosses, pixel map.
@@ -158,9 +171,11 @@ void MareyLayout::Lay(const Frame& frame) {
     const bool group_head = row.kind == MareyRowKind::kGroupMin;
     if (static_cast<int>(i) % label_every == 0 || group_head) {
       const bool is_group = row.kind != MareyRowKind::kDevice;
-      Text label{view_.plot.x - 20,   row.axis_y,
-                 row.label,           is_group ? Rgba(25, 60, 140) : kTextColor,
-                 Text::Align::kRight, group_head};
+      const bool selected = row_in(i, frame_->selected_ranks);
+      Text label{
+          view_.plot.x - 20,   row.axis_y,
+          row.label,           is_group ? Rgba(25, 60, 140) : selected ? kSelectColor : kTextColor,
+          Text::Align::kRight, group_head || selected};
       if (!is_group && !row.group_key.empty()) label.x -= 10;
       list_.texts.push_back(label);
     }
@@ -271,6 +286,13 @@ void MareyLayout::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>*
   const bool focused_row = rows()[index].kind == MareyRowKind::kDevice && frame_->focus_name != 0 &&
                            std::binary_search(frame_->focus_ranks.begin(),
                                               frame_->focus_ranks.end(), rows()[index].rank);
+  // The other end of the selected link when this row is one of its ends.
+  int64_t link_peer = -1;
+  if (const auto& link = frame_->selected_link;
+      link.has_value() && rows()[index].kind == MareyRowKind::kDevice) {
+    if (rows()[index].rank == link->first) link_peer = link->second;
+    if (rows()[index].rank == link->second) link_peer = link->first;
+  }
 
   auto start_of = [&](const MareyTrack::Op& op) { return track->StartOf(op, raw); };
   auto end_of = [&](const MareyTrack::Op& op) { return track->EndOf(op, raw); };
@@ -413,6 +435,12 @@ void MareyLayout::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>*
       list_.overlay_rects.push_back(
           {{x0 - 2, axis_y - band_half - 2, w + 4, 2 * band_half + 4}, 0, kAlertColor});
     }
+    if (link_peer >= 0 && (op.cls == OpClass::kSend || op.cls == OpClass::kRecv) &&
+        op.peer() == link_peer) {
+      list_.overlay_rects.push_back(
+          {{x0 - 2, axis_y - band_half - 2, w + 4, 2 * band_half + 4}, 0, kSelectColor});
+      link_ends_.push_back({op.key, op.cls == OpClass::kSend, x0, x0 + w, axis_y});
+    }
     // Joins of sub-pixel operators would be noise: only visible ones join.
     if (!heavy || w >= 1.5f) layout->items.push_back({op.key, x0, x0 + w, op.cls});
   };
@@ -535,6 +563,24 @@ void MareyLayout::LayoutRow(size_t index, RowLayout* layout, std::vector<Color>*
       std::copy(local.begin(), local.end(),
                 list_.image.pixels.begin() + static_cast<size_t>(y) * list_.image.width);
     }
+  }
+}
+
+void MareyLayout::AddLinkJoins() {
+  // A send and its receive share a key (MareyTrack::Add): sorted by key, a
+  // pair is two neighbours.
+  std::sort(link_ends_.begin(), link_ends_.end(), [](const LinkEnd& a, const LinkEnd& b) {
+    return a.key != b.key ? a.key < b.key : a.send > b.send;
+  });
+  for (size_t i = 0; i + 1 < link_ends_.size(); ++i) {
+    const LinkEnd& send = link_ends_[i];
+    const LinkEnd& recv = link_ends_[i + 1];
+    if (send.key != recv.key || !send.send || recv.send) continue;
+    // From the send's start to the receive's end: the transfer as the
+    // analysis measures it.
+    list_.lines.push_back({{send.x0, send.y}, {recv.x1, recv.y}, kSelectColor, 2});
+    ++stats_.link_transfers;
+    ++i;
   }
 }
 

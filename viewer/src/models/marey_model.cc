@@ -199,6 +199,15 @@ void MareyModel::SetSelectedStep(std::optional<uint64_t> step) {
   MarkDirty();
 }
 
+void MareyModel::SetSelection(const std::set<uint32_t>& ranks,
+                              std::optional<std::pair<uint32_t, uint32_t>> link) {
+  std::vector<uint32_t> sorted(ranks.begin(), ranks.end());
+  if (sorted == selected_ranks_ && link == selected_link_) return;
+  selected_ranks_ = std::move(sorted);
+  selected_link_ = link;
+  MarkDirty();
+}
+
 void MareyModel::FocusOnAlert(const Alert& alert) {
   focus_ranks_ = alert.ranks;
   std::sort(focus_ranks_.begin(), focus_ranks_.end());
@@ -365,6 +374,8 @@ void MareyModel::Layout() {
   frame.operators = store_.operator_count();
   layout_.Lay(frame);
 }
+  frame.selected_ranks = selected_ranks_;
+  frame.selected_link = selected_link_;
 
 int MareyModel::RowStage(size_t index) const {
   const MareyRow& row = rows_[index];

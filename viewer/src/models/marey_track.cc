@@ -31,6 +31,9 @@ MareyTrack::Op MareyTrack::Add(const OperatorRecord& record) {
   op.name = record.name;
   op.step = static_cast<uint32_t>(record.step);
   op.cls = record.op_class;
+  if (record.op_class == OpClass::kSend || record.op_class == OpClass::kRecv) {
+    op.set_peer(record.peer);
+  }
   switch (record.op_class) {
     case OpClass::kSend:
       op.key = MixKey(

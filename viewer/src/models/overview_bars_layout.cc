@@ -82,7 +82,20 @@ void OverviewBarsLayout::Lay(const StepRecord& step, const RectF& area, DrawList
     DeviceBar bar;
     bar.rank = d.rank;
     bar.step_time_ns = std::max<int64_t>(0, d.step_time_ns);
+    bar.selected = selected_.count(d.rank) != 0;
     const float x0 = area_.x + slot * static_cast<float>(i) + (slot - bar_width) / 2;
+    // Behind the bar (pushed first): the selected device's slot.
+    if (bar.selected) {
+      list->rects.push_back({{area_.x + slot * static_cast<float>(i), area_.y, slot, area_.h},
+                             kSelectTintColor,
+                             kSelectColor});
+    }
+    auto label = [&](float y) {
+      if (static_cast<int>(i) % label_every != 0 && !bar.selected) return;
+      list->texts.push_back({x0 + bar_width / 2, y, "rank " + std::to_string(d.rank),
+                             bar.selected ? kSelectColor : kTextColor, Text::Align::kCenter,
+                             bar.selected});
+    };
     if (d.has_gpu) {
       // Device time, bottom to top; each piece clamped to what is left so
       // overlaps (NCCL under compute, copies under kernels) never overshoot.
@@ -112,10 +125,7 @@ void OverviewBarsLayout::Lay(const StepRecord& step, const RectF& area, DrawList
       bar.wait_ns = bar.segments[1].ns;
       bar.compute_rect = bar.segments[0].rect;
       bar.interval_rect = {x0, y, bar_width, base - y};  // the whole column, for hovering
-      if (static_cast<int>(i) % label_every == 0) {
-        list->texts.push_back({x0 + bar_width / 2, base + 13, "rank " + std::to_string(d.rank),
-                               kTextColor, Text::Align::kCenter});
-      }
+      label(base + 13);
       bars_.push_back(std::move(bar));
       continue;
     }
@@ -159,10 +169,7 @@ void OverviewBarsLayout::Lay(const StepRecord& step, const RectF& area, DrawList
         {"idle", bar.tail_ns, OverviewPalette::kTailColor, bar.tail_rect}};
     // The rank's colour (the lines above) under its bar: the key.
     list->rects.push_back({{x0, base + 2, bar_width, 3}, OverviewPalette::Rank(d.rank)});
-    if (static_cast<int>(i) % label_every == 0) {
-      list->texts.push_back({x0 + bar_width / 2, base + 15, "rank " + std::to_string(d.rank),
-                             kTextColor, Text::Align::kCenter});
-    }
+    label(base + 15);
     bars_.push_back(bar);
   }
 }

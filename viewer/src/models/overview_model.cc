@@ -90,6 +90,13 @@ void OverviewModel::SetSelectedStep(std::optional<uint64_t> step) {
   dirty_ = true;
 }
 
+void OverviewModel::SetSelectedRanks(const std::set<uint32_t>& ranks) {
+  if (ranks == selected_ranks_) return;
+  selected_ranks_ = ranks;
+  bars_layout_.SetSelectedRanks(ranks);
+  dirty_ = true;
+}
+
 void OverviewModel::SetViewport(int width, int height) {
   if (width == width_ && height == height_) return;
   width_ = std::max(width, 200);

@@ -173,6 +173,11 @@ bool ViewerState::SyncSelection() {
   synced_version_ = selection.version();
   overview.SetSelectedStep(selection.selected_step());
   marey.SetSelectedStep(selection.selected_step());
+  // Linked selection: the devices (and link) chosen in any view stand out in
+  // the Marey graph, the overview's bars and the alerts that name them.
+  overview.SetSelectedRanks(selection.selected_ranks());
+  marey.SetSelection(selection.selected_ranks(), selection.selected_link());
+  alerts.SetSelectedRanks(selection.selected_ranks());
   // Linked selection: a lasso of two or more devices focuses the matrix on
   // them; a link (a click, its alert) is outlined in it.
   const auto link = selection.selected_link();

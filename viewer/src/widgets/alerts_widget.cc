@@ -5,6 +5,8 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 
+#include "trainscope/viewer/widgets/draw_list_painter.h"
+
 namespace trainscope::viewer {
 namespace {
 
@@ -146,6 +148,15 @@ void AlertsWidget::Rebuild() {
         font.setBold(true);
         item->setFont(kState, font);
         item->setBackground(kState, QColor(255, 225, 225));
+      }
+      if (row.selected_devices) {
+        // Linked selection: the row names a device selected in another view.
+        for (int c = kState + 1; c < kColumns; ++c)
+          item->setBackground(c, DrawListPainter::ToQColor(kSelectTintColor));
+        QFont font = item->font(kRanks);
+        font.setBold(true);
+        item->setFont(kRanks, font);
+        item->setForeground(kRanks, DrawListPainter::ToQColor(kSelectColor));
       }
       if (selected.has_value() && row.index == *selected) current = item;
       if (first == nullptr) first = item;

@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <deque>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -49,6 +50,9 @@ class AlertsModel {
     size_t index = 0;  // AtRow / Select index (newest first over all alerts)
     Kind kind = Kind::kPerformance;
     bool cleared = false;
+    // Names a device selected in any view (linked selection): the list
+    // tints the row.
+    bool selected_devices = false;
     std::string state;     // "raised" / "cleared"
     std::string step;      // the raising step
     std::string duration;  // "open since step 31" / "steps 31–45 (14 steps, 1.4 s)"
@@ -72,6 +76,9 @@ class AlertsModel {
   void Clear();
   // The newest closed step, for how long open alerts have lasted.
   void SetNewestStep(uint64_t step);
+  // The devices selected in any view (SelectionState): rows of alerts that
+  // name one of them have Row::selected_devices set.
+  void SetSelectedRanks(const std::set<uint32_t>& ranks);
   // Every alert, newest first, unfiltered.
   std::vector<Row> Rows() const;
   // The alerts `filter` lets through: the performance group, then the item
@@ -110,6 +117,7 @@ class AlertsModel {
   size_t max_alerts_;
   std::deque<Entry> entries_;
   uint64_t newest_step_ = 0;
+  std::set<uint32_t> selected_ranks_;
   std::optional<size_t> selected_row_;
   uint64_t version_ = 0;
 };

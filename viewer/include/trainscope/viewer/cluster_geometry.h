@@ -18,7 +18,6 @@
 namespace trainscope::viewer {
 
 inline constexpr double kPi = 3.14159265358979323846;
-inline constexpr Color kSelectColor = Rgba(25, 118, 210);  // linked selection: blue
 inline constexpr Color kSameHostEdgeColor = Rgba(0, 150, 136);
 inline constexpr Color kCrossHostEdgeColor = Rgba(142, 68, 173);
 

@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <utility>
 #include <vector>
 
 #include "trainscope/viewer/draw_list.h"
@@ -64,6 +65,7 @@ class MareyLayout {
     bool dense = false;
     size_t steps_shown = 0;  // steps in the visible range (step axis)
     size_t merged_comm_bins = 0;
+    size_t link_transfers = 0;  // the selected link's sends joined to their receives
   };
 
   // Everything one frame shows; the pointers must outlive Lay().
@@ -80,6 +82,11 @@ class MareyLayout {
     std::vector<uint32_t> focus_ranks;  // sorted: a focused alert's devices
     uint32_t focus_name = 0;            // its operator; 0: none
     std::optional<uint64_t> focus_step;
+    // Linked selection (SelectionState): these devices' rows are tinted and
+    // their labels blue; the transfers between the link's two devices (both
+    // directions) are outlined and each send joined to its receive.
+    std::vector<uint32_t> selected_ranks;  // sorted
+    std::optional<std::pair<uint32_t, uint32_t>> selected_link;
     size_t devices = 0;    // for the summary line
     size_t operators = 0;  // for the summary line
   };
@@ -122,6 +129,15 @@ class MareyLayout {
   float pitch_ = 0;
   std::vector<float> row_tops_;                   // the last frame's, for RowAt
   std::vector<std::vector<uint8_t>> row_merged_;  // per row, per bin: merged?
+  // One end of a transfer of the selected link, drawn this frame.
+  struct LinkEnd {
+    uint64_t key;  // a send and its receive share it
+    bool send;
+    float x0, x1, y;
+  };
+  std::vector<LinkEnd> link_ends_;
+  // Joins each drawn send of the selected link to its receive.
+  void AddLinkJoins();
 };
 
 }  // namespace trainscope::viewer

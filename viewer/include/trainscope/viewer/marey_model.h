@@ -52,7 +52,9 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainscope/viewer/draw_list.h"
@@ -133,6 +135,10 @@ class MareyModel {
   // Only these ranks (empty: all).
   void SetRankFilter(const std::vector<uint32_t>& ranks);
   void SetSelectedStep(std::optional<uint64_t> step);
+  // Linked selection (SelectionState's devices and link): their rows are
+  // tinted, the link's transfers outlined and joined send to receive.
+  void SetSelection(const std::set<uint32_t>& ranks,
+                    std::optional<std::pair<uint32_t, uint32_t>> link);
   // Zooms to the alert's operator in its step and highlights its devices.
   void FocusOnAlert(const Alert& alert);
   void ClearFocus();
@@ -198,6 +204,8 @@ class MareyModel {
 
   std::vector<Row> rows_;
   std::vector<const MareyTrack*> row_tracks_;
+  std::vector<uint32_t> selected_ranks_;  // sorted
+  std::optional<std::pair<uint32_t, uint32_t>> selected_link_;
   std::vector<std::vector<const DeviceStepRecord*>> row_step_values_;  // the last Layout's
   MareyLayout layout_;
 };

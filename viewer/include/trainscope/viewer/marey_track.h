@@ -39,7 +39,22 @@ struct MareyTrack {
     uint32_t name = 0;
     uint32_t step = 0;
     OpClass cls = OpClass::kCompute;
+    // A send's or receive's other rank plus one (0: none), in the three
+    // bytes the alignment leaves after `cls`: an Op stays 40 bytes, and a
+    // track holds millions. Ranks up to 2^24 - 2.
+    uint8_t peer_low = 0;
+    uint16_t peer_high = 0;
+
+    int64_t peer() const {
+      return static_cast<int64_t>((static_cast<uint32_t>(peer_high) << 8) | peer_low) - 1;
+    }
+    void set_peer(int64_t rank) {
+      const uint32_t v = rank < 0 || rank >= (1 << 24) - 1 ? 0 : static_cast<uint32_t>(rank + 1);
+      peer_low = static_cast<uint8_t>(v & 0xFF);
+      peer_high = static_cast<uint16_t>(v >> 8);
+    }
   };
+  static_assert(sizeof(Op) == 40, "an Op is read by the million each frame");
   // A coarse index entry over compute on the aligned clock: at uniformly
   // spaced times, everything a density bin's edge needs. A zoomed-out frame
   // then reads one small array per row instead of probing the operators,

@@ -21,7 +21,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "trainscope/viewer/draw_list.h"
@@ -45,6 +47,7 @@ class OverviewBarsLayout {
   // segments.
   struct DeviceBar {
     bool gpu = false;
+    bool selected = false;  // linked selection: the slot tinted, the label blue
     std::vector<Segment> segments;
     uint32_t rank = 0;
     int64_t step_time_ns = 0;
@@ -75,6 +78,9 @@ class OverviewBarsLayout {
   void Lay(const StepRecord& step, const RectF& area, DrawList* list);
   // Forgets the axis (a new job).
   void Reset() { scale_.Reset(); }
+  // The devices selected in any view (SelectionState): their slots are
+  // tinted and outlined, their labels blue and always shown.
+  void SetSelectedRanks(std::set<uint32_t> ranks) { selected_ = std::move(ranks); }
 
   const std::vector<DeviceBar>& bars() const { return bars_; }
   const std::vector<KernelRow>& kernels() const { return kernels_; }
@@ -87,6 +93,7 @@ class OverviewBarsLayout {
   void LayTopKernels(const StepRecord& step, const RectF& area, DrawList* list);
 
   StableScale scale_;  // the bars' time axis, steady across frames
+  std::set<uint32_t> selected_;
   std::vector<DeviceBar> bars_;
   std::vector<KernelRow> kernels_;
   RectF area_;

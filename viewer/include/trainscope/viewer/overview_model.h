@@ -26,6 +26,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -51,6 +52,8 @@ class OverviewModel {
   void AddStep(const StepRecord& step);
   void Clear();
   void SetSelectedStep(std::optional<uint64_t> step);
+  // Linked selection: the selected devices' bars stand out (OverviewBarsLayout).
+  void SetSelectedRanks(const std::set<uint32_t>& ranks);
   void SetViewport(int width, int height);
   // Time ranges (ns, the steps' clock) the viewer had no feed for
   // (ConnectionModel's outages): the lines break across them and a band
@@ -108,6 +111,7 @@ class OverviewModel {
   size_t max_steps_;
   std::map<uint64_t, StepRecord> steps_;
   std::optional<uint64_t> selected_;
+  std::set<uint32_t> selected_ranks_;
   std::vector<Gap> gaps_;
   std::vector<uint64_t> alert_steps_;
   int width_ = 800;
