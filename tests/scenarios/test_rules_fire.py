@@ -5,10 +5,11 @@ test_scenarios.py does not provoke, each on a real collector with a real
 * the unmarked path: a plain DDP script with no trainscope call at all, run
   through `trainscope run`, one rank 3x slower from step 30;
 * `low_flops`: one rank's operators run at a reduced rate (`--low-flops-rank`);
-* a real slow send/recv link on the pipeline example (`--slow-transfer`):
-  its measured bytes/s drop. `slow_link` itself cannot judge a CPU
-  pipeline's p2p links yet, nor does a flag provoke `pipeline_bubble`'s
-  balanced-stage branch: docs/alerts.md says why.
+* a real slow send/recv link on the pipeline example (`--slow-transfer`, the
+  pipeline's `--slow-link`): its measured bytes/s drop (the `slow_link`
+  alert it raises is asserted in tests/python/test_cluster_views.py). No
+  flag provokes `pipeline_bubble`'s balanced-stage branch: docs/alerts.md
+  says why.
 
 What must hold is asserted with a wide margin (which rank, link or stage is
 named, that the alert comes before the job ends, no false cause), never
@@ -121,12 +122,12 @@ def test_slow_transfer_slows_its_link_not_its_sender(collector, trainscope_modul
     rank 2 arrives --delay-ms late inside the receiver's timed recv, both ends
     having started. What the collector measures for the link (bytes over the
     time from the later endpoint's start to the receive's end) must drop far
-    below the pipeline's other send/recv links. (Unlike --slow-link, the
-    sender is on time; it may still reach its stage's all_reduce late, as
-    with any slow link: its sends complete only once the bytes are through.)
+    below the pipeline's other send/recv links. (The sender is on time; it
+    may still reach its stage's all_reduce late, as with any slow link: its
+    sends complete only once the bytes are through.)
 
-    slow_link itself is not asserted here: see docs/alerts.md (the rule
-    cannot judge a 4-rank CPU pipeline's links)."""
+    The slow_link alert it raises is asserted in
+    tests/python/test_cluster_views.py."""
     steps = 40
     job, res = run_scenario(collector, trainscope_module, tmp_path, "pipeline_train.py",
                             ["--slow-transfer", "0:2", "--delay-ms", "10"], steps)

@@ -42,11 +42,12 @@ def add_fault_args(p: argparse.ArgumentParser) -> None:
                         "--slow-factor times as long inside a profiler range (the extra time "
                         "counts as its operators' time, its FLOPs do not grow)")
     f.add_argument("--slow-link", default="",
-                   help="A:B: delay every transfer from rank A to rank B by --delay-ms")
+                   help="A:B: every transfer from rank A to rank B takes --delay-ms longer. "
+                        "Pipeline send/recv: inside the timed transfer, the bytes arrive late "
+                        "while the sender is on time (the link's bytes/s drop); DDP all_reduce: "
+                        "rank A enters it late (user space cannot slow a collective's wire)")
     f.add_argument("--slow-transfer", default="",
-                   help="A:B (pipeline send/recv): every transfer from rank A to rank B takes "
-                        "--delay-ms longer inside the timed send/recv: the bytes arrive late "
-                        "while the sender is on time (a slow link in user space)")
+                   help="A:B: the pipeline's --slow-link (kept for older scripts)")
     f.add_argument("--delay-ms", type=float, default=50.0)
     f.add_argument("--loader-stall-ms", type=float, default=0.0,
                    help="every batch of the data loader waits this long")
@@ -144,21 +145,15 @@ class Faults:
             stats.add_time("compute", time.perf_counter() - t0)
         return out
 
-    def before_transfer(self, dst: int) -> None:
-        """Delays a transfer (send, or this rank's all_reduce) from this rank to dst."""
-        if self.active and self.link and self.link[0] == self.rank and self.link[1] == dst:
-            self.injected_s += self.delay_s
-            time.sleep(self.delay_s)
-
     def chunked(self, src: int, dst: int) -> bool:
-        """Whether transfers from src to dst go in two parts (--slow-transfer):
-        from the first step on, so that both ends always agree."""
-        return self.transfer == (src, dst)
+        """Whether send/recv transfers from src to dst go in two parts (--slow-link,
+        --slow-transfer): from the first step on, so that both ends always agree."""
+        return (src, dst) in (self.link, self.transfer)
 
     def transfer_pause(self, src: int, dst: int) -> float:
         """Seconds the second part of a src->dst transfer takes on the wire,
-        waited by the receiver inside its timed recv (--slow-transfer)."""
-        if self.active and self.transfer == (src, dst):
+        waited by the receiver inside its timed recv (--slow-link, --slow-transfer)."""
+        if self.active and self.chunked(src, dst):
             self.injected_s += self.delay_s
             return self.delay_s
         return 0.0

@@ -38,7 +38,7 @@ def add_pipeline_args(p: argparse.ArgumentParser) -> None:
 
 
 def split_point(numel: int) -> int:
-    """Where --slow-transfer splits a transfer: an eighth of it goes first."""
+    """Where --slow-link splits a transfer: an eighth of it goes first."""
     return max(1, numel // 8)
 
 
@@ -80,11 +80,10 @@ class PipelineRank:
     # -- transfers -----------------------------------------------------------
 
     def send(self, t: torch.Tensor) -> None:
-        self.faults.before_transfer(self.peer)
         self.stats.count("send")
         t = t.contiguous()
         if self.faults.chunked(self.rank, self.peer):
-            # --slow-transfer: a small head, then the rest; both posted now
+            # --slow-link: a small head, then the rest; both posted now
             # (the sender is on time), the receiver takes the rest slowly.
             flat = t.view(-1)
             head = split_point(flat.numel())
@@ -98,7 +97,7 @@ class PipelineRank:
         self.stats.count("recv")
         t0 = time.perf_counter()
         if self.faults.chunked(self.peer, self.rank):
-            # --slow-transfer: the head's recv waits for the sender as any
+            # --slow-link: the head's recv waits for the sender as any
             # recv does; once it is in, both ends have started the rest, and
             # the rest arrives --delay-ms later (inside its timed recv, so the
             # link's bytes/s drop and nobody is waiting for a late peer).
