@@ -92,6 +92,7 @@ def run_one(args, label: str, extra_flags: list) -> dict:
         time.sleep(2.0)
         final = status() or final
         rss_after = proc_status_mib(collector.pid, "VmRSS")
+        anon_after = proc_status_mib(collector.pid, "Anonymous", "smaps_rollup")
         text = summary.read_text() if summary.exists() else ""
         streams = [json.loads(l) for l in text.splitlines() if l.strip()]
         memory = final.get("analysis_memory", {})
@@ -105,6 +106,9 @@ def run_one(args, label: str, extra_flags: list) -> dict:
                                    [proc_status_mib(collector.pid, "VmHWM")]), 1),
             rss_at_job_end_mib=round(rss_at_end, 1),
             rss_after_release_mib=round(rss_after, 1), released=released,
+            # What stays: mapped code and libraries (files) against heap (anon).
+            rss_after_release_anon_mib=round(anon_after, 1),
+            rss_after_release_files_mib=round(rss_after - anon_after, 1),
             agent_names_interned=sum(int(s.get("names_interned", 0)) for s in streams),
             agent_names_over_cap=sum(int(s.get("names_over_agent_cap", 0)) for s in streams),
             events_attempted=sum(int(s["attempted"]) for s in streams),
@@ -146,6 +150,7 @@ def main() -> int:
     results = [run_one(args, label, flags) for label, flags in configs]
     cols = [("config", "config"), ("idle", "rss_idle_mib"), ("peak", "rss_peak_mib"),
             ("job end", "rss_at_job_end_mib"), ("released", "rss_after_release_mib"),
+            ("of it heap", "rss_after_release_anon_mib"),
             ("names sent", "agent_names_interned"), ("kept", "collector_names_kept"),
             ("over budget", "collector_names_over_budget"), ("acked", "events_acked"),
             ("refused", "events_refused")]

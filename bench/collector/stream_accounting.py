@@ -29,9 +29,10 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 
-def proc_status_mib(pid: int, key: str) -> float:
-    """A /proc/PID/status size (VmRSS, VmHWM, ...) in MiB; 0 when absent."""
-    with open(f"/proc/{pid}/status") as f:
+def proc_status_mib(pid: int, key: str, file: str = "status") -> float:
+    """A /proc/PID/status size (VmRSS, VmHWM, ...) in MiB, or one of another
+    file of that form (file="smaps_rollup": Rss, Anonymous, ...); 0 when absent."""
+    with open(f"/proc/{pid}/{file}") as f:
         for line in f:
             if line.startswith(key + ":"):
                 return int(line.split()[1]) / 1024
