@@ -28,8 +28,8 @@ import sys
 import tempfile
 import time
 
-# The /proc reading and the collector shutdown are stream_accounting.py's (same folder).
-from stream_accounting import proc_status_mib, stop_collector  # noqa: E402
+# The /proc reading and the collector's start and stop are stream_accounting.py's (same folder).
+from stream_accounting import proc_status_mib, start_collector, stop_collector  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -39,21 +39,9 @@ def run_one(args, label: str, extra_flags: list) -> dict:
     collector_bin, cli_bin = build / "bin/trainscope-collector", build / "bin/trainscope"
     loadgen_bin = build / "bin/trainscope-loadgen"
     work = pathlib.Path(tempfile.mkdtemp(prefix="ts-names-rss-"))
-    ports = work / "ports"
-    log = open(work / "collector.log", "wb")
-    collector = subprocess.Popen(
-        [str(collector_bin), "--listen=127.0.0.1:0", "--feed=tcp://127.0.0.1:*",
-         "--snapshot=tcp://127.0.0.1:*", f"--data-dir={work / 'data'}",
-         f"--port-file={ports}", "--fsync=false",
-         f"--release-finished-after-s={args.release_after_s}", *extra_flags],
-        stdout=log, stderr=subprocess.STDOUT)
+    collector, address = start_collector(
+        collector_bin, work, [f"--release-finished-after-s={args.release_after_s}", *extra_flags])
     try:
-        deadline = time.monotonic() + 30
-        while not ports.exists():
-            if collector.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError((work / "collector.log").read_text())
-            time.sleep(0.05)
-        address = dict(l.split("=", 1) for l in ports.read_text().split())["agents"]
         time.sleep(1.0)
         rss_idle = proc_status_mib(collector.pid, "VmRSS")
 

@@ -25,28 +25,16 @@ import sys
 import tempfile
 import time
 
-# Collector shutdown: stream_accounting.py's (same folder).
-from stream_accounting import stop_collector  # noqa: E402
+# The collector's start and stop: stream_accounting.py's (same folder).
+from stream_accounting import start_collector, stop_collector  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 BUILD = pathlib.Path(os.environ.get("TRAINSCOPE_BUILD_DIR", ROOT / "build"))
 
 
-def start_collector(name: str):
+def start_named_collector(name: str):
     work = pathlib.Path(tempfile.mkdtemp(prefix=f"ts-query-{name}-"))
-    ports = work / "ports"
-    log = open(work / "collector.log", "wb")
-    process = subprocess.Popen(
-        [str(BUILD / "bin/trainscope-collector"), "--listen=127.0.0.1:0",
-         "--feed=tcp://127.0.0.1:*", "--snapshot=tcp://127.0.0.1:*",
-         f"--data-dir={work / 'data'}", f"--port-file={ports}", "--fsync=false"],
-        stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 30
-    while not ports.exists():
-        if process.poll() is not None or time.monotonic() > deadline:
-            raise RuntimeError((work / "collector.log").read_text())
-        time.sleep(0.05)
-    address = dict(l.split("=", 1) for l in ports.read_text().split())["agents"]
+    process, address = start_collector(BUILD / "bin/trainscope-collector", work, [])
     return process, work, address
 
 
@@ -80,8 +68,8 @@ def main() -> int:
                    help="query for this long after the storm starts")
     p.add_argument("--json", action="store_true")
     args = p.parse_args()
-    a, a_work, a_address = start_collector("storm")
-    b, b_work, b_address = start_collector("idle")
+    a, a_work, a_address = start_named_collector("storm")
+    b, b_work, b_address = start_named_collector("idle")
     job = None
     try:
         time.sleep(1.0)

@@ -47,6 +47,26 @@ def hwm_mib(pid: int) -> float:
     return proc_status_mib(pid, "VmHWM")
 
 
+def start_collector(collector_bin: pathlib.Path, work: pathlib.Path, flags: list):
+    """Starts a collector on loopback ports of its own choosing (--fsync=false),
+    its data and log in `work`; returns (process, agents address) once it wrote
+    its port file. A collector that dies or takes 30 s is killed, its log raised."""
+    ports = work / "ports"
+    log = open(work / "collector.log", "wb")
+    collector = subprocess.Popen(
+        [str(collector_bin), "--listen=127.0.0.1:0", "--feed=tcp://127.0.0.1:*",
+         "--snapshot=tcp://127.0.0.1:*", f"--data-dir={work / 'data'}",
+         f"--port-file={ports}", "--fsync=false", *flags],
+        stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 30
+    while not ports.exists():
+        if collector.poll() is not None or time.monotonic() > deadline:
+            collector.kill()
+            raise RuntimeError((work / "collector.log").read_text())
+        time.sleep(0.05)
+    return collector, dict(l.split("=", 1) for l in ports.read_text().split())["agents"]
+
+
 def stop_collector(collector: subprocess.Popen, work: pathlib.Path, keep: bool) -> None:
     """Ends a collector started by a bench and removes its work folder unless kept."""
     collector.terminate()
@@ -93,20 +113,8 @@ def run(args) -> dict:
     collector_bin, cli_bin = build / "bin/trainscope-collector", build / "bin/trainscope"
     loadgen_bin = build / "bin/trainscope-loadgen"
     work = pathlib.Path(tempfile.mkdtemp(prefix="ts-accounting-"))
-    ports = work / "ports"
-    log = open(work / "collector.log", "wb")
-    collector = subprocess.Popen(
-        [str(collector_bin), "--listen=127.0.0.1:0", "--feed=tcp://127.0.0.1:*",
-         "--snapshot=tcp://127.0.0.1:*", f"--data-dir={work / 'data'}",
-         f"--port-file={ports}", "--fsync=false", *args.collector_arg],
-        stdout=log, stderr=subprocess.STDOUT)
+    collector, address = start_collector(collector_bin, work, args.collector_arg)
     try:
-        deadline = time.monotonic() + 30
-        while not ports.exists():
-            if collector.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError((work / "collector.log").read_text())
-            time.sleep(0.05)
-        address = dict(l.split("=", 1) for l in ports.read_text().split())["agents"]
         rss_idle = rss_mib(collector.pid)
 
         def status():
