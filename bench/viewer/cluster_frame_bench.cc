@@ -11,7 +11,10 @@
 #include <QGuiApplication>
 #include <QImage>
 #include <QPainter>
+#include <map>
 #include <memory>
+#include <optional>
+#include <utility>
 
 #include "trainscope/viewer/synthetic_job.h"
 #include "trainscope/viewer/viewer_state.h"
@@ -63,7 +66,8 @@ void RunView(benchmark::State& bench, ClusterView* view, ClusterLevel level) {
   Frame(bench, view);
 }
 
-// The layout alone (no painting): what a frame costs before QPainter.
+// The layout alone (no painting): what a frame costs before QPainter (the
+// chord's angles are kept across sizes: its shapes only).
 void LayoutOnly(benchmark::State& bench, ClusterView* view, ClusterLevel level) {
   view->SetLevel(level);
   int frame = 0;
@@ -89,6 +93,58 @@ void BM_ChordLayoutOnly(benchmark::State& bench) {
 void BM_HilbertRingLayoutOnly(benchmark::State& bench) {
   LayoutOnly(bench, &Job()->hilbert_ring, static_cast<ClusterLevel>(bench.range(0)));
 }
+// A frame of the chord's ~200 ms transition between two layouts (the
+// device level, a step range apart): the interpolated angles re-made and
+// painted each frame.
+void BM_ChordTransition(benchmark::State& bench) {
+  ChordLayout& chord = Job()->chord;
+  TrafficModel& traffic = Job()->traffic;
+  chord.SetLevel(ClusterLevel::kDevice);
+  traffic.SetStepRange(1, 4);
+  chord.Draw();
+  traffic.SetStepRange(5, 8);
+  chord.Draw();  // a new layout: a transition from the first
+  QImage image(kWidth, kHeight, QImage::Format_ARGB32_Premultiplied);
+  int frame = 0;
+  for (auto _ : bench) {
+    chord.SetTransition((frame++ % 9 + 1) / 10.0);
+    QPainter painter(&image);
+    DrawListPainter::Paint(&painter, chord.Draw());
+    painter.end();
+    benchmark::DoNotOptimize(image.constBits());
+  }
+  chord.SetTransition(1);
+  traffic.SetStepRange(std::nullopt, std::nullopt);
+}
+// The chord's angles laid out again (the measure switched each frame: the
+// crossing-reducing order, the arcs and ribbons from the aggregated
+// traffic) and painted: what a frame costs when the data changes.
+void BM_ChordRelayout(benchmark::State& bench) {
+  ChordLayout& chord = Job()->chord;
+  chord.SetLevel(static_cast<ClusterLevel>(bench.range(0)));
+  QImage image(kWidth, kHeight, QImage::Format_ARGB32_Premultiplied);
+  int frame = 0;
+  for (auto _ : bench) {
+    chord.SetMeasure(frame++ % 2 ? ChordLayout::Measure::kBytes
+                                 : ChordLayout::Measure::kTransferTime);
+    QPainter painter(&image);
+    DrawListPainter::Paint(&painter, chord.Draw());
+    painter.end();
+    benchmark::DoNotOptimize(image.constBits());
+  }
+  chord.SetMeasure(ChordLayout::Measure::kTransferTime);
+}
+// The Hilbert ring zoomed into one rack (128 devices) of a 32 x 32 mesh.
+void BM_HilbertRingZoomed(benchmark::State& bench) {
+  HilbertRingLayout& ring = Job()->hilbert_ring;
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> mesh;
+  for (uint32_t r = 0; r < 1024; ++r) mesh[r] = {r % 32, r / 32};
+  ring.SetCoordinates(mesh);
+  ring.ZoomInto({ClusterLevel::kRack, 0});
+  RunView(bench, &ring, ClusterLevel::kDevice);
+  ring.FocusBlock(std::nullopt);
+  ring.SetCoordinates({});
+}
 void BM_Trend(benchmark::State& bench) {
   RunView(bench, &Job()->trend, static_cast<ClusterLevel>(bench.range(0)));
 }
@@ -99,6 +155,9 @@ BENCHMARK(BM_Topology)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Chord)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HilbertRing)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_Trend)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChordTransition)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_ChordRelayout)->DenseRange(0, 2)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_HilbertRingZoomed)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_ChordLayoutOnly)->Arg(0)->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_HilbertRingLayoutOnly)->Arg(0)->Unit(benchmark::kMillisecond);
 

@@ -11,6 +11,7 @@
 #include <QTabWidget>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 
 #include "trainscope/viewer/cluster_geometry.h"
 #include "trainscope/viewer/synthetic_job.h"
@@ -181,6 +182,76 @@ TEST(ClusterViewsRenderTest, TheWindowHasLinkedClusterTabs) {
   bool ring_selected = false;
   for (const auto& e : state.hilbert_ring.edges()) ring_selected = ring_selected || e.selected;
   EXPECT_TRUE(ring_selected);
+}
+
+// 1,024 devices on 128 hosts: the arcs are drawn (each wide enough to hold
+// a pixel is not background) and the heaviest ribbon (the slow link, drawn
+// alone and outlined dark red on top) is visible along its outline.
+TEST(ClusterViewsRenderTest, ChordAtAThousandDevicesShowsItsArcsAndHeaviestRibbon) {
+  testing::EnsureApplication();
+  ViewerState state;
+  state.Load(GenerateSyntheticJob(SlowLinkJob(1024, 128, 8)));
+  state.chord.SetLevel(ClusterLevel::kDevice);
+  const QImage image = Render(&state, "chord", 1400, 1400, "chord-1024");
+  ChordLayout& chord = state.chord;
+  ASSERT_EQ(chord.arcs().size(), 1024u);
+  size_t wide = 0, drawn = 0;
+  for (const auto& arc : chord.arcs()) {
+    const float r = chord.radius() + 2 + arc.thickness / 2;
+    if ((arc.in_end - arc.out_start) * r < 2) continue;
+    ++wide;
+    const QColor c = At(image, OnCircle(chord.centre(), r, (arc.out_start + arc.in_end) / 2));
+    drawn += Darkness(c) > 40;
+  }
+  EXPECT_GT(wide, 900u);
+  EXPECT_GE(drawn, wide * 95 / 100) << drawn << " of " << wide;
+  // The heaviest ribbon: rank 12 -> 13, its outline dark red where it runs.
+  const auto& units = state.hierarchy.units(ClusterLevel::kDevice);
+  const auto& heaviest = chord.ribbons().front();
+  ASSERT_EQ(units[heaviest.src].name, "rank 12");
+  ASSERT_EQ(units[heaviest.dst].name, "rank 13");
+  ASSERT_FALSE(heaviest.polygon.empty());
+  size_t outlined = 0;
+  for (const PointF& p : heaviest.polygon) {
+    bool red = false;
+    for (int dx = -2; dx <= 2 && !red; ++dx)
+      for (int dy = -2; dy <= 2 && !red; ++dy)
+        red = DarkRed(At(image, {p.x + static_cast<float>(dx), p.y + static_cast<float>(dy)}));
+    outlined += red;
+  }
+  EXPECT_GE(outlined, heaviest.polygon.size() * 8 / 10)
+      << outlined << " of " << heaviest.polygon.size() << " outline points dark red";
+  // Inside it, its fill (no lighter bundle painted over it).
+  const QColor fill = At(image, OnCircle(chord.centre(), chord.radius() - 8,
+                                         (heaviest.src_start + heaviest.src_end) / 2));
+  EXPECT_GT(Darkness(fill), 120) << fill.name().toStdString();
+}
+
+// A filtered, then zoomed Hilbert ring at 1,024 devices on a 32 x 32 mesh:
+// only the rack's devices are marked, each still coloured.
+TEST(ClusterViewsRenderTest, HilbertRingFilteredAndZoomed) {
+  testing::EnsureApplication();
+  ViewerState state;
+  state.Load(GenerateSyntheticJob(SlowLinkJob(1024, 128, 8)));
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> mesh;
+  for (uint32_t r = 0; r < 1024; ++r) mesh[r] = {r % 32, r / 32};
+  HilbertRingLayout& ring = state.hilbert_ring;
+  ring.SetCoordinates(mesh);
+  ASSERT_TRUE(ring.SetFilterText("rack=rack-0,rack-1 x=0-15").ok());
+  QImage image = Render(&state, "hilbert-ring", 1400, 1400, "hilbert-ring-1024-filtered");
+  EXPECT_EQ(ring.ring_order().size(), 128u);
+  ring.ZoomInto({ClusterLevel::kRack, 0});
+  image = Render(&state, "hilbert-ring", 1400, 1400, "hilbert-ring-1024-zoomed");
+  ASSERT_EQ(ring.ring_order().size(), 64u);
+  const TrafficModel::Matrix& m = state.traffic.matrix();
+  for (size_t d : ring.ring_order()) {
+    const QColor c = At(image, ring.DevicePoint(d));
+    EXPECT_GT(Darkness(c), 60) << m.devices[d].rank << " " << c.name().toStdString();
+  }
+  // The slow link 12 -> 13 lies inside: the heaviest edge, dark red.
+  const auto& path = ring.edges().front().path;
+  EXPECT_TRUE(DarkRed(At(image, path[path.size() / 2])))
+      << At(image, path[path.size() / 2]).name().toStdString();
 }
 
 }  // namespace

@@ -70,37 +70,95 @@ void ChordLayout::SetViewport(int width, int height) {
   SetField(&height_, height);
 }
 
-void ChordLayout::SetLevel(ClusterLevel level) { SetField(&level_, level); }
+void ChordLayout::SetLevel(ClusterLevel level) {
+  if (level != level_) stale_ = true;
+  SetField(&level_, level);
+}
 
-void ChordLayout::SetMeasure(Measure measure) { SetField(&measure_, measure); }
+void ChordLayout::SetMeasure(Measure measure) {
+  if (measure != measure_) stale_ = true;
+  SetField(&measure_, measure);
+}
+
+void ChordLayout::SetCrossingReduction(bool on) {
+  if (on != reduce_crossings_) stale_ = true;
+  SetField(&reduce_crossings_, on);
+}
+
+void ChordLayout::SetTransition(double t) { SetField(&progress_, std::clamp(t, 0.0, 1.0)); }
 
 const DrawList& ChordLayout::Draw() {
-  if (dirty_ || built_hierarchy_ != hierarchy_->version() ||
-      built_traffic_ != hierarchy_->traffic()->version() ||
-      built_selection_ != selection_->devices_version()) {
-    Rebuild();
+  if (stale_ || built_hierarchy_ != hierarchy_->version() ||
+      built_traffic_ != hierarchy_->traffic()->version()) {
+    Layout();
   }
+  if (dirty_ || built_selection_ != selection_->devices_version()) Paint();
   return list_;
 }
 
-void ChordLayout::Rebuild() {
-  dirty_ = false;
+ChordLayout::Geometry ChordLayout::Interpolate(const Geometry& a, const Geometry& b, double t) {
+  if (t >= 1 || a.arcs.size() != b.arcs.size()) return b;
+  if (t <= 0) return a;
+  auto mix = [t](double x, double y) { return x + (y - x) * t; };
+  Geometry out;
+  out.scale = mix(a.scale, b.scale);
+  out.arcs = b.arcs;
+  for (size_t u = 0; u < out.arcs.size(); ++u) {
+    const Arc& x = a.arcs[u];
+    Arc& y = out.arcs[u];
+    y.out_start = mix(x.out_start, y.out_start), y.out_end = mix(x.out_end, y.out_end);
+    y.in_start = mix(x.in_start, y.in_start), y.in_end = mix(x.in_end, y.in_end);
+    y.out = mix(x.out, y.out), y.in = mix(x.in, y.in), y.self = mix(x.self, y.self);
+    y.thickness = static_cast<float>(mix(x.thickness, y.thickness));
+  }
+  // A ribbon on one side only is, on the other, an empty one at the end of
+  // its arcs' out and in intervals: then each arc's ribbons, mixed, still
+  // tile the mixed arc.
+  auto empty_at = [](const Geometry& g, const Ribbon& r) {
+    Ribbon e = r;
+    e.value = 0;
+    e.src_start = e.src_end = g.arcs[r.src].out_end;
+    e.dst_start = e.dst_end = g.arcs[r.dst].in_end;
+    return e;
+  };
+  std::map<std::pair<size_t, size_t>, const Ribbon*> from;
+  for (const Ribbon& r : a.ribbons) from[{r.src, r.dst}] = &r;
+  auto add = [&](const Ribbon& x, const Ribbon& y) {
+    Ribbon r;
+    r.src = y.src, r.dst = y.dst;
+    r.value = mix(x.value, y.value);
+    r.src_start = mix(x.src_start, y.src_start), r.src_end = mix(x.src_end, y.src_end);
+    r.dst_start = mix(x.dst_start, y.dst_start), r.dst_end = mix(x.dst_end, y.dst_end);
+    r.selected = y.selected;
+    out.ribbons.push_back(std::move(r));
+  };
+  for (const Ribbon& y : b.ribbons) {
+    auto it = from.find({y.src, y.dst});
+    if (it == from.end()) {
+      add(empty_at(a, y), y);
+    } else {
+      add(*it->second, y);
+      from.erase(it);
+    }
+  }
+  for (const Ribbon& x : a.ribbons)
+    if (from.count({x.src, x.dst}) != 0) add(x, empty_at(b, x));
+  return out;
+}
+
+void ChordLayout::Layout() {
+  stale_ = false;
+  dirty_ = true;
   built_hierarchy_ = hierarchy_->version();
   built_traffic_ = hierarchy_->traffic()->version();
-  built_selection_ = selection_->devices_version();
-  list_.Clear();
-  arcs_.clear();
-  ribbons_.clear();
-  bundles_.clear();
-  scale_ = 0;
-  const float w = static_cast<float>(width_), h = static_cast<float>(height_);
-  list_.backgrounds.push_back({{0, 0, w, h}, kBackgroundColor});
   const std::vector<ClusterHierarchy::Unit>& units = hierarchy_->units(level_);
   const size_t k = units.size();
-  const int rings = level_ == ClusterLevel::kDevice ? 2 : level_ == ClusterLevel::kHost ? 1 : 0;
-  centre_ = {w / 2, kTop + (h - kTop) / 2};
-  radius_ = std::max(20.0f, std::min(w, h - kTop) / 2 - 40 - kBaseThickness - kSelfThickness -
-                                rings * (kRingWidth + 4));
+  // What was shown becomes where a transition starts, when it shows the
+  // same units.
+  const bool same_units = built_level_ == level_ && target_.arcs.size() == k && k > 0;
+  Geometry shown{arcs_, ribbons_, scale_};
+  built_level_ = level_;
+  target_ = Geometry{};
   const std::vector<TrafficModel::Cell>& cells = hierarchy_->Aggregate(level_);
   // Only the cells with traffic: a 1,024-device ring has a thousand among a
   // million, and walking all of them (a column at a time for the received
@@ -110,65 +168,65 @@ void ChordLayout::Rebuild() {
     return measure_ == Measure::kBytes ? static_cast<double>(c.bytes)
                                        : static_cast<double>(c.duration_ns);
   };
-  arcs_.resize(k);
+  std::vector<Arc>& arcs = target_.arcs;
+  arcs.resize(k);
   double total = 0, max_self = 0;
-  for (size_t u = 0; u < k; ++u) arcs_[u].unit = u;
+  for (size_t u = 0; u < k; ++u) arcs[u].unit = u;
   for (const auto& [u, v] : links) {
     const double value = value_of(cells[u * k + v]);
     if (u == v) {
-      arcs_[u].self = value;
+      arcs[u].self = value;
       max_self = std::max(max_self, value);
       continue;
     }
-    arcs_[u].out += value;
-    arcs_[v].in += value;
+    arcs[u].out += value;
+    arcs[v].in += value;
     total += 2 * value;
   }
+  order_.resize(k);
+  for (size_t u = 0; u < k; ++u) order_[u] = u;
   if (k == 0 || total <= 0) {
-    list_.texts.push_back({w / 2, h / 2,
-                           k == 0 ? "no devices yet"
-                                  : Cat("no traffic between ", ClusterLevelName(level_),
-                                        "s (only inside them): choose a finer level"),
-                           kTextColor, Text::Align::kCenter});
+    target_.arcs.clear();
+    no_traffic_ = k > 0;
+    crossings_ = 0;
     return;
   }
+  no_traffic_ = false;
+  if (reduce_crossings_) order_ = CrossingReducingOrder();
+  crossings_ = ChordOrder::CountCrossings(ChordOrder::Positions(order_), UndirectedLinks(level_));
   // Gaps: a small one between units, a larger one where the parent changes.
   // Each kind of gap takes at most a fixed share of the circle however many
   // there are (1,024 devices on 128 hosts: 128 parent changes), so the arcs
   // always keep most of it.
   auto parent_of = [&](size_t u) { return level_ == ClusterLevel::kRack ? 0 : units[u].parent; };
+  auto parent_changes_after = [&](size_t i) {
+    return k > 1 && parent_of(order_[(i + 1) % k]) != parent_of(order_[i]);
+  };
   size_t parent_changes = 0;
-  for (size_t u = 0; u < k; ++u) parent_changes += k > 1 && parent_of((u + 1) % k) != parent_of(u);
+  for (size_t i = 0; i < k; ++i) parent_changes += parent_changes_after(i);
   const double small_gap = std::min(0.01, 2 * kPi * 0.15 / static_cast<double>(k));
   const double big_gap =
       std::min(0.05, 2 * kPi * 0.1 / std::max<double>(1, static_cast<double>(parent_changes)));
   const double gaps = static_cast<double>(parent_changes) * big_gap +
                       static_cast<double>(k - parent_changes) * small_gap;
-  scale_ = (2 * kPi - gaps) / total;
+  const double scale = target_.scale = (2 * kPi - gaps) / total;
   double angle = 0;
-  for (size_t u = 0; u < k; ++u) {
-    Arc& a = arcs_[u];
+  for (size_t i = 0; i < k; ++i) {
+    Arc& a = arcs[order_[i]];
     a.out_start = angle;
-    a.out_end = a.in_start = angle + a.out * scale_;
-    a.in_end = a.in_start + a.in * scale_;
+    a.out_end = a.in_start = angle + a.out * scale;
+    a.in_end = a.in_start + a.in * scale;
     a.thickness = kBaseThickness +
                   (max_self > 0 ? kSelfThickness * static_cast<float>(a.self / max_self) : 0);
-    angle = a.in_end + ((k > 1 && parent_of((u + 1) % k) != parent_of(u)) ? big_gap : small_gap);
+    angle = a.in_end + (parent_changes_after(i) ? big_gap : small_gap);
   }
 
-  // Ribbons: the source's out interval in its destinations' order, the
-  // destination's in interval in its sources' order (the links are by
-  // source, then destination, so one pass fills both).
-  std::vector<double> out_cursor(k), in_cursor(k);
-  for (size_t u = 0; u < k; ++u)
-    out_cursor[u] = arcs_[u].out_start, in_cursor[u] = arcs_[u].in_start;
-  const TrafficModel::Matrix& m = hierarchy_->traffic()->matrix();
-  std::optional<std::pair<size_t, size_t>> selected;
-  if (const auto link = selection_->selected_link()) {
-    auto a = m.IndexOf(link->first), b = m.IndexOf(link->second);
-    if (a && b) selected = {hierarchy_->UnitOf(level_, *a), hierarchy_->UnitOf(level_, *b)};
-  }
-  ribbons_.reserve(links.size());
+  // Ribbons: each end's interval holds its partners clockwise-farthest
+  // first, so the ribbons leaving one arc fan out without crossing there.
+  const std::vector<size_t> position = ChordOrder::Positions(order_);
+  auto clockwise = [&](size_t from, size_t to) { return (position[to] + k - position[from]) % k; };
+  std::vector<Ribbon>& ribbons = target_.ribbons;
+  ribbons.reserve(links.size());
   for (const auto& [u, v] : links) {
     if (u == v) continue;
     const double value = value_of(cells[u * k + v]);
@@ -177,11 +235,116 @@ void ChordLayout::Rebuild() {
     r.src = u;
     r.dst = v;
     r.value = value;
-    r.src_start = out_cursor[u];
-    r.src_end = out_cursor[u] += value * scale_;
-    r.dst_start = in_cursor[v];
-    r.dst_end = in_cursor[v] += value * scale_;
-    ribbons_.push_back(std::move(r));
+    ribbons.push_back(std::move(r));
+  }
+  std::vector<size_t> by_src(ribbons.size()), by_dst(ribbons.size());
+  for (size_t i = 0; i < ribbons.size(); ++i) by_src[i] = by_dst[i] = i;
+  std::sort(by_src.begin(), by_src.end(), [&](size_t x, size_t y) {
+    const Ribbon &a = ribbons[x], &b = ribbons[y];
+    if (a.src != b.src) return a.src < b.src;
+    return clockwise(a.src, a.dst) > clockwise(b.src, b.dst);
+  });
+  std::sort(by_dst.begin(), by_dst.end(), [&](size_t x, size_t y) {
+    const Ribbon &a = ribbons[x], &b = ribbons[y];
+    if (a.dst != b.dst) return a.dst < b.dst;
+    return clockwise(a.dst, a.src) > clockwise(b.dst, b.src);
+  });
+  std::vector<double> out_cursor(k), in_cursor(k);
+  for (size_t u = 0; u < k; ++u) out_cursor[u] = arcs[u].out_start, in_cursor[u] = arcs[u].in_start;
+  for (size_t i : by_src) {
+    Ribbon& r = ribbons[i];
+    r.src_start = out_cursor[r.src];
+    r.src_end = out_cursor[r.src] += r.value * scale;
+  }
+  for (size_t i : by_dst) {
+    Ribbon& r = ribbons[i];
+    r.dst_start = in_cursor[r.dst];
+    r.dst_end = in_cursor[r.dst] += r.value * scale;
+  }
+  if (same_units && !shown.arcs.empty()) {
+    from_ = std::move(shown);
+    ++transitions_;
+  } else {
+    from_ = target_;
+  }
+  progress_ = 1;
+}
+
+std::vector<ChordOrder::Link> ChordLayout::UndirectedLinks(ClusterLevel level) {
+  const std::vector<TrafficModel::Cell>& cells = hierarchy_->Aggregate(level);
+  const size_t k = hierarchy_->units(level).size();
+  std::map<std::pair<uint32_t, uint32_t>, double> weight;
+  for (const auto& [u, v] : hierarchy_->Links(level)) {
+    if (u == v) continue;
+    const TrafficModel::Cell& c = cells[u * k + v];
+    weight[std::minmax(u, v)] += measure_ == Measure::kBytes ? static_cast<double>(c.bytes)
+                                                             : static_cast<double>(c.duration_ns);
+  }
+  std::vector<ChordOrder::Link> out;
+  out.reserve(weight.size());
+  for (const auto& [pair, w] : weight) out.push_back({pair.first, pair.second, w});
+  return out;
+}
+
+std::vector<size_t> ChordLayout::CrossingReducingOrder() {
+  // Hosts within their racks first (at the host level, or to place the
+  // devices' hosts), then the level's units within their parents; racks
+  // move freely at the rack level.
+  auto within = [&](ClusterLevel level, std::vector<size_t> order) {
+    const auto& units = hierarchy_->units(level);
+    std::vector<size_t> group(units.size(), 0);
+    if (level != ClusterLevel::kRack)
+      for (size_t u = 0; u < units.size(); ++u) group[u] = units[u].parent;
+    return ChordOrder::Reduce(std::move(order), group, UndirectedLinks(level));
+  };
+  auto identity = [](size_t n) {
+    std::vector<size_t> order(n);
+    for (size_t i = 0; i < n; ++i) order[i] = i;
+    return order;
+  };
+  if (level_ == ClusterLevel::kRack) return within(level_, identity(order_.size()));
+  const std::vector<size_t> hosts =
+      within(ClusterLevel::kHost, identity(hierarchy_->units(ClusterLevel::kHost).size()));
+  if (level_ == ClusterLevel::kHost) return hosts;
+  // Devices: their hosts in the order found, each host's devices a run.
+  std::vector<size_t> devices;
+  devices.reserve(order_.size());
+  const auto& host_units = hierarchy_->units(ClusterLevel::kHost);
+  for (size_t h : hosts)
+    for (size_t d : host_units[h].devices) devices.push_back(hierarchy_->UnitOf(level_, d));
+  return within(level_, std::move(devices));
+}
+
+void ChordLayout::Paint() {
+  dirty_ = false;
+  built_selection_ = selection_->devices_version();
+  list_.Clear();
+  bundles_.clear();
+  const Geometry shown = progress_ >= 1 ? target_ : Interpolate(from_, target_, progress_);
+  arcs_ = shown.arcs;
+  ribbons_ = shown.ribbons;
+  scale_ = shown.scale;
+  const float w = static_cast<float>(width_), h = static_cast<float>(height_);
+  list_.backgrounds.push_back({{0, 0, w, h}, kBackgroundColor});
+  const std::vector<ClusterHierarchy::Unit>& units = hierarchy_->units(level_);
+  const size_t k = units.size();
+  const int rings = level_ == ClusterLevel::kDevice ? 2 : level_ == ClusterLevel::kHost ? 1 : 0;
+  centre_ = {w / 2, kTop + (h - kTop) / 2};
+  radius_ = std::max(20.0f, std::min(w, h - kTop) / 2 - 40 - kBaseThickness - kSelfThickness -
+                                rings * (kRingWidth + 4));
+  if (arcs_.empty()) {
+    list_.texts.push_back({w / 2, h / 2,
+                           !no_traffic_ ? "no devices yet"
+                                        : Cat("no traffic between ", ClusterLevelName(level_),
+                                              "s (only inside them): choose a finer level"),
+                           kTextColor, Text::Align::kCenter});
+    return;
+  }
+  const TrafficModel::Matrix& m = hierarchy_->traffic()->matrix();
+  std::optional<std::pair<size_t, size_t>> selected;
+  if (const auto link = selection_->selected_link()) {
+    auto a = m.IndexOf(link->first), b = m.IndexOf(link->second);
+    if (a && b) selected = {hierarchy_->UnitOf(level_, *a), hierarchy_->UnitOf(level_, *b)};
   }
   std::stable_sort(ribbons_.begin(), ribbons_.end(),
                    [](const Ribbon& a, const Ribbon& b) { return a.value > b.value; });
@@ -192,6 +355,8 @@ void ChordLayout::Rebuild() {
   std::vector<size_t> bundle_src;  // per bundle: its heaviest member's source
   for (size_t i = 0; i < ribbons_.size(); ++i) {
     Ribbon& r = ribbons_[i];
+    r.polygon.clear();
+    r.bundle = SIZE_MAX;
     r.selected = selected.has_value() && selected->first == r.src && selected->second == r.dst;
     const double widest = std::max(r.src_end - r.src_start, r.dst_end - r.dst_start) * radius_;
     if (i == 0 || r.selected || (i < kMaxRibbons && widest >= kMinRibbonPx)) {
@@ -321,7 +486,9 @@ void ChordLayout::Rebuild() {
            bundles_.empty() ? ""
                             : Cat(", ", bundled, " thin ones in ", bundles_.size(), " bundles by ",
                                   ClusterLevelName(BundleLevel(level_)), " pair"),
-           "; arc = sent then received (darker), thickness = self-traffic"),
+           "; arc = sent then received (darker), thickness = self-traffic; ",
+           reduce_crossings_ ? "order reduces crossings: " : "hierarchy order: ", crossings_,
+           " crossings"),
        kTextColor, Text::Align::kLeft, true});
 }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 #include <tuple>
 
+#include "absl/status/statusor.h"
 #include "trainscope/viewer/cluster_geometry.h"
 #include "trainscope/viewer/units.h"
 
@@ -71,8 +72,62 @@ void HilbertRingLayout::SetAlerts(const std::vector<Alert>& alerts) {
   SetField(&alert_ranks_, std::move(ranks));
 }
 
-void HilbertRingLayout::FocusBlock(std::optional<std::pair<ClusterLevel, size_t>> block) {
-  SetField(&focus_, block);
+void HilbertRingLayout::FocusBlock(std::optional<Block> block) {
+  SetField(&zooms_, block ? std::vector<Block>{*block} : std::vector<Block>{});
+}
+
+void HilbertRingLayout::ZoomInto(Block block) {
+  if (zoom() == block) return;
+  zooms_.push_back(block);
+  dirty_ = true;
+}
+
+bool HilbertRingLayout::BackOut() {
+  if (zooms_.empty()) return false;
+  zooms_.pop_back();
+  dirty_ = true;
+  return true;
+}
+
+absl::Status HilbertRingLayout::SetFilter(const RingFilter& filter) {
+  // Checked against the job's names: a typo would otherwise empty the ring.
+  for (ClusterLevel level : {ClusterLevel::kHost, ClusterLevel::kRack}) {
+    const std::set<std::string>& wanted =
+        level == ClusterLevel::kHost ? filter.hosts : filter.racks;
+    std::set<std::string> known;
+    for (const ClusterHierarchy::Unit& unit : hierarchy_->units(level)) known.insert(unit.name);
+    for (const std::string& name : wanted) {
+      if (known.count(name) != 0) continue;
+      std::string names;
+      for (const std::string& k : known) names += (names.empty() ? "" : ", ") + k;
+      return absl::NotFoundError(Cat("ring filter: no ", ClusterLevelName(level), " '", name,
+                                     "' in this job (its ", ClusterLevelName(level), "s: ", names,
+                                     ")"));
+    }
+  }
+  if (filter.has_dimension() && coordinates_.empty()) {
+    return absl::FailedPreconditionError(
+        Cat("ring filter '", filter.ToString(),
+            "': the devices have no coordinates to filter on (give --mesh-width)"));
+  }
+  SetField(&filter_, filter);
+  return absl::OkStatus();
+}
+
+absl::Status HilbertRingLayout::SetFilterText(const std::string& text) {
+  absl::StatusOr<RingFilter> filter = RingFilter::Parse(text);
+  if (!filter.ok()) return filter.status();
+  return SetFilter(*filter);
+}
+
+bool HilbertRingLayout::Shown(size_t device) {
+  if (const auto block = zoom(); block && hierarchy_->UnitOf(block->first, device) != block->second)
+    return false;
+  if (filter_.empty()) return true;
+  const auto& info = hierarchy_->traffic()->matrix().devices[device];
+  const auto it = coordinates_.find(info.rank);
+  return filter_.Accepts(info.host, hierarchy_->RackOf(info.host),
+                         it == coordinates_.end() ? nullptr : &it->second);
 }
 
 const DrawList& HilbertRingLayout::Draw() {
@@ -110,35 +165,51 @@ void HilbertRingLayout::Rebuild() {
   list_.backgrounds.push_back({{0, 0, w, h}, kBackgroundColor});
   const TrafficModel::Matrix& m = hierarchy_->traffic()->matrix();
   const std::vector<size_t>& order = hierarchy_->order();
-  // The devices shown, in Hilbert order of their coordinates when every
-  // one has them, else in the hierarchy's order.
-  ring_.clear();
-  for (size_t d : order) {
-    if (focus_.has_value() && hierarchy_->UnitOf(focus_->first, d) != focus_->second) continue;
-    ring_.push_back(d);
-  }
-  uses_coordinates_ = !ring_.empty() && std::all_of(ring_.begin(), ring_.end(), [&](size_t d) {
+  // Every device in Hilbert order of its coordinates when every one has
+  // them, else in the hierarchy's order; then the zoom and the filter drop
+  // devices from it, so the shown ones keep the whole ring's order (a
+  // Hilbert curve over a subset's smaller grid can turn the other way).
+  std::vector<size_t> all(order.begin(), order.end());
+  uses_coordinates_ = !all.empty() && std::all_of(all.begin(), all.end(), [&](size_t d) {
     return coordinates_.count(m.devices[d].rank) != 0;
   });
   if (uses_coordinates_) {
     uint32_t extent = 1;
-    for (size_t d : ring_) {
+    for (size_t d : all) {
       const auto& [x, y] = coordinates_.at(m.devices[d].rank);
       extent = std::max({extent, x + 1, y + 1});
     }
     uint32_t bits = 0;
     while ((uint64_t{1} << bits) < extent) ++bits;
-    std::stable_sort(ring_.begin(), ring_.end(), [&](size_t a, size_t b) {
+    std::stable_sort(all.begin(), all.end(), [&](size_t a, size_t b) {
       const auto& pa = coordinates_.at(m.devices[a].rank);
       const auto& pb = coordinates_.at(m.devices[b].rank);
       return HilbertIndex(bits, pa.first, pa.second) < HilbertIndex(bits, pb.first, pb.second);
     });
   }
+  ring_.clear();
+  for (size_t d : all)
+    if (Shown(d)) ring_.push_back(d);
   position_.assign(m.size(), SIZE_MAX);
   for (size_t i = 0; i < ring_.size(); ++i) position_[ring_[i]] = i;
   const size_t n = ring_.size();
+  back_button_ = {};
+  if (const auto block = zoom()) {
+    back_button_ = {8, 24, 330, 16};
+    list_.rects.push_back({back_button_, Rgba(227, 242, 253), kSelectColor});
+    list_.texts.push_back({12, 32,
+                           Cat("\u2039 back out (Esc) of ", ClusterLevelName(block->first), " ",
+                               hierarchy_->units(block->first)[block->second].name),
+                           kSelectColor});
+  }
+  if (!filter_.empty()) {
+    list_.texts.push_back(
+        {w - 8, 44, Cat("filter: ", filter_.ToString()), kSelectColor, Text::Align::kRight});
+  }
   if (n == 0) {
-    list_.texts.push_back({w / 2, h / 2, "no devices yet", kTextColor, Text::Align::kCenter});
+    list_.texts.push_back({w / 2, h / 2,
+                           all.empty() ? "no devices yet" : "no device passes the filter",
+                           kTextColor, Text::Align::kCenter});
     return;
   }
   centre_ = {w / 2, kTop + (h - kTop) / 2};
@@ -380,12 +451,6 @@ void HilbertRingLayout::Rebuild() {
                        : "",
            ", bundled through hosts and racks; dark red = most transfer time"),
        kTextColor, Text::Align::kLeft, true});
-  if (focus_.has_value()) {
-    list_.texts.push_back({8, 30,
-                           Cat("zoomed into ", ClusterLevelName(focus_->first), " ",
-                               hierarchy_->units(focus_->first)[focus_->second].name),
-                           kSelectColor});
-  }
 }
 
 std::optional<size_t> HilbertRingLayout::DeviceAt(float x, float y) {
@@ -402,6 +467,11 @@ std::optional<size_t> HilbertRingLayout::DeviceAt(float x, float y) {
 
 std::string HilbertRingLayout::TooltipAt(float x, float y) {
   const TrafficModel::Matrix& m = hierarchy_->traffic()->matrix();
+  if (const auto block = BlockAt(x, y)) {
+    const auto& unit = hierarchy_->units(block->first)[block->second];
+    return Cat(ClusterLevelName(block->first), " ", unit.name, ": ", unit.devices.size(),
+               " devices; click to zoom into it (Esc backs out)");
+  }
   if (const auto d = DeviceAt(x, y)) {
     const auto& device = m.devices[*d];
     std::string text = Cat("rank ", device.rank, " on ", device.host, ", ",
@@ -434,9 +504,38 @@ std::string HilbertRingLayout::TooltipAt(float x, float y) {
   return "";
 }
 
+std::optional<HilbertRingLayout::Block> HilbertRingLayout::BlockAt(float x, float y) {
+  Draw();
+  if (ring_.empty()) return std::nullopt;
+  const float d = std::hypot(x - centre_.x, y - centre_.y);
+  const float host_r0 = radius_ + kMark + kTrackGap, rack_r0 = host_r0 + kTrack + kTrackGap;
+  ClusterLevel level;
+  if (d >= host_r0 && d <= host_r0 + kTrack) {
+    level = ClusterLevel::kHost;
+  } else if (d >= rack_r0 && d <= rack_r0 + kTrack) {
+    level = ClusterLevel::kRack;
+  } else {
+    return std::nullopt;
+  }
+  double a = std::atan2(x - centre_.x, -(y - centre_.y));
+  if (a < 0) a += 2 * kPi;
+  const size_t pos = std::min(
+      ring_.size() - 1, static_cast<size_t>(a / (2 * kPi) * static_cast<double>(ring_.size())));
+  return Block{level, hierarchy_->UnitOf(level, ring_[pos])};
+}
+
 bool HilbertRingLayout::ClickAt(float x, float y) {
   const uint64_t before = selection_->devices_version();
   const TrafficModel::Matrix& m = hierarchy_->traffic()->matrix();
+  Draw();
+  if (back_button_.Contains(x, y)) {
+    BackOut();
+    return false;
+  }
+  if (const auto block = BlockAt(x, y)) {
+    ZoomInto(*block);
+    return false;
+  }
   if (const auto d = DeviceAt(x, y)) {
     selection_->SelectDevices({m.devices[*d].rank});
     return selection_->devices_version() != before;

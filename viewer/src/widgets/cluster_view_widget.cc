@@ -1,6 +1,8 @@
 #include "trainscope/viewer/widgets/cluster_view_widget.h"
 
 #include <QComboBox>
+#include <QKeyEvent>
+#include <QLineEdit>
 #include <QMouseEvent>
 #include <QPainter>
 #include <QPainterPath>
@@ -24,11 +26,39 @@ ClusterViewWidget::ClusterViewWidget(ClusterView* view, QWidget* parent)
     view_->SetLevel(static_cast<ClusterLevel>(level_->itemData(index).toInt()));
     update();
   });
+  if (view_->filterable()) {
+    filter_ = new QLineEdit(this);
+    filter_->setPlaceholderText("filter: host=… rack=… x=LO-HI y=LO-HI");
+    filter_->setClearButtonEnabled(true);
+    filter_->setFixedWidth(300);
+    connect(filter_, &QLineEdit::returnPressed, this, &ClusterViewWidget::ApplyFilter);
+  }
+  setFocusPolicy(Qt::ClickFocus);
+  // The first paint shows what is there; only later layouts animate.
+  seen_transitions_ = view_->transitions();
+  animation_.setInterval(16);
+  connect(&animation_, &QTimer::timeout, this, [this] {
+    const double t = static_cast<double>(clock_.elapsed()) / kTransitionMs;
+    view_->SetTransition(t);
+    if (t >= 1) animation_.stop();
+    update();
+  });
+}
+
+void ClusterViewWidget::ApplyFilter() {
+  const absl::Status status = view_->SetFilterText(filter_->text().toStdString());
+  filter_->setStyleSheet(status.ok() ? "" : "QLineEdit { border: 2px solid #d32f2f; }");
+  filter_->setToolTip(status.ok() ? "" : QString::fromStdString(std::string(status.message())));
+  if (!status.ok())
+    QToolTip::showText(filter_->mapToGlobal(QPoint(0, filter_->height())), filter_->toolTip(),
+                       filter_);
+  update();
 }
 
 void ClusterViewWidget::resizeEvent(QResizeEvent*) {
   level_->adjustSize();
   level_->move(width() - level_->width() - 8, 4);
+  if (filter_ != nullptr) filter_->move(level_->x() - filter_->width() - 8, 4);
 }
 
 void ClusterViewWidget::paintEvent(QPaintEvent*) {
@@ -38,8 +68,18 @@ void ClusterViewWidget::paintEvent(QPaintEvent*) {
     level_->blockSignals(false);
   }
   view_->SetViewport(width(), height());
+  const DrawList* list = &view_->Draw();
+  if (view_->transitions() != seen_transitions_) {
+    // A new layout: start from the old one (drawn again, not the new one
+    // for a frame) and move towards the new.
+    seen_transitions_ = view_->transitions();
+    view_->SetTransition(0);
+    list = &view_->Draw();
+    clock_.start();
+    animation_.start();
+  }
   QPainter painter(this);
-  DrawListPainter::Paint(&painter, view_->Draw());
+  DrawListPainter::Paint(&painter, *list);
   if (lassoing_ && lasso_.size() > 1) {
     QPainterPath path;
     path.moveTo(lasso_[0].x, lasso_[0].y);
@@ -59,6 +99,10 @@ void ClusterViewWidget::mousePressEvent(QMouseEvent* event) {
   if (lasso) {
     lassoing_ = true;
     lasso_ = {{static_cast<float>(p.x()), static_cast<float>(p.y())}};
+    return;
+  }
+  if (event->button() == Qt::BackButton) {
+    if (view_->BackOut()) update();
     return;
   }
   if (event->button() == Qt::LeftButton) {
@@ -82,6 +126,14 @@ void ClusterViewWidget::mouseMoveEvent(QMouseEvent* event) {
   } else {
     QToolTip::showText(event->globalPosition().toPoint(), QString::fromStdString(text), this);
   }
+}
+
+void ClusterViewWidget::keyPressEvent(QKeyEvent* event) {
+  if ((event->key() == Qt::Key_Escape || event->key() == Qt::Key_Backspace) && view_->BackOut()) {
+    update();
+    return;
+  }
+  QWidget::keyPressEvent(event);
 }
 
 void ClusterViewWidget::mouseReleaseEvent(QMouseEvent*) {

@@ -7,14 +7,25 @@
 // thickness grows with its self-traffic (inside the unit: a host's own
 // devices talking). A ribbon runs from the source's out interval to the
 // destination's in interval, as wide at each end as their traffic, coloured
-// by its source. Units follow the hierarchy's order (rack, host, rank), so
-// ribbons within a host or rack stay short and cross less. Ribbons narrower
+// by its source. Units keep the hierarchy's grouping (a host's devices, a
+// rack's hosts stay together: the ancestor rings stay whole) and, within
+// it, a crossing-reducing order (ChordOrder: barycentre sweeps, never more
+// crossings than the hierarchy's plain order; SetCrossingReduction(false)
+// keeps the plain one); each arc's ribbons leave it clockwise-farthest
+// partner first, so they fan out without crossing at the arc. Ribbons narrower
 // than kMinRibbonPx at both ends (a 1,024-device ring: a thousand ribbons a
 // pixel wide) are drawn as one bundle per pair of parent units (devices:
 // their hosts; hosts: their racks) spanning its members' ends, a petal when
 // both parents are one, so what is painted is bounded by what can be seen;
 // the heaviest and the selected ribbon are always drawn alone. Colours are
 // opaque (a translucent colour over the white background, precomputed).
+//
+// Changes between frames are smooth: a new layout of the same units (new
+// traffic) counts a transition (transitions()), and SetTransition(t) shows
+// the layout t of the way from what was shown before (Interpolate), so the
+// widget animates arcs and ribbons over ~200 ms. A plain Draw (tests,
+// --render) shows the new layout. The angles are laid out only when the
+// data, level, measure or order change; a new size only repaints.
 //
 // Usage:
 //   ChordLayout chord(&hierarchy, &selection);
@@ -33,6 +44,7 @@
 #include <string>
 #include <vector>
 
+#include "trainscope/viewer/chord_order.h"
 #include "trainscope/viewer/cluster_hierarchy.h"
 #include "trainscope/viewer/cluster_view.h"
 #include "trainscope/viewer/selection_state.h"
@@ -72,17 +84,36 @@ class ChordLayout : public ClusterView {
     std::vector<PointF> polygon;
   };
 
+  // The angles and values of a layout, without the shapes painted.
+  struct Geometry {
+    std::vector<Arc> arcs;        // by unit
+    std::vector<Ribbon> ribbons;  // by source, then destination
+    double scale = 0;             // radians per unit of the measure
+  };
+
+  // The layout t of the way from a to b (0: a, 1: b): each arc's and
+  // ribbon's angles, value and thickness linearly between its two; a ribbon
+  // on one side only is, on the other, empty at the end of its arcs' out and
+  // in intervals, so at every t each arc's ribbons still sum to it. Layouts
+  // of different units: b.
+  static Geometry Interpolate(const Geometry& a, const Geometry& b, double t);
+
   ChordLayout(ClusterHierarchy* hierarchy, SelectionState* selection);
 
   void SetViewport(int width, int height) override;
   void SetLevel(ClusterLevel level) override;
   ClusterLevel level() const override { return level_; }
   void SetMeasure(Measure measure);
+  // On (the default): the crossing-reducing order; off: the hierarchy's.
+  void SetCrossingReduction(bool on);
+  uint64_t transitions() override { return Draw(), transitions_; }
+  void SetTransition(double t) override;
 
   const DrawList& Draw() override;
   std::string TooltipAt(float x, float y) override;
   bool ClickAt(float x, float y) override;
 
+  // As shown (mid-transition: interpolated).
   const std::vector<Arc>& arcs() { return Draw(), arcs_; }
   // Heaviest first.
   const std::vector<Ribbon>& ribbons() { return Draw(), ribbons_; }
@@ -90,10 +121,22 @@ class ChordLayout : public ClusterView {
   // Radians per unit of the measure.
   double scale() { return Draw(), scale_; }
   PointF centre() { return Draw(), centre_; }
+  // The units in circle order (clockwise from 12 o'clock).
+  const std::vector<size_t>& order() { return Draw(), order_; }
+  // Pairs of chords (units with traffic either way) crossing in order().
+  uint64_t crossings() { return Draw(), crossings_; }
+  // The new layout a transition goes to.
+  const Geometry& target() { return Draw(), target_; }
   float radius() { return Draw(), radius_; }
 
  private:
-  void Rebuild();
+  // The angles, from the data (stale_ or a new version).
+  void Layout();
+  // The shapes, from the angles shown.
+  void Paint();
+  std::vector<size_t> CrossingReducingOrder();
+  // The level's unit pairs with traffic either way, weighted in the measure.
+  std::vector<ChordOrder::Link> UndirectedLinks(ClusterLevel level);
   std::optional<size_t> ArcAt(float x, float y);
   std::optional<size_t> RibbonAt(float x, float y);
   std::optional<size_t> BundleAt(float x, float y);
@@ -109,6 +152,16 @@ class ChordLayout : public ClusterView {
   uint64_t built_hierarchy_ = UINT64_MAX;
   uint64_t built_traffic_ = UINT64_MAX;
   uint64_t built_selection_ = UINT64_MAX;
+  ClusterLevel built_level_ = ClusterLevel::kHost;
+  bool stale_ = true;  // the angles need laying out again
+  bool reduce_crossings_ = true;
+  bool no_traffic_ = false;
+  std::vector<size_t> order_;
+  uint64_t crossings_ = 0;
+  Geometry target_;
+  Geometry from_;
+  double progress_ = 1;
+  uint64_t transitions_ = 0;
   DrawList list_;
   std::vector<Arc> arcs_;
   std::vector<Ribbon> ribbons_;

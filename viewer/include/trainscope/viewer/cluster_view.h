@@ -14,10 +14,12 @@
 #ifndef TRAINSCOPE_VIEWER_CLUSTER_VIEW_H_
 #define TRAINSCOPE_VIEWER_CLUSTER_VIEW_H_
 
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "trainscope/viewer/cluster_hierarchy.h"
 #include "trainscope/viewer/draw_list.h"
 
@@ -40,6 +42,19 @@ class ClusterView {
   virtual bool LassoSelect(const std::vector<PointF>& polygon) {
     (void)polygon;
     return false;
+  }
+  // Backs out of a zoom (the Hilbert ring's blocks); returns whether it did.
+  virtual bool BackOut() { return false; }
+  // Views that animate between layouts (the chord diagram): how many new
+  // layouts could start a transition from what was shown, and the share of
+  // the way one is shown (0: the old, 1: the new, where Draw starts).
+  virtual uint64_t transitions() { return 0; }
+  virtual void SetTransition(double t) { (void)t; }
+  // Views that filter their devices (the Hilbert ring, RingFilter) take the
+  // filter as text; the widget shows a box for it.
+  virtual bool filterable() const { return false; }
+  virtual absl::Status SetFilterText(const std::string& text) {
+    return absl::UnimplementedError("this view has no filter (given '" + text + "')");
   }
 
  protected:

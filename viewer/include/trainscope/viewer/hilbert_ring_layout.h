@@ -9,7 +9,16 @@
 // more transfer time, so one slow link stands out among a thousand devices.
 // At the host or rack level the edges join blocks instead. A device's mark
 // is coloured by its efficiency (red outline: an alert); selected devices
-// and the selected link are blue. FocusBlock zooms into one host or rack.
+// and the selected link are blue.
+//
+// Filters (SetFilter: by host, rack, or a range of a mesh coordinate) and
+// zooms (a click on a host or rack block of the address tracks: its devices
+// fill the ring; BackOut or the "back out" button returns) only drop devices
+// from the ring: the shown ones keep the order the whole ring has (the
+// Hilbert order is computed over every device, then filtered), so devices
+// close on the whole ring stay at least as close on a filtered or zoomed
+// one. At the host and rack levels a unit is shown when any of its devices
+// is, with its whole traffic.
 // With more than kBundleAbove edges, the thin ones (under kThinEdgePx) join
 // one bundle per pair of parent units (devices: hosts; hosts: racks), drawn
 // once from their ends' blocks, so a frame costs what can be seen; the
@@ -35,9 +44,11 @@
 #include <utility>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "trainscope/viewer/cluster_hierarchy.h"
 #include "trainscope/viewer/cluster_view.h"
 #include "trainscope/viewer/records.h"
+#include "trainscope/viewer/ring_filter.h"
 #include "trainscope/viewer/selection_state.h"
 #include "trainscope/viewer/unit_trend_model.h"
 
@@ -78,8 +89,25 @@ class HilbertRingLayout : public ClusterView {
   // Per rank (x, y) in a mesh or torus; used only when every device has them.
   void SetCoordinates(const std::map<uint32_t, std::pair<uint32_t, uint32_t>>& coordinates);
   void SetAlerts(const std::vector<Alert>& alerts);
-  // Only the devices of this unit of `level` (nullopt: all).
-  void FocusBlock(std::optional<std::pair<ClusterLevel, size_t>> block);
+  // A host or rack: (level, unit index).
+  using Block = std::pair<ClusterLevel, size_t>;
+  // Only the devices of this unit of `level` (nullopt: all); forgets the
+  // zooms before it.
+  void FocusBlock(std::optional<Block> block);
+  // Zooms into a block (its devices fill the ring); BackOut returns to the
+  // ring before it. Clicking a block of the address tracks zooms into it.
+  void ZoomInto(Block block);
+  bool BackOut() override;
+  std::optional<Block> zoom() const {
+    return zooms_.empty() ? std::nullopt : std::optional<Block>(zooms_.back());
+  }
+  // Shows only the devices the filter accepts. Refused (and the filter kept)
+  // when it names a host or rack the job does not have, or filters on a
+  // coordinate while the devices have none (SetCoordinates).
+  absl::Status SetFilter(const RingFilter& filter);
+  const RingFilter& filter() const { return filter_; }
+  bool filterable() const override { return true; }
+  absl::Status SetFilterText(const std::string& text) override;
 
   const DrawList& Draw() override;
   std::string TooltipAt(float x, float y) override;
@@ -100,6 +128,9 @@ class HilbertRingLayout : public ClusterView {
   void Rebuild();
   std::optional<size_t> DeviceAt(float x, float y);
   std::optional<size_t> BundleAt(float x, float y);
+  // The host or rack block of the address tracks under the point.
+  std::optional<Block> BlockAt(float x, float y);
+  bool Shown(size_t device);
   // The level whose units bundle thin edges: one up (racks: themselves).
   ClusterLevel BundleLevel() const;
 
@@ -109,7 +140,8 @@ class HilbertRingLayout : public ClusterView {
   ClusterLevel level_ = ClusterLevel::kDevice;
   std::map<uint32_t, std::pair<uint32_t, uint32_t>> coordinates_;
   std::set<uint32_t> alert_ranks_;
-  std::optional<std::pair<ClusterLevel, size_t>> focus_;
+  std::vector<Block> zooms_;  // innermost last
+  RingFilter filter_;
   int width_ = 800;
   int height_ = 800;
   uint64_t built_hierarchy_ = UINT64_MAX;
@@ -118,6 +150,7 @@ class HilbertRingLayout : public ClusterView {
   uint64_t built_selection_ = UINT64_MAX;
   DrawList list_;
   std::vector<size_t> ring_;
+  RectF back_button_;             // empty unless zoomed
   std::vector<size_t> position_;  // by matrix index; SIZE_MAX: not shown
   std::vector<Edge> edges_;
   std::vector<Bundle> bundles_;
