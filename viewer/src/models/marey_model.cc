@@ -209,25 +209,29 @@ void MareyModel::SetSelection(const std::set<uint32_t>& ranks,
 }
 
 void MareyModel::FocusOnAlert(const Alert& alert) {
-  focus_ranks_ = alert.ranks;
-  std::sort(focus_ranks_.begin(), focus_ranks_.end());
-  focus_name_ = alert.op.empty() ? 0 : names_->Find(alert.op);
-  focus_step_ = alert.step;
-  selected_step_ = alert.step;
-  int64_t low = INT64_MAX, high = INT64_MIN;
-  if (focus_name_ != 0) {
-    if (auto extent = store_.OperatorExtent(focus_ranks_, focus_name_, alert.step, view_.raw)) {
-      std::tie(low, high) = *extent;
-    }
-  }
-  if (low == INT64_MAX) {
+  std::vector<uint32_t> ranks = alert.ranks;
+  std::sort(ranks.begin(), ranks.end());
+  const uint32_t name = alert.op.empty() ? 0 : names_->Find(alert.op);
+  std::optional<std::pair<int64_t, int64_t>> extent;
+  if (name != 0) extent = store_.OperatorExtent(ranks, name, alert.step, view_.raw);
+  if (!extent.has_value()) {
     auto step = store_.steps().find(alert.step);
-    if (step != store_.steps().end()) low = step->second.start_ns, high = step->second.end_ns;
+    if (step != store_.steps().end()) extent = {step->second.start_ns, step->second.end_ns};
   }
-  if (low != INT64_MAX && high >= low) {
+  FocusOn(std::move(ranks), name, alert.step, extent);
+}
+
+void MareyModel::FocusOn(std::vector<uint32_t> ranks, uint32_t name, std::optional<uint64_t> step,
+                         std::optional<std::pair<int64_t, int64_t>> extent) {
+  std::sort(ranks.begin(), ranks.end());
+  focus_ranks_ = std::move(ranks);
+  focus_name_ = name;
+  focus_step_ = step;
+  if (step.has_value()) selected_step_ = step;
+  if (extent.has_value() && extent->second >= extent->first) {
     // Keep the operator in context: it fills about a third of the plot.
-    const int64_t pad = std::max<int64_t>((high - low), 2000);
-    SetTimeRange(low - pad, high + pad);
+    const int64_t pad = std::max<int64_t>(extent->second - extent->first, 2000);
+    SetTimeRange(extent->first - pad, extent->second + pad);
   }
   rows_dirty_ = true;
   MarkDirty();

@@ -16,6 +16,7 @@
 #include "trainscope/viewer/widgets/marey_widget.h"
 #include "trainscope/viewer/widgets/monitoring_view.h"
 #include "trainscope/viewer/widgets/overview_widget.h"
+#include "trainscope/viewer/widgets/search_widget.h"
 #include "trainscope/viewer/widgets/selection_view.h"
 #include "trainscope/viewer/widgets/table_widgets.h"
 #include "trainscope/viewer/widgets/traffic_matrix_widget.h"
@@ -62,8 +63,10 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
 
   auto* columns = new QSplitter(Qt::Horizontal, central);
   auto* left = new QSplitter(Qt::Vertical, columns);
+  search_ = new SearchWidget(&state_->search);
   jobs_ = new JobsWidget();
   alerts_ = new AlertsWidget();
+  left->addWidget(Titled("Search", search_, left));
   left->addWidget(Titled("Jobs", jobs_, left));
   left->addWidget(Titled("Alerts", alerts_, left));
   tabs_ = new QTabWidget(columns);
@@ -187,6 +190,14 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
       [marey_key] { marey_key([](MareyModel* m, RectF p) { m->PanBy(p.w / 8); }); });
   key(QKeySequence(Qt::Key_D),
       [marey_key] { marey_key([](MareyModel* m, RectF p) { m->PanBy(-p.w / 8); }); });
+  // Search: Ctrl+F or / to type, Enter or F3 for the next match, Shift+F3
+  // the previous; Escape gives the keys above back.
+  key(QKeySequence::Find, [this] { search_->FocusField(); });
+  key(QKeySequence(Qt::Key_Slash), [this] { search_->FocusField(); });
+  key(QKeySequence(Qt::Key_F3), [this] { JumpToMatch(1); });
+  key(QKeySequence(Qt::SHIFT | Qt::Key_F3), [this] { JumpToMatch(-1); });
+  connect(search_, &SearchWidget::jumpRequested, this, &MainWindow::JumpToMatch);
+  connect(search_, &SearchWidget::done, this, [this] { marey_->view()->setFocus(); });
   connect(tabs_, &QTabWidget::currentChanged, this, [this] { RefreshAll(); });
   timer_ = new QTimer(this);
   connect(timer_, &QTimer::timeout, this, &MainWindow::Tick);
@@ -198,6 +209,15 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
 void MainWindow::ShowNotice(const QString& text, int timeout_ms) {
   notice_->SetFullText(text);
   notice_timer_->start(timeout_ms);
+}
+
+void MainWindow::JumpToMatch(int direction) {
+  search_->ApplyPendingQuery();
+  if (state_->search.Jump(direction, &state_->selection, &state_->marey)) {
+    tabs_->setCurrentWidget(overview_->parentWidget());  // where the Marey graph is
+    RefreshAll();
+  }
+  search_->Refresh();
 }
 
 void MainWindow::ChooseItem(uint64_t item) {

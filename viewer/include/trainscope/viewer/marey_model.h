@@ -141,6 +141,12 @@ class MareyModel {
                     std::optional<std::pair<uint32_t, uint32_t>> link);
   // Zooms to the alert's operator in its step and highlights its devices.
   void FocusOnAlert(const Alert& alert);
+  // Highlights the rows of `ranks` and, when `name` is not 0, outlines that
+  // operator's bands (in `step`, when set); zooms so that `extent` (on the
+  // displayed clock) fills about a third of the plot, when set. A search
+  // match, or an alert's operator (FocusOnAlert).
+  void FocusOn(std::vector<uint32_t> ranks, uint32_t name, std::optional<uint64_t> step,
+               std::optional<std::pair<int64_t, int64_t>> extent);
   void ClearFocus();
   // Clears a focused alert unless it is about `step` (another step was
   // selected: its highlight is stale).
@@ -159,6 +165,8 @@ class MareyModel {
   RectF plot_rect() const { return view_.plot; }
   float TimeToX(int64_t t) const;
   int64_t XToTime(float x) const;
+  // The data (read-only): what a search looks through (SearchModel).
+  const MareyTrackStore& store() const { return store_; }
   size_t operator_count() const { return store_.operator_count(); }
   uint64_t evicted_operators() const { return store_.evicted_operators(); }
   const Options& options() const { return options_; }

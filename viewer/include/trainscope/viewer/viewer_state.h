@@ -30,6 +30,7 @@
 #include "trainscope/viewer/name_table.h"
 #include "trainscope/viewer/overview_model.h"
 #include "trainscope/viewer/records.h"
+#include "trainscope/viewer/search_model.h"
 #include "trainscope/viewer/selection_state.h"
 #include "trainscope/viewer/topology_layout.h"
 #include "trainscope/viewer/traffic_matrix_layout.h"
@@ -80,6 +81,9 @@ class ViewerState {
   TrendLayout trend;
   ChordLayout chord;
   HilbertRingLayout hilbert_ring;
+  // Finds operators, steps and ranks in what the Marey graph holds (issue
+  // 23.5); its jumps set `selection` and move `marey`.
+  SearchModel search{&names, &marey.store()};
 
  private:
   void AddDevices(const std::vector<DeviceInfo>& devices);

@@ -1,4 +1,4 @@
-// The viewer's window: Controls on top; Jobs and Alerts on the left; on the
+// The viewer's window: Controls on top; Search, Jobs and Alerts on the left; on the
 // right three tabs: "Training performance" (the training overview above the
 // Marey graph), "Loss contribution" (the Selection View above the
 // Monitoring View), "Cluster traffic" (the device-pair traffic matrix) and
@@ -43,6 +43,7 @@ class JobsWidget;
 class MareyPanel;
 class MonitoringView;
 class OverviewWidget;
+class SearchWidget;
 class SelectionView;
 class TrafficMatrixWidget;
 class TrendPanel;
@@ -78,6 +79,10 @@ class MainWindow : public QMainWindow {
   MonitoringView* monitoring() const { return monitoring_; }
   // Shows the item in the Monitoring View (and its tab).
   void ChooseItem(uint64_t item);
+  SearchWidget* search() const { return search_; }
+  // Enter / F3 (+1), Shift+F3 (-1): the search's next or previous match,
+  // shown in the Marey graph (its tab) with its step and device selected.
+  void JumpToMatch(int direction);
   // Feeds the connection model (the frame timer does, with Config::link and
   // the wall clock) and shows its state; public so tests inject the time.
   void ObserveLink(const LinkReport& report, int64_t now_ns);
@@ -101,6 +106,7 @@ class MainWindow : public QMainWindow {
   ControlsWidget* controls_;
   JobsWidget* jobs_;
   AlertsWidget* alerts_;
+  SearchWidget* search_;  // above the jobs
   OverviewWidget* overview_;
   MareyPanel* marey_;
   QTabWidget* tabs_;
