@@ -15,6 +15,50 @@
 namespace trainscope::viewer {
 namespace {
 
+// 1,024 devices, 128 hosts of 8 in 8 racks of 128; on the 32 x 32 mesh of
+// Mesh() (rank r at (r % 32, r / 32)) rack i holds mesh rows 4i to 4i + 3.
+void LoadThousandDevices(ViewerState* state) {
+  SyntheticJobOptions options;
+  options.devices = 1024;
+  options.hosts = 128;
+  options.racks = 8;
+  options.steps = 2;
+  options.compute_ops_per_step = 2;
+  options.collectives_per_step = 1;
+  options.straggler.reset();
+  state->Load(GenerateSyntheticJob(options));
+  state->hilbert_ring.SetViewport(1000, 1000);
+}
+
+std::map<uint32_t, std::pair<uint32_t, uint32_t>> Mesh() {
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> mesh;
+  for (uint32_t r = 0; r < 1024; ++r) mesh[r] = {r % 32, r / 32};
+  return mesh;
+}
+
+void LoadMeshJob(ViewerState* state) {
+  LoadThousandDevices(state);
+  state->hilbert_ring.SetCoordinates(Mesh());
+}
+
+// Every aligned 4 x 4 square of mesh rows [row0, row1) is 16 consecutive
+// ring positions.
+void ExpectMeshSquaresConsecutive(ViewerState* state, uint32_t row0, uint32_t row1) {
+  const TrafficModel::Matrix& m = state->traffic.matrix();
+  for (uint32_t bx = 0; bx < 32; bx += 4) {
+    for (uint32_t by = row0; by < row1; by += 4) {
+      size_t lo = SIZE_MAX, hi = 0;
+      for (uint32_t x = bx; x < bx + 4; ++x) {
+        for (uint32_t y = by; y < by + 4; ++y) {
+          const size_t p = *state->hilbert_ring.PositionOf(*m.IndexOf(y * 32 + x));
+          lo = std::min(lo, p), hi = std::max(hi, p);
+        }
+      }
+      EXPECT_EQ(hi - lo, 15u) << bx << "," << by;
+    }
+  }
+}
+
 TEST(HilbertIndexTest, ConsecutiveIndicesAreGridNeighboursAndCoverTheGrid) {
   const uint32_t bits = 5, side = 1u << bits;
   std::vector<std::pair<uint32_t, uint32_t>> by_index(side * side, {UINT32_MAX, 0});
@@ -38,18 +82,9 @@ TEST(HilbertIndexTest, ConsecutiveIndicesAreGridNeighboursAndCoverTheGrid) {
 // Devices on a 32 x 32 mesh: grid neighbours end up far closer on the ring
 // in Hilbert order than in rank (row-major) order.
 TEST(HilbertRingLayoutTest, HilbertOrderKeepsMeshNeighboursClose) {
-  SyntheticJobOptions options;
-  options.devices = 1024;
-  options.hosts = 128;
-  options.racks = 8;
-  options.steps = 2;
-  options.compute_ops_per_step = 2;
-  options.collectives_per_step = 1;
-  options.straggler.reset();
   ViewerState state;
-  state.Load(GenerateSyntheticJob(options));
+  LoadThousandDevices(&state);
   HilbertRingLayout& ring = state.hilbert_ring;
-  ring.SetViewport(1000, 1000);
   const TrafficModel::Matrix& m = state.traffic.matrix();
   // The share of mesh neighbours at most 8 positions apart on the ring.
   auto close_share = [&]() {
@@ -68,26 +103,13 @@ TEST(HilbertRingLayoutTest, HilbertOrderKeepsMeshNeighboursClose) {
   };
   EXPECT_FALSE(ring.uses_coordinates());
   const double rank_order = close_share();  // row-major: only the row neighbours
-  std::map<uint32_t, std::pair<uint32_t, uint32_t>> mesh;
-  for (uint32_t r = 0; r < 1024; ++r) mesh[r] = {r % 32, r / 32};
+  std::map<uint32_t, std::pair<uint32_t, uint32_t>> mesh = Mesh();
   ring.SetCoordinates(mesh);
   EXPECT_TRUE(ring.uses_coordinates());
   const double hilbert = close_share();
   EXPECT_LT(rank_order, 0.55);
   EXPECT_GT(hilbert, rank_order + 0.2) << hilbert << " vs " << rank_order;
-  // Every aligned 4 x 4 square of the mesh is 16 consecutive ring positions.
-  for (uint32_t bx = 0; bx < 32; bx += 4) {
-    for (uint32_t by = 0; by < 32; by += 4) {
-      size_t lo = SIZE_MAX, hi = 0;
-      for (uint32_t x = bx; x < bx + 4; ++x) {
-        for (uint32_t y = by; y < by + 4; ++y) {
-          const size_t p = *ring.PositionOf(*m.IndexOf(y * 32 + x));
-          lo = std::min(lo, p), hi = std::max(hi, p);
-        }
-      }
-      EXPECT_EQ(hi - lo, 15u) << bx << "," << by;
-    }
-  }
+  ExpectMeshSquaresConsecutive(&state, 0, 32);
   // Consecutive ring positions are mesh neighbours.
   const auto& order = ring.ring_order();
   for (size_t i = 1; i < order.size(); ++i) {
@@ -184,24 +206,6 @@ TEST(HilbertRingLayoutTest, AThousandDevicesBundleThinEdgesByHostPair) {
   EXPECT_EQ(edges.size() + bundled, pairs.size());
   EXPECT_LT(ring.Draw().polylines.size(), 400u);
   for (const auto& e : edges) EXPECT_TRUE(e.width == 1.0f || e.width >= 2.0f) << e.width;
-}
-
-// 1,024 devices on a 32 x 32 mesh (rank r at (r % 32, r / 32)), 128 hosts
-// of 8 in 8 racks of 128 (rack i: mesh rows 4i to 4i + 3).
-void LoadMeshJob(ViewerState* state) {
-  SyntheticJobOptions options;
-  options.devices = 1024;
-  options.hosts = 128;
-  options.racks = 8;
-  options.steps = 2;
-  options.compute_ops_per_step = 2;
-  options.collectives_per_step = 1;
-  options.straggler.reset();
-  state->Load(GenerateSyntheticJob(options));
-  std::map<uint32_t, std::pair<uint32_t, uint32_t>> mesh;
-  for (uint32_t r = 0; r < 1024; ++r) mesh[r] = {r % 32, r / 32};
-  state->hilbert_ring.SetCoordinates(mesh);
-  state->hilbert_ring.SetViewport(1000, 1000);
 }
 
 // Whether `part` is `whole` with some elements left out (order kept).
@@ -322,18 +326,7 @@ TEST(HilbertRingLayoutTest, ClickingABlockZoomsIntoItAndBackingOutReturns) {
   for (size_t i = 0; i < rack.size(); ++i)
     for (size_t j = i + 1; j < rack.size(); ++j)
       ASSERT_LE(j - i, whole_position[rack[j]] - whole_position[rack[i]]);
-  for (uint32_t bx = 0; bx < 32; bx += 4) {
-    for (uint32_t by = 8; by < 12; by += 4) {
-      size_t lo = SIZE_MAX, hi = 0;
-      for (uint32_t x = bx; x < bx + 4; ++x) {
-        for (uint32_t y = by; y < by + 4; ++y) {
-          const size_t p = *ring.PositionOf(*m.IndexOf(y * 32 + x));
-          lo = std::min(lo, p), hi = std::max(hi, p);
-        }
-      }
-      EXPECT_EQ(hi - lo, 15u) << bx << "," << by;
-    }
-  }
+  ExpectMeshSquaresConsecutive(&state, 8, 12);  // rack-2's rows
   // Now a host block inside it: 8 devices.
   const PointF host_mark = ring.DevicePoint(device);
   const float hr = std::hypot(host_mark.x - centre.x, host_mark.y - centre.y);

@@ -31,6 +31,17 @@ PairTrafficRecord Pair(uint32_t src, uint32_t dst, int64_t ns) {
   return t;
 }
 
+// 64 devices on 8 hosts (node-0 to node-7) in 2 racks.
+void Load64Devices(ViewerState* state) {
+  SyntheticJobOptions options;
+  options.devices = 64;
+  options.hosts = 8;
+  options.racks = 2;
+  options.steps = 2;
+  options.straggler.reset();
+  state->Load(GenerateSyntheticJob(options));
+}
+
 TEST(ClusterViewWidgetTest, ANewChordLayoutAnimatesFromTheOldOne) {
   testing::EnsureApplication();
   TrafficModel traffic;
@@ -71,13 +82,7 @@ TEST(ClusterViewWidgetTest, ANewChordLayoutAnimatesFromTheOldOne) {
 TEST(ClusterViewWidgetTest, RingBlocksZoomOnClickAndEscBacksOut) {
   testing::EnsureApplication();
   ViewerState state;
-  SyntheticJobOptions options;
-  options.devices = 64;
-  options.hosts = 8;
-  options.racks = 2;
-  options.steps = 2;
-  options.straggler.reset();
-  state.Load(GenerateSyntheticJob(options));
+  Load64Devices(&state);
   HilbertRingLayout& ring = state.hilbert_ring;
   ClusterViewWidget widget(&ring);
   widget.resize(900, 900);
@@ -104,13 +109,7 @@ TEST(ClusterViewWidgetTest, RingBlocksZoomOnClickAndEscBacksOut) {
 TEST(ClusterViewWidgetTest, TheRingFilterBoxAppliesOrRefusesSayingWhy) {
   testing::EnsureApplication();
   ViewerState state;
-  SyntheticJobOptions options;
-  options.devices = 64;
-  options.hosts = 8;
-  options.racks = 2;
-  options.steps = 2;
-  options.straggler.reset();
-  state.Load(GenerateSyntheticJob(options));
+  Load64Devices(&state);
   ClusterViewWidget widget(&state.hilbert_ring);
   widget.resize(900, 900);
   QLineEdit* box = widget.filter_box();
