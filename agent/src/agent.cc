@@ -204,8 +204,8 @@ absl::Status ValidateAndComplete(AgentOptions& options) {
   }
   if (options.rack.empty()) options.rack = LauncherRack::FromEnvironment();
   // proto3 strings must be UTF-8: a bad byte would make every Hello unparsable.
-  for (std::string* text : {&options.run_id, &options.job_token, &options.host, &options.rack, &options.device,
-                            &options.framework, &options.framework_version}) {
+  for (std::string* text : {&options.run_id, &options.job_token, &options.host, &options.rack,
+                            &options.device, &options.framework, &options.framework_version}) {
     *text = StringTable::Sanitize(*text, 1024);
   }
   return absl::OkStatus();

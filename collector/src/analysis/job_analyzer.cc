@@ -60,7 +60,7 @@ class JobAnalyzer::Impl {
   std::unique_ptr<MareyAggregator> marey_;
   LossTracker loss_;
   std::map<uint32_t, std::string> hosts_;
-  std::map<uint32_t, std::string> racks_;  // Hello.rack by rank, only those that said one
+  std::map<uint32_t, std::string> racks_;    // Hello.rack by rank, only those that said one
   std::map<uint32_t, std::string> devices_;  // Hello.device by rank
   std::deque<v1::StepReport> steps_;         // by step number, bounded by max_steps_kept
   std::vector<uint32_t> batch_ids_;          // scratch: a batch's string index -> JobStrings id

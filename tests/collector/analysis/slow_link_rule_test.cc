@@ -71,15 +71,21 @@ std::function<void(v1::StepReport*)> AsPipelineLinks(uint64_t seed, double swing
   };
 }
 
+// Link 1 -> 2 of a 4-rank job takes `extra_ns` longer from step `from` on.
+SyntheticJob SlowLinkJob(int64_t extra_ns, uint64_t from) {
+  SyntheticJob job(4, 1, 11);
+  job.link_src = 1;
+  job.link_dst = 2;
+  job.link_extra_ns = extra_ns;
+  job.slow_link = {from, 1000};
+  return job;
+}
+
 // A send/recv link's duration starts at its later end, so its samples count
 // though both ends wait most of the step; one far slower than its peers is
 // named, by default.
 TEST(SlowLinkRuleTest, NamesASlowSendRecvLinkWhoseEndsWait) {
-  SyntheticJob job(4, 1, 11);
-  job.link_src = 1;
-  job.link_dst = 2;
-  job.link_extra_ns = 40 * kMs;  // as pipeline_train.py --slow-link --delay-ms 40
-  job.slow_link = {50, 1000};
+  SyntheticJob job = SlowLinkJob(40 * kMs, 50);  // as pipeline_train.py --delay-ms 40
   auto verdicts = RunRule(job, &MakeSlowLinkRule, {}, 70, AsPipelineLinks(7));
   for (uint64_t s = 6; s < 50; ++s) EXPECT_TRUE(Holding(verdicts[s]).empty()) << "step " << s;
   EXPECT_THAT(Holding(verdicts[70]), ::testing::ElementsAre("p2p 0000000001 0000000002"));
@@ -92,11 +98,7 @@ TEST(SlowLinkRuleTest, NamesASlowSendRecvLinkWhoseEndsWait) {
 // pipeline's backward links against its forward ones), on top of the swing,
 // is not a slow link.
 TEST(SlowLinkRuleTest, ASendRecvLinkAFewTimesSlowerIsNotNamed) {
-  SyntheticJob job(4, 1, 11);
-  job.link_src = 1;
-  job.link_dst = 2;
-  job.link_extra_ns = 1 * kMs;  // 0.5 ms -> 1.5 ms
-  job.slow_link = {1, 1000};
+  SyntheticJob job = SlowLinkJob(1 * kMs, 1);  // 0.5 ms -> 1.5 ms
   auto verdicts = RunRule(job, &MakeSlowLinkRule, {}, 300, AsPipelineLinks(8));
   for (const auto& [step, v] : verdicts) EXPECT_TRUE(Holding(v).empty()) << "step " << step;
 }
@@ -105,18 +107,10 @@ TEST(SlowLinkRuleTest, ASendRecvLinkAFewTimesSlowerIsNotNamed) {
 // slows the job (p2p_min_step_fraction), so not named; with the fraction
 // lowered it is.
 TEST(SlowLinkRuleTest, ASendRecvLinkThatCostsLittleOfTheStepIsNotNamed) {
-  SyntheticJob job(4, 1, 11);
-  job.link_src = 1;
-  job.link_dst = 2;
-  job.link_extra_ns = 10 * kMs;
-  job.slow_link = {1, 1000};
+  SyntheticJob job = SlowLinkJob(10 * kMs, 1);
   auto verdicts = RunRule(job, &MakeSlowLinkRule, {}, 60, AsPipelineLinks(9, 1.2));
   for (const auto& [step, v] : verdicts) EXPECT_TRUE(Holding(v).empty()) << "step " << step;
-  SyntheticJob again(4, 1, 11);
-  again.link_src = 1;
-  again.link_dst = 2;
-  again.link_extra_ns = 10 * kMs;
-  again.slow_link = {1, 1000};
+  SyntheticJob again = SlowLinkJob(10 * kMs, 1);
   v1::RulesConfig rules;
   rules.mutable_slow_link()->set_p2p_min_step_fraction(0.1);
   verdicts = RunRule(again, &MakeSlowLinkRule, rules, 60, AsPipelineLinks(9, 1.2));

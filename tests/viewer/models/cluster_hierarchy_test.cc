@@ -41,7 +41,10 @@ TEST(ClusterHierarchyTest, RacksComeFromTheFileThenTheDeviceThenItsHost) {
   TrafficModel traffic;
   traffic.SetDevices({{0, 0, "a"}, {1, 0, "a"}, {2, 0, "b"}, {3, 0, "b"}, {4, 0, "c"}});
   ClusterHierarchy h(&traffic);
-  h.SetDeviceRacks({{0, 0, "a", "r0"}, {1, 0, "a", "r1"}, {2, 0, "b", "r1"}, {3, 0, "b", ""},
+  h.SetDeviceRacks({{0, 0, "a", "r0"},
+                    {1, 0, "a", "r1"},
+                    {2, 0, "b", "r1"},
+                    {3, 0, "b", ""},
                     {4, 0, "c", "r9"}});
   auto members = [&] {
     std::map<std::string, std::set<uint32_t>> out;

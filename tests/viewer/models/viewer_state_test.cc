@@ -79,10 +79,9 @@ TEST(ViewerStateTest, RanksRacksFromTheFeedGroupTheirDevices) {
   for (const auto& rack : racks) {
     for (size_t d : rack.devices) members[rack.name].insert(m.devices[d].rank);
   }
-  EXPECT_EQ(members, (std::map<std::string, std::set<uint32_t>>{
-                         {"rack-a", {0}},
-                         {"rack-b", {1, 2, 3}},
-                         {ClusterHierarchy::kNoRack, {4}}}));
+  EXPECT_EQ(members,
+            (std::map<std::string, std::set<uint32_t>>{
+                {"rack-a", {0}}, {"rack-b", {1, 2, 3}}, {ClusterHierarchy::kNoRack, {4}}}));
 }
 
 // Linked highlighting: a slow_link alert selects its link, and the Marey

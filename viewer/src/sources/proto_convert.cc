@@ -149,8 +149,8 @@ JobRecord ConvertJobSummary(const trainscope::v1::JobSummary& summary) {
 }
 
 RankRecord ConvertRank(const trainscope::v1::RankStatus& rank) {
-  return {rank.rank(), rank.host(),          rank.pid(),
-          rank.connected(), rank.events_received(), rank.rack()};
+  return {rank.rank(), rank.host(), rank.pid(), rank.connected(), rank.events_received(),
+          rank.rack()};
 }
 
 Alert ConvertAlert(const trainscope::v1::Alert& alert) {
