@@ -1,6 +1,7 @@
 #include "trainscope/collector/pipeline/command_runner.h"
 
 #include <algorithm>
+#include <string>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -55,6 +56,28 @@ std::optional<v1::HaltPolicy> CommandRunner::Recover(
 
 absl::Status CommandRunner::Authorize(const JobCommand& command) const {
   return tokens_->AuthorizeCommand(command.token);
+}
+
+absl::Status CommandRunner::Admit(const JobCommand& command, v1::JobState state) const {
+  if (command.kind != JobCommand::Kind::kHalt) return absl::OkStatus();
+  if (state == v1::JOB_STATE_FINISHED) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", job_id_, " is finished (every rank said goodbye): there is no rank left to halt"));
+  }
+  if (state == v1::JOB_STATE_HALTED || halted_) {
+    std::string first = "a halt";
+    if (halt_.has_value()) {
+      first = absl::StrCat("halt ", halt_->halt_id());
+      if (!halt_->requested_by().empty()) absl::StrAppend(&first, " by ", halt_->requested_by());
+      absl::StrAppend(&first, halt_->halt_at_step() > 0
+                                  ? absl::StrCat(" at step ", halt_->halt_at_step())
+                                  : std::string(" at the next step boundary"));
+      if (!halt_->reason().empty()) absl::StrAppend(&first, " (", halt_->reason(), ")");
+    }
+    return absl::FailedPreconditionError(absl::StrCat(
+        "job ", job_id_, " is already halted: ", first, " was sent; its ranks stop there"));
+  }
+  return absl::OkStatus();
 }
 
 uint64_t CommandRunner::HaltMarginSteps(int64_t step_ns) const {

@@ -475,6 +475,10 @@ void JobPipeline::RunCommand(JobCommand command, CommandDone done) {
       }
       return done(refused);
     }
+    if (absl::Status refused = commands_.Admit(command, streams_.State(commands_.halted()));
+        !refused.ok()) {
+      return done(refused);
+    }
     ExecuteCommand(command, std::move(done));
   });
 }

@@ -54,6 +54,36 @@ TEST_F(CommandRunnerTest, AHaltStopsEveryRankAMarginPastTheFurthest) {
                         "boundary (no step reported yet)"));
 }
 
+TEST_F(CommandRunnerTest, AHaltOfAFinishedOrHaltedJobIsRefusedNamingTheJobAndItsState) {
+  JobCommand halt;
+  halt.kind = JobCommand::Kind::kHalt;
+  EXPECT_TRUE(runner_.Admit(halt, v1::JOB_STATE_RUNNING).ok());
+  EXPECT_TRUE(runner_.Admit(halt, v1::JOB_STATE_IDLE).ok());  // stops ranks that come later
+  const absl::Status finished = runner_.Admit(halt, v1::JOB_STATE_FINISHED);
+  EXPECT_EQ(finished.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(finished.message(), HasSubstr("job j is finished"));
+  EXPECT_THAT(finished.message(), HasSubstr("no rank left to halt"));
+  // The other commands still apply to a finished job (its log, its record).
+  JobCommand enable;
+  enable.kind = JobCommand::Kind::kEnableRecording;
+  EXPECT_TRUE(runner_.Admit(enable, v1::JOB_STATE_FINISHED).ok());
+
+  halt.reason = "loss diverged";
+  halt.requested_by = "alice";
+  CommandRunner::Prepared p =
+      runner_.Prepare(halt, {.any_step = true, .highest_step = 40, .reachable_ranks = 2});
+  // Prepared but not yet durable: a second halt is refused already.
+  EXPECT_EQ(runner_.Admit(halt, v1::JOB_STATE_RUNNING).code(),
+            absl::StatusCode::kFailedPrecondition);
+  runner_.Commit(p);
+  const absl::Status again = runner_.Admit(halt, v1::JOB_STATE_HALTED);
+  EXPECT_EQ(again.code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_EQ(again.message(),
+            "job j is already halted: halt 1 by alice at step 42 (loss diverged) was sent; its "
+            "ranks stop there");
+  EXPECT_TRUE(runner_.Admit(enable, v1::JOB_STATE_HALTED).ok());
+}
+
 TEST_F(CommandRunnerTest, AHaltFromTheJobLevelKeepsItsBoundary) {
   // A node collector sees only its own ranks: it must stop them where the
   // job-level collector said, even below or above its own furthest step.

@@ -76,6 +76,55 @@ TEST_F(JobPipelineTest, HaltIsLoggedAndDeliveredToEveryConnectedRank) {
   EXPECT_TRUE(published);
 }
 
+TEST_F(JobPipelineTest, AHaltOfAFinishedOrAlreadyHaltedJobIsRefused) {
+  auto pipeline = OpenFake(Options());
+  JobCommand halt;
+  halt.kind = JobCommand::Kind::kHalt;
+  halt.token = "t";
+  halt.reason = "first";
+  halt.requested_by = "alice";
+  // Halted already: a second halt would only move the boundary.
+  auto rank0 = std::make_shared<FakeAgentStream>();
+  absl::StatusOr<AttachResult> attached = Attach(*pipeline, MakeHello("j", 0, 1, 11, "t"), rank0);
+  ASSERT_TRUE(attached.ok());
+  ASSERT_TRUE(Run(*pipeline, halt).ok());
+  halt.reason = "second";
+  absl::StatusOr<v1::CommandReply> again = Run(*pipeline, halt);
+  ASSERT_FALSE(again.ok());
+  EXPECT_EQ(again.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(again.status().message(), HasSubstr("job j is already halted: halt 1 by alice"));
+  // Nothing of the refused halt was logged or sent.
+  int halts_logged = 0;
+  for (const v1::LogRecord& r : fake_log_->records()) halts_logged += r.has_command() ? 1 : 0;
+  EXPECT_EQ(halts_logged, 1);
+  int halts_sent = 0;
+  for (const v1::Control& c : rank0->state().sent) halts_sent += c.has_halt() ? 1 : 0;
+  EXPECT_EQ(halts_sent, 1);
+}
+
+TEST_F(JobPipelineTest, AHaltOfAFinishedJobIsRefused) {
+  auto pipeline = OpenFake(Options());
+  auto rank0 = std::make_shared<FakeAgentStream>();
+  absl::StatusOr<AttachResult> attached = Attach(*pipeline, MakeHello("j", 0, 1, 11, "t"), rank0);
+  ASSERT_TRUE(attached.ok());
+  pipeline->Detach(attached->connection_id, v1::Goodbye(), "agent closed the stream");
+  ASSERT_EQ(Snapshot(*pipeline).summary().state(), v1::JOB_STATE_FINISHED);
+  JobCommand halt;
+  halt.kind = JobCommand::Kind::kHalt;
+  halt.token = "t";
+  absl::StatusOr<v1::CommandReply> reply = Run(*pipeline, halt);
+  ASSERT_FALSE(reply.ok()) << reply->message();
+  EXPECT_EQ(reply.status().code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(reply.status().message(), HasSubstr("job j is finished (every rank said goodbye)"));
+  const v1::JobStatus status = Snapshot(*pipeline);
+  EXPECT_EQ(status.summary().state(), v1::JOB_STATE_FINISHED);  // not "halted"
+  EXPECT_EQ(status.commands_size(), 0);
+  // A wrong token is still refused as such first: the state is not told to
+  // whoever does not hold the token.
+  halt.token = "guess";
+  EXPECT_EQ(Run(*pipeline, halt).status().code(), absl::StatusCode::kPermissionDenied);
+}
+
 // A batch of operator events with STEP_MARK events for `steps` mixed in.
 v1::StreamBatch BatchWithSteps(uint64_t sequence, uint32_t rank, uint64_t instance,
                                const std::vector<uint64_t>& steps) {

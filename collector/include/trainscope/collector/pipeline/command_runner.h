@@ -6,6 +6,7 @@
 //   CommandRunner runner(job_id, {.steps = 2, .lead_ns = 1'000'000'000}, &token_keeper);
 //   runner.Recover(log.state().commands);
 //   RETURN_IF_ERROR(runner.Authorize(command));           // the job's token
+//   RETURN_IF_ERROR(runner.Admit(command, job_state));    // not a halt of a finished job
 //   CommandRunner::Prepared p = runner.Prepare(command, {progress.Highest()...});
 //   log p.record; after the sync: runner.Commit(p); send p.control to every acked rank;
 //   reply with CommandRunner::Reply(p, reached, world_size)
@@ -97,6 +98,12 @@ class CommandRunner {
 
   // The token check; a refusal names the field and the job.
   absl::Status Authorize(const JobCommand& command) const;
+
+  // Whether `command` can still change a job in `state` (the collector's
+  // JobState): a halt of a finished job would reach no rank yet "succeed",
+  // and one of a halted job would only move the boundary its ranks were
+  // told (issue 23.5). A refusal names the job and its state.
+  absl::Status Admit(const JobCommand& command, trainscope::v1::JobState state) const;
 
   // Records the command and updates the state it sets (a halt policy must
   // have been applied by the caller first).
