@@ -155,13 +155,13 @@ TEST_F(SearchModelTest, JumpPinsTheStepSelectsTheDeviceAndZoomsTheMareyGraphToTh
   EXPECT_LT(marey_.view_end() - marey_.view_start(), whole / 20);
   EXPECT_LE(marey_.view_start(), m.start_ns);
   EXPECT_GE(marey_.view_end(), m.end_ns);
-  // Outlined on its device only: both conv2d of step 1 on rank 1 are in
-  // view (the first ends 0.1 ms before), the match among them.
+  // Outlined in red on its device only.
   const DrawList& list = marey_.Draw();
   ASSERT_FALSE(list.overlay_rects.empty());
   bool outlined = false;
   const float row_y = marey_.Rows()[1].axis_y;
   for (const FilledRect& r : list.overlay_rects) {
+    if (r.stroke != kAlertColor) continue;  // not an outline
     EXPECT_TRUE(r.rect.y <= row_y && r.rect.y + r.rect.h >= row_y) << "outline off rank 1";
     if (r.rect.x <= marey_.TimeToX(m.start_ns) && r.rect.x + r.rect.w >= marey_.TimeToX(m.end_ns))
       outlined = true;
