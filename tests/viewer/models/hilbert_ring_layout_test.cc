@@ -342,6 +342,14 @@ TEST(HilbertRingLayoutTest, ClickingABlockZoomsIntoItAndBackingOutReturns) {
   EXPECT_TRUE(ring.BackOut());
   EXPECT_EQ(ring.ring_order(), whole);
   EXPECT_FALSE(ring.BackOut());
+  // A zoom into a rack the hierarchy no longer has is forgotten.
+  ring.ZoomInto({ClusterLevel::kRack, 7});
+  EXPECT_EQ(ring.ring_order().size(), 128u);
+  std::map<std::string, std::string> one_rack;
+  for (int host = 0; host < 128; ++host) one_rack["node-" + std::to_string(host)] = "all";
+  state.hierarchy.SetRacks(one_rack);
+  EXPECT_EQ(ring.ring_order().size(), 1024u);
+  EXPECT_FALSE(ring.zoom().has_value());
 }
 
 }  // namespace

@@ -165,6 +165,10 @@ void HilbertRingLayout::Rebuild() {
   list_.backgrounds.push_back({{0, 0, w, h}, kBackgroundColor});
   const TrafficModel::Matrix& m = hierarchy_->traffic()->matrix();
   const std::vector<size_t>& order = hierarchy_->order();
+  // A zoom into a unit the hierarchy no longer has (new racks, a new job)
+  // is forgotten.
+  std::erase_if(zooms_,
+                [&](const Block& b) { return b.second >= hierarchy_->units(b.first).size(); });
   // Every device in Hilbert order of its coordinates when every one has
   // them, else in the hierarchy's order; then the zoom and the filter drop
   // devices from it, so the shown ones keep the whole ring's order (a
@@ -204,7 +208,7 @@ void HilbertRingLayout::Rebuild() {
   }
   if (!filter_.empty()) {
     list_.texts.push_back(
-        {w - 8, 44, Cat("filter: ", filter_.ToString()), kSelectColor, Text::Align::kRight});
+        {w - 8, 64, Cat("filter: ", filter_.ToString()), kSelectColor, Text::Align::kRight});
   }
   if (n == 0) {
     list_.texts.push_back({w / 2, h / 2,

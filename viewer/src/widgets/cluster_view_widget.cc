@@ -58,7 +58,8 @@ void ClusterViewWidget::ApplyFilter() {
 void ClusterViewWidget::resizeEvent(QResizeEvent*) {
   level_->adjustSize();
   level_->move(width() - level_->width() - 8, 4);
-  if (filter_ != nullptr) filter_->move(level_->x() - filter_->width() - 8, 4);
+  // Under the level box: the title line runs along the top.
+  if (filter_ != nullptr) filter_->move(width() - filter_->width() - 8, level_->height() + 8);
 }
 
 void ClusterViewWidget::paintEvent(QPaintEvent*) {
