@@ -3,25 +3,22 @@
 // GPU streams and the device-time bars are, so rows that vanish or take the
 // wrong colours fail.
 #include <gtest/gtest.h>
-#include <unistd.h>
 
 #include <QApplication>
 #include <QCheckBox>
 #include <QColor>
 #include <QImage>
 #include <cstdlib>
-#include <filesystem>
 #include <functional>
 #include <map>
 #include <string>
 #include <utility>
 
-#include "trainscope/collector/import/trace_importer.h"
-#include "trainscope/viewer/stored_job_loader.h"
 #include "trainscope/viewer/synthetic_job.h"
 #include "trainscope/viewer/viewer_state.h"
 #include "trainscope/viewer/widgets/marey_widget.h"
 #include "trainscope/viewer/widgets/offscreen_renderer.h"
+#include "widgets/kineto_trace.h"
 #include "widgets/test_application.h"
 
 namespace trainscope::viewer {
@@ -167,20 +164,8 @@ TEST_F(GpuViewsRenderTest, OverviewBarsAreDeviceTime) {
 // A real GPU trace (rank 0 of a 2-rank NCCL job, 3 steps, 2.7 k kernels),
 // imported as a user would and opened from the data dir.
 TEST_F(GpuViewsRenderTest, AnImportedKinetoTraceShowsItsGpuStreams) {
-  const std::filesystem::path trace =
-      std::filesystem::path(KINETO_GPU_DATA) / "nccl_parser_config__nccl_data.json.gz";
-  ASSERT_TRUE(std::filesystem::exists(trace)) << trace << " is missing";
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() /
-                                    ("trainscope-gpu-views-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  {
-    auto importer =
-        collector::TraceImporter::Create({.data_dir = dir, .job_id = "nccl", .fsync = false});
-    ASSERT_TRUE(importer.ok()) << importer.status();
-    ASSERT_TRUE((*importer)->Import({{.path = trace.string()}}).ok());
-  }
-  absl::StatusOr<JobData> data = LoadStoredJob(dir, "nccl", {});
-  std::filesystem::remove_all(dir);
+  absl::StatusOr<JobData> data =
+      testing::LoadKinetoTrace("nccl_parser_config__nccl_data.json.gz", "nccl");
   ASSERT_TRUE(data.ok()) << data.status();
   ViewerState state;
   state.Load(*data);

@@ -4,42 +4,21 @@
 // walked in time order, and a jump to an NCCL kernel zooms the Marey graph
 // to it on its GPU stream, outlined (issue 23.5).
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <algorithm>
-#include <cctype>
-#include <filesystem>
 #include <map>
 #include <string>
 
-#include "trainscope/collector/import/trace_importer.h"
+#include "absl/strings/ascii.h"
 #include "trainscope/viewer/search_model.h"
-#include "trainscope/viewer/stored_job_loader.h"
 #include "trainscope/viewer/viewer_state.h"
+#include "widgets/kineto_trace.h"
 
 namespace trainscope::viewer {
 namespace {
 
-std::string Lower(std::string s) {
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
-  return s;
-}
-
 TEST(SearchRealTraceTest, FindsTheTracesNcclKernelsAndWalksThemInTimeOrder) {
-  const std::filesystem::path trace =
-      std::filesystem::path(KINETO_GPU_DATA) / "nccl_parser_config__nccl_data.json.gz";
-  ASSERT_TRUE(std::filesystem::exists(trace)) << trace << " is missing";
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() / ("trainscope-search-" + std::to_string(::getpid()));
-  std::filesystem::remove_all(dir);
-  {
-    auto importer =
-        collector::TraceImporter::Create({.data_dir = dir, .job_id = "nccl", .fsync = false});
-    ASSERT_TRUE(importer.ok()) << importer.status();
-    ASSERT_TRUE((*importer)->Import({{.path = trace.string()}}).ok());
-  }
-  absl::StatusOr<JobData> data = LoadStoredJob(dir, "nccl", {});
-  std::filesystem::remove_all(dir);
+  absl::StatusOr<JobData> data =
+      testing::LoadKinetoTrace("nccl_parser_config__nccl_data.json.gz", "nccl");
   ASSERT_TRUE(data.ok()) << data.status();
 
   // What the trace holds, counted here from the loaded records: operators
@@ -47,7 +26,7 @@ TEST(SearchRealTraceTest, FindsTheTracesNcclKernelsAndWalksThemInTimeOrder) {
   std::map<std::string, uint64_t> expected;
   for (const OperatorRecord& op : data->operators.operators) {
     const std::string& name = data->operators.strings[op.name];
-    if (Lower(name).find("nccl") != std::string::npos) ++expected[name];
+    if (absl::AsciiStrToLower(name).find("nccl") != std::string::npos) ++expected[name];
   }
   ASSERT_GE(expected.size(), 2u) << "the trace should hold NCCL kernels and NCCL CPU operators";
 
