@@ -12,6 +12,7 @@
 #include "trainscope/agent/agent.h"
 #include "trainscope/proto/protocol.h"
 #include "trainscope/proto/protocol_version.h"
+#include "trainscope/security/membership_proof.h"
 
 namespace trainscope::agent {
 
@@ -209,6 +210,11 @@ void Sender::ProcessInbox() {
     const v1::Control& control = item.control;
     const bool current = item.epoch == epoch;
     switch (control.body_case()) {
+      case v1::Control::kMembershipChallenge:
+        if (current && state_ == State::kAwaitingHelloAck) {
+          HandleChallenge(control.membership_challenge());
+        }
+        break;
       case v1::Control::kHelloAck:
         if (current && state_ == State::kAwaitingHelloAck) HandleHelloAck(control.hello_ack());
         break;
@@ -249,6 +255,7 @@ void Sender::HandleHelloAck(const v1::HelloAck& ack) {
   }
   if (connected.line.has_value()) Log(*connected.line);
   if (!ack.job_token().empty()) {
+    issued_token_ = ack.job_token();
     base::MutexLock lock(&mu_);
     job_token_ = ack.job_token();
   }
@@ -256,6 +263,22 @@ void Sender::HandleHelloAck(const v1::HelloAck& ack) {
   queue_.Acknowledge(ack.resume_after_sequence());
   queue_.RewindSends();
   LogTooLarge(queue_.SetMessageLimit(ack.max_message_bytes()));
+}
+
+void Sender::HandleChallenge(const v1::MembershipChallenge& challenge) {
+  challenged_ = true;
+  v1::AgentMessage message;
+  v1::MembershipProof* proof = message.mutable_membership_proof();
+  if (challenge.nonce().empty()) {
+    // A collector without a job key compares tokens: it gets back only what
+    // it issued itself, so no secret this agent was given leaves it.
+    proof->set_issued_token(issued_token_);
+  } else if (const std::string secret = job_token(); !secret.empty()) {
+    const security::MembershipProof::Claim claim{options_.job_id, options_.rank,
+                                                 options_.restart_count, identity_.instance_id};
+    proof->set_proof(security::MembershipProof::Compute(secret, challenge.nonce(), claim));
+  }
+  if (!transport_->Write(message)) Disconnect("could not send the membership proof");
 }
 
 void Sender::LogTooLarge(uint64_t events) const {
@@ -303,6 +326,7 @@ void Sender::TryOpen(absl::Time now) {
     return;
   }
   state_ = State::kAwaitingHelloAck;
+  challenged_ = false;
   hello_deadline_ = now + options_.hello_timeout;
   if (!transport_->Write(MakeHello())) Disconnect("could not send Hello");
 }
@@ -350,6 +374,17 @@ void Sender::Disconnect(absl::string_view why) {
   state_ = State::kDisconnected;
   connected_.store(false, std::memory_order_relaxed);
   if (ReconnectPolicy::IsPermanentRefusal(status.code())) {
+    if (status.code() == absl::StatusCode::kPermissionDenied && !challenged_ && !refused_) {
+      // Refused without a challenge: a collector of protocol 1 wants the
+      // secret in the Hello, which this agent never sends. Said once per
+      // run of refusals, as the refusal itself.
+      Log(
+          absl::StrCat("the collector refused this agent without a membership challenge: a "
+                       "collector older than protocol ",
+                       kMembershipChallengeVersion,
+                       " wants the job's secret in the Hello, which this agent (trainscope ",
+                       kTrainscopeVersion, ") never sends in clear: upgrade the collector"));
+    }
     refused_ = true;
     base::MutexLock lock(&mu_);
     refusal_ = status.ToString();
@@ -399,6 +434,7 @@ v1::AgentMessage Sender::MakeHello() const {
   hello->set_world_size(options_.world_size);
   hello->set_local_rank(options_.local_rank);
   hello->set_host(options_.host);
+  hello->set_rack(options_.rack);
   hello->set_device(options_.device);
   hello->set_pid(identity_.pid);
   hello->set_framework(options_.framework);
@@ -408,7 +444,7 @@ v1::AgentMessage Sender::MakeHello() const {
   clock->set_realtime_minus_domain_ns(identity_.realtime_minus_monotonic_ns);
   clock->set_domain_id(identity_.clock_domain_id);
   hello->set_agent_instance_id(identity_.instance_id);
-  hello->set_job_token(job_token());
+  // No token: membership is proven by answering the collector's challenge.
   hello->set_agent_version(kTrainscopeVersion);
   hello->set_recording(agent_.recording());
   for (const v1::GpuDevice& gpu : identity_.gpus) *hello->add_gpus() = gpu;
@@ -433,7 +469,6 @@ v1::DropCounters Sender::CurrentDrops(uint64_t shutdown) const {
   drops.set_ring_full(Totals().dropped_full + agent_.orphan_drops());
   drops.set_buffer_full(queue_.counters().dropped_buffer_full);
   drops.set_shutdown(shutdown);
-  hello->set_rack(options_.rack);
   return drops;
 }
 

@@ -24,6 +24,14 @@
 // cutting the stream at each oversized write. An event that alone exceeds the
 // limit is dropped and counted as buffer_full.
 //
+// Membership (docs/security.md): the Hello carries no secret. A collector of
+// protocol 2 answers it with a MembershipChallenge; the sender answers with
+// an HMAC of the nonce under the job's secret (security::MembershipProof),
+// or, to a collector without a job key (an empty nonce), with the token that
+// collector issued in an earlier HelloAck, never a token it was given. A
+// collector of protocol 1 that wants the secret in the Hello refuses the
+// stream; the refusal is logged with a hint to upgrade the collector.
+//
 // Threading: one sender thread owns the queue, the encoder and the transport's
 // write side. Control messages arrive on the transport's thread (OnControl):
 // recording and halt are applied at once through AgentHooks, the rest is posted to
@@ -144,6 +152,7 @@ class Sender : public ControlListener {
   void Drain();
   void ProcessInbox();
   void HandleHelloAck(const v1::HelloAck& ack);
+  void HandleChallenge(const v1::MembershipChallenge& challenge);
   void HandleReject(const v1::Reject& reject);
   void HandleProbe(const v1::ProbeRequest& probe, int64_t receive_ns);
   void TryOpen(absl::Time now);
@@ -176,6 +185,8 @@ class Sender : public ControlListener {
   absl::Time next_flush_;
   absl::Time hello_deadline_;
   uint64_t rejects_logged_ = 0;
+  bool challenged_ = false;   // the current stream's collector sent a MembershipChallenge
+  std::string issued_token_;  // the token a keyless collector generated (HelloAck.job_token)
   bool final_ = false;
   absl::Time final_deadline_;
   std::string final_error_;  // Goodbye.error, copied from shutdown_error_

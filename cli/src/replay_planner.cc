@@ -58,7 +58,11 @@ void ReplayPlanner::Consume(const trainscope::v1::LogRecord& record,
       stream.hello.set_job_id(options_.as_job.empty() ? DefaultReplayJobId(stored.job_id())
                                                       : options_.as_job);
       stream.hello.set_agent_instance_id(options_.new_instance_id());
-      stream.hello.set_protocol_version(kProtocolVersion);
+      // Protocol 1 (the token in the Hello): the replayer does not answer the
+      // membership challenge of protocol 2 yet (docs/security.md); a
+      // collector still admits protocol 1 with the job's secret.
+      stream.hello.set_protocol_version(kMinProtocolVersion);
+      stream.hello.set_min_protocol_version(kMinProtocolVersion);
       stream.hello.set_job_token(options_.job_token);
       // The replay sends events, so it says it records (a dormant original
       // would otherwise make the collector treat the batches as unexpected).

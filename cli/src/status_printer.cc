@@ -163,9 +163,14 @@ std::string RenderJobStatus(const trainscope::v1::JobStatus& status, absl::Time 
     }
   }
   if (summary.hellos_refused() > 0) {
+    // Squat and takeover attempts show here too, where the job's user looks.
     absl::StrAppend(&out, FormatCount(summary.hellos_refused()),
-                    " hellos refused (ranks that could not join); the last: ",
-                    summary.last_hello_refusal(), "\n");
+                    " hellos refused (ranks that could not join, or processes without the "
+                    "job's proof); the last",
+                    summary.last_hello_refusal_from().empty()
+                        ? std::string()
+                        : absl::StrCat(", from ", summary.last_hello_refusal_from()),
+                    ": ", summary.last_hello_refusal(), "\n");
   }
   if (status.has_recovery()) absl::StrAppend(&out, RenderLogRecovery(status.recovery()));
   if (status.has_analysis_memory()) {

@@ -15,7 +15,9 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -43,6 +45,12 @@ struct FakeCollector {
   // Close returns), as the collector refuses a rank.
   absl::Status refuse_hello ABSL_GUARDED_BY(mu);
   bool refused_stream ABSL_GUARDED_BY(mu) = false;
+  // Set: a Hello is answered with a MembershipChallenge carrying this nonce
+  // (empty: a collector without a job key), the MembershipProof with the
+  // HelloAck (carrying ack_token), as a protocol-2 collector does.
+  std::optional<std::string> challenge_nonce ABSL_GUARDED_BY(mu);
+  std::string ack_token ABSL_GUARDED_BY(mu);
+  v1::Hello last_hello ABSL_GUARDED_BY(mu);  // of the current stream
   ControlListener* listener ABSL_GUARDED_BY(mu) = nullptr;
   std::vector<v1::AgentMessage> written ABSL_GUARDED_BY(mu);
 
@@ -102,6 +110,7 @@ class FakeTransport : public Transport {
       return false;
     }
     collector_->written.push_back(message);
+    if (message.has_hello()) collector_->last_hello = message.hello();
     if (message.has_hello() && !collector_->refuse_hello.ok()) {
       collector_->refused_stream = true;
       collector_->broken = true;
@@ -109,9 +118,13 @@ class FakeTransport : public Transport {
       return true;
     }
     v1::Control reply;
-    if (message.has_hello() && collector_->answer_hello) {
+    if (message.has_hello() && collector_->answer_hello && collector_->challenge_nonce) {
+      reply.mutable_membership_challenge()->set_nonce(*collector_->challenge_nonce);
+    } else if ((message.has_hello() && collector_->answer_hello) ||
+               message.has_membership_proof()) {
+      reply.mutable_hello_ack()->set_job_token(collector_->ack_token);
       reply.mutable_hello_ack()->set_resume_after_sequence(collector_->resume_after);
-      reply.mutable_hello_ack()->set_recording(message.hello().recording());
+      reply.mutable_hello_ack()->set_recording(collector_->last_hello.recording());
       reply.mutable_hello_ack()->set_max_message_bytes(collector_->max_message_bytes);
     } else if (message.has_batch()) {
       const uint64_t sequence = message.batch().sequence();

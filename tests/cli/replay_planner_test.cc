@@ -114,7 +114,8 @@ TEST_F(ReplayPlannerTest, HelloIsRewritten) {
   const trainscope::v1::Hello& hello = actions_[0].message.hello();
   EXPECT_EQ(hello.job_id(), "orig-replay");
   EXPECT_EQ(hello.agent_instance_id(), 1001u);  // fresh, not 22
-  EXPECT_EQ(hello.protocol_version(), kProtocolVersion);
+  // Protocol 1: the token rides in the Hello (no challenge answered yet).
+  EXPECT_EQ(hello.protocol_version(), 1u);
   EXPECT_EQ(hello.job_token(), "tok");
   EXPECT_TRUE(hello.recording());
   // Everything else is the stored Hello.

@@ -153,8 +153,15 @@ TEST(StatusPrinterTest, RefusedHellosAreShownWithTheLastReason) {
   status.mutable_summary()->set_hellos_refused(3);
   status.mutable_summary()->set_last_hello_refusal("job resnet: wrong job token");
   EXPECT_THAT(RenderJobStatus(status, kNow, absl::UTCTimeZone()),
-              HasSubstr("3 hellos refused (ranks that could not join); the last: job resnet: "
-                        "wrong job token\n"));
+              HasSubstr("3 hellos refused (ranks that could not join, or processes without the "
+                        "job's proof); the last: job resnet: wrong job token\n"));
+  // Where the last came from, when the collector says.
+  status.mutable_summary()->set_last_hello_refusal_from(
+      "peer ipv4:127.0.0.1:4242 (host 'node-1', pid 77)");
+  EXPECT_THAT(RenderJobStatus(status, kNow, absl::UTCTimeZone()),
+              HasSubstr("3 hellos refused (ranks that could not join, or processes without the "
+                        "job's proof); the last, from peer ipv4:127.0.0.1:4242 (host 'node-1', "
+                        "pid 77): job resnet: wrong job token\n"));
 }
 
 TEST(StatusPrinterTest, AnalysisMemoryAndNamesPastTheBudgetAreShown) {

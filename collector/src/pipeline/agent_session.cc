@@ -1,11 +1,14 @@
 #include "trainscope/collector/pipeline/agent_session.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "trainscope/collector/ingest/bad_input.h"
 #include "trainscope/collector/ingest/hello_validator.h"
+#include "trainscope/proto/protocol.h"
+#include "trainscope/security/membership_proof.h"
 
 namespace trainscope::collector {
 
@@ -52,6 +55,7 @@ void AgentSession::MaybeRequestRead() {
   if (read_outstanding_ || reads_done_ || finish_ || finished_) return;
   switch (state_) {
     case State::kAwaitingHello:
+    case State::kAwaitingProof:
       break;
     case State::kAttaching:
     case State::kClosed:
@@ -84,6 +88,15 @@ void AgentSession::OnMessage(v1::AgentMessage message) {
         OnHello(*message.mutable_hello());
       }
       break;
+    case v1::AgentMessage::kMembershipProof:
+      if (state_ != State::kAwaitingProof) {
+        RefuseStream(BadInput(absl::StatusCode::kFailedPrecondition, "message.order",
+                              "membership_proof: not challenged; send it once, in answer to "
+                              "the collector's membership_challenge"));
+      } else {
+        OnProof(message.membership_proof());
+      }
+      break;
     case v1::AgentMessage::kBatch:
       if (state_ != State::kActive) {
         out_of_order(absl::StrCat("batch ", message.batch().sequence()));
@@ -109,8 +122,9 @@ void AgentSession::OnMessage(v1::AgentMessage message) {
       break;
     case v1::AgentMessage::BODY_NOT_SET:
       RefuseStream(BadInput(absl::StatusCode::kInvalidArgument, "message.body",
-                            "message has no body; expected one of hello, batch, probe_reply, "
-                            "goodbye (is the agent newer than this collector?)"));
+                            "message has no body; expected one of hello, membership_proof, "
+                            "batch, probe_reply, goodbye (is the agent newer than this "
+                            "collector?)"));
       break;
   }
   MaybeRequestRead();
@@ -123,21 +137,82 @@ void AgentSession::OnHello(v1::Hello& hello) {
   instance_ = hello.agent_instance_id();
   host_ = hello.host();
   pid_ = hello.pid();
-  if (options_.job_key != nullptr && !options_.job_key->Proves(job_id_, hello.job_token())) {
-    return RefuseStream(BadInput(
-        absl::StatusCode::kPermissionDenied, "hello.job_token",
-        absl::StrCat("job ", job_id_, ": rank ", rank_,
-                     hello.job_token().empty() ? " presented no job secret"
-                                               : " presented a token that is not the job's secret",
-                     "; this collector admits only ranks holding their job's secret, derived "
-                     "from its job key (--job-key-file, or the collector's default key): start "
-                     "the job with trainscope run or attach (they hand "
-                     "it to the ranks), run the rank as the collector's user (the agent derives "
-                     "it from the key), or give it `trainscope job-secret ",
-                     job_id_,
-                     "` as TRAINSCOPE_JOB_SECRET, TRAINSCOPE_JOB_SECRET_FILE or --token "
-                     "(docs/security.md)")));
+  if (std::min(hello.protocol_version(), kProtocolVersion) < kMembershipChallengeVersion) {
+    // Protocol 1: the secret came in the Hello (an agent from before the
+    // challenge; docs/security.md "Agents of protocol 1").
+    if (options_.job_key != nullptr && !options_.job_key->Proves(job_id_, hello.job_token())) {
+      return RefuseMembership("hello.job_token", hello.job_token().empty()
+                                                     ? "presented no job secret"
+                                                     : "presented a token that is not the "
+                                                       "job's secret");
+    }
+    return Join(std::move(hello));
   }
+  if (!hello.job_token().empty()) {
+    // Whoever sent it speaks the challenge yet put a secret on the wire.
+    return RefuseStream(
+        BadInput(absl::StatusCode::kInvalidArgument, "hello.job_token",
+                 absl::StrCat("job ", job_id_, ": rank ", rank_, ": a protocol ",
+                              kMembershipChallengeVersion,
+                              " Hello must not carry a token; expected it empty and the "
+                              "membership_challenge answered with a membership_proof")));
+  }
+  if (options_.job_key != nullptr) {
+    absl::StatusOr<std::string> nonce = security::MembershipProof::NewNonce();
+    if (!nonce.ok()) return RefuseStream(absl::UnavailableError(nonce.status().message()), false);
+    nonce_ = *std::move(nonce);
+  }
+  pending_hello_ = std::move(hello);
+  state_ = State::kAwaitingProof;
+  v1::Control control;
+  control.mutable_membership_challenge()->set_nonce(nonce_);
+  stream_->Send(std::move(control));
+}
+
+void AgentSession::OnProof(const v1::MembershipProof& proof) {
+  if (options_.job_key == nullptr) {
+    // No key: the job's token keeper judges the token this collector issued
+    // (trust on first use).
+    pending_hello_.set_job_token(proof.issued_token());
+    return Join(std::move(pending_hello_));
+  }
+  const security::MembershipProof::Claim claim{job_id_, rank_, pending_hello_.restart_count(),
+                                               instance_};
+  std::string secret = options_.job_key->JobSecret(job_id_);
+  if (!security::MembershipProof::Verify(secret, nonce_, claim, proof.proof())) {
+    return RefuseMembership("membership_proof.proof",
+                            proof.proof().empty()
+                                ? "presented no job secret (its answer to the membership "
+                                  "challenge holds no proof)"
+                                : "answered the membership challenge with a proof of a secret "
+                                  "that is not the job's secret (or of another job, rank, "
+                                  "restart or stream)");
+  }
+  // Proven: the job's token is its secret, as when a rank of protocol 1
+  // presents it, so commands carrying the secret are authorised alike.
+  pending_hello_.set_job_token(std::move(secret));
+  Join(std::move(pending_hello_));
+}
+
+void AgentSession::RefuseMembership(absl::string_view field, absl::string_view what) {
+  const absl::Status refusal = BadInput(
+      absl::StatusCode::kPermissionDenied, field,
+      absl::StrCat("job ", job_id_, ": rank ", rank_, " ", what,
+                   "; this collector admits only ranks holding their job's secret, derived "
+                   "from its job key (--job-key-file, or the collector's default key): start "
+                   "the job with trainscope run or attach (they hand it to the ranks), run the "
+                   "rank as the collector's user (the agent derives it from the key), or give "
+                   "it `trainscope job-secret ",
+                   job_id_,
+                   "` as TRAINSCOPE_JOB_SECRET, TRAINSCOPE_JOB_SECRET_FILE or --token "
+                   "(docs/security.md)"));
+  // The attempt shows in the real job's status, not only to the refused.
+  registry_->CountRefusedHello(job_id_, std::string(refusal.message()),
+                               AttachHandshake::Origin(peer_, host_, pid_));
+  RefuseStream(refusal);
+}
+
+void AgentSession::Join(v1::Hello hello) {
   absl::StatusOr<JobPipeline*> pipeline = registry_->GetOrCreate(job_id_);
   if (!pipeline.ok()) return RefuseStream(pipeline.status(), /*count=*/false);
   pipeline_ = *pipeline;

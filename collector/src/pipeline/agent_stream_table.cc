@@ -280,6 +280,7 @@ void AgentStreamTable::FillSummary(v1::JobSummary* summary) const {
   summary->set_last_event_unix_ns(last_event_unix_ns_);
   summary->set_hellos_refused(hellos_refused_);
   summary->set_last_hello_refusal(last_hello_refusal_);
+  summary->set_last_hello_refusal_from(last_hello_refusal_from_);
 }
 
 bool AgentStreamTable::AnyRecording() const {

@@ -16,16 +16,23 @@ AttachHandshake::AttachHandshake(std::string job_id, Options options, AgentStrea
       tokens_(tokens),
       commands_(commands) {}
 
-absl::Status AttachHandshake::Refuse(absl::Status status) {
+std::string AttachHandshake::Origin(absl::string_view peer, absl::string_view host, uint32_t pid) {
+  return absl::StrCat("peer ", peer, " (host '", host, "', pid ", pid, ")");
+}
+
+absl::Status AttachHandshake::Refuse(absl::Status status, absl::string_view from) {
   // Every refusal shows in the job's status (a rank that cannot join is not
   // invisible), besides the stream's end and the bad-input counters.
-  streams_->CountRefusedHello(std::string(status.message()));
+  streams_->CountRefusedHello(std::string(status.message()), std::string(from));
   return status;
 }
 
-absl::StatusOr<AttachHandshake::Admission> AttachHandshake::Admit(const v1::Hello& hello) {
+absl::StatusOr<AttachHandshake::Admission> AttachHandshake::Admit(const v1::Hello& hello,
+                                                                  absl::string_view from) {
   const uint32_t rank = hello.rank();
-  if (absl::Status s = streams_->CheckWorldSize(hello); !s.ok()) return Refuse(std::move(s));
+  if (absl::Status s = streams_->CheckWorldSize(hello); !s.ok()) {
+    return Refuse(std::move(s), from);
+  }
   // Membership first (a rank the job has seen needs the job's token,
   // generated or not): a process without it learns nothing of the rank's
   // stream and replaces none.
@@ -40,7 +47,7 @@ absl::StatusOr<AttachHandshake::Admission> AttachHandshake::Admit(const v1::Hell
                           seen->second.events_received() > 0);
   absl::StatusOr<JobTokenKeeper::Admission> admitted =
       tokens_->AdmitRank(hello.job_token(), rank_seen, rank);
-  if (!admitted.ok()) return Refuse(admitted.status());
+  if (!admitted.ok()) return Refuse(admitted.status(), from);
   if (admitted->generated && options_.notice) {
     options_.notice(absl::StrCat(
         "trainscope-collector: job ", job_id_, " attached without a token; generated one in ",
@@ -50,7 +57,7 @@ absl::StatusOr<AttachHandshake::Admission> AttachHandshake::Admit(const v1::Hell
   // One live stream per rank: a reconnect or a newer incarnation replaces it.
   absl::StatusOr<std::optional<AgentStreamTable::Replacement>> replaced =
       streams_->FindReplaced(hello);
-  if (!replaced.ok()) return Refuse(replaced.status());
+  if (!replaced.ok()) return Refuse(replaced.status(), from);
   if (replaced->has_value()) {
     const AgentStreamTable::Replacement& old = **replaced;
     streams_->Find(old.connection_id)

@@ -298,7 +298,8 @@ void JobPipeline::DoAttach(AttachRequest& request,
   const v1::Hello& hello = request.hello;
   const uint32_t rank = hello.rank();
   if (attach_.ending()) return done(*attach_.ending());
-  absl::StatusOr<AttachHandshake::Admission> admitted = attach_.Admit(hello);
+  absl::StatusOr<AttachHandshake::Admission> admitted =
+      attach_.Admit(hello, AttachHandshake::Origin(request.peer, hello.host(), hello.pid()));
   if (!admitted.ok()) {
     flushes_.MarkSummaryChanged();  // the refusal shows in the summary
     return done(admitted.status());
@@ -425,6 +426,14 @@ void JobPipeline::RecordProbeReply(uint64_t connection_id, v1::ProbeReply reply,
     v1::LogRecord record;
     *record.mutable_probe() = std::move(*sample);
     if (AppendRecord(record).ok()) Analyse(std::move(record));
+  });
+}
+
+void JobPipeline::CountRefusedHellos(uint64_t count, std::string why, std::string from) {
+  Post([this, count, why = std::move(why), from = std::move(from)](bool run) mutable {
+    if (!run) return;
+    streams_.CountRefusedHello(std::move(why), std::move(from), count);
+    flushes_.MarkSummaryChanged();
   });
 }
 

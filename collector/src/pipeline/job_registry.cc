@@ -151,7 +151,35 @@ absl::StatusOr<JobPipeline*> JobRegistry::CreateLocked(const std::string& job_id
   if (!pipeline.ok()) return pipeline.status();
   JobPipeline* raw = pipeline->get();
   jobs_.emplace(job_id, std::move(*pipeline));
+  if (auto pending = pending_refusals_.find(job_id); pending != pending_refusals_.end()) {
+    raw->CountRefusedHellos(pending->second.count, std::move(pending->second.why),
+                            std::move(pending->second.from));
+    pending_refusals_.erase(pending);
+  }
   return raw;
+}
+
+void JobRegistry::CountRefusedHello(const std::string& job_id, std::string why, std::string from) {
+  base::MutexLock lock(&mu_);
+  if (auto it = jobs_.find(job_id); it != jobs_.end()) {
+    it->second->CountRefusedHellos(1, std::move(why), std::move(from));
+    return;
+  }
+  auto [it, inserted] = pending_refusals_.try_emplace(job_id);
+  if (inserted) {
+    it->second.order = next_pending_order_++;
+    if (pending_refusals_.size() > kMaxPendingRefusalJobs) {
+      // A flood of made-up job ids must not grow this without bound.
+      auto oldest = pending_refusals_.begin();
+      for (auto p = pending_refusals_.begin(); p != pending_refusals_.end(); ++p) {
+        if (p->second.order < oldest->second.order) oldest = p;
+      }
+      pending_refusals_.erase(oldest);
+    }
+  }
+  ++it->second.count;
+  it->second.why = std::move(why);
+  it->second.from = std::move(from);
 }
 
 absl::StatusOr<JobPipeline*> JobRegistry::GetOrCreate(const std::string& job_id) {

@@ -125,10 +125,17 @@ TEST_F(GrpcAgentServiceTest, ANewerAgentThatStillSpeaksOurVersionIsServedInOurs)
   hello.set_protocol_version(kProtocolVersion + 3);
   hello.set_min_protocol_version(kMinProtocolVersion);
   hello.set_agent_version("9.0.0");
-  StreamResult result = RunStream({HelloMessage(hello), BatchMessage(MakeBatch(1)), Goodbye()});
+  // From protocol 2 on, membership is proven by answering a challenge (this
+  // collector has no job key: it asks for the token it issued, none yet).
+  v1::AgentMessage proof;
+  proof.mutable_membership_proof();
+  StreamResult result =
+      RunStream({HelloMessage(hello), proof, BatchMessage(MakeBatch(1)), Goodbye()});
   ASSERT_TRUE(result.status.ok()) << result.status.error_message();
-  ASSERT_TRUE(result.controls.front().has_hello_ack());
-  EXPECT_EQ(result.controls.front().hello_ack().protocol_version(), kProtocolVersion);
+  ASSERT_GE(result.controls.size(), 2u);
+  ASSERT_TRUE(result.controls[0].has_membership_challenge());
+  ASSERT_TRUE(result.controls[1].has_hello_ack());
+  EXPECT_EQ(result.controls[1].hello_ack().protocol_version(), kProtocolVersion);
   EXPECT_EQ(result.acks(), (std::vector<uint64_t>{1}));
 }
 

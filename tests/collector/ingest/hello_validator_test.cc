@@ -27,7 +27,8 @@ TEST(HelloValidatorTest, AProtocolVersionWeDoNotSpeakIsFailedPreconditionNamingB
               HasSubstr("agent speaks protocol version " + std::to_string(kProtocolVersion + 41)));
   EXPECT_THAT(std::string(s.message()),
               HasSubstr("collector (trainscope " + std::string(kTrainscopeVersion) +
-                        ") speaks protocol version " + std::to_string(kProtocolVersion)));
+                        ") speaks protocol versions " + std::to_string(kMinProtocolVersion) +
+                        " to " + std::to_string(kProtocolVersion)));
   EXPECT_EQ(BadInputCause(s), "hello.protocol_version");
 }
 

@@ -15,6 +15,8 @@
 #include "trainscope/base/mutex.h"
 #include "trainscope/base/notification.h"
 #include "trainscope/collector/store/log_reader.h"
+#include "trainscope/proto/protocol.h"
+#include "trainscope/security/membership_proof.h"
 
 namespace trainscope::collector {
 namespace {
@@ -53,10 +55,10 @@ class AgentSessionTest : public ::testing::Test {
     ASSERT_TRUE(registry_->RecoverJobs().ok());
   }
 
-  Agent Connect() {
+  Agent Connect(const std::string& peer = "peer-1") {
     Agent agent{std::make_shared<FakeAgentStream>(), nullptr};
-    agent.session =
-        AgentSession::Create(registry_.get(), agent.stream, &budget_, &counters_, "peer-1");
+    agent.session = AgentSession::Create(registry_.get(), agent.stream, &budget_, &counters_, peer,
+                                         session_options_);
     agent.session->Start();
     return agent;
   }
@@ -94,6 +96,7 @@ class AgentSessionTest : public ::testing::Test {
   BadInputCounters counters_{absl::Seconds(10), nullptr, [](absl::string_view) {}};
   IngestBudget budget_{1ull << 30};
   std::unique_ptr<JobRegistry> registry_;
+  AgentSessionOptions session_options_;
 };
 
 TEST_F(AgentSessionTest, HelloThenBatchesAreAcknowledgedInOrderOnceLogged) {
@@ -380,6 +383,231 @@ TEST_F(AgentSessionTest, OverTheBudgetTheNextReadWaitsForTheAck) {
         << "read " << read << " was requested before batch " << read - 1 << " was acknowledged";
   }
   EXPECT_EQ(tiny.queued_bytes(), 0u);  // everything released once durable
+}
+
+// Protocol 2 (issue 21): membership is proven by answering a nonce, so the
+// secret never travels; a collector with a job key (the default).
+class AgentSessionMembershipTest : public AgentSessionTest {
+ protected:
+  static constexpr char kKey[] = "0123456789abcdef0123456789abcdef";
+
+  void SetUp() override {
+    AgentSessionTest::SetUp();
+    session_options_.job_key = std::make_shared<const security::JobKey>(kKey);
+  }
+
+  static v1::Hello HelloV2(const std::string& job, uint32_t rank, uint32_t world,
+                           uint64_t instance) {
+    v1::Hello hello = MakeHello(job, rank, world, instance);
+    hello.set_protocol_version(kProtocolVersion);
+    hello.set_min_protocol_version(kMinProtocolVersion);
+    return hello;
+  }
+
+  // Sends the Hello; returns the challenge's nonce (nullopt: no challenge).
+  static std::optional<std::string> Challenged(Agent& agent, v1::Hello hello) {
+    agent.session->OnMessage(HelloMessage(std::move(hello)));
+    EXPECT_TRUE(agent.stream->WaitUntil([](const State& s) {
+      return s.finished || s.Find(v1::Control::kMembershipChallenge) != nullptr;
+    }));
+    const State state = agent.stream->state();
+    const v1::Control* challenge = state.Find(v1::Control::kMembershipChallenge);
+    if (challenge == nullptr) return std::nullopt;
+    EXPECT_EQ(state.Find(v1::Control::kHelloAck), nullptr);  // nothing before the proof
+    return challenge->membership_challenge().nonce();
+  }
+
+  // Answers with `proof`; true when the HelloAck came.
+  static bool Prove(Agent& agent, const std::string& proof) {
+    v1::AgentMessage message;
+    message.mutable_membership_proof()->set_proof(proof);
+    agent.session->OnMessage(std::move(message));
+    EXPECT_TRUE(agent.stream->WaitUntil(
+        [](const State& s) { return s.finished || s.Find(v1::Control::kHelloAck) != nullptr; }));
+    if (agent.stream->state().Find(v1::Control::kHelloAck) == nullptr) return false;
+    // Active once it asks for the next message (reads: hello, proof, next).
+    EXPECT_TRUE(agent.stream->WaitForReadRequests(3));
+    return true;
+  }
+
+  static std::string ProofFor(const std::string& secret, const std::string& nonce,
+                              const v1::Hello& hello) {
+    return security::MembershipProof::Compute(
+        secret, nonce,
+        {hello.job_id(), hello.rank(), hello.restart_count(), hello.agent_instance_id()});
+  }
+
+  std::string Secret(const std::string& job) { return security::JobKey(kKey).JobSecret(job); }
+
+  v1::JobSummary Summary(const std::string& job) {
+    base::Notification got;
+    v1::JobStatus status;
+    (*registry_->Find(job))->Snapshot([&](v1::JobStatus s) {
+      status = std::move(s);
+      got.Notify();
+    });
+    EXPECT_TRUE(got.WaitForNotificationWithTimeout(testing::kWait));
+    return status.summary();
+  }
+};
+
+TEST_F(AgentSessionMembershipTest, TheSecretHoldersProofOfTheNonceJoins) {
+  Agent agent = Connect();
+  const v1::Hello hello = HelloV2("j", 0, 2, 11);
+  std::optional<std::string> nonce = Challenged(agent, hello);
+  ASSERT_TRUE(nonce.has_value());
+  EXPECT_EQ(nonce->size(), security::MembershipProof::kNonceBytes);
+  ASSERT_TRUE(Prove(agent, ProofFor(Secret("j"), *nonce, hello)));
+  agent.session->OnMessage(BatchMessage(MakeBatch(1)));
+  ASSERT_TRUE(agent.stream->WaitForAcks(1));
+  // The job's token is its secret, as with protocol 1: commands carrying the
+  // secret (the CLI finds it like an agent) are authorised.
+  std::string token;
+  std::ifstream(dir_.path() / "jobs" / "j" / "token") >> token;
+  EXPECT_EQ(token, Secret("j"));
+}
+
+TEST_F(AgentSessionMembershipTest, WrongKeyNoProofOrAnotherClaimIsRefusedAndCreatesNoJob) {
+  const std::string other_key_secret =
+      security::JobKey("another key of thirty-two chars!!").JobSecret("j");
+  struct Attempt {
+    std::string what;
+    std::function<std::string(const std::string& nonce, const v1::Hello& hello)> proof;
+    std::string said;
+  };
+  const std::vector<Attempt> attempts = {
+      {"another key", [&](auto& n, auto& h) { return ProofFor(other_key_secret, n, h); },
+       "not the job's secret"},
+      {"no proof", [](auto&, auto&) { return std::string(); }, "presented no job secret"},
+      {"a proof for rank 1",
+       [&](auto& n, auto& h) {
+         v1::Hello other = h;
+         other.set_rank(1);
+         return ProofFor(Secret("j"), n, other);
+       },
+       "not the job's secret"},
+      {"a proof for another job", [&](auto& n, auto& h) { return ProofFor(Secret("k"), n, h); },
+       "not the job's secret"},
+  };
+  for (const Attempt& attempt : attempts) {
+    Agent intruder = Connect("ipv4:127.0.0.1:4242");
+    const v1::Hello hello = HelloV2("j", 0, 2, 66);
+    std::optional<std::string> nonce = Challenged(intruder, hello);
+    ASSERT_TRUE(nonce.has_value()) << attempt.what;
+    EXPECT_FALSE(Prove(intruder, attempt.proof(*nonce, hello))) << attempt.what;
+    const absl::Status refused = *intruder.stream->state().finished;
+    EXPECT_EQ(refused.code(), absl::StatusCode::kPermissionDenied) << attempt.what << refused;
+    EXPECT_THAT(std::string(refused.message()), HasSubstr(attempt.said)) << attempt.what;
+    EXPECT_THAT(std::string(refused.message()), HasSubstr("job j: rank 0"));
+  }
+  EXPECT_FALSE(registry_->Find("j").ok());  // the job id stays free
+  EXPECT_EQ(counters_.count("membership_proof.proof"), attempts.size());
+
+  // The real job, created later, shows every attempt and where the last came from.
+  Agent real = Connect("ipv4:127.0.0.1:5000");
+  const v1::Hello hello = HelloV2("j", 0, 2, 11);
+  std::optional<std::string> nonce = Challenged(real, hello);
+  ASSERT_TRUE(nonce.has_value());
+  ASSERT_TRUE(Prove(real, ProofFor(Secret("j"), *nonce, hello)));
+  const v1::JobSummary summary = Summary("j");
+  EXPECT_EQ(summary.hellos_refused(), attempts.size());
+  EXPECT_THAT(summary.last_hello_refusal(), HasSubstr("not the job's secret"));
+  EXPECT_THAT(summary.last_hello_refusal_from(), HasSubstr("peer ipv4:127.0.0.1:4242"));
+  EXPECT_THAT(summary.last_hello_refusal_from(), HasSubstr("host 'testhost'"));
+}
+
+TEST_F(AgentSessionMembershipTest, AReplayedProofFailsUnderTheNextStreamsNonce) {
+  Agent real = Connect();
+  const v1::Hello hello = HelloV2("j", 0, 2, 11);
+  std::optional<std::string> first = Challenged(real, hello);
+  ASSERT_TRUE(first.has_value());
+  const std::string recorded = ProofFor(Secret("j"), *first, hello);
+  ASSERT_TRUE(Prove(real, recorded));
+
+  // Someone who read the stream sends the same Hello and the same proof.
+  Agent replay = Connect("ipv4:127.0.0.1:4343");
+  std::optional<std::string> second = Challenged(replay, hello);
+  ASSERT_TRUE(second.has_value());
+  EXPECT_NE(*second, *first);
+  EXPECT_FALSE(Prove(replay, recorded));
+  EXPECT_EQ(replay.stream->state().finished->code(), absl::StatusCode::kPermissionDenied);
+  // The real stream is not replaced, and the attempt shows in its job.
+  EXPECT_FALSE(real.stream->state().finished.has_value());
+  real.session->OnMessage(BatchMessage(MakeBatch(1)));
+  ASSERT_TRUE(real.stream->WaitForAcks(1));
+  const v1::JobSummary summary = Summary("j");
+  EXPECT_EQ(summary.hellos_refused(), 1u);
+  EXPECT_THAT(summary.last_hello_refusal_from(), HasSubstr("ipv4:127.0.0.1:4343"));
+}
+
+TEST_F(AgentSessionMembershipTest, AProtocolOneHelloStillPresentsTheSecretInClear) {
+  // An agent from before the challenge: admitted with the secret, as before.
+  Agent old_agent = Connect();
+  std::optional<v1::HelloAck> ack = SayHello(old_agent, MakeHello("j", 0, 2, 11, Secret("j")));
+  ASSERT_TRUE(ack.has_value());
+  EXPECT_EQ(ack->protocol_version(), 1u);
+  EXPECT_EQ(old_agent.stream->state().Find(v1::Control::kMembershipChallenge), nullptr);
+  Agent wrong = Connect();
+  EXPECT_FALSE(SayHello(wrong, MakeHello("j", 1, 2, 22, "made-up")).has_value());
+  EXPECT_EQ(wrong.stream->state().finished->code(), absl::StatusCode::kPermissionDenied);
+  EXPECT_THAT(std::string(wrong.stream->state().finished->message()),
+              HasSubstr("presented a token that is not the job's secret"));
+  EXPECT_EQ(Summary("j").hellos_refused(), 1u);
+}
+
+TEST_F(AgentSessionMembershipTest, AProtocolTwoHelloWithATokenOrAnUnaskedProofIsRefused) {
+  Agent clear = Connect();
+  v1::Hello hello = HelloV2("j", 0, 2, 11);
+  hello.set_job_token(Secret("j"));
+  clear.session->OnMessage(HelloMessage(hello));
+  ASSERT_TRUE(clear.stream->WaitForFinish());
+  EXPECT_EQ(clear.stream->state().finished->code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(clear.stream->state().finished->message()),
+              HasSubstr("must not carry a token"));
+
+  Agent early = Connect();
+  v1::AgentMessage proof;
+  proof.mutable_membership_proof()->set_proof("x");
+  early.session->OnMessage(proof);
+  ASSERT_TRUE(early.stream->WaitForFinish());
+  EXPECT_EQ(early.stream->state().finished->code(), absl::StatusCode::kFailedPrecondition);
+  EXPECT_THAT(std::string(early.stream->state().finished->message()), HasSubstr("not challenged"));
+}
+
+TEST_F(AgentSessionTest, WithoutAJobKeyTheChallengeAsksForTheIssuedToken) {
+  // --allow-unauthenticated-jobs: an empty nonce; the token keeper judges.
+  auto hello_v2 = [](uint32_t rank, uint64_t instance) {
+    v1::Hello hello = MakeHello("j", rank, 2, instance);
+    hello.set_protocol_version(kProtocolVersion);
+    return hello;
+  };
+  auto join = [&](Agent& agent, const v1::Hello& hello, const std::string& issued) {
+    agent.session->OnMessage(HelloMessage(hello));
+    EXPECT_TRUE(agent.stream->WaitFor(v1::Control::kMembershipChallenge));
+    const State challenged = agent.stream->state();
+    EXPECT_EQ(challenged.Find(v1::Control::kMembershipChallenge)->membership_challenge().nonce(),
+              "");
+    v1::AgentMessage proof;
+    proof.mutable_membership_proof()->set_issued_token(issued);
+    agent.session->OnMessage(proof);
+    EXPECT_TRUE(agent.stream->WaitUntil(
+        [](const State& s) { return s.finished || s.Find(v1::Control::kHelloAck) != nullptr; }));
+    const State state = agent.stream->state();
+    const v1::Control* ack = state.Find(v1::Control::kHelloAck);
+    return ack == nullptr ? std::optional<v1::HelloAck>() : ack->hello_ack();
+  };
+  Agent first = Connect();
+  std::optional<v1::HelloAck> ack = join(first, hello_v2(0, 11), "");
+  ASSERT_TRUE(ack.has_value());
+  ASSERT_EQ(ack->job_token().size(), 32u);  // generated, as for a tokenless Hello
+  // Rank 0 again (a takeover) without the issued token: refused; with it: admitted.
+  Agent intruder = Connect();
+  v1::Hello takeover = hello_v2(0, 66);
+  takeover.set_restart_count(3);
+  EXPECT_FALSE(join(intruder, takeover, "").has_value());
+  EXPECT_EQ(intruder.stream->state().finished->code(), absl::StatusCode::kPermissionDenied);
+  Agent again = Connect();
+  EXPECT_TRUE(join(again, hello_v2(0, 11), ack->job_token()).has_value());
 }
 
 }  // namespace

@@ -11,8 +11,14 @@ namespace trainscope {
 // a collector use the highest version both speak (protocol_version.h). Raise
 // kProtocolVersion with each wire change; raise kMinProtocolVersion only when
 // the code for an old version is removed.
-inline constexpr uint32_t kProtocolVersion = 1;
+//  1: the Hello carries the job's token or secret in clear (Hello.job_token).
+//  2: membership by challenge: the collector answers the Hello with a
+//     MembershipChallenge, the agent with a MembershipProof; no secret is
+//     sent (docs/security.md).
+inline constexpr uint32_t kProtocolVersion = 2;
 inline constexpr uint32_t kMinProtocolVersion = 1;
+// The first version that proves membership by challenge.
+inline constexpr uint32_t kMembershipChallengeVersion = 2;
 
 // Largest gRPC message either end accepts. An agent sizes its batches well
 // below it; a larger message is refused by gRPC before it is decoded.

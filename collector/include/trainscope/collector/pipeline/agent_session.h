@@ -7,9 +7,18 @@
 //   session->OnReadsDone("...");           // the agent stopped sending
 //   session->OnStreamDone("...");          // the transport is gone
 //
-// State machine: AwaitingHello -> Attaching -> Active -> Closed.
-//  - Hello: validated, then attached to the job's pipeline, which answers with
-//    the HelloAck (resume point, token, recording state).
+// State machine: AwaitingHello [-> AwaitingProof] -> Attaching -> Active -> Closed.
+//  - Hello: validated, membership proven (below), then attached to the job's
+//    pipeline, which answers with the HelloAck (resume point, token,
+//    recording state).
+//  - Membership (docs/security.md): a protocol-2 Hello carries no secret; the
+//    session answers it with a MembershipChallenge (a fresh nonce when it
+//    has a job key) and waits for the MembershipProof, verified before the
+//    job is looked up or created. A protocol-1 Hello presents the secret
+//    itself (Hello.job_token). Without a job key the token goes on to the
+//    job's JobTokenKeeper (trust on first use). A refusal is counted in the
+//    job's status (JobRegistry::CountRefusedHello), not only sent to the
+//    refused process.
 //  - Batches: sequence must be last + 1. A repeat is rejected (the stream goes
 //    on); a gap ends the stream with FAILED_PRECONDITION (the agent reconnects
 //    and resends from its resume point); an invalid batch is logged as a
@@ -52,7 +61,7 @@ namespace trainscope::collector {
 struct AgentSessionOptions {
   uint32_t max_in_flight = 8;  // batches received but not yet durable
   BatchLimits batch_limits;
-  // When set, a Hello must present its job's secret derived from this key
+  // When set, a Hello must prove its job's secret derived from this key
   // (docs/security.md): checked before the job is looked up or created, so a
   // process without it neither squats a job id nor claims a rank slot.
   std::shared_ptr<const security::JobKey> job_key;
@@ -63,7 +72,7 @@ struct AgentSessionOptions {
 
 class AgentSession : public std::enable_shared_from_this<AgentSession> {
  public:
-  enum class State { kAwaitingHello, kAttaching, kActive, kClosed };
+  enum class State { kAwaitingHello, kAwaitingProof, kAttaching, kActive, kClosed };
 
   static std::shared_ptr<AgentSession> Create(JobRegistry* registry,
                                               std::shared_ptr<AgentStream> stream,
@@ -85,6 +94,13 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
                BadInputCounters* counters, std::string peer, AgentSessionOptions options);
 
   void OnHello(trainscope::v1::Hello& hello) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void OnProof(const trainscope::v1::MembershipProof& proof) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Membership is proven (or left to the job's token keeper): attach.
+  void Join(trainscope::v1::Hello hello) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Refuses the stream with PERMISSION_DENIED (`what` the rank did wrong)
+  // and counts the attempt in the job's status.
+  void RefuseMembership(absl::string_view field, absl::string_view what)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnAttached(absl::StatusOr<AttachResult> result);
   void OnBatch(trainscope::v1::EventBatch& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void OnBatchDurable(uint64_t sequence, uint64_t bytes, const std::string& refused_reason,
@@ -118,6 +134,9 @@ class AgentSession : public std::enable_shared_from_this<AgentSession> {
   uint64_t connection_id_ ABSL_GUARDED_BY(mu_) = 0;
   bool detached_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<BatchValidator> validator_ ABSL_GUARDED_BY(mu_);
+  // While AwaitingProof: the Hello and the challenge's nonce.
+  trainscope::v1::Hello pending_hello_ ABSL_GUARDED_BY(mu_);
+  std::string nonce_ ABSL_GUARDED_BY(mu_);
   uint64_t last_sequence_ ABSL_GUARDED_BY(mu_) = 0;
   uint32_t in_flight_ ABSL_GUARDED_BY(mu_) = 0;
   bool read_outstanding_ ABSL_GUARDED_BY(mu_) = false;

@@ -132,10 +132,12 @@ class AgentStreamTable {
   void FillSummary(trainscope::v1::JobSummary* summary) const;
   bool AnyRecording() const;  // as the connected agents report
   uint64_t events_received() const { return events_total_; }  // over every rank, durable
-  // A Hello for this job was refused (FillSummary reports the count and why).
-  void CountRefusedHello(std::string why) {
-    ++hellos_refused_;
+  // `count` Hellos for this job were refused, the last for `why`, coming
+  // `from` (HelloOrigin); FillSummary reports them.
+  void CountRefusedHello(std::string why, std::string from, uint64_t count = 1) {
+    hellos_refused_ += count;
     last_hello_refusal_ = std::move(why);
+    last_hello_refusal_from_ = std::move(from);
   }
 
  private:
@@ -153,6 +155,7 @@ class AgentStreamTable {
   uint64_t events_total_ = 0;
   uint64_t hellos_refused_ = 0;
   std::string last_hello_refusal_;
+  std::string last_hello_refusal_from_;
   uint64_t bytes_total_ = 0;
   int64_t last_event_unix_ns_ = 0;
 };

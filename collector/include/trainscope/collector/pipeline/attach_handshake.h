@@ -105,8 +105,13 @@ class AttachHandshake {
   // counted in the job's summary (AgentStreamTable::CountRefusedHello).
   // FAILED_PRECONDITION: another world size; PERMISSION_DENIED: no proof of
   // membership; ALREADY_EXISTS: a second live stream of the rank;
-  // UNAVAILABLE: a generated token could not be stored.
-  absl::StatusOr<Admission> Admit(const trainscope::v1::Hello& hello);
+  // UNAVAILABLE: a generated token could not be stored. `from`
+  // (Origin()) is shown with a refusal in the job's status.
+  absl::StatusOr<Admission> Admit(const trainscope::v1::Hello& hello, absl::string_view from = "");
+
+  // Where a Hello came from, for the job's status: "peer <peer> (host 'h',
+  // pid N)". Only the peer is the transport's; host and pid are claims.
+  static std::string Origin(absl::string_view peer, absl::string_view host, uint32_t pid);
 
   // The record that logs the stream's opening: the hello without its token.
   static trainscope::v1::LogRecord OpenedRecord(const trainscope::v1::Hello& hello);
@@ -128,7 +133,7 @@ class AttachHandshake {
   absl::StatusOr<AttachResult> Acknowledge(const Joined& joined);
 
  private:
-  absl::Status Refuse(absl::Status status);
+  absl::Status Refuse(absl::Status status, absl::string_view from);
 
   const std::string job_id_;
   const Options options_;

@@ -198,6 +198,11 @@ class JobPipeline {
   void RecordProbeReply(uint64_t connection_id, trainscope::v1::ProbeReply reply,
                         int64_t receive_unix_ns);
 
+  // `count` Hellos for this job were refused before they reached it (no
+  // proof of membership: AgentSession), the last for `why`, coming `from`;
+  // counted with the job's own refusals in its summary.
+  void CountRefusedHellos(uint64_t count, std::string why, std::string from);
+
   // The stream is over: logs StreamClosed and marks the rank disconnected.
   // `goodbye` is the agent's Goodbye when it said one.
   void Detach(uint64_t connection_id, std::optional<trainscope::v1::Goodbye> goodbye,

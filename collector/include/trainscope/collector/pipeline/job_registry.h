@@ -55,6 +55,15 @@ class JobRegistry {
   // NOT_FOUND "unknown job 'x'; known jobs: a, b" when there is no such job.
   absl::StatusOr<JobPipeline*> Find(absl::string_view job_id) const;
 
+  // A Hello for `job_id` was refused before reaching the job (no proof of
+  // membership): counted in the job's summary (JobSummary.hellos_refused),
+  // so the real job's status shows squat and takeover attempts. For a job
+  // that does not exist yet (a squatter saying Hello first) the count waits
+  // here, without creating the job, until the job is created; at most
+  // kMaxPendingRefusalJobs job ids wait, the oldest giving way.
+  void CountRefusedHello(const std::string& job_id, std::string why, std::string from);
+  static constexpr size_t kMaxPendingRefusalJobs = 256;
+
   std::vector<JobPipeline*> Jobs() const;
   std::vector<trainscope::v1::JobSummary> ListJobs() const;
 
@@ -94,6 +103,14 @@ class JobRegistry {
   std::map<std::string, std::unique_ptr<JobPipeline>, std::less<>> jobs_ ABSL_GUARDED_BY(mu_);
   bool stopped_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<absl::Status> ending_ ABSL_GUARDED_BY(mu_);
+  struct PendingRefusals {
+    uint64_t count = 0;
+    std::string why;
+    std::string from;
+    uint64_t order = 0;  // when first counted, for eviction
+  };
+  std::map<std::string, PendingRefusals, std::less<>> pending_refusals_ ABSL_GUARDED_BY(mu_);
+  uint64_t next_pending_order_ ABSL_GUARDED_BY(mu_) = 0;
   // Pipelines of jobs retention removed: stopped, kept for the pointers out there.
   std::vector<std::unique_ptr<JobPipeline>> retired_ ABSL_GUARDED_BY(mu_);
 };
