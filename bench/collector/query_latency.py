@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
-"""How long `trainscope jobs` takes while a connection storm hits the collector
-(issue 21.6: 9-11 s under load).
+"""How long `trainscope jobs` and `trainscope status` take while a connection
+storm hits the collector (issue 21.6: `jobs` took 9-11 s under load).
 
 Two real collectors on this machine: A takes a storm (trainscope-loadgen
 --streams K, default 1,024 ranks connecting at once, then streaming), B stays
-idle. `trainscope jobs --json` is timed against A before the storm (baseline),
-and against A and B in turn while the storm runs, so one run separates what
+idle; both hold rank 0 of the job first. Each query is timed against A before
+the storm (baseline), and against A and B in turn while the storm runs
+(`status` is built on the job's pipeline thread, `jobs` is not), so one run
+separates what
 the machine's CPU contention costs every process (B's latency: the CLI itself
 and any collector are starved alike) from what A adds by being the collector
 under the storm; `trainscope --version` (no RPC at all) in the same loop times
@@ -47,8 +49,23 @@ def time_cli(*args: str) -> float:
     return time.monotonic() - start
 
 
-def time_jobs(address: str) -> float:
-    return time_cli("jobs", "--json", "--collector", address)
+# What each query asks of the collector: `jobs` reads every job's published
+# summary; `status` is built on the job's pipeline thread.
+QUERIES = {"jobs": ["jobs", "--json"], "status": ["status", "storm", "--json"]}
+
+
+def time_query(kind: str, address: str) -> float:
+    return time_cli(*QUERIES[kind], "--collector", address)
+
+
+def loadgen(address: str, work: pathlib.Path, world: int, rank: int, streams: int, events: int,
+            rate: int) -> subprocess.Popen:
+    return subprocess.Popen(
+        [str(BUILD / "bin/trainscope-loadgen"), "--collector", address, "--job", "storm",
+         "--world-size", str(world), "--rank", str(rank), "--streams", str(streams),
+         "--events", str(events), "--rate", str(rate), "--memory-mb", "4",
+         "--flush-timeout-ms", "60000", "--summary", str(work / f"summary-{rank}.json")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
 
 
 def percentiles(samples: list) -> dict:
@@ -70,21 +87,26 @@ def main() -> int:
     args = p.parse_args()
     a, a_work, a_address = start_named_collector("storm")
     b, b_work, b_address = start_named_collector("idle")
+    world = args.streams + 1
     job = None
+    samples = {kind: dict(baseline=[], storm=[], idle_collector_during_storm=[])
+               for kind in QUERIES}
+    no_rpc = []
     try:
-        time.sleep(1.0)
-        baseline = [time_jobs(a_address) for _ in range(args.baseline_queries)]
-        job = subprocess.Popen(
-            [str(BUILD / "bin/trainscope-loadgen"), "--collector", a_address, "--job", "storm",
-             "--streams", str(args.streams), "--events", str(args.events), "--rate",
-             str(args.rate), "--memory-mb", "4", "--flush-timeout-ms", "60000",
-             "--summary", str(a_work / "summary.json")],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        # Rank 0 of the job on both collectors first, so `status storm` has a
+        # job to show on each; the storm is ranks 1..streams on A.
+        for address, work in ((a_address, a_work), (b_address, b_work)):
+            if loadgen(address, work, world, 0, 1, 100, 0).wait(timeout=120) != 0:
+                raise RuntimeError("trainscope-loadgen could not run rank 0")
+        for kind in QUERIES:
+            samples[kind]["baseline"] = [time_query(kind, a_address)
+                                         for _ in range(args.baseline_queries)]
+        job = loadgen(a_address, a_work, world, 1, args.streams, args.events, args.rate)
         start = time.monotonic()
-        storm, control, no_rpc = [], [], []
         while time.monotonic() - start < args.storm_s:
-            storm.append(time_jobs(a_address))
-            control.append(time_jobs(b_address))
+            for kind in QUERIES:
+                samples[kind]["storm"].append(time_query(kind, a_address))
+                samples[kind]["idle_collector_during_storm"].append(time_query(kind, b_address))
             no_rpc.append(time_cli("--version"))
         job.wait(timeout=600)
     finally:
@@ -92,26 +114,29 @@ def main() -> int:
             job.kill()
         stop_collector(a, a_work, False)
         stop_collector(b, b_work, False)
-    base = percentiles(baseline)
-    result = dict(streams=args.streams, events=args.events, rate=args.rate, baseline=base,
-                  storm=percentiles(storm), idle_collector_during_storm=percentiles(control),
+    result = dict(streams=args.streams, events=args.events, rate=args.rate,
                   cli_version_during_storm=percentiles(no_rpc))
-    for key in ("storm", "idle_collector_during_storm"):
-        for q in ("p50_s", "p90_s", "max_s"):
-            result[key][q.replace("_s", "_ratio")] = (
-                round(result[key][q] / base[q], 1) if base[q] > 0 else None)
+    for kind, series in samples.items():
+        result[kind] = {name: percentiles(values) for name, values in series.items()}
+        base = result[kind]["baseline"]
+        for name in ("storm", "idle_collector_during_storm"):
+            for q in ("p50_s", "p90_s", "max_s"):
+                result[kind][name][q.replace("_s", "_ratio")] = (
+                    round(result[kind][name][q] / base[q], 1) if base[q] > 0 else None)
     if args.json:
         print(json.dumps(result))
         return 0
-    print(f"`trainscope jobs` latency, {args.streams} streams storming collector A "
+    print(f"Query latency, {args.streams} streams storming collector A "
           f"(seconds; ratio to A's baseline)")
-    for label, key in (("A before the storm", "baseline"), ("A during the storm", "storm"),
-                       ("B (idle) during the storm", "idle_collector_during_storm"),
-                       ("`trainscope --version` then", "cli_version_during_storm")):
-        r = result[key]
+    rows = [(f"{kind} on A before the storm", result[kind]["baseline"]) for kind in QUERIES]
+    for kind in QUERIES:
+        rows.append((f"{kind} on A during the storm", result[kind]["storm"]))
+        rows.append((f"{kind} on idle B meanwhile", result[kind]["idle_collector_during_storm"]))
+    rows.append(("`trainscope --version` then", result["cli_version_during_storm"]))
+    for label, r in rows:
         ratios = (f"  (x{r['p50_ratio']} / x{r['p90_ratio']} / x{r['max_ratio']})"
                   if "p50_ratio" in r else "")
-        print(f"  {label:28s} n={r['n']:3d} p50 {r['p50_s']:.3f}  p90 {r['p90_s']:.3f}  "
+        print(f"  {label:30s} n={r['n']:3d} p50 {r['p50_s']:.3f}  p90 {r['p90_s']:.3f}  "
               f"max {r['max_s']:.3f}{ratios}")
     return 0
 
