@@ -17,6 +17,15 @@ dir="$root/$SLURM_JOB_ID"
 mkdir -p "$root"
 install -d -m 0700 -o "$SLURM_JOB_USER" "$dir"
 rm -f "$dir/ports"
+# The job key (docs/security.md "Who belongs to a job"): one per job and node, private to
+# the job's user, so that only the job's own ranks prove membership to this collector
+# (trainscope-env.sh hands them its path) and nothing is written to the user's home (the
+# transient unit below sees the file system read-only but for $dir).
+if [ ! -s "$dir/job.key" ]; then
+  (umask 077 && od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$dir/job.key" && echo >>"$dir/job.key")
+fi
+chown "$SLURM_JOB_USER" "$dir/job.key"
+chmod 0600 "$dir/job.key"
 unit="trainscope-collector-$SLURM_JOB_ID"
 
 if command -v systemd-run >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
@@ -25,12 +34,13 @@ if command -v systemd-run >/dev/null 2>&1 && [ -d /run/systemd/system ]; then
     --property=NoNewPrivileges=yes --property=ProtectSystem=strict \
     --property=ReadWritePaths="$dir" --property=PrivateTmp=yes \
     "$collector" --listen=127.0.0.1:0 --feed=tcp://127.0.0.1:* --snapshot=tcp://127.0.0.1:* \
-    --data-dir="$dir/data" --port-file="$dir/ports"
+    --data-dir="$dir/data" --port-file="$dir/ports" --job-key-file="$dir/job.key"
 else
   # No systemd: a session of its own, its pid for the epilog.
   su -s /bin/sh "$SLURM_JOB_USER" -c "exec setsid '$collector' --listen=127.0.0.1:0 \
     --feed='tcp://127.0.0.1:*' --snapshot='tcp://127.0.0.1:*' --data-dir='$dir/data' \
-    --port-file='$dir/ports' >'$dir/collector.log' 2>&1 </dev/null & echo \$! >'$dir/pid'"
+    --port-file='$dir/ports' --job-key-file='$dir/job.key' >'$dir/collector.log' 2>&1 \
+    </dev/null & echo \$! >'$dir/pid'"
 fi
 
 # The job starts once the collector listens (its port file appears), or fails here.

@@ -150,6 +150,12 @@ def test_kubernetes_manifests_parse_and_hang_together():
         for flag in ("--tls-cert", "--tls-key", "--tls-client-ca", "--curve-secret-key",
                      "--curve-client-keys"):
             assert flag in args, (doc["kind"], flag)
+        # One job key for every collector, from a secret no other user can read
+        # (the collector refuses a key file readable by others).
+        assert "--job-key-file=/etc/trainscope/job-key/job.key" in args, doc["kind"]
+        key_volume = next(v for v in pod["volumes"] if v["name"] == "job-key")
+        assert key_volume["secret"]["secretName"] == "trainscope-job-key"
+        assert key_volume["secret"]["defaultMode"] & 0o007 == 0
     selector = statefulset["spec"]["template"]["metadata"]["labels"]
     for service in docs["job-collector.yaml"][1:]:
         assert all(selector.get(k) == v for k, v in service["spec"]["selector"].items())
@@ -160,6 +166,12 @@ def test_kubernetes_manifests_parse_and_hang_together():
     assert env["TRAINSCOPE_COLLECTOR"]["value"] == "$(NODE_IP):7070"
     assert env["NODE_IP"]["valueFrom"]["fieldRef"]["fieldPath"] == "status.hostIP"
     assert {"TRAINSCOPE_TLS_CA", "TRAINSCOPE_TLS_CERT", "TRAINSCOPE_TLS_KEY"} <= set(env)
+    # The pods get their job's secret, not the key, from a mounted secret.
+    pod = job["spec"]["template"]["spec"]
+    mounts = {m["name"]: m["mountPath"] for m in pod["containers"][0]["volumeMounts"]}
+    secret_file = env["TRAINSCOPE_JOB_SECRET_FILE"]["value"]
+    assert secret_file.startswith(mounts["job-secret"] + "/"), secret_file
+    assert "TRAINSCOPE_JOB_KEY_FILE" not in env
 
 
 def test_the_rules_configmap_loads_in_the_real_collector(tmp_path):
@@ -235,6 +247,18 @@ def test_slurm_prolog_env_and_epilog_run_a_real_collector(tmp_path):
             env=env, capture_output=True, text=True, timeout=120)
         assert task.returncode == 0, task.stderr
         assert '"acked":500' in task.stdout and "slurm-4242" in task.stdout, task.stdout
+        # The ranks proved membership with the job's own key, private to its user.
+        key = tmp_path / "4242" / "job.key"
+        assert key.stat().st_mode & 0o777 == 0o600
+        assert len(key.read_text().strip()) == 64
+        outsider = subprocess.run(
+            [str(LOADGEN_BIN), "--collector",
+             (tmp_path / "4242" / "ports").read_text().split("agents=")[1].split()[0],
+             "--job", "slurm-4242", "--events", "10", "--token", "not-the-secret"],
+            env={k: v for k, v in env.items() if k not in ("HOME", "XDG_CONFIG_HOME")},
+            capture_output=True, text=True, timeout=60)
+        assert outsider.returncode != 0 and "PERMISSION_DENIED" in outsider.stderr, \
+            outsider.stderr
     finally:
         epilog = subprocess.run(["sh", str(DEPLOY / "slurm" / "epilog.sh")], env=env,
                                 capture_output=True, text=True, timeout=120)
