@@ -13,6 +13,11 @@ another world and its own secret, squat with a made-up token, take over rank 0
 with a higher restart count, halt the job) is refused with a message naming
 the job and what it lacks; every event of the real job arrives, it is not
 halted, and a legitimate restart of rank 0 holding the proof is admitted.
+
+The real job's own `trainscope status` (text and JSON) shows every refused
+attempt, those made before the job existed included, and where the last came
+from (issue 21: only the intruder saw its refusal). The ranks prove
+membership by challenge (protocol 2): the secret is not in what they send.
 """
 
 import json
@@ -139,6 +144,7 @@ def test_without_any_flag_an_intruder_can_neither_squat_nor_take_over_nor_halt_a
         assert job.returncode == 0, job_log
         summaries = [json.loads(line) for line in summary_path.read_text().splitlines()]
         status = collector.status(JOB)
+        status_text = collector.cli("status", JOB).stdout
 
         # A legitimate restart of rank 0 (a launcher restarting it, with the
         # proof: here the key of the job's user) is admitted.
@@ -188,6 +194,16 @@ def test_without_any_flag_an_intruder_can_neither_squat_nor_take_over_nor_halt_a
         assert summary["recorded"] + summary["dropped_ring_full"] == EVENTS, summary
         assert int(by_rank[summary["rank"]]["events_received"]) == summary["acked"], status
     assert int(status["summary"]["events_received"]) == sum(s["acked"] for s in summaries)
+
+    # Where the job's user looks: every attempt above counted in the real
+    # job's status, the three made before the job existed too (each intruder
+    # says Hello at least once; none of the real ranks was refused).
+    assert int(status["summary"].get("hellos_refused", 0)) >= len(refused), status["summary"]
+    assert int(mid["summary"].get("hellos_refused", 0)) >= 3, mid["summary"]
+    assert "not the job's secret" in status["summary"]["last_hello_refusal"], status["summary"]
+    assert status["summary"]["last_hello_refusal_from"].startswith("peer "), status["summary"]
+    assert "127.0.0.1" in status["summary"]["last_hello_refusal_from"], status["summary"]
+    assert "hellos refused" in status_text and ", from peer " in status_text, status_text
 
     # The restart with the proof: admitted, every event of it stored.
     assert restarted["acked"] == restarted["recorded"] == 2000, (restarted, restart.stderr)
