@@ -227,11 +227,13 @@ void HilbertRingLayout::Rebuild() {
   for (int track = 0; track < 2; ++track) {
     const ClusterLevel level = track == 0 ? ClusterLevel::kHost : ClusterLevel::kRack;
     const auto& blocks = hierarchy_->units(level);
-    size_t start = 0;
+    size_t start = 0, runs = 0;
     for (size_t i = 1; i <= n; ++i) {
       const size_t block = hierarchy_->UnitOf(level, ring_[start]);
       if (i < n && hierarchy_->UnitOf(level, ring_[i]) == block) continue;
-      const Color shade = block % 2 == 0 ? Rgba(176, 190, 197) : Rgba(120, 144, 156);
+      // Shaded by run, not by unit: in Hilbert order the hosts beside each
+      // other need not alternate in number.
+      const Color shade = runs++ % 2 == 0 ? Rgba(176, 190, 197) : Rgba(120, 144, 156);
       const float r0 = track == 0 ? host_r0 : rack_r0, r1 = track == 0 ? host_r1 : rack_r1;
       list_.polygons.push_back({AnnularSector(centre_, r0, r1, static_cast<double>(start) * step,
                                               static_cast<double>(i) * step),
