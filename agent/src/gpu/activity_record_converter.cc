@@ -93,6 +93,10 @@ CollectiveKind ActivityRecordConverter::CollectiveKindOfKernel(absl::string_view
   return CollectiveKind::kUnspecified;
 }
 
+RuntimeCall ActivityRecordConverter::CallKindOfName(const char* name) {
+  return CallKind(CallName(name));
+}
+
 std::string ActivityRecordConverter::Demangle(const char* name) {
   if (name == nullptr) return "";
   if (name[0] != '_' || name[1] != 'Z') return name;

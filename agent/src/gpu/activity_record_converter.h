@@ -98,6 +98,9 @@ class ActivityRecordConverter {
   static CollectiveKind CollectiveKindOfKernel(absl::string_view name);
   // Demangled when it is a mangled C++ name, else as it is.
   static std::string Demangle(const char* name);
+  // What a runtime or driver call is to the converter, from CUPTI's name for
+  // it ("cudaLaunchKernel_ptsz_v7000": kLaunch); kOther for calls it drops.
+  static RuntimeCall CallKindOfName(const char* name);
 
   // `clock`, `collectives` and `api` (for cuptiGetCallbackName) must outlive the converter.
   ActivityRecordConverter(Options options, const GpuClockMap* clock,

@@ -43,6 +43,9 @@ struct CuptiApi {
   CUptiResult (*get_timestamp)(uint64_t* timestamp) = nullptr;
   CUptiResult (*get_callback_name)(CUpti_CallbackDomain domain, uint32_t cbid,
                                    const char** name) = nullptr;
+  // Optional (CUPTI 12.4+; null before): records of single calls.
+  CUptiResult (*activity_enable_runtime_api)(CUpti_CallbackId cbid, uint8_t enable) = nullptr;
+  CUptiResult (*activity_enable_driver_api)(CUpti_CallbackId cbid, uint8_t enable) = nullptr;
 
   // "CUPTI_ERROR_NOT_INITIALIZED (15)": the library's name for `result` when
   // it can say, else the number.

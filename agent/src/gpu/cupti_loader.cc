@@ -21,6 +21,13 @@ bool Resolve(void* handle, const char* symbol, Fn* slot, std::string* missing) {
   return true;
 }
 
+// Optional symbols stay null when absent (an older CUPTI); always true.
+template <typename Fn>
+bool ResolveOptional(void* handle, const char* symbol, Fn* slot) {
+  *slot = reinterpret_cast<Fn>(::dlsym(handle, symbol));
+  return true;
+}
+
 bool ResolveAll(void* handle, CuptiApi* api, std::string* missing) {
   return Resolve(handle, "cuptiGetVersion", &api->get_version, missing) &&
          Resolve(handle, "cuptiGetResultString", &api->get_result_string, missing) &&
@@ -39,7 +46,10 @@ bool ResolveAll(void* handle, CuptiApi* api, std::string* missing) {
          Resolve(handle, "cuptiActivityPopExternalCorrelationId",
                  &api->activity_pop_external_correlation_id, missing) &&
          Resolve(handle, "cuptiGetTimestamp", &api->get_timestamp, missing) &&
-         Resolve(handle, "cuptiGetCallbackName", &api->get_callback_name, missing);
+         Resolve(handle, "cuptiGetCallbackName", &api->get_callback_name, missing) &&
+         ResolveOptional(handle, "cuptiActivityEnableRuntimeApi",
+                         &api->activity_enable_runtime_api) &&
+         ResolveOptional(handle, "cuptiActivityEnableDriverApi", &api->activity_enable_driver_api);
 }
 
 }  // namespace

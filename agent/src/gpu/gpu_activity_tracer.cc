@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "gpu/traced_api_calls.h"
 
 namespace trainscope::agent {
 
@@ -145,6 +146,8 @@ void GpuActivityTracer::Acquire(bool first, bool on_request) {
     }
     missing.push_back(absl::StrCat(kind.name, " (", api_.ResultName(result), ")"));
   }
+  // After the kinds: enabling them resets which single calls are recorded.
+  TracedApiCalls::DropOthers(api_);
   {
     base::MutexLock lock(&convert_mu_);
     converter_.set_sync_records(sync);

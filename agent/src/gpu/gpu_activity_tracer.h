@@ -105,8 +105,8 @@ namespace trainscope::agent {
 class GpuActivityTracer : public GpuActivity {
  public:
   struct Options {
-    size_t buffer_bytes = 4 << 20;
-    size_t max_buffers = 16;
+    size_t buffer_bytes = 512 << 10;  // see AgentOptions::gpu_buffer_bytes
+    size_t max_buffers = 128;
     absl::Duration flush_period = absl::Seconds(1);
     ActivityRecordConverter::Options converter;
     size_t collective_slots = 4096;

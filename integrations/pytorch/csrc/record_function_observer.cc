@@ -2,6 +2,8 @@
 
 #include <ATen/core/ivalue.h>
 #include <ATen/record_function.h>
+#include <time.h>
+#include <x86intrin.h>
 
 #include <array>
 #include <atomic>
@@ -10,9 +12,6 @@
 #include <new>
 #include <string_view>
 #include <thread>
-
-#include <time.h>
-#include <x86intrin.h>
 
 #include "collective_tag.h"
 #include "op_name_cache.h"
@@ -30,7 +29,7 @@ using ops::LinearFlops;
 using ops::MatmulFlops;
 using ops::MmFlops;
 
-constexpr uint32_t kMaxDepth = 128;      // deeper ranges are not timed
+constexpr uint32_t kMaxDepth = 128;  // deeper ranges are not timed
 
 // One operator in progress on this thread.
 struct Frame {
@@ -40,8 +39,9 @@ struct Frame {
   uint64_t aux;         // FLOPs of a FLOP operator; the running step of an optimizer range
   bool gpu_pushed;      // bracketed for CUPTI (trainscope_observer_gpu_operator_begin)
   bool opens_backward;  // counted in backward_depth (saves OnExit a RecordFunction call)
-  // Not a plain operator (CUPTI bracket, optimizer range, FLOPs to count):
-  // OnExit takes the general path (ExitGeneral) instead of a raw record.
+  // Not a plain operator (optimizer range, FLOPs to count): OnExit takes the
+  // general path (ExitGeneral) instead of a raw record. A CUPTI bracket alone
+  // does not: the operator still goes into the ring as a raw record.
   bool general;
 };
 
@@ -55,7 +55,7 @@ struct ThreadState {
   uint32_t depth;           // frames pushed, may exceed kMaxDepth
   uint32_t backward_depth;  // open backward ranges
   uint32_t flop_depth;      // open FLOP operators
-  OpNameCache names;  // name -> the session's entry
+  OpNameCache names;        // name -> the session's entry
   Frame frames[kMaxDepth];
 };
 
@@ -190,9 +190,8 @@ uint64_t TensorBytes(const c10::IValue& value) {
 }
 
 __attribute__((noinline)) std::unique_ptr<at::ObserverContext> EnterAsync(
-    const at::RecordFunction& rf,
-                                                const Targets* t, ThreadState* ts,
-                                                const trainscope_op_info* info) {
+    const at::RecordFunction& rf, const Targets* t, ThreadState* ts,
+    const trainscope_op_info* info) {
   auto context = std::make_unique<AsyncContext>();
   context->generation = t->generation;
   context->info = info;
@@ -205,8 +204,8 @@ __attribute__((noinline)) std::unique_ptr<at::ObserverContext> EnterAsync(
     const bool p2p = Has(info, TRAINSCOPE_OP_POINT_TO_POINT);
     context->tag = CurrentCollectiveTag(t->observer);
     if (!p2p) context->tag.peer = -1;
-    context->group_sequence = trainscope_observer_next_sequence(
-        t->observer, context->tag.group, context->tag.peer, p2p ? 1 : 0);
+    context->group_sequence = trainscope_observer_next_sequence(t->observer, context->tag.group,
+                                                                context->tag.peer, p2p ? 1 : 0);
     if (t->gpu) {  // NCCL launches its kernels before this range ends, on this thread
       context->gpu_thread = &t_thread_marker;
       trainscope_observer_gpu_collective_begin(t->observer, info, context->tag,
@@ -296,14 +295,10 @@ uint64_t ComputeFlops(uint32_t op, c10::ArrayRef<const c10::IValue> in) {
 
 // ---- the callbacks ---------------------------------------------------------
 
-// A frame that is not a plain operator's: its optimizer step, its CUPTI bracket.
-__attribute__((noinline)) void EnterGeneral(const at::RecordFunction& rf, const Targets* t,
-                                            const trainscope_op_info* info, Frame& f) {
+// An optimizer step's frame: it carries the running step to its exit.
+__attribute__((noinline)) void EnterOptimizer(const Targets* t, Frame& f) {
   f.general = true;
-  f.aux = Has(info, TRAINSCOPE_OP_OPTIMIZER_STEP) ? trainscope_observer_running_step(t->observer)
-                                                   : 0;
-  f.gpu_pushed = t->gpu;
-  if (t->gpu) trainscope_observer_gpu_operator_begin(t->observer, info, SequenceValue(rf));
+  f.aux = trainscope_observer_running_step(t->observer);
 }
 
 std::unique_ptr<at::ObserverContext> OnEnter(const at::RecordFunction& rf) {
@@ -327,13 +322,16 @@ std::unique_ptr<at::ObserverContext> OnEnter(const at::RecordFunction& rf) {
     f.rf = &rf;
     f.info = info;
     f.opens_backward = opens_backward;
-    if (t->gpu || Has(info, TRAINSCOPE_OP_OPTIMIZER_STEP)) [[unlikely]] {
-      EnterGeneral(rf, t, info, f);
+    if (Has(info, TRAINSCOPE_OP_OPTIMIZER_STEP)) [[unlikely]] {
+      EnterOptimizer(t, f);
     } else {
       f.aux = 0;
-      f.gpu_pushed = false;
       f.general = false;
     }
+    // Kernels launched inside name this operator (CUPTI external correlation).
+    f.gpu_pushed = t->gpu;
+    if (t->gpu) [[unlikely]]
+      trainscope_observer_gpu_operator_begin(t->observer, info, SequenceValue(rf));
     f.start_ticks = Ticks(t);  // last: the callback's own work is not timed
   }
   return nullptr;
@@ -366,7 +364,6 @@ __attribute__((noinline)) void ExitOutOfOrder(const Targets* t, ThreadState* ts,
 __attribute__((noinline)) void ExitGeneral(const at::RecordFunction& rf, const Targets* t,
                                            const Frame& f, uint32_t d, uint64_t end_ticks,
                                            bool backward) {
-  if (f.gpu_pushed) trainscope_observer_gpu_operator_end(t->observer);
   const bool flop_op = f.info->flop != TRAINSCOPE_FLOP_NONE;
   trainscope_observer_operator(t->observer, f.info, f.start_ticks, end_ticks, SequenceValue(rf),
                                backward ? 1 : 0, flop_op ? f.aux : 0, flop_op ? 0 : f.aux,
@@ -395,6 +392,8 @@ void OnExit(const at::RecordFunction& rf, at::ObserverContext* context) {
     ExitOutOfOrder(t, ts, d);
     return;
   }
+  if (f.gpu_pushed) [[unlikely]]
+    trainscope_observer_gpu_operator_end(t->observer);
   const trainscope_op_info* info = f.info;
   const bool backward = ts->backward_depth > 0;
   if (f.opens_backward) --ts->backward_depth;
@@ -410,9 +409,9 @@ void OnExit(const at::RecordFunction& rf, at::ObserverContext* context) {
   if (d == 0 && !Has(info, TRAINSCOPE_OP_EXCLUDED_FROM_PHASES)) {
     trainscope_phase_ticks_update(t->phases, f.start_ticks, end_ticks, backward ? 1 : 0);
   }
-  trainscope_raw_ring_push_operator(ring, info->id, f.start_ticks, end_ticks, SequenceValue(rf),
-                                    backward ? TRAINSCOPE_SCOPE_BACKWARD
-                                             : TRAINSCOPE_SCOPE_FORWARD);
+  trainscope_raw_ring_push_operator(
+      ring, info->id, f.start_ticks, end_ticks, SequenceValue(rf),
+      backward ? TRAINSCOPE_SCOPE_BACKWARD : TRAINSCOPE_SCOPE_FORWARD);
 }
 
 // Registered after OnEnter, so the operator's frame is already on the stack.

@@ -13,10 +13,10 @@
 #include <vector>
 
 #include "absl/strings/match.h"
-#include "trainscope/base/mutex.h"
 #include "gpu/synthetic_activity_buffer.h"
 #include "gtest/gtest.h"
 #include "string_table.h"
+#include "trainscope/base/mutex.h"
 
 namespace trainscope::agent {
 namespace {
@@ -51,6 +51,11 @@ struct Fake {
   int pops = 0;
   uint64_t last_pushed = 0;
   std::atomic<int64_t> now{1'000'000};
+  // CUPTI 12.4+'s single-call switches (null in the api unless set): the
+  // kinds enabled when each switch came, and the calls switched off.
+  bool single_call_switches = false;
+  std::vector<size_t> kinds_enabled_at_switch;
+  std::vector<uint32_t> switched_off;
   base::Mutex mu;  // pending/held/completions_due: the worker's timer flushes too
 };
 Fake* fake = nullptr;
@@ -172,8 +177,18 @@ CUptiResult CUPTIAPI CallbackName(CUpti_CallbackDomain, uint32_t cbid, const cha
   return CUPTI_SUCCESS;
 }
 
+CUptiResult CUPTIAPI SwitchCall(CUpti_CallbackId cbid, uint8_t enable) {
+  fake->kinds_enabled_at_switch.push_back(fake->enabled.size());
+  if (!enable) fake->switched_off.push_back(cbid);
+  return CUPTI_SUCCESS;
+}
+
 CuptiApi FakeApi() {
   CuptiApi api;
+  if (fake->single_call_switches) {
+    api.activity_enable_runtime_api = &SwitchCall;
+    api.activity_enable_driver_api = &SwitchCall;
+  }
   api.get_version = &GetVersion;
   api.get_result_string = &ResultString;
   api.subscribe = &Subscribe;
@@ -280,6 +295,25 @@ TEST_F(TracerTest, CompletedBuffersBecomeEventsOnTheAgentsClock) {
   EXPECT_EQ(out[1].launch_op, op);
   EXPECT_EQ(out[1].launch_delta_ns, -20);
   EXPECT_EQ(tracer_->pool().in_use(), 0u);  // the buffer went back
+}
+
+TEST_F(TracerTest, OnlyTheCallsTheConverterKeepsAreRecordedSwitchedOffAfterTheKinds) {
+  fake_.single_call_switches = true;
+  Start();
+  // The fake names every call cudaGetDevice but 211 (cudaLaunchKernel), in
+  // both domains: all are switched off but the two 211s.
+  const size_t others = (CUPTI_RUNTIME_TRACE_CBID_SIZE - 2) + (CUPTI_DRIVER_TRACE_CBID_SIZE - 2);
+  EXPECT_EQ(fake_.switched_off.size(), others);
+  EXPECT_EQ(std::count(fake_.switched_off.begin(), fake_.switched_off.end(), 211u), 0);
+  // After all 7 kinds: enabling a kind resets the single calls (and with
+  // only single calls enabled CUPTI 13.0 records nothing).
+  for (size_t kinds : fake_.kinds_enabled_at_switch) ASSERT_EQ(kinds, 7u);
+  // A hand-over and back: the new Acquire switches them off again, after
+  // enabling the kinds again.
+  tracer_->Yield();
+  tracer_->Resume();
+  EXPECT_EQ(fake_.switched_off.size(), 2 * others);
+  for (size_t kinds : fake_.kinds_enabled_at_switch) ASSERT_EQ(kinds, 7u);
 }
 
 TEST_F(TracerTest, AThreadsRuntimeCallsCarryItsOsThreadId) {

@@ -106,8 +106,13 @@ struct AgentOptions {
   // Its buffers are bounded apart from memory_budget_bytes: at most
   // gpu_buffer_bytes * gpu_max_buffers for CUPTI plus the event queue.
   bool gpu_activity = false;
-  uint64_t gpu_buffer_bytes = 4 << 20;  // one CUPTI activity buffer, 64 KiB .. 256 MiB
-  uint32_t gpu_max_buffers = 16;        // buffers CUPTI may hold at once, 1 .. 1024
+  // Small buffers: CUPTI hands a buffer back only once it is full (or its
+  // records complete at a flush), and the events of a slowly filling one must
+  // come back within the device-event reorder window (500 ms) to be kept.
+  // With only launch, copy and sync calls recorded, a 4 MiB buffer spanned
+  // over a second of a device-bound ResNet-50 step on an H100.
+  uint64_t gpu_buffer_bytes = 512 << 10;  // one CUPTI activity buffer, 64 KiB .. 256 MiB
+  uint32_t gpu_max_buffers = 128;         // buffers CUPTI may hold at once, 1 .. 1024
   uint32_t gpu_queue_events = 1 << 16;  // converted events waiting for the sender, 64 .. 4194304
   // CUPTI is flushed this often, at every step mark (RecordStep) too; a
   // yielded tracer retries this often at most.
