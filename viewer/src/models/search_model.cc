@@ -90,6 +90,7 @@ std::string SearchModel::ResultText(const Result& result) {
 }
 
 void SearchModel::SetQuery(std::string_view text) {
+  text_ = std::string(text);
   query_ = Parse(text);
   active_.reset();
   cursor_.reset();
@@ -98,9 +99,7 @@ void SearchModel::SetQuery(std::string_view text) {
 }
 
 void SearchModel::Refresh() {
-  const auto state =
-      std::make_tuple(store_->data_version(), store_->layout_version(), store_->steps().size());
-  if (state == store_state_) return;
+  if (StoreState() == store_state_) return;
   // Keep the active name (its index may move: counts changed the order).
   const std::optional<uint32_t> active_name =
       active_.has_value() ? std::optional<uint32_t>(results_[*active_].name) : std::nullopt;
@@ -112,6 +111,10 @@ void SearchModel::Refresh() {
   if (!active_.has_value() && !results_.empty()) active_ = 0;
 }
 
+std::tuple<uint64_t, uint64_t, size_t> SearchModel::StoreState() const {
+  return {store_->data_version(), store_->layout_version(), store_->steps().size()};
+}
+
 void SearchModel::Run() {
   results_.clear();
   more_results_ = 0;
@@ -119,8 +122,7 @@ void SearchModel::Run() {
   matches_.clear();
   matches_valid_ = false;
   current_.reset();
-  store_state_ =
-      std::make_tuple(store_->data_version(), store_->layout_version(), store_->steps().size());
+  store_state_ = StoreState();
   switch (query_.kind) {
     case Query::Kind::kOperator:
       SearchOperators();

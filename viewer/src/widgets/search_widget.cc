@@ -18,6 +18,9 @@ SearchWidget::SearchWidget(SearchModel* model, QWidget* parent) : QWidget(parent
   field_->setObjectName("search_field");
   field_->setPlaceholderText("Search: operator, step 120 / #120, rank 3 / r3   (Ctrl+F, /)");
   field_->setClearButtonEnabled(true);
+  // A search set before the window opened (--search) shows as typed.
+  field_->setText(QString::fromStdString(model_->text()));
+  applied_ = field_->text();
   field_->installEventFilter(this);
   layout->addWidget(field_);
   summary_ = new QLabel(this);

@@ -237,6 +237,20 @@ absl::Status ApplyViewFlags(const base::ParsedArgs& args, bool loss_loaded, View
           absl::StrCat("--alert ", **row, ": the job has ", state->alerts.size(), " alerts"));
     }
   }
+  if (args.Has("search")) {
+    // As typing TEXT and pressing F3 N times.
+    const std::string text = *args.Value("search");
+    state->search.SetQuery(text);
+    absl::StatusOr<std::optional<int64_t>> match = args.Int("search-match", 1, INT64_MAX);
+    if (!match.ok()) return match.status();
+    const size_t matches = state->search.matches().size();
+    if (matches == 0) return Fail(absl::StrCat("--search ", text, ": ", state->search.Summary()));
+    if (static_cast<uint64_t>(**match) > matches) {
+      return Fail(absl::StrCat("--search-match ", **match, ": '", text, "' has ", matches,
+                               matches == 1 ? " match" : " matches"));
+    }
+    for (int64_t i = 0; i < **match; ++i) state->search.Jump(1, &state->selection, &state->marey);
+  }
   if (args.Has("marey-steps")) {
     absl::StatusOr<std::optional<int64_t>> steps = args.Int("marey-steps", 0, 100'000);
     if (!steps.ok()) return steps.status();

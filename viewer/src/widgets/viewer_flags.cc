@@ -55,6 +55,12 @@ base::ArgParser ViewerFlags() {
   parser.AddFlag("step", "N", "select step N (pinned) instead of following the newest");
   parser.AddFlag("ranks", "LIST", "show only these ranks in the Marey graph, e.g. 0,2-3");
   parser.AddFlag("alert", "ROW", "select alert ROW (0 = newest): its step, devices and operator");
+  parser.AddFlag("search", "TEXT",
+                 "search as the window's field does (an operator name's substring, step N or #N, "
+                 "rank N or rN) and show the first match: the Marey graph zoomed to it, outlined, "
+                 "its step and device selected");
+  parser.AddFlag("search-match", "N", "with --search: show the Nth match (from 1) in time order",
+                 "1");
   parser.AddFlag("grouping", "MODE", "Marey rows: none, stage or host", "none");
   parser.AddFlag("item", "N",
                  "the training item shown in the Monitoring view (default: the top item)");

@@ -91,6 +91,8 @@ class SearchModel {
   void Clear() { SetQuery(""); }
 
   const Query& query() const { return query_; }
+  // The text as set (the field shows it).
+  const std::string& text() const { return text_; }
   const std::vector<Result>& results() const { return results_; }
   // Names that matched beyond kMaxResults (not listed).
   size_t more_results() const { return more_results_; }
@@ -121,6 +123,8 @@ class SearchModel {
 
  private:
   void Run();
+  // What the store holds now (operators, tracks, steps): a change re-runs.
+  std::tuple<uint64_t, uint64_t, size_t> StoreState() const;
   void SearchOperators();
   void SearchStep();
   void SearchRank();
@@ -130,6 +134,7 @@ class SearchModel {
 
   const NameTable* names_;
   const MareyTrackStore* store_;
+  std::string text_;
   Query query_;
   std::vector<Result> results_;
   size_t more_results_ = 0;
