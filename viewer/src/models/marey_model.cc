@@ -374,12 +374,12 @@ void MareyModel::Layout() {
   frame.focus_ranks = focus_ranks_;
   frame.focus_name = focus_name_;
   frame.focus_step = focus_step_;
+  frame.selected_ranks = selected_ranks_;
+  frame.selected_link = selected_link_;
   frame.devices = store_.devices().size();
   frame.operators = store_.operator_count();
   layout_.Lay(frame);
 }
-  frame.selected_ranks = selected_ranks_;
-  frame.selected_link = selected_link_;
 
 int MareyModel::RowStage(size_t index) const {
   const MareyRow& row = rows_[index];

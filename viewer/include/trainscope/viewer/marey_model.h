@@ -204,6 +204,8 @@ class MareyModel {
   std::vector<uint32_t> focus_ranks_;
   uint32_t focus_name_ = 0;
   std::optional<uint64_t> focus_step_;
+  std::vector<uint32_t> selected_ranks_;  // sorted
+  std::optional<std::pair<uint32_t, uint32_t>> selected_link_;
 
   bool groups_dirty_ = true;
   bool rows_dirty_ = true;
@@ -212,8 +214,6 @@ class MareyModel {
 
   std::vector<Row> rows_;
   std::vector<const MareyTrack*> row_tracks_;
-  std::vector<uint32_t> selected_ranks_;  // sorted
-  std::optional<std::pair<uint32_t, uint32_t>> selected_link_;
   std::vector<std::vector<const DeviceStepRecord*>> row_step_values_;  // the last Layout's
   MareyLayout layout_;
 };
