@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
 
 #include "models/range_stats_fixture.h"
@@ -120,6 +121,21 @@ TEST_F(RangeStatisticsTest, ATimeRangeSelectsTheStepsItMostlyCovers) {
   // Mostly in step 3, less than half of it: the step it overlaps most.
   EXPECT_EQ(RangeStatistics::StepsInTimeRange(steps, 190, 240), (StepSpan{3, 3}));
   EXPECT_EQ(RangeStatistics::StepsInTimeRange(steps, 500, 600), std::nullopt);
+}
+
+TEST(ParseStepSpanTest, ReadsFirstDashLastAndNamesTheFlagOtherwise) {
+  absl::StatusOr<StepSpan> span = ParseStepSpan("--range-steps", "100-120");
+  ASSERT_TRUE(span.ok()) << span.status();
+  EXPECT_EQ(*span, (StepSpan{100, 120}));
+  EXPECT_EQ(*ParseStepSpan("--steps", "7-7"), (StepSpan{7, 7}));
+  for (const char* bad : {"120-100", "100", "100-", "a-b", "1-2-3", ""}) {
+    absl::StatusOr<StepSpan> refused = ParseStepSpan("--range-steps", bad);
+    ASSERT_FALSE(refused.ok()) << bad;
+    EXPECT_EQ(refused.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(refused.status().message(),
+              std::string("--range-steps ") + bad +
+                  ": expected FIRST-LAST, two step numbers, e.g. 100-120");
+  }
 }
 
 }  // namespace

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+#include <vector>
+
 #include "models/range_stats_fixture.h"
 
 namespace trainscope::viewer {
@@ -70,6 +73,45 @@ TEST_F(RangeStatsModelTest, NewDataIsCountedAtMostEveryTwoSeconds) {
   EXPECT_TRUE(model.Update(store_, names_, 15 * kSecond));
   EXPECT_EQ(model.statistics().last_step, 4u);
   EXPECT_EQ(model.statistics().total.wall_ns, 700);
+}
+
+TEST_F(RangeStatsModelTest, NamesTheRangeAndWritesEachDeviceAndTheTotalAsText) {
+  RangeStatsModel model;
+  model.SelectSteps(2, 3);
+  ASSERT_TRUE(model.Update(store_, names_, 0));
+  EXPECT_EQ(model.Title(),
+            "Selected steps 2\xE2\x80\x93"
+            "3 \xC2\xB7 2 steps \xC2\xB7 200 ns \xC2\xB7 2 devices");
+  const std::vector<std::vector<std::string>> cells = model.DeviceCells();
+  ASSERT_EQ(cells.size(), 3u);  // two devices and the total
+  for (const auto& row : cells) EXPECT_EQ(row.size(), RangeStatsModel::DeviceHeaders().size());
+  EXPECT_EQ(cells[0][0], "rank 0");
+  EXPECT_EQ(cells[0][1], "200 ns");
+  EXPECT_EQ(cells[0][2], "100 ns (50%)");  // compute
+  EXPECT_EQ(cells[0][7], "-");             // no GPU work
+  EXPECT_EQ(cells[1][2], "120 ns (60%)");
+  EXPECT_EQ(cells[1][7].substr(0, 9), "65.0 ns (");  // kernels: 32.5 %
+  EXPECT_EQ(cells[2][0], "total");
+  EXPECT_EQ(cells[2][2], "220 ns (55%)");
+  EXPECT_EQ(cells[2][3], "65.0 ns (16%)");  // collective wait: 16.25 %
+  EXPECT_EQ(cells[2][8], "4");              // device steps
+  EXPECT_EQ(cells[2][9], "9");
+  const std::vector<std::string> b = RangeStatsModel::OperatorCells(model.top().rows()[0]);
+  ASSERT_EQ(b.size(), RangeStatsModel::OperatorHeaders().size());
+  EXPECT_EQ(b[0], "B");
+  EXPECT_EQ(b[1], "compute");
+  EXPECT_EQ(b[2], "3");
+  EXPECT_EQ(b[5], "150 ns");
+  EXPECT_EQ(b[9], "37.5 %");
+
+  model.SelectSteps(3, 3);
+  ASSERT_TRUE(model.Update(store_, names_, 0));
+  EXPECT_EQ(model.Title(), "Selected step 3 \xC2\xB7 1 step \xC2\xB7 100 ns \xC2\xB7 2 devices");
+  model.SelectSteps(8, 9);
+  ASSERT_TRUE(model.Update(store_, names_, 0));
+  EXPECT_EQ(model.Title(),
+            "Selected steps 8\xE2\x80\x93"
+            "9: not loaded (no step held)");
 }
 
 }  // namespace

@@ -1,6 +1,11 @@
 #include "trainscope/viewer/range_statistics.h"
 
 #include <algorithm>
+#include <string>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 
 namespace trainscope::viewer {
 namespace {
@@ -30,6 +35,17 @@ void Add(const RangeStatistics::Part& from, RangeStatistics::Part* to) {
 }
 
 }  // namespace
+
+absl::StatusOr<StepSpan> ParseStepSpan(const std::string& flag, const std::string& text) {
+  const std::vector<std::string> ends = absl::StrSplit(text, '-');
+  StepSpan span;
+  if (ends.size() != 2 || !absl::SimpleAtoi(ends[0], &span.first) ||
+      !absl::SimpleAtoi(ends[1], &span.last) || span.last < span.first) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, " ", text, ": expected FIRST-LAST, two step numbers, e.g. 100-120"));
+  }
+  return span;
+}
 
 void RangeStatistics::Accumulate(const DeviceStepRecord& device, Part* part) {
   ++part->steps;

@@ -16,6 +16,7 @@
 #include "trainscope/viewer/widgets/marey_widget.h"
 #include "trainscope/viewer/widgets/monitoring_view.h"
 #include "trainscope/viewer/widgets/overview_widget.h"
+#include "trainscope/viewer/widgets/range_stats_panel.h"
 #include "trainscope/viewer/widgets/search_widget.h"
 #include "trainscope/viewer/widgets/selection_view.h"
 #include "trainscope/viewer/widgets/table_widgets.h"
@@ -73,10 +74,13 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
   auto* right = new QSplitter(Qt::Vertical, tabs_);
   overview_ = new OverviewWidget(&state_->overview);
   marey_ = new MareyPanel(&state_->marey);
+  range_stats_ = new RangeStatsPanel(&state_->range_stats);
   right->addWidget(overview_);
   right->addWidget(marey_);
+  right->addWidget(range_stats_);
   right->setStretchFactor(0, 2);
   right->setStretchFactor(1, 3);
+  right->setStretchFactor(2, 1);
   tabs_->addTab(right, "Training performance");
   auto* loss = new QSplitter(Qt::Vertical, tabs_);
   selection_ = new SelectionView(&state_->loss);
@@ -106,7 +110,7 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
   columns->addWidget(left);
   columns->addWidget(tabs_);
   columns->setSizes({380, 1220});
-  right->setSizes({420, 580});
+  right->setSizes({360, 480, 240});
   layout->addWidget(columns, 1);
   setCentralWidget(central);
   connection_status_ = new QLabel(this);
@@ -131,6 +135,27 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
   connect(marey_->view(), &MareyWidget::stepClicked, this, [this](quint64 step) {
     state_->SelectStep(step, /*move_marey=*/false);
     RefreshAll();
+  });
+  // The range statistics: a shift-drag in the Marey graph or a shift-click
+  // in the overview (from the selected step) picks the steps; a top
+  // operator's row outlines that operator on the devices that ran it.
+  connect(marey_->view(), &MareyWidget::rangeSelected, this, [this](qint64 t0, qint64 t1) {
+    if (!state_->range_stats.SelectTimeRange(state_->marey.store().steps(), t0, t1)) {
+      ShowNotice("range statistics: no step in the dragged range", 5000);
+    }
+    RefreshAll();
+  });
+  connect(overview_, &OverviewWidget::stepShiftClicked, this, [this](quint64 step) {
+    state_->range_stats.SelectSteps(state_->selection.selected_step().value_or(step), step);
+    RefreshAll();
+  });
+  connect(range_stats_, &RangeStatsPanel::rangeCleared, this, [this] { RefreshAll(); });
+  connect(range_stats_, &RangeStatsPanel::operatorClicked, this, [this](quint32 name_id) {
+    const int row = state_->range_stats.top().Find(name_id);
+    if (row < 0) return;
+    state_->marey.FocusOn(state_->range_stats.top().rows()[static_cast<size_t>(row)].ranks,
+                          name_id, std::nullopt, std::nullopt);
+    marey_->view()->update();
   });
   connect(marey_->view(), &MareyWidget::viewChanged, this, [this] {
     // Panned or brushed away from the newest steps: stop following, so the
@@ -325,6 +350,15 @@ void MainWindow::RefreshAll() {
   if (shown == overview_->parentWidget()) {
     overview_->update();
     marey_->view()->update();
+    // A live job's new data is counted at most every few seconds (the whole
+    // job's operators are many); a new range at once.
+    state_->range_stats.Update(state_->marey.store(), state_->names,
+                               absl::ToUnixNanos(absl::Now()));
+    if (state_->range_stats.version() != range_stats_version_) {
+      range_stats_version_ = state_->range_stats.version();
+      range_stats_->Refresh();
+      marey_->view()->SetMarkedRange(state_->range_stats.marked_time_range());
+    }
   }
   if (shown == traffic_) traffic_->update();
   if (shown == topology_) topology_->update();

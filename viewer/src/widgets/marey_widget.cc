@@ -7,6 +7,7 @@
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
+#include <QPalette>
 #include <QPushButton>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -14,6 +15,7 @@
 #include <cmath>
 
 #include "trainscope/viewer/widgets/draw_list_painter.h"
+#include "trainscope/viewer/widgets/elided_label.h"
 
 namespace trainscope::viewer {
 
@@ -29,12 +31,27 @@ void MareyWidget::paintEvent(QPaintEvent*) {
   model_->SetViewport(width(), height());
   QPainter painter(this);
   DrawListPainter::Paint(&painter, model_->Draw());
-  if (drag_ == Drag::kBrush && moved_) {
-    const RectF plot = model_->plot_rect();
+  const RectF plot = model_->plot_rect();
+  // The range statistics' steps: an amber band with edges, over the bands.
+  const QColor range_colour(230, 140, 20);
+  if (marked_range_.has_value() && !model_->raw_timestamps()) {
+    const float x0 = std::max(plot.x, model_->TimeToX(marked_range_->first));
+    const float x1 = std::min(plot.x + plot.w, model_->TimeToX(marked_range_->second));
+    if (x1 > x0) {
+      painter.fillRect(QRectF(x0, plot.y, x1 - x0, plot.h), QColor(230, 140, 20, 40));
+      painter.setPen(QPen(range_colour, 2));
+      painter.drawLine(QPointF(x0, plot.y), QPointF(x0, plot.y + plot.h));
+      painter.drawLine(QPointF(x1, plot.y), QPointF(x1, plot.y + plot.h));
+    }
+  }
+  if ((drag_ == Drag::kBrush || drag_ == Drag::kRange) && moved_) {
+    const QColor colour = drag_ == Drag::kBrush ? QColor(30, 90, 200) : range_colour;
     const int x0 = std::min(press_.x(), last_.x());
     const int x1 = std::max(press_.x(), last_.x());
-    painter.fillRect(QRectF(x0, plot.y, x1 - x0, plot.h), QColor(30, 90, 200, 50));
-    painter.setPen(QPen(QColor(30, 90, 200), 1));
+    QColor fill = colour;
+    fill.setAlpha(50);
+    painter.fillRect(QRectF(x0, plot.y, x1 - x0, plot.h), fill);
+    painter.setPen(QPen(colour, 1));
     painter.drawRect(QRectF(x0, plot.y, x1 - x0, plot.h));
   }
   last_frame_ms_ = timer.nsecsElapsed() / 1e6;
@@ -43,10 +60,17 @@ void MareyWidget::paintEvent(QPaintEvent*) {
 void MareyWidget::mousePressEvent(QMouseEvent* event) {
   press_ = last_ = event->position().toPoint();
   moved_ = false;
-  const bool brush =
-      event->button() == Qt::RightButton ||
-      (event->button() == Qt::LeftButton && (event->modifiers() & Qt::ShiftModifier));
-  drag_ = brush ? Drag::kBrush : event->button() == Qt::LeftButton ? Drag::kPan : Drag::kNone;
+  const bool left = event->button() == Qt::LeftButton;
+  drag_ = event->button() == Qt::RightButton                 ? Drag::kBrush
+          : left && (event->modifiers() & Qt::ShiftModifier) ? Drag::kRange
+          : left                                             ? Drag::kPan
+                                                             : Drag::kNone;
+}
+
+void MareyWidget::SetMarkedRange(std::optional<std::pair<int64_t, int64_t>> range) {
+  if (range == marked_range_) return;
+  marked_range_ = range;
+  update();
 }
 
 void MareyWidget::mouseMoveEvent(QMouseEvent* event) {
@@ -74,6 +98,9 @@ void MareyWidget::mouseReleaseEvent(QMouseEvent* event) {
   if (drag_ == Drag::kBrush && moved_) {
     model_->BrushTo(static_cast<float>(press_.x()), static_cast<float>(position.x()));
     emit viewChanged();
+  } else if (drag_ == Drag::kRange && moved_) {
+    emit rangeSelected(model_->XToTime(static_cast<float>(press_.x())),
+                       model_->XToTime(static_cast<float>(position.x())));
   } else if (!moved_ && event->button() == Qt::LeftButton) {
     std::optional<MareyModel::Hit> hit = model_->HitTest(position.x(), position.y());
     if (hit.has_value()) {
@@ -124,17 +151,20 @@ MareyPanel::MareyPanel(MareyModel* model, QWidget* parent) : QWidget(parent), mo
   auto* reset = new QPushButton("Reset zoom", this);
   reset->setToolTip(QString("Show %1 steps: the newest, or around the selected step")
                         .arg(MareyTimeWindow::kDefaultSteps));
-  auto* hint = new QLabel(
+  // Elided (full text in its tooltip), so the hint never widens the window.
+  auto* hint = new ElidedLabel(this);
+  hint->SetFullText(
       "wheel: zoom \xC2\xB7 drag: pan \xC2\xB7 right-drag: zoom to a range \xC2\xB7 "
-      "double-click: whole run",
-      this);
-  hint->setStyleSheet("color: #666;");
+      "shift-drag: statistics of a range \xC2\xB7 double-click: whole run");
+  QPalette grey = hint->palette();
+  grey.setColor(QPalette::WindowText, QColor(0x66, 0x66, 0x66));
+  hint->setPalette(grey);
   bar->addWidget(raw_);
   bar->addWidget(cpu_rows_);
   bar->addWidget(grouping_);
   bar->addWidget(reset);
-  bar->addStretch(1);
-  bar->addWidget(hint);
+  bar->addSpacing(12);
+  bar->addWidget(hint, 1);
   layout->addLayout(bar);
   view_ = new MareyWidget(model, this);
   layout->addWidget(view_, 1);

@@ -8,6 +8,7 @@
 #include "trainscope/viewer/widgets/alerts_widget.h"
 #include "trainscope/viewer/widgets/draw_list_painter.h"
 #include "trainscope/viewer/widgets/monitoring_view.h"
+#include "trainscope/viewer/widgets/range_stats_panel.h"
 #include "trainscope/viewer/widgets/table_widgets.h"
 
 namespace trainscope::viewer {
@@ -37,7 +38,7 @@ const std::vector<std::string>& OffscreenRenderer::Views() {
   static const std::vector<std::string> kViews = {"overview",  "marey",      "alerts", "jobs",
                                                   "selection", "monitoring", "traffic-matrix",
                                                   "topology",  "trend",      "chord",
-                                                  "hilbert-ring", "all"};
+                                                  "hilbert-ring", "range-stats", "all"};
   return kViews;
 }
 
@@ -86,6 +87,12 @@ absl::StatusOr<QImage> OffscreenRenderer::Render(ViewerState* state, const std::
     JobsWidget widget;
     widget.Refresh(state->jobs);
     widget.expandAll();
+    return Grab(&widget, width, height);
+  }
+  if (view == "range-stats") {
+    state->range_stats.Update(state->marey.store(), state->names, 0);
+    RangeStatsPanel widget(&state->range_stats);
+    widget.Refresh();
     return Grab(&widget, width, height);
   }
   if (view == "all") {

@@ -24,7 +24,13 @@ void OverviewWidget::paintEvent(QPaintEvent*) {
 void OverviewWidget::mousePressEvent(QMouseEvent* event) {
   if (event->button() != Qt::LeftButton) return;
   const QPointF p = event->position();
-  if (std::optional<uint64_t> step = model_->StepAt(p.x(), p.y())) emit stepClicked(*step);
+  std::optional<uint64_t> step = model_->StepAt(p.x(), p.y());
+  if (!step.has_value()) return;
+  if (event->modifiers() & Qt::ShiftModifier) {
+    emit stepShiftClicked(*step);
+  } else {
+    emit stepClicked(*step);
+  }
 }
 
 void OverviewWidget::mouseMoveEvent(QMouseEvent* event) {

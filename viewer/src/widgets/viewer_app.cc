@@ -5,8 +5,10 @@
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
+#include <string>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -183,6 +185,39 @@ absl::Status ApplyClusterFlags(const base::ParsedArgs& args, ViewerState* state)
   return absl::OkStatus();
 }
 
+// The range statistics' flags: --range-steps picks the steps (which must
+// overlap the loaded ones), --range-operator outlines an operator of the
+// range in the Marey graph.
+absl::Status ApplyRangeFlags(const base::ParsedArgs& args, ViewerState* state) {
+  RangeStatsModel& range = state->range_stats;
+  const std::map<uint64_t, StepRecord>& steps = state->marey.store().steps();
+  if (args.Has("range-steps")) {
+    absl::StatusOr<StepSpan> span = ParseStepSpan("--range-steps", *args.Value("range-steps"));
+    if (!span.ok()) return span.status();
+    if (steps.empty() || span->last < steps.begin()->first ||
+        span->first > steps.rbegin()->first) {
+      return Fail(absl::StrCat("--range-steps ", *args.Value("range-steps"), ": the job holds ",
+                               steps.empty() ? std::string("no steps")
+                                             : absl::StrCat("steps ", steps.begin()->first, "-",
+                                                            steps.rbegin()->first)));
+    }
+    range.SelectSteps(span->first, span->last);
+  }
+  if (args.Has("range-operator")) {
+    const std::string name = *args.Value("range-operator");
+    range.Update(state->marey.store(), state->names, 0);
+    const uint32_t id = state->names.Find(name);  // 0: never interned
+    const int row = id == 0 ? -1 : range.top().Find(id);
+    if (row < 0) {
+      return Fail(absl::StrCat("--range-operator ", name, ": no operator of that name in ",
+                               range.Title()));
+    }
+    const TopOperators::Row& op = range.top().rows()[static_cast<size_t>(row)];
+    state->marey.FocusOn(op.ranks, op.name_id, std::nullopt, std::nullopt);
+  }
+  return absl::OkStatus();
+}
+
 // Applies the view flags (--step, --ranks, --alert, ...) to the loaded state.
 absl::Status ApplyViewFlags(const base::ParsedArgs& args, bool loss_loaded, ViewerState* state) {
   if (absl::Status status = ApplyLossFlags(args, loss_loaded, &state->loss); !status.ok()) {
@@ -278,7 +313,7 @@ absl::Status ApplyViewFlags(const base::ParsedArgs& args, bool loss_loaded, View
     if (end <= start) return Fail("--to-ms must be after --from-ms");
     state->marey.SetTimeRange(start, end);
   }
-  return absl::OkStatus();
+  return ApplyRangeFlags(args, state);
 }
 
 int Render(const base::ParsedArgs& args, ViewerState* state, const MainWindow::Config& config) {

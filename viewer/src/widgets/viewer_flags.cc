@@ -47,13 +47,19 @@ base::ArgParser ViewerFlags() {
                  "them along a Hilbert curve over it");
   parser.AddFlag("render", "VIEW",
                  "render offscreen and exit: overview, marey, alerts, jobs, selection, monitoring, "
-                 "traffic-matrix, topology, trend, chord, hilbert-ring, all (the window) or each "
-                 "(every one, FILE-VIEW.png)");
+                 "traffic-matrix, topology, trend, chord, hilbert-ring, range-stats, all (the "
+                 "window) or each (every one, FILE-VIEW.png)");
   parser.AddFlag("out", "FILE.png", "where --render writes");
   parser.AddFlag("width", "PX", "rendered width", "1600");
   parser.AddFlag("height", "PX", "rendered height", "900");
   parser.AddFlag("step", "N", "select step N (pinned) instead of following the newest");
   parser.AddFlag("ranks", "LIST", "show only these ranks in the Marey graph, e.g. 0,2-3");
+  parser.AddFlag("range-steps", "FIRST-LAST",
+                 "the range statistics' steps (as a shift-drag in the Marey graph picks them), "
+                 "e.g. 100-120; default: the whole loaded job");
+  parser.AddFlag("range-operator", "NAME",
+                 "outline this operator in the Marey graph (as a click on its row in the top "
+                 "operators table does)");
   parser.AddFlag("alert", "ROW", "select alert ROW (0 = newest): its step, devices and operator");
   parser.AddFlag("search", "TEXT",
                  "search as the window's field does (an operator name's substring, step N or #N, "

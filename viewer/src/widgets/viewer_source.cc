@@ -13,6 +13,7 @@
 #include "absl/strings/str_split.h"
 #include "trainscope/client/connection_options.h"
 #include "trainscope/client/environment.h"
+#include "trainscope/viewer/range_statistics.h"
 #include "trainscope/viewer/snapshot_query_client.h"
 #include "trainscope/viewer/synthetic_job.h"
 #if TRAINSCOPE_VIEWER_STORED_JOBS
@@ -104,15 +105,9 @@ absl::StatusOr<ViewerSource> LoadViewerSource(const base::ParsedArgs& args) {
     StoredJobOptions options;
     options.max_operators = static_cast<uint32_t>(**max_operators);
     if (args.Has("steps")) {
-      const std::string value = *args.Value("steps");
-      const std::vector<std::string> ends = absl::StrSplit(value, '-');
-      uint64_t first = 0, last = 0;
-      if (ends.size() != 2 || !absl::SimpleAtoi(ends[0], &first) ||
-          !absl::SimpleAtoi(ends[1], &last) || last < first) {
-        return Fail(absl::StrCat("--steps ", value,
-                                 ": expected FIRST-LAST, two step numbers, e.g. 100-120"));
-      }
-      options.steps = std::make_pair(first, last);
+      absl::StatusOr<StepSpan> steps = ParseStepSpan("--steps", *args.Value("steps"));
+      if (!steps.ok()) return steps.status();
+      options.steps = std::make_pair(steps->first, steps->last);
     }
     absl::StatusOr<JobData> data = LoadStoredJob(dir, job, options);
     if (!data.ok()) return data.status();

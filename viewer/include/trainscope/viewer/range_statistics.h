@@ -20,8 +20,10 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "trainscope/viewer/marey_track_store.h"
 #include "trainscope/viewer/records.h"
 
@@ -36,6 +38,10 @@ struct StepSpan {
     return first == other.first && last == other.last;
   }
 };
+
+// "100-120" as a StepSpan; INVALID_ARGUMENT naming `flag` and the text
+// otherwise (first <= last; the flags --steps and --range-steps).
+absl::StatusOr<StepSpan> ParseStepSpan(const std::string& flag, const std::string& text);
 
 class RangeStatistics {
  public:

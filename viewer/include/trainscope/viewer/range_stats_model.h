@@ -2,9 +2,10 @@
 // it: a step range picked in the overview or the steps a time range dragged
 // in the Marey graph covers (RangeStatistics::StepsInTimeRange), or none
 // (the whole loaded job); its per-device statistics (RangeStatistics) and
-// top operators (TopOperators), recomputed when the range changes and, for
-// a live job, at most every kLiveRefreshNs as data arrives (the whole job's
-// operators are millions: the viewer runs beside training).
+// top operators (TopOperators), recomputed at once when the range changes
+// and, as a live job's data arrives, at most every kLiveRefreshNs and never
+// more than kMaxCpuShare of the time (the whole job's operators are
+// millions, and the viewer runs beside training).
 //
 // Usage:
 //   RangeStatsModel stats;
@@ -19,8 +20,10 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "trainscope/viewer/marey_track_store.h"
 #include "trainscope/viewer/name_table.h"
@@ -33,6 +36,7 @@ namespace trainscope::viewer {
 class RangeStatsModel {
  public:
   static constexpr int64_t kLiveRefreshNs = 2'000'000'000;
+  static constexpr double kMaxCpuShare = 0.05;
 
   // Steps first..last (either order).
   void SelectSteps(uint64_t first, uint64_t last);
@@ -43,8 +47,8 @@ class RangeStatsModel {
   void Clear();
 
   // Recomputes what changed: the range at once, new data (operators or
-  // steps) at most every kLiveRefreshNs of `now_ns`. Returns whether the
-  // figures changed.
+  // steps) after kLiveRefreshNs of `now_ns` and 1 / kMaxCpuShare times as
+  // long as the last computation took. Returns whether the figures changed.
   bool Update(const MareyTrackStore& store, const NameTable& names, int64_t now_ns);
 
   std::optional<StepSpan> span() const { return span_; }
@@ -57,6 +61,15 @@ class RangeStatsModel {
   // Changes whenever the range or the figures change.
   uint64_t version() const { return version_; }
 
+  // What the panel shows, as text (the widget only lays it out): a title
+  // naming the range, the per-device table (a row per device, then the
+  // total) and the top operators' rows, columns as TopOperators::Column.
+  std::string Title() const;
+  static const std::vector<std::string>& DeviceHeaders();
+  std::vector<std::vector<std::string>> DeviceCells() const;
+  static const std::vector<std::string>& OperatorHeaders();
+  static std::vector<std::string> OperatorCells(const TopOperators::Row& row);
+
  private:
   // What the figures were computed from: the store's operators and steps.
   using DataKey = std::tuple<uint64_t, size_t, uint64_t>;
@@ -66,6 +79,7 @@ class RangeStatsModel {
   bool computed_ = false;
   DataKey computed_data_{};
   int64_t computed_at_ns_ = 0;
+  int64_t compute_cost_ns_ = 0;  // the last computation's wall time
   RangeStatistics::Result statistics_;
   TopOperators top_;
   uint64_t version_ = 0;

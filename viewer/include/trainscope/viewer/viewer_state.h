@@ -29,6 +29,7 @@
 #include "trainscope/viewer/marey_model.h"
 #include "trainscope/viewer/name_table.h"
 #include "trainscope/viewer/overview_model.h"
+#include "trainscope/viewer/range_stats_model.h"
 #include "trainscope/viewer/records.h"
 #include "trainscope/viewer/search_model.h"
 #include "trainscope/viewer/selection_state.h"
@@ -81,6 +82,9 @@ class ViewerState {
   TrendLayout trend;
   ChordLayout chord;
   HilbertRingLayout hilbert_ring;
+  // The range statistics panel (issue 23.5): a step range, its per-device
+  // figures and top operators, read from `marey`'s data.
+  RangeStatsModel range_stats;
   // Finds operators, steps and ranks in what the Marey graph holds (issue
   // 23.5); its jumps set `selection` and move `marey`.
   SearchModel search{&names, &marey.store()};

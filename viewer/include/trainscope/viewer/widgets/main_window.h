@@ -1,6 +1,6 @@
 // The viewer's window: Controls on top; Search, Jobs and Alerts on the left; on the
 // right three tabs: "Training performance" (the training overview above the
-// Marey graph), "Loss contribution" (the Selection View above the
+// Marey graph above the range statistics), "Loss contribution" (the Selection View above the
 // Monitoring View), "Cluster traffic" (the device-pair traffic matrix) and
 // the linked cluster views "Topology", "Trends", "Chord" and "Hilbert ring";
 // the connection's state (ConnectionModel: live, stale, retrying..., the age
@@ -43,6 +43,7 @@ class JobsWidget;
 class MareyPanel;
 class MonitoringView;
 class OverviewWidget;
+class RangeStatsPanel;
 class SearchWidget;
 class SelectionView;
 class TrafficMatrixWidget;
@@ -109,6 +110,7 @@ class MainWindow : public QMainWindow {
   SearchWidget* search_;  // above the jobs
   OverviewWidget* overview_;
   MareyPanel* marey_;
+  RangeStatsPanel* range_stats_;  // under the Marey graph
   QTabWidget* tabs_;
   SelectionView* selection_;
   MonitoringView* monitoring_;
@@ -128,6 +130,7 @@ class MainWindow : public QMainWindow {
   uint64_t jobs_version_ = UINT64_MAX;
   uint64_t alerts_version_ = UINT64_MAX;
   uint64_t loss_version_ = UINT64_MAX;
+  uint64_t range_stats_version_ = UINT64_MAX;
   std::optional<uint64_t> requested_item_;
   uint64_t frames_ = 0;
   RefreshPacer pacer_;  // bounds the live updates' work (Tick)

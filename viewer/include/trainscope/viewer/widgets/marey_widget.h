@@ -1,8 +1,10 @@
 // Paints a MareyModel and turns the mouse into model calls: wheel zooms
-// around the pointer, left-drag pans, right-drag (or shift+left-drag)
-// brushes a time range to zoom to, double-click resets, hovering shows the
-// model's hit text, a click on a group label expands or collapses it and a
-// click on an operator selects its step.
+// around the pointer, left-drag pans, right-drag brushes a time range to
+// zoom to, shift+left-drag picks a time range for the range statistics
+// (rangeSelected; the chosen steps are then marked: SetMarkedRange),
+// double-click resets, hovering shows the model's hit text, a click on a
+// group label expands or collapses it and a click on an operator selects
+// its step.
 //
 // Usage:
 //   MareyWidget* view = new MareyWidget(&state.marey, parent);
@@ -15,6 +17,8 @@
 #include <QPoint>
 #include <QWidget>
 #include <cstdint>
+#include <optional>
+#include <utility>
 
 #include "trainscope/viewer/marey_model.h"
 
@@ -31,10 +35,15 @@ class MareyWidget : public QWidget {
   QSize sizeHint() const override { return {1100, 520}; }
   // The last frame's paint time (model layout + painting), for the status bar.
   double last_frame_ms() const { return last_frame_ms_; }
+  // The range statistics' steps, on the aligned clock: a band over the plot
+  // (nothing on the raw clocks, where steps have no one extent).
+  void SetMarkedRange(std::optional<std::pair<int64_t, int64_t>> range);
 
  signals:
   void stepClicked(quint64 step);
   void viewChanged();
+  // Shift+left-drag: the time range [t0, t1] on the displayed clock.
+  void rangeSelected(qint64 t0, qint64 t1);
 
  protected:
   void paintEvent(QPaintEvent* event) override;
@@ -45,13 +54,14 @@ class MareyWidget : public QWidget {
   void wheelEvent(QWheelEvent* event) override;
 
  private:
-  enum class Drag { kNone, kPan, kBrush };
+  enum class Drag { kNone, kPan, kBrush, kRange };
   MareyModel* model_;
   Drag drag_ = Drag::kNone;
   QPoint press_;
   QPoint last_;
   bool moved_ = false;
   double last_frame_ms_ = 0;
+  std::optional<std::pair<int64_t, int64_t>> marked_range_;
 };
 
 // The Marey graph with its controls: clock (aligned/raw), grouping, reset.

@@ -1,8 +1,8 @@
 // Renders one view of a ViewerState into an image without a screen (run
 // with QT_QPA_PLATFORM=offscreen): the overview, the Marey graph and the
 // loss Selection View paint their models directly; jobs, alerts, the
-// Monitoring View (with its slider; its canvas at the top left) and the
-// whole window are grabbed from their widgets. Used by `trainscope-viewer
+// Monitoring View (with its slider; its canvas at the top left), the range
+// statistics panel and the whole window are grabbed from their widgets. Used by `trainscope-viewer
 // --render`, tests and docs.
 //
 // Usage:

@@ -1,5 +1,7 @@
 // Paints an OverviewModel; a click on the line chart selects that step
-// everywhere (stepClicked), hovering shows the step's or the bar's values.
+// everywhere (stepClicked), a shift-click ends a step range for the range
+// statistics there (stepShiftClicked), hovering shows the step's or the
+// bar's values.
 //
 // Usage:
 //   OverviewWidget* overview = new OverviewWidget(&state.overview, parent);
@@ -24,6 +26,7 @@ class OverviewWidget : public QWidget {
 
  signals:
   void stepClicked(quint64 step);
+  void stepShiftClicked(quint64 step);
 
  protected:
   void paintEvent(QPaintEvent* event) override;
