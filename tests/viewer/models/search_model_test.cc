@@ -37,7 +37,11 @@ class SearchModelTest : public ::testing::Test {
       record.step = step;
       record.start_ns = base;
       record.end_ns = base + 1'000'000;
-      for (uint32_t r = 0; r < kRanks; ++r) record.devices.push_back({.rank = r});
+      for (uint32_t r = 0; r < kRanks; ++r) {
+        DeviceStepRecord device;
+        device.rank = r;
+        record.devices.push_back(device);
+      }
       marey_.AddStep(record);
     }
     marey_.AddOperators(ops);
