@@ -16,6 +16,7 @@
 #include <QTableWidget>
 #include <cstdlib>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include "trainscope/collector/import/trace_importer.h"
@@ -72,19 +73,25 @@ class RangeStatsRenderTest : public ::testing::Test {
     state_.Load(GenerateSyntheticJob(options));
   }
 
+  // The whole window, shown offscreen at its default size.
+  std::unique_ptr<MainWindow> OpenWindow() {
+    MainWindow::Config config;
+    config.controls.job_id = state_.job_id();
+    auto window = std::make_unique<MainWindow>(&state_, nullptr, config);
+    window->setAttribute(Qt::WA_DontShowOnScreen);
+    window->resize(1600, 1000);
+    window->show();
+    QApplication::processEvents();
+    return window;
+  }
+
   ViewerState state_;
 };
 
 TEST_F(RangeStatsRenderTest, AShiftDragPicksTheStepsTheMareyGraphMarksAndThePanelLists) {
-  MainWindow::Config config;
-  config.controls.job_id = state_.job_id();
-  MainWindow window(&state_, nullptr, config);
-  window.setAttribute(Qt::WA_DontShowOnScreen);
-  window.resize(1600, 1000);
-  window.show();
-  QApplication::processEvents();
-  auto* marey = window.findChild<MareyWidget*>();
-  auto* panel = window.findChild<RangeStatsPanel*>();
+  std::unique_ptr<MainWindow> window = OpenWindow();
+  auto* marey = window->findChild<MareyWidget*>();
+  auto* panel = window->findChild<RangeStatsPanel*>();
   ASSERT_NE(marey, nullptr);
   ASSERT_NE(panel, nullptr);
   EXPECT_TRUE(state_.range_stats.statistics().whole_job);
@@ -153,16 +160,11 @@ TEST_F(RangeStatsRenderTest, AShiftDragPicksTheStepsTheMareyGraphMarksAndThePane
 }
 
 TEST_F(RangeStatsRenderTest, ClickingAnOperatorOutlinesItInTheMareyGraph) {
-  MainWindow::Config config;
-  config.controls.job_id = state_.job_id();
-  MainWindow window(&state_, nullptr, config);
-  window.setAttribute(Qt::WA_DontShowOnScreen);
-  window.resize(1600, 1000);
-  window.show();
+  std::unique_ptr<MainWindow> window = OpenWindow();
   state_.marey.ShowAroundStep(4, 1);
   QApplication::processEvents();
-  auto* marey = window.findChild<MareyWidget*>();
-  auto* panel = window.findChild<RangeStatsPanel*>();
+  auto* marey = window->findChild<MareyWidget*>();
+  auto* panel = window->findChild<RangeStatsPanel*>();
   marey->repaint();
   const size_t before = state_.marey.Draw().overlay_rects.size();
   // The top row: the operator with the most self time.

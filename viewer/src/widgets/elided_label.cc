@@ -2,12 +2,22 @@
 
 #include <QFontMetrics>
 #include <QPainter>
+#include <QPalette>
 
 namespace trainscope::viewer {
 
 ElidedLabel::ElidedLabel(QWidget* parent) : QFrame(parent) {
   setSizePolicy(QSizePolicy::Ignored, QSizePolicy::Preferred);
   setContentsMargins(4, 0, 4, 0);
+}
+
+ElidedLabel* ElidedLabel::Hint(const QString& text, QWidget* parent) {
+  auto* hint = new ElidedLabel(parent);
+  hint->SetFullText(text);
+  QPalette grey = hint->palette();
+  grey.setColor(QPalette::WindowText, QColor(0x66, 0x66, 0x66));
+  hint->setPalette(grey);
+  return hint;
 }
 
 void ElidedLabel::SetFullText(const QString& text) {

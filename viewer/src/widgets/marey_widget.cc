@@ -7,7 +7,6 @@
 #include <QLabel>
 #include <QMouseEvent>
 #include <QPainter>
-#include <QPalette>
 #include <QPushButton>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -152,13 +151,10 @@ MareyPanel::MareyPanel(MareyModel* model, QWidget* parent) : QWidget(parent), mo
   reset->setToolTip(QString("Show %1 steps: the newest, or around the selected step")
                         .arg(MareyTimeWindow::kDefaultSteps));
   // Elided (full text in its tooltip), so the hint never widens the window.
-  auto* hint = new ElidedLabel(this);
-  hint->SetFullText(
+  ElidedLabel* hint = ElidedLabel::Hint(
       "wheel: zoom \xC2\xB7 drag: pan \xC2\xB7 right-drag: zoom to a range \xC2\xB7 "
-      "shift-drag: statistics of a range \xC2\xB7 double-click: whole run");
-  QPalette grey = hint->palette();
-  grey.setColor(QPalette::WindowText, QColor(0x66, 0x66, 0x66));
-  hint->setPalette(grey);
+      "shift-drag: statistics of a range \xC2\xB7 double-click: whole run",
+      this);
   bar->addWidget(raw_);
   bar->addWidget(cpu_rows_);
   bar->addWidget(grouping_);

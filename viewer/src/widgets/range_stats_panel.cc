@@ -3,7 +3,6 @@
 #include <QFont>
 #include <QHBoxLayout>
 #include <QHeaderView>
-#include <QPalette>
 #include <QPushButton>
 #include <QSplitter>
 #include <QTableWidget>
@@ -66,13 +65,10 @@ RangeStatsPanel::RangeStatsPanel(RangeStatsModel* model, QWidget* parent)
   title_->setFont(bold);
   whole_job_ = new QPushButton("Whole job", this);
   whole_job_->setToolTip("Drop the selected range: statistics of every loaded step");
-  auto* hint = new ElidedLabel(this);
-  hint->SetFullText(
+  ElidedLabel* hint = ElidedLabel::Hint(
       "shift-drag in the Marey graph or shift-click a step in the overview: a range "
-      "\xC2\xB7 click an operator: highlight it \xC2\xB7 click a header: sort");
-  QPalette grey = hint->palette();
-  grey.setColor(QPalette::WindowText, QColor(0x66, 0x66, 0x66));
-  hint->setPalette(grey);
+      "\xC2\xB7 click an operator: highlight it \xC2\xB7 click a header: sort",
+      this);
   bar->addWidget(title_, 2);
   bar->addWidget(whole_job_);
   bar->addSpacing(12);

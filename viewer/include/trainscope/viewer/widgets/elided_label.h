@@ -22,6 +22,8 @@ class ElidedLabel : public QFrame {
 
  public:
   explicit ElidedLabel(QWidget* parent = nullptr);
+  // A grey line of usage hints (the mouse gestures of a view) with `text`.
+  static ElidedLabel* Hint(const QString& text, QWidget* parent);
 
   void SetFullText(const QString& text);
   const QString& full_text() const { return text_; }
