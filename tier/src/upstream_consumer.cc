@@ -494,6 +494,11 @@ void UpstreamConsumer::DeliverLoop() {
         if (!stream.hello_sent) {
           v1::AgentMessage message;
           *message.mutable_hello() = stream.hello;
+          // The node relays the job's token in the Hello over the mutually
+          // authenticated NATS link: protocol 1, no challenge to answer here
+          // (the rank proved membership to its node; docs/security.md).
+          message.mutable_hello()->set_protocol_version(1);
+          message.mutable_hello()->set_min_protocol_version(1);
           stream.hello_sent = true;
           stream.read_requested = false;
           messages.emplace_back(stream.session, std::move(message));
