@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "testing/collector_test_util.h"
@@ -170,6 +171,43 @@ TEST_F(JobRegistryTest, RetentionRemovesOldJobsButNeverALiveOne) {
   EXPECT_TRUE(std::filesystem::exists(dir_.path() / "jobs" / "old"));
   // No limits: nothing removed.
   EXPECT_EQ(registry->ApplyRetention({}, absl::Now() + 1000 * kDay), 0u);
+}
+
+// Refused joins for a job id nobody has created wait for it, without creating
+// it, and a flood of made-up job ids keeps only the newest kMaxPendingRefusalJobs.
+TEST_F(JobRegistryTest, RefusedHellosWaitForTheirJobWithinABound) {
+  auto registry = Make();
+  const size_t bound = JobRegistry::kMaxPendingRefusalJobs;
+  registry->CountRefusedHello("real", "no proof", "peer a");
+  registry->CountRefusedHello("real", "wrong proof", "peer b");
+  for (size_t i = 0; i < bound; ++i) {
+    registry->CountRefusedHello(absl::StrCat("flood-", i), "no proof", "peer c");
+  }
+  EXPECT_TRUE(registry->Jobs().empty());  // nothing created
+  auto refused = [&](const std::string& job) {
+    absl::StatusOr<JobPipeline*> pipeline = registry->GetOrCreate(job);
+    EXPECT_TRUE(pipeline.ok()) << pipeline.status();
+    base::Notification done;
+    v1::JobSummary summary;
+    (*pipeline)->Snapshot([&](v1::JobStatus status) {
+      summary = status.summary();
+      done.Notify();
+    });
+    EXPECT_TRUE(done.WaitForNotificationWithTimeout(kWait));
+    return summary;
+  };
+  // "real" was the oldest of bound + 1 job ids: it gave way.
+  EXPECT_EQ(refused("real").hellos_refused(), 0u);
+  const v1::JobSummary newest = refused(absl::StrCat("flood-", bound - 1));
+  EXPECT_EQ(newest.hellos_refused(), 1u);
+  EXPECT_EQ(newest.last_hello_refusal_from(), "peer c");
+  // Every refusal for the id is counted; the last one says why and from where.
+  registry->CountRefusedHello("late", "wrong proof", "peer d");
+  registry->CountRefusedHello("late", "no proof", "peer e");
+  const v1::JobSummary late = refused("late");
+  EXPECT_EQ(late.hellos_refused(), 2u);
+  EXPECT_EQ(late.last_hello_refusal(), "no proof");
+  EXPECT_EQ(late.last_hello_refusal_from(), "peer e");
 }
 
 }  // namespace
