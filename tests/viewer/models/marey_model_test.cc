@@ -349,6 +349,28 @@ TEST_F(MareyModelTest, FocusOnAlertZoomsToItsOperator) {
   EXPECT_EQ(model.Draw().overlay_rects.size(), 1u);
 }
 
+TEST_F(MareyModelTest, AnOperatorFromTheTableIsOutlinedWithoutTintingEveryRow) {
+  MareyModel model(&names_);
+  std::vector<OperatorRecord> ops;
+  for (uint64_t step = 1; step <= 4; ++step) {
+    const int64_t base = static_cast<int64_t>(step) * 1'000'000;
+    for (uint32_t r = 0; r < 4; ++r) {
+      ops.push_back(Op(r, base, base + 100'000, "conv", OpClass::kCompute, step));
+      ops.push_back(Op(r, base + 200'000, base + 300'000, "bwd", OpClass::kCompute, step));
+    }
+  }
+  model.AddOperators(ops);
+  model.SetViewport(1000, 600);
+  const size_t plain_backgrounds = model.Draw().backgrounds.size();
+  const uint32_t bwd = names_.Find("bwd");
+  model.FocusOn({0, 1, 2, 3}, bwd, std::nullopt, std::nullopt, MareyModel::FocusRows::kPlain);
+  const DrawList& plain = model.Draw();
+  EXPECT_EQ(plain.backgrounds.size(), plain_backgrounds);        // no row tinted
+  EXPECT_EQ(plain.overlay_rects.size(), 16u);                    // every bwd band outlined
+  model.FocusOn({0, 1, 2, 3}, bwd, std::nullopt, std::nullopt);  // an alert's way
+  EXPECT_EQ(model.Draw().backgrounds.size(), plain_backgrounds + 4);
+}
+
 TEST_F(MareyModelTest, ZoomPanAndBrushChangeTheVisibleRange) {
   MareyModel model(&names_);
   model.AddOperators({Op(0, 0, 100, "a")});

@@ -91,7 +91,7 @@ void MareyLayout::Lay(const Frame& frame) {
     // alert focuses and selects the same two devices, and blue is what the
     // other views show them in.
     const bool selected = row_in(i, frame_->selected_ranks);
-    if (selected || row_in(i, frame_->focus_ranks)) {
+    if (selected || (frame_->focus_rows_tinted && row_in(i, frame_->focus_ranks))) {
       list_.backgrounds.push_back({{view_.plot.x, rows()[i].top, view_.plot.w, rows()[i].height},
                                    selected ? kSelectTintColor : kFocusRowColor});
     }

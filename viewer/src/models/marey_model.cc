@@ -222,9 +222,10 @@ void MareyModel::FocusOnAlert(const Alert& alert) {
 }
 
 void MareyModel::FocusOn(std::vector<uint32_t> ranks, uint32_t name, std::optional<uint64_t> step,
-                         std::optional<std::pair<int64_t, int64_t>> extent) {
+                         std::optional<std::pair<int64_t, int64_t>> extent, FocusRows rows) {
   std::sort(ranks.begin(), ranks.end());
   focus_ranks_ = std::move(ranks);
+  focus_rows_tinted_ = rows == FocusRows::kTinted;
   focus_name_ = name;
   focus_step_ = step;
   if (step.has_value()) selected_step_ = step;
@@ -374,6 +375,7 @@ void MareyModel::Layout() {
   frame.focus_ranks = focus_ranks_;
   frame.focus_name = focus_name_;
   frame.focus_step = focus_step_;
+  frame.focus_rows_tinted = focus_rows_tinted_;
   frame.selected_ranks = selected_ranks_;
   frame.selected_link = selected_link_;
   frame.devices = store_.devices().size();

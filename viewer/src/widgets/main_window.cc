@@ -154,7 +154,7 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
     const int row = state_->range_stats.top().Find(name_id);
     if (row < 0) return;
     state_->marey.FocusOn(state_->range_stats.top().rows()[static_cast<size_t>(row)].ranks,
-                          name_id, std::nullopt, std::nullopt);
+                          name_id, std::nullopt, std::nullopt, MareyModel::FocusRows::kPlain);
     marey_->view()->update();
   });
   connect(marey_->view(), &MareyWidget::viewChanged, this, [this] {

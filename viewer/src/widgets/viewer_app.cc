@@ -213,7 +213,8 @@ absl::Status ApplyRangeFlags(const base::ParsedArgs& args, ViewerState* state) {
                                range.Title()));
     }
     const TopOperators::Row& op = range.top().rows()[static_cast<size_t>(row)];
-    state->marey.FocusOn(op.ranks, op.name_id, std::nullopt, std::nullopt);
+    state->marey.FocusOn(op.ranks, op.name_id, std::nullopt, std::nullopt,
+                         MareyModel::FocusRows::kPlain);
   }
   return absl::OkStatus();
 }

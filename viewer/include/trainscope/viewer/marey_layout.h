@@ -82,6 +82,7 @@ class MareyLayout {
     std::vector<uint32_t> focus_ranks;  // sorted: a focused alert's devices
     uint32_t focus_name = 0;            // its operator; 0: none
     std::optional<uint64_t> focus_step;
+    bool focus_rows_tinted = true;  // false: only the operator is outlined
     // Linked selection (SelectionState): these devices' rows are tinted and
     // their labels blue; the transfers between the link's two devices (both
     // directions) are outlined and each send joined to its receive.

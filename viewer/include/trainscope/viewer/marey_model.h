@@ -141,12 +141,17 @@ class MareyModel {
                     std::optional<std::pair<uint32_t, uint32_t>> link);
   // Zooms to the alert's operator in its step and highlights its devices.
   void FocusOnAlert(const Alert& alert);
-  // Highlights the rows of `ranks` and, when `name` is not 0, outlines that
-  // operator's bands (in `step`, when set); zooms so that `extent` (on the
-  // displayed clock) fills about a third of the plot, when set. A search
-  // match, or an alert's operator (FocusOnAlert).
+  // Whether a focus tints its devices' rows: an alert's or a search match's
+  // few devices stand out that way; an operator picked from the
+  // top-operators table runs on every device, so only its bands are outlined.
+  enum class FocusRows { kTinted, kPlain };
+  // Highlights the rows of `ranks` (unless kPlain) and, when `name` is not 0,
+  // outlines that operator's bands on them (in `step`, when set); zooms so
+  // that `extent` (on the displayed clock) fills about a third of the plot,
+  // when set. A search match, or an alert's operator (FocusOnAlert).
   void FocusOn(std::vector<uint32_t> ranks, uint32_t name, std::optional<uint64_t> step,
-               std::optional<std::pair<int64_t, int64_t>> extent);
+               std::optional<std::pair<int64_t, int64_t>> extent,
+               FocusRows rows = FocusRows::kTinted);
   void ClearFocus();
   // Clears a focused alert unless it is about `step` (another step was
   // selected: its highlight is stale).
@@ -204,6 +209,7 @@ class MareyModel {
   std::vector<uint32_t> focus_ranks_;
   uint32_t focus_name_ = 0;
   std::optional<uint64_t> focus_step_;
+  bool focus_rows_tinted_ = true;
   std::vector<uint32_t> selected_ranks_;  // sorted
   std::optional<std::pair<uint32_t, uint32_t>> selected_link_;
 
