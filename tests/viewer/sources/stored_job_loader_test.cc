@@ -9,7 +9,9 @@
 #include <string>
 
 #include "trainscope/collector/store/job_log.h"
+#include "trainscope/collector/store/log_index.h"
 #include "trainscope/v1/log.pb.h"
+#include "trainscope/viewer/alerts_model.h"
 
 namespace trainscope::viewer {
 namespace {
@@ -100,6 +102,48 @@ TEST_F(StoredJobLoaderTest, DevicesKeepTheRackTheirAgentSaid) {
   EXPECT_EQ(data->devices[1].rack, "rack-b");
   ASSERT_EQ(data->job.ranks.size(), 2u);
   EXPECT_EQ(data->job.ranks[1].rack, "rack-b");
+}
+
+// A stored job's cleared alert reads cleared in the alerts list, as it did
+// live (the loader once took only the raises, so it stayed "open" forever).
+TEST_F(StoredJobLoaderTest, AClearedAlertIsClosedInTheAlertsList) {
+  WriteJob(dir_, "alerts", {});
+  {
+    auto index = collector::LogIndex::Open(dir_ / "index.sqlite");
+    ASSERT_TRUE(index.ok()) << index.status();
+    v1::Alert raised;
+    raised.set_job_id("alerts");
+    raised.set_alert_id(7);
+    raised.set_rule("straggler");
+    raised.set_state(v1::ALERT_STATE_RAISED);
+    raised.set_step(31);
+    raised.set_raised_unix_ns(1'700'000'000'000'000'000);
+    raised.add_ranks(2);
+    v1::Alert cleared = raised;
+    cleared.set_state(v1::ALERT_STATE_CLEARED);
+    cleared.set_step(45);
+    v1::Alert open = raised;
+    open.set_alert_id(8);
+    open.set_rule("collective_wait");
+    ASSERT_TRUE((*index)->InsertAlert(raised).ok());
+    ASSERT_TRUE((*index)->InsertAlert(cleared).ok());
+    ASSERT_TRUE((*index)->InsertAlert(open).ok());
+  }
+  absl::StatusOr<JobData> data = LoadStoredJob(dir_, "alerts", {});
+  ASSERT_TRUE(data.ok()) << data.status();
+  AlertsModel alerts;
+  for (const Alert& alert : data->alerts) alerts.Add(alert);
+  ASSERT_EQ(alerts.size(), 2u);  // one row per raise
+  int cleared_rows = 0;
+  for (const AlertsModel::Row& r : alerts.Rows()) {
+    if (r.rule == "straggler") {
+      EXPECT_TRUE(r.cleared);
+      ++cleared_rows;
+    } else {
+      EXPECT_FALSE(r.cleared) << r.rule;
+    }
+  }
+  EXPECT_EQ(cleared_rows, 1);
 }
 
 }  // namespace

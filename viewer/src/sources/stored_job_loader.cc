@@ -103,17 +103,14 @@ absl::StatusOr<JobData> LoadStoredJob(const std::filesystem::path& data_dir,
     LossData answer = ConvertLossAnswer((*analyzer)->Answer(loss_request).loss(), item.item);
     data.loss.snapshots[item.item] = std::move(answer.snapshots[item.item]);
   }
-  // The alerts the live collector raised, from the data dir's index (none
-  // when the job ran without one).
+  // The alerts the live collector raised and cleared, from the data dir's
+  // index (none when the job ran without one), a clear after its raise: the
+  // alerts list closes each raise's row with its clear, as it does live.
   const std::filesystem::path index_path = data_dir / "index.sqlite";
   if (std::filesystem::exists(index_path)) {
     if (auto index = collector::LogIndex::Open(index_path); index.ok()) {
       if (auto alerts = (*index)->ListAlerts(job_id, {}); alerts.ok()) {
-        for (const auto& alert : *alerts) {
-          if (alert.state() == trainscope::v1::ALERT_STATE_RAISED) {
-            data.alerts.push_back(ConvertAlert(alert));
-          }
-        }
+        for (const auto& alert : *alerts) data.alerts.push_back(ConvertAlert(alert));
       }
     }
   }
