@@ -29,7 +29,8 @@ import tempfile
 import time
 
 # The /proc reading and the collector's start and stop are stream_accounting.py's (same folder).
-from stream_accounting import proc_status_mib, start_collector, stop_collector  # noqa: E402
+from stream_accounting import (job_status, proc_status_mib, start_collector,  # noqa: E402
+                               stop_collector)
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 
@@ -46,9 +47,7 @@ def run_one(args, label: str, extra_flags: list) -> dict:
         rss_idle = proc_status_mib(collector.pid, "VmRSS")
 
         def status():
-            r = subprocess.run([str(cli_bin), "status", args.job, "--json", "--collector",
-                                address], capture_output=True, text=True, timeout=120)
-            return json.loads(r.stdout) if r.returncode == 0 else None
+            return job_status(cli_bin, args.job, address)
 
         summary = work / "summary.json"
         start = time.monotonic()

@@ -78,6 +78,13 @@ def stop_collector(collector: subprocess.Popen, work: pathlib.Path, keep: bool) 
         subprocess.run(["rm", "-rf", str(work)])
 
 
+def job_status(cli_bin: pathlib.Path, job: str, address: str):
+    """`trainscope status JOB --json` against `address`, parsed; None when it fails."""
+    r = subprocess.run([str(cli_bin), "status", job, "--json", "--collector", address],
+                       capture_output=True, text=True, timeout=120)
+    return json.loads(r.stdout) if r.returncode == 0 else None
+
+
 def account(status: dict, summaries: list) -> dict:
     """Rank-by-rank accounting; returns totals and the ranks that do not add up."""
     by_rank = {int(r["rank"]): r for r in status.get("ranks", [])}
@@ -118,9 +125,7 @@ def run(args) -> dict:
         rss_idle = rss_mib(collector.pid)
 
         def status():
-            r = subprocess.run([str(cli_bin), "status", args.job, "--json", "--collector",
-                                address], capture_output=True, text=True, timeout=120)
-            return json.loads(r.stdout) if r.returncode == 0 else None
+            return job_status(cli_bin, args.job, address)
 
         summary = work / "summary.json"
         start = time.monotonic()
