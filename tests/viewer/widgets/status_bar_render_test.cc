@@ -90,5 +90,54 @@ TEST_F(StatusBarRenderTest, LongTextsAreElidedToFitWithTheFullTextInTheTooltip) 
   window.hide();
 }
 
+// A live window at a narrow width while its collector is gone: the
+// connection state (the permanent widget) keeps the state and the update's
+// age in view, elided with the full text in its tooltip, and neither pushes
+// the notice off the bar nor widens the window past its size.
+TEST_F(StatusBarRenderTest, ALongRetryingStateIsElidedAtANarrowWindow) {
+  ViewerState state;
+  SyntheticJobOptions options;
+  options.devices = 4;
+  options.steps = 6;
+  state.Load(GenerateSyntheticJob(options));
+  MainWindow::Config config;
+  config.source = "tcp://127.0.0.1:7071";
+  config.controls.job_id = state.job_id();
+  MainWindow window(&state, nullptr, config);
+  window.setAttribute(Qt::WA_DontShowOnScreen);
+  window.resize(900, 700);
+  window.show();
+  window.ShowNotice(kNotice, 60'000);
+  constexpr int64_t kS = 1'000'000'000;
+  LinkReport gone;
+  gone.phase = LinkReport::Phase::kRetrying;
+  gone.last_contact_ns = gone.last_update_ns = 1'700'000'000 * kS;
+  gone.attempts = 11;
+  gone.error =
+      "the collector at tcp://collector-17.training.example.internal:7072 stopped answering: "
+      "no reply within 2s";
+  window.ObserveLink(gone, gone.last_update_ns + 40 * kS);
+  QApplication::processEvents();
+
+  // The state does not set the window's minimum width (the controls row does).
+  EXPECT_LT(window.statusBar()->minimumSizeHint().width(), 400);
+  ElidedLabel* connection = window.connection_label();
+  const std::string full = window.connection().Text();
+  EXPECT_EQ(connection->toolTip().toStdString(), full);
+  const QString shown = connection->ShownText();
+  EXPECT_TRUE(shown.startsWith("retrying (attempt 12)")) << shown.toStdString();
+  EXPECT_LE(connection->fontMetrics().horizontalAdvance(shown), connection->contentsRect().width())
+      << shown.toStdString();
+  const QRect in_bar = QRect(connection->mapTo(&window, QPoint(0, 0)), connection->size());
+  EXPECT_LE(in_bar.right(), window.width()) << shown.toStdString();
+  EXPECT_GT(window.notice_label()->width(), 80) << "the notice was squeezed out of the bar";
+  // The age matters more than the reason: it stays in view.
+  EXPECT_TRUE(shown.contains("last update 40 s ago")) << shown.toStdString();
+  if (const char* dir = std::getenv("VIEWER_TEST_SAVE")) {
+    window.grab().toImage().save(QString(dir) + "/status-bar-narrow.png");
+  }
+  window.hide();
+}
+
 }  // namespace
 }  // namespace trainscope::viewer

@@ -28,8 +28,14 @@ void ElidedLabel::SetFullText(const QString& text) {
   update();
 }
 
+void ElidedLabel::SetElideMode(Qt::TextElideMode mode) {
+  if (mode == elide_mode_) return;
+  elide_mode_ = mode;
+  update();
+}
+
 QString ElidedLabel::ShownText() const {
-  return fontMetrics().elidedText(text_, Qt::ElideRight, contentsRect().width());
+  return fontMetrics().elidedText(text_, elide_mode_, contentsRect().width());
 }
 
 QSize ElidedLabel::sizeHint() const {

@@ -7,6 +7,7 @@
 #include <QTabWidget>
 #include <QTimer>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -113,7 +114,11 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
   right->setSizes({360, 480, 240});
   layout->addWidget(columns, 1);
   setCentralWidget(central);
-  connection_status_ = new QLabel(this);
+  connection_status_ = new ElidedLabel(this);
+  connection_status_->setObjectName("connection_status");
+  connection_status_->SetElideMode(Qt::ElideMiddle);
+  // Its whole text while the bar has room (resizeEvent caps it).
+  connection_status_->setSizePolicy(QSizePolicy::Preferred, QSizePolicy::Preferred);
   connection_status_->setVisible(static_cast<bool>(config_.link));
   statusBar()->addPermanentWidget(connection_status_);
   // Notices and feed statistics share the rest of the bar; each is elided
@@ -264,17 +269,17 @@ void MainWindow::ObserveLink(const LinkReport& report, int64_t now_ns) {
   if (connection_.version() == connection_version_) return;
   connection_version_ = connection_.version();
   connection_status_->setVisible(true);
-  connection_status_->setText(QString::fromStdString(connection_.Text()));
+  connection_status_->SetFullText(QString::fromStdString(connection_.Text()));
   // Live: plain; connecting: amber; anything that means old data: red.
   const ConnectionModel::State state = connection_.state();
   const char* colour = state == ConnectionModel::State::kLive         ? nullptr
                        : state == ConnectionModel::State::kConnecting ? "#b07000"
                                                                       : "#c0392b";
   connection_status_->setStyleSheet(
-      colour == nullptr ? QString("QLabel { padding: 0 6px; }")
-                        : QString("QLabel { color: white; background: %1; padding: 0 6px; "
-                                  "font-weight: bold; }")
-                              .arg(colour));
+      colour == nullptr
+          ? QString()
+          : QString("#connection_status { color: white; background: %1; font-weight: bold; }")
+                .arg(colour));
   // The overview breaks its lines across outages (the steps' clock is the
   // jobs' wall clock; the outages are the viewer's).
   std::vector<OverviewModel::Gap> gaps;
@@ -289,6 +294,11 @@ void MainWindow::ObserveLink(const LinkReport& report, int64_t now_ns) {
     state_->jobs.SetStale(std::nullopt);
   }
   RefreshAll();
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event) {
+  connection_status_->setMaximumWidth(std::max(120, width() * 2 / 3));
+  QMainWindow::resizeEvent(event);
 }
 
 void MainWindow::Tick() {

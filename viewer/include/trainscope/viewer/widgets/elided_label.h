@@ -26,6 +26,9 @@ class ElidedLabel : public QFrame {
   static ElidedLabel* Hint(const QString& text, QWidget* parent);
 
   void SetFullText(const QString& text);
+  // Where the ellipsis goes (default Qt::ElideRight); Qt::ElideMiddle keeps
+  // both ends of a text whose end matters (the connection's update age).
+  void SetElideMode(Qt::TextElideMode mode);
   const QString& full_text() const { return text_; }
   // What is drawn at the current width.
   QString ShownText() const;
@@ -38,6 +41,7 @@ class ElidedLabel : public QFrame {
 
  private:
   QString text_;
+  Qt::TextElideMode elide_mode_ = Qt::ElideRight;
 };
 
 }  // namespace trainscope::viewer

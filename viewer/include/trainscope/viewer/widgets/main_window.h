@@ -93,8 +93,14 @@ class MainWindow : public QMainWindow {
   void ShowNotice(const QString& text, int timeout_ms);
   ElidedLabel* notice_label() const { return notice_; }
   ElidedLabel* feed_status_label() const { return feed_status_; }
-  QLabel* connection_label() const { return connection_status_; }
+  // The link's state, elided in the middle (its update age stays in view).
+  ElidedLabel* connection_label() const { return connection_status_; }
   QLabel* load_notice_label() const { return load_notice_; }
+
+ protected:
+  // Caps the connection state at two thirds of the window, so that at a narrow
+  // width it is elided instead of pushing the notice off the status bar.
+  void resizeEvent(QResizeEvent* event) override;
 
  private:
   void Tick();
@@ -122,7 +128,7 @@ class MainWindow : public QMainWindow {
   ElidedLabel* feed_status_;
   ElidedLabel* notice_;
   QTimer* notice_timer_;
-  QLabel* connection_status_;
+  ElidedLabel* connection_status_;
   QLabel* load_notice_ = nullptr;
   ConnectionModel connection_;
   uint64_t connection_version_ = UINT64_MAX;
