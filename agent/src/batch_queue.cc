@@ -5,6 +5,7 @@
 
 #include "batch_splitter.h"
 #include "trainscope/proto/protocol.h"
+#include "wire_format.h"
 
 namespace trainscope::agent {
 
@@ -14,16 +15,8 @@ namespace {
 constexpr char kBatchTag = 2 << 3 | 2;
 constexpr char kSequenceTag = 1 << 3 | 0;
 
-size_t VarintSize(uint64_t value) {
-  size_t n = 1;
-  for (; value >= 0x80; value >>= 7) ++n;
-  return n;
-}
-
-void AppendVarint(uint64_t value, std::string* out) {
-  for (; value >= 0x80; value >>= 7) out->push_back(static_cast<char>((value & 0x7f) | 0x80));
-  out->push_back(static_cast<char>(value));
-}
+using wire::AppendVarint;
+using wire::VarintSize;
 
 }  // namespace
 

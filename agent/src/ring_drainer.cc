@@ -15,29 +15,27 @@ namespace {
 // Keeps a batch's string table well under kMaxMessageBytes.
 constexpr size_t kMaxStringsPerBatch = (kMaxMessageBytes / 4) / Agent::kMaxStringBytes;
 
-}  // namespace
-
-EventRecord RingDrainer::MapRawOperator(const EventRecord& raw, const TickFit& fit,
-                                        int64_t* last_end_ns) {
-  EventRecord record;
-  record.kind = EventKind::kOperator;
-  record.name = raw.name;
-  record.value = raw.value;
-  record.detail = raw.detail;
+// The times of a raw operator (EventKind::kOperatorTicks, ticks in its time
+// fields) in ns, its ticks mapped with `fit`; its end is held at or above
+// *last_end_ns (the ring's previous end), which it updates. The drain loop
+// hands them straight to BatchEncoder::AddOperator: no record is built, and
+// two mappings per operator.
+void MapRawTimes(const EventRecord& raw, const TickFit& fit, int64_t* last_end_ns,
+                 int64_t* start_ns, int64_t* end_ns) {
   const uint64_t start_ticks = static_cast<uint64_t>(raw.start_ns);
   const uint64_t end_ticks = static_cast<uint64_t>(raw.end_ns);
-  int64_t end_ns = fit.ToNs(end_ticks);
+  const int64_t mapped_end = fit.ToNs(end_ticks);
   // A thread's raw operators are pushed as they end, so their ends are in
   // order; a fit moved by a recalibration between two drains could map a
   // later tick a little below an earlier one: the end is held, the duration kept.
-  if (end_ns < *last_end_ns) end_ns = *last_end_ns;
-  *last_end_ns = end_ns;
-  const int64_t duration_ns =
-      end_ticks >= start_ticks ? fit.ToNs(end_ticks) - fit.ToNs(start_ticks) : 0;
-  record.end_ns = end_ns;
-  record.start_ns = end_ns - (duration_ns > 0 ? duration_ns : 0);
-  return record;
+  const int64_t end = mapped_end < *last_end_ns ? *last_end_ns : mapped_end;
+  *last_end_ns = end;
+  const int64_t duration = end_ticks >= start_ticks ? mapped_end - fit.ToNs(start_ticks) : 0;
+  *end_ns = end;
+  *start_ns = end - (duration > 0 ? duration : 0);
 }
+
+}  // namespace
 
 RingDrainer::RingDrainer(const AgentOptions& options, RingRegistry* rings,
                          const StringTable* strings, const ClockPerturbation& clock_perturbation)
@@ -85,8 +83,12 @@ void RingDrainer::Drain(absl::FunctionRef<uint64_t()> queued_bytes,
       const uint32_t thread_id = ring.os_thread_id();
       int64_t last_end = ring.last_mapped_end_ns();
       ring.ring().Consume(limit - encoder_.events(), [&](const EventRecord& record) {
-        if (record.kind == EventKind::kOperatorTicks) {
-          encoder_.Add(MapRawOperator(record, fit, &last_end), thread_id);
+        if (record.kind == EventKind::kOperatorTicks) [[likely]] {
+          int64_t start_ns;
+          int64_t end_ns;
+          MapRawTimes(record, fit, &last_end, &start_ns, &end_ns);
+          encoder_.AddOperator(start_ns, end_ns, record.name, record.value, record.detail,
+                               thread_id);
         } else {
           encoder_.Add(record, thread_id);
         }

@@ -20,7 +20,7 @@
 // Raw operators (EventKind::kOperatorTicks, written by a hook straight into
 // its ring) are mapped from ticks to ns with options.tick_mapper's fit, read
 // once per Drain call, and sent as operators; per ring their ends stay
-// monotonic across fits (MapRawOperator).
+// monotonic across fits.
 // Pacing: the flush interval halves (down to 1 ms) while a ring is more than
 // half full and doubles back (up to the options' flush_interval) once every
 // ring is under an eighth full.
@@ -70,12 +70,6 @@ class RingDrainer {
              absl::FunctionRef<bool(EncodedBatch, uint64_t bound)> sink);
 
   absl::Duration flush_interval() const { return flush_interval_; }
-
-  // A raw operator (EventKind::kOperatorTicks, ticks in its time fields) as
-  // the kOperator it stands for, its ticks mapped with `fit`; its end is held
-  // at or above *last_end_ns (the ring's previous end), which it updates.
-  static EventRecord MapRawOperator(const EventRecord& raw, const TickFit& fit,
-                                    int64_t* last_end_ns);
 
  private:
   void Pace(const std::vector<std::shared_ptr<ThreadRing>>& rings);

@@ -1,10 +1,17 @@
 #include "batch_encoder.h"
 
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "string_table.h"
 #include "trainscope/agent/event_batch_decoder.h"
+#include "trainscope/collector/ingest/batch_validator.h"
 
 namespace trainscope::agent {
 namespace {
@@ -213,6 +220,168 @@ TEST(BatchEncoderTest, WireFormatIsProtobufsOwn) {
     empty.mutable_drops();
     return empty.SerializeAsString();
   }());
+}
+
+// The drainer's path (AddOperator, columns written as each event is added):
+// thousands of operators (the columns grow several times) on three threads
+// whose runs alternate (the thread's cached varint re-encoded each time),
+// names with global ids far above their batch indices, varints of every
+// length. The bytes must be protobuf's own for the same batch, the
+// collector's validator must take them, and they must decode to the input;
+// then the same again for a second batch from the reused encoder.
+TEST(BatchEncoderTest, OperatorsAddedInRunsRoundTripThroughTheCollector) {
+  StringTable table(1 << 20, 100'000);
+  std::vector<StringId> names;
+  for (int i = 0; i < 3000; ++i) {
+    const StringId id = table.Intern(absl::StrCat("op", i));
+    if (i % 10 == 9) names.push_back(id);  // ids 10, 20, ... 3000
+  }
+  const uint32_t threads[] = {0, 1'234'567, std::numeric_limits<uint32_t>::max()};
+  BatchEncoder encoder;
+  for (int round = 0; round < 2; ++round) {
+    struct Op {
+      int64_t start, end;
+      StringId name;
+      uint64_t value;
+      uint16_t detail;
+      uint32_t thread;
+    };
+    std::vector<Op> ops;
+    // The first start is 0 in round 0 (base_time_ns left out, as protobuf does).
+    int64_t t = round == 0 ? 0 : 1'000'000'000'000'000'000;
+    uint64_t state = 12345 + round;
+    const auto next = [&state] {
+      state = state * 6364136223846793005ull + 1442695040888963407ull;
+      return state >> 33;
+    };
+    int64_t last_end_by_thread[3] = {t, t, t};
+    for (int i = 0; i < 5000; ++i) {
+      Op op;
+      op.thread = threads[(i / 7) % 3];  // runs of 7 events per thread
+      op.start = t;
+      const uint64_t width = next() % 6;  // durations of 1 to 8 varint bytes
+      op.end = t + static_cast<int64_t>(next() % (uint64_t{1} << (width * 9)));
+      // Completions in order per thread, as the collector wants (starts may go back).
+      int64_t& last_end = last_end_by_thread[(i / 7) % 3];
+      op.end = std::max(op.end, last_end);
+      last_end = op.end;
+      op.name = i % 11 == 0 ? kEmptyString : names[next() % names.size()];
+      op.value = i == 1 ? std::numeric_limits<uint64_t>::max() : next() << (next() % 31);
+      op.detail = static_cast<uint16_t>(next() % 4);
+      ops.push_back(op);
+      // Starts go back (another thread's earlier event) now and then.
+      t += static_cast<int64_t>(next() % 3'000'000) - (i % 5 == 0 ? 1'500'000 : 0);
+    }
+    for (const Op& op : ops) {
+      encoder.AddOperator(op.start, op.end, op.name, op.value, op.detail, op.thread);
+    }
+    ASSERT_EQ(encoder.events(), ops.size());
+    const EncodedBatch wire = encoder.FinishEncoded(table, v1::DropCounters());
+    EXPECT_EQ(wire.events, ops.size());
+    EXPECT_EQ(encoder.events(), 0u);
+
+    v1::EventBatch expected;
+    expected.add_strings("");
+    std::vector<StringId> batch_ids = {kEmptyString};
+    const auto index_of = [&](StringId id) -> uint32_t {
+      for (size_t k = 0; k < batch_ids.size(); ++k) {
+        if (batch_ids[k] == id) return static_cast<uint32_t>(k);
+      }
+      batch_ids.push_back(id);
+      std::string text;
+      table.Visit({id}, [&](std::string_view view) { text = std::string(view); });
+      expected.add_strings(text);
+      return static_cast<uint32_t>(batch_ids.size() - 1);
+    };
+    expected.set_base_time_ns(ops.front().start);
+    int64_t previous = ops.front().start;
+    for (const Op& op : ops) {
+      expected.add_kind(v1::EVENT_KIND_OPERATOR);
+      expected.add_start_delta_ns(op.start - previous);
+      previous = op.start;
+      expected.add_duration_ns(static_cast<uint64_t>(op.end - op.start));
+      expected.add_name(index_of(op.name));
+      expected.add_thread(op.thread);
+      expected.add_detail(op.detail);
+      expected.add_value(op.value);
+    }
+    expected.mutable_drops();
+    ASSERT_EQ(wire.bytes, expected.SerializeAsString()) << "round " << round;
+
+    v1::EventBatch parsed;
+    ASSERT_TRUE(parsed.ParseFromString(wire.bytes));
+    parsed.set_sequence(1);
+    collector::BatchValidator validator(/*world_size=*/1);
+    const absl::Status valid = validator.Validate(parsed);
+    ASSERT_TRUE(valid.ok()) << valid;
+    auto decoded = DecodeEventBatch(parsed);
+    ASSERT_TRUE(decoded.ok()) << decoded.status();
+    ASSERT_EQ(decoded->size(), ops.size());
+    for (size_t i = 0; i < ops.size(); ++i) {
+      const DecodedEvent& d = (*decoded)[i];
+      ASSERT_EQ(d.start_ns, ops[i].start) << i;
+      ASSERT_EQ(d.end_ns, ops[i].end) << i;
+      ASSERT_EQ(d.thread, ops[i].thread) << i;
+      ASSERT_EQ(d.value, ops[i].value) << i;
+      ASSERT_EQ(d.detail, ops[i].detail) << i;
+      std::string name;
+      table.Visit({ops[i].name}, [&](std::string_view view) { name = std::string(view); });
+      ASSERT_EQ(d.name, name) << i;
+    }
+  }
+}
+
+// AddOperator is Add for a kOperator: the same bytes for extreme times
+// (zero, the int64 ends, wrapping deltas, ends before starts), the largest
+// name id, detail and value, with and without a clock perturbation; and
+// protobuf's own bytes for them.
+TEST(BatchEncoderTest, AddOperatorWritesWhatAddWritesForExtremeValues) {
+  StringTable table(512, 1000);
+  const StringId last = table.Intern("last");  // the largest id in the table
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  const std::vector<std::pair<int64_t, int64_t>> extreme = {
+      {0, 0}, {kMax - 1, kMax}, {kMin, kMax}, {kMin, kMin}, {-1, 0}, {5, 4}, {kMax, kMin}, {0, 1}};
+  // Perturbed times stay clear of the int64 ends (the perturbation would overflow).
+  const std::vector<std::pair<int64_t, int64_t>> ordinary = {
+      {100, 200}, {1'000'000'000'000, 1'000'000'005'000}, {50, 40}, {-7, 7}};
+  for (const bool perturbed : {false, true}) {
+    const auto& times = perturbed ? ordinary : extreme;
+    BatchEncoder fast;
+    BatchEncoder general;
+    if (perturbed) {
+      const ClockPerturbation perturbation(/*offset_ns=*/3'000, /*drift_ppm=*/50, /*origin_ns=*/0);
+      fast.set_clock_perturbation(perturbation);
+      general.set_clock_perturbation(perturbation);
+    }
+    for (const auto& [start, end] : times) {
+      fast.AddOperator(start, end, last, ~0ull, 0xffff, 0xffffffffu);
+      general.Add(Operator(last, start, end, ~0ull, static_cast<OperatorScope>(0xffff)),
+                  0xffffffffu);
+    }
+    const std::string bytes = fast.FinishEncoded(table, {}).bytes;
+    EXPECT_EQ(bytes, general.FinishEncoded(table, {}).bytes) << "perturbed " << perturbed;
+    if (perturbed) continue;
+    v1::EventBatch expected;
+    expected.add_strings("");
+    expected.add_strings("last");
+    int64_t previous = 0;
+    for (const auto& [start, end] : times) {
+      expected.add_kind(v1::EVENT_KIND_OPERATOR);
+      // Deltas and durations wrap, as the encoder's do.
+      expected.add_start_delta_ns(
+          static_cast<int64_t>(static_cast<uint64_t>(start) - static_cast<uint64_t>(previous)));
+      previous = start;
+      expected.add_duration_ns(
+          end > start ? static_cast<uint64_t>(end) - static_cast<uint64_t>(start) : 0);
+      expected.add_name(1);
+      expected.add_thread(0xffffffffu);
+      expected.add_detail(0xffff);
+      expected.add_value(~0ull);
+    }
+    expected.mutable_drops();
+    EXPECT_EQ(bytes, expected.SerializeAsString());
+  }
 }
 
 TEST(EventBatchDecoderTest, NamesTheBadColumn) {
