@@ -12,6 +12,7 @@ void AgentStreamTable::Recover(const JobLogState& state) {
   for (const auto& [key, progress] : state.streams) {
     if (progress.hello.world_size() != 0) world_size_ = progress.hello.world_size();
     v1::RankStatus& r = ranks_[key.rank];
+    unpublished_ranks_.insert(key.rank);
     // Counters are cumulative over a rank's incarnations; identity is the latest one.
     const bool newer =
         r.agent_instance_id() == 0 || progress.hello.restart_count() >= r.restart_count();
@@ -110,7 +111,7 @@ AgentStreamTable::Connection& AgentStreamTable::Open(const v1::Hello& hello,
   r.set_connected_unix_ns(now_unix_ns);
   r.set_last_seen_unix_ns(now_unix_ns);
   r.set_world_size(world_size_);
-  changed_ranks_.insert(rank);
+  MarkChanged(rank);
   return connection;
 }
 
@@ -138,7 +139,7 @@ std::optional<AgentStreamTable::Closed> AgentStreamTable::Close(uint64_t connect
     vanished_ranks_.insert(rank);
   }
   r.set_last_seen_unix_ns(now_unix_ns);
-  changed_ranks_.insert(rank);
+  MarkChanged(rank);
   return closed;
 }
 
@@ -204,19 +205,19 @@ void AgentStreamTable::OnBatch(uint32_t rank, uint64_t sequence, uint64_t events
   r.set_last_sequence(sequence);
   r.set_last_seen_unix_ns(logged_unix_ns);
   if (drops != nullptr) *r.mutable_agent_drops() = *drops;
-  changed_ranks_.insert(rank);
+  MarkChanged(rank);
 }
 
 void AgentStreamTable::OnStoreRefused(uint32_t rank, uint64_t events) {
   v1::RankStatus& r = ranks_[rank];
   r.set_store_refused_batches(r.store_refused_batches() + 1);
   r.set_store_refused_events(r.store_refused_events() + events);
-  changed_ranks_.insert(rank);
+  MarkChanged(rank);
 }
 
 void AgentStreamTable::SetDrops(uint32_t rank, const v1::DropCounters& drops) {
   *ranks_[rank].mutable_agent_drops() = drops;
-  changed_ranks_.insert(rank);
+  MarkChanged(rank);
 }
 
 void AgentStreamTable::SendProbes(int64_t now_unix_ns) {
@@ -257,6 +258,17 @@ std::vector<v1::RankStatus> AgentStreamTable::TakeChangedRanks() {
   for (uint32_t rank : changed_ranks_) changed.push_back(ranks_[rank]);
   changed_ranks_.clear();
   return changed;
+}
+
+std::vector<uint32_t> AgentStreamTable::TakeRanksToRepublish() {
+  std::vector<uint32_t> changed(unpublished_ranks_.begin(), unpublished_ranks_.end());
+  unpublished_ranks_.clear();
+  return changed;
+}
+
+void AgentStreamTable::MarkChanged(uint32_t rank) {
+  changed_ranks_.insert(rank);
+  unpublished_ranks_.insert(rank);
 }
 
 v1::JobState AgentStreamTable::State(bool halted) const {

@@ -155,8 +155,8 @@ void JobPipeline::RecoverState() {
   alerts_.Start(commands_.Recover(state.commands), options_.halt_policy);
   if (!streams_.ranks().empty()) index_.MarkJob();
   flushes_.MarkSummaryChanged();
-  base::MutexLock lock(&mu_);
-  published_summary_ = BuildSummary();
+  status_stale_ = true;
+  PublishStatus();
 }
 
 // ---------------------------------------------------------------- the thread
@@ -182,6 +182,7 @@ void JobPipeline::Run() {
     }
     if (stopping) break;
     for (Task& task : tasks) task(true);
+    if (!tasks.empty()) status_stale_ = true;
     CommitAndComplete();
     RunTimers(absl::Now(), /*force=*/false);
   }
@@ -189,6 +190,7 @@ void JobPipeline::Run() {
   for (uint64_t id : streams_.ConnectionIds()) {
     CloseConnection(id, false, "collector shutting down", /*collector_stopping=*/true);
   }
+  status_stale_ = true;
   CommitAndComplete();
   RunTimers(absl::Now(), /*force=*/true);
   index_.MarkSegments();
@@ -228,9 +230,35 @@ void JobPipeline::CommitAndComplete() {
     pending_analysis_.clear();
   }
   PublishPending();
+  // Before the completions: a HelloAck they send finds its rank in the status.
+  PublishStatus();
   std::vector<Completion> completions;
   completions.swap(after_sync_);
   for (Completion& completion : completions) completion(sync_status);
+  // Their counters and commands are published before any caller hears of
+  // them, so a status asked after an ack or a reply includes what it acked.
+  if (!completions.empty()) status_stale_ = true;
+  PublishStatus();
+  std::vector<std::function<void()>> replies;
+  replies.swap(after_publish_);
+  for (std::function<void()>& reply : replies) reply();
+}
+
+void JobPipeline::AfterPublish(std::function<void()> reply) {
+  after_publish_.push_back(std::move(reply));
+}
+
+void JobPipeline::ReplyInTurn(std::function<void()> reply) {
+  after_sync_.push_back([this, reply = std::move(reply)](const absl::Status&) mutable {
+    AfterPublish(std::move(reply));
+  });
+}
+
+void JobPipeline::PublishStatus() {
+  if (!status_stale_) return;
+  status_stale_ = false;
+  status_.Publish(event_rate_.events_per_second(), feed_sequence_, streams_.TakeRanksToRepublish(),
+                  &status_board_);
 }
 
 void JobPipeline::QueueFeed(v1::FeedUpdate update) {
@@ -247,6 +275,7 @@ void JobPipeline::PublishPending() {
     if (options_.feed != nullptr) options_.feed->Publish(std::move(update));
   }
   pending_feed_.clear();
+  status_stale_ = true;  // its feed_sequence
 }
 
 void JobPipeline::RunTimers(absl::Time now, bool force) {
@@ -266,10 +295,6 @@ void JobPipeline::RunTimers(absl::Time now, bool force) {
     flushes_.SetRateMoving(!event_rate_.settled());
     v1::FeedUpdate update;
     *update.mutable_job() = BuildSummary();
-    {
-      base::MutexLock lock(&mu_);
-      published_summary_ = update.job();
-    }
     release_.OnState(update.job().state(), now);
     QueueFeed(std::move(update));
   }
@@ -278,6 +303,7 @@ void JobPipeline::RunTimers(absl::Time now, bool force) {
   // published) and frees the job's operators.
   if (analysis_) analysis_->SetJobFinished(release_.Due(now));
   PublishPending();
+  PublishStatus();
   index_.Flush(now, /*force=*/false, status_.created_unix_ns(), streams_.world_size());
 
   if (flushes_.ProbeDue(now, force)) streams_.SendProbes(NowUnixNs());
@@ -297,12 +323,14 @@ void JobPipeline::DoAttach(AttachRequest& request,
                            std::function<void(absl::StatusOr<AttachResult>)>& done) {
   const v1::Hello& hello = request.hello;
   const uint32_t rank = hello.rank();
-  if (attach_.ending()) return done(*attach_.ending());
+  if (attach_.ending()) {
+    return ReplyInTurn([done = std::move(done), ending = *attach_.ending()] { done(ending); });
+  }
   absl::StatusOr<AttachHandshake::Admission> admitted =
       attach_.Admit(hello, AttachHandshake::Origin(request.peer, hello.host(), hello.pid()));
   if (!admitted.ok()) {
     flushes_.MarkSummaryChanged();  // the refusal shows in the summary
-    return done(admitted.status());
+    return ReplyInTurn([done = std::move(done), refused = admitted.status()] { done(refused); });
   }
   if (admitted->replaced) {
     CloseConnection(admitted->replaced->connection_id, false,
@@ -335,9 +363,14 @@ void JobPipeline::DoAttach(AttachRequest& request,
     const absl::Status status = appended.ok() ? sync_status : appended;
     if (!status.ok() && streams_.Find(joined.connection_id) != nullptr) {
       CloseConnection(joined.connection_id, false, std::string(status.message()));
-      return done(status);
+      return AfterPublish([done = std::move(done), status] { done(status); });
     }
-    done(attach_.Acknowledge(joined));  // ABORTED when replaced meanwhile
+    // The HelloAck goes out now, in completion order (before a command of
+    // this round reaches the acked streams); the caller hears after the publish.
+    AfterPublish([done = std::move(done),
+                  result = attach_.Acknowledge(joined)]() mutable {  // ABORTED when replaced
+      done(std::move(result));
+    });
   });
 }
 
@@ -374,7 +407,7 @@ void JobPipeline::DoAppendBatch(uint64_t connection_id, v1::StreamBatch& batch, 
                                 std::function<void(absl::Status)>& durable) {
   const AgentStreamTable::Connection* connection = streams_.Find(connection_id);
   if (connection == nullptr) {
-    after_sync_.push_back([this, durable = std::move(durable)](const absl::Status&) {
+    ReplyInTurn([this, durable = std::move(durable)] {
       durable(absl::AbortedError(absl::StrCat(
           "job ", job_id_, ": the stream is no longer attached (replaced or closed)")));
     });
@@ -412,7 +445,7 @@ void JobPipeline::DoAppendBatch(uint64_t connection_id, v1::StreamBatch& batch, 
       streams_.OnStoreRefused(rank, refused ? 0 : events);
     }
     flushes_.MarkCountersChanged();
-    durable(status);
+    AfterPublish([durable = std::move(durable), status] { durable(status); });
   });
 }
 
@@ -464,8 +497,8 @@ void JobPipeline::EndStreams(absl::Status status) {
   Post([this, status = std::move(status)](bool run) {
     if (!run) return;
     attach_.RefuseNewStreams(status);
-    // After this round's completions, so the acks already due go out first.
-    after_sync_.push_back([this, status](const absl::Status&) { streams_.FinishAll(status); });
+    // After this round's replies, so the acks already due go out first.
+    ReplyInTurn([this, status] { streams_.FinishAll(status); });
   });
 }
 
@@ -517,12 +550,15 @@ void JobPipeline::ExecuteCommand(const JobCommand& command, CommandDone done) {
   after_sync_.push_back([this, appended, prepared = std::move(prepared),
                          done = std::move(done)](const absl::Status& sync_status) mutable {
     absl::Status status = appended.ok() ? sync_status : appended;
-    if (!status.ok()) return done(status);
+    if (!status.ok()) return AfterPublish([done = std::move(done), status] { done(status); });
     // Here, once durable and in completion order, so that a rank acked in
     // this round gets a halt exactly once: from here or after its HelloAck.
     commands_.Commit(prepared);
     const uint32_t reached = streams_.SendToAcked(prepared.control);
-    done(commands_.Reply(prepared, reached, streams_.world_size()));
+    AfterPublish([done = std::move(done),
+                  reply = commands_.Reply(prepared, reached, streams_.world_size())]() mutable {
+      done(std::move(reply));
+    });
   });
 }
 
@@ -608,27 +644,20 @@ void JobPipeline::Alerts(v1::AlertQuery query, std::function<void(std::vector<v1
 
 // ---------------------------------------------------------------- status
 
+v1::JobStatus JobPipeline::Status() const {
+  v1::JobStatus status = status_board_.Read();
+  status_.AddAnalysisMemory(&status);
+  return status;
+}
+
 void JobPipeline::Snapshot(std::function<void(v1::JobStatus)> done) {
   Post([this, done = std::move(done)](bool run) mutable {
-    if (!run) {
-      v1::JobStatus status;
-      {
-        base::MutexLock lock(&mu_);
-        *status.mutable_summary() = published_summary_;
-      }
-      return done(std::move(status));
-    }
-    // After the sync and the publication of this round's updates, so that
-    // feed_sequence names exactly what the state includes.
-    after_sync_.push_back([this, done = std::move(done)](const absl::Status&) {
-      done(status_.Status(event_rate_.events_per_second(), feed_sequence_));
-    });
+    if (!run) return done(Status());
+    // After this round's publish, which includes what the tasks before it did.
+    ReplyInTurn([this, done = std::move(done)] { done(Status()); });
   });
 }
 
-v1::JobSummary JobPipeline::summary() const {
-  base::MutexLock lock(&mu_);
-  return published_summary_;
-}
+v1::JobSummary JobPipeline::summary() const { return status_board_.Summary(); }
 
 }  // namespace trainscope::collector

@@ -89,17 +89,14 @@ size_t JobRegistry::ApplyRetention(const RetentionPolicy& policy, absl::Time now
     Notice(absl::StrCat("trainscope-collector: retention: ", stored.status().message()));
     return 0;
   }
-  // Asked of the pipeline's own thread: its published summary may lag an attach.
+  // The published status shows a rank from the pipeline round that admitted
+  // it; one admitted since writes the log, which the check below sees.
   auto connected = [](JobPipeline* pipeline) {
-    auto done = std::make_shared<std::promise<bool>>();
-    std::future<bool> answer = done->get_future();
-    pipeline->Snapshot([done](v1::JobStatus status) {
-      bool any = false;
-      for (const v1::RankStatus& rank : status.ranks()) any = any || rank.connected();
-      done->set_value(any);
-    });
-    // No answer in time: a busy job is live.
-    return answer.wait_for(std::chrono::seconds(10)) != std::future_status::ready || answer.get();
+    const v1::JobStatus status = pipeline->Status();
+    for (const v1::RankStatus& rank : status.ranks()) {
+      if (rank.connected()) return true;
+    }
+    return false;
   };
   auto live = [this, &connected](const std::string& job_id) {
     JobPipeline* pipeline = nullptr;
@@ -235,8 +232,7 @@ void JobRegistry::JobStatus(const std::string& job_id, absl::string_view who,
     if (options_.counters) options_.counters->Count(pipeline.status(), who);
     return done(pipeline.status());
   }
-  (*pipeline)->Snapshot(
-      [done = std::move(done)](v1::JobStatus status) { done(std::move(status)); });
+  done((*pipeline)->Status());
 }
 
 v1::FeedSnapshot JobRegistry::Snapshot(const v1::SnapshotRequest& request,
@@ -252,13 +248,6 @@ v1::FeedSnapshot JobRegistry::Snapshot(const v1::SnapshotRequest& request,
       return snapshot;
     }
     pipelines.push_back(*pipeline);
-  }
-  // Ask every pipeline at once, then collect within one deadline.
-  std::vector<std::future<v1::JobStatus>> futures;
-  for (JobPipeline* pipeline : pipelines) {
-    auto promise = std::make_shared<std::promise<v1::JobStatus>>();
-    futures.push_back(promise->get_future());
-    pipeline->Snapshot([promise](v1::JobStatus status) { promise->set_value(std::move(status)); });
   }
   // Steps, Marey and loss data come from the job's analysis thread, asked at once too.
   std::future<v1::FeedSnapshot> analysis;
@@ -296,14 +285,8 @@ v1::FeedSnapshot JobRegistry::Snapshot(const v1::SnapshotRequest& request,
       snapshot.MergeFrom(analysis.get());
     }
   }
-  for (size_t i = 0; i < futures.size(); ++i) {
-    if (futures[i].wait_until(deadline) != std::future_status::ready) {
-      snapshot.set_error(absl::StrCat("job ", pipelines[i]->job_id(), " did not answer within ",
-                                      absl::FormatDuration(timeout), "; try again"));
-      continue;
-    }
-    *snapshot.add_jobs() = futures[i].get();
-  }
+  // The statuses as published: no waiting for a pipeline thread.
+  for (JobPipeline* pipeline : pipelines) *snapshot.add_jobs() = pipeline->Status();
   return snapshot;
 }
 

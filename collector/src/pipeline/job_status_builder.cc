@@ -38,32 +38,38 @@ v1::JobSummary JobStatusBuilder::Summary(double events_per_second) const {
   return summary;
 }
 
-v1::JobStatus JobStatusBuilder::Status(double events_per_second, uint64_t feed_sequence) const {
-  v1::JobStatus status;
-  *status.mutable_summary() = Summary(events_per_second);
-  for (const auto& [rank, r] : streams_->ranks()) {
-    v1::RankStatus* row = status.add_ranks();
-    *row = r;
+void JobStatusBuilder::Publish(double events_per_second, uint64_t feed_sequence,
+                               const std::vector<uint32_t>& changed_ranks,
+                               JobStatusBoard* board) const {
+  v1::JobStatus head;
+  *head.mutable_summary() = Summary(events_per_second);
+  if (recovery_.has_value()) *head.mutable_recovery() = *recovery_;
+  for (const v1::CommandRecord& c : commands_->commands()) *head.add_commands() = c;
+  head.set_feed_sequence(feed_sequence);
+  *head.mutable_halt_policy() = alerts_->halt_policy();
+  std::vector<v1::RankStatus> rows;
+  rows.reserve(changed_ranks.size());
+  for (uint32_t rank : changed_ranks) {
+    v1::RankStatus& row = rows.emplace_back(streams_->ranks().at(rank));  // never removed
     if (auto lost = events_lost_by_rank_.find(rank); lost != events_lost_by_rank_.end()) {
-      row->set_events_lost(lost->second);
+      row.set_events_lost(lost->second);
     }
   }
-  if (recovery_.has_value()) *status.mutable_recovery() = *recovery_;
-  for (const v1::CommandRecord& c : commands_->commands()) *status.add_commands() = c;
-  status.set_feed_sequence(feed_sequence);
-  *status.mutable_halt_policy() = alerts_->halt_policy();
-  if (analysis_ != nullptr) {
-    const JobAnalyzerStats stats = analysis_->stats();
-    v1::AnalysisMemory* memory = status.mutable_analysis_memory();
-    memory->set_names(stats.names);
-    memory->set_name_bytes(stats.name_bytes);
-    memory->set_name_budget(name_budget_);
-    memory->set_names_over_budget(stats.names_over_budget);
-    memory->set_operators_held(stats.operators_held);
-    memory->set_operators_evicted(stats.operators_evicted);
-    memory->set_released(stats.released);
-  }
-  return status;
+  board->Publish(std::move(head), std::move(rows));
+}
+
+void JobStatusBuilder::AddAnalysisMemory(v1::JobStatus* status) const {
+  if (analysis_ == nullptr) return;
+  const JobAnalyzerStats stats = analysis_->stats();
+  status->mutable_summary()->set_names_over_budget(stats.names_over_budget);
+  v1::AnalysisMemory* memory = status->mutable_analysis_memory();
+  memory->set_names(stats.names);
+  memory->set_name_bytes(stats.name_bytes);
+  memory->set_name_budget(name_budget_);
+  memory->set_names_over_budget(stats.names_over_budget);
+  memory->set_operators_held(stats.operators_held);
+  memory->set_operators_evicted(stats.operators_evicted);
+  memory->set_released(stats.released);
 }
 
 }  // namespace trainscope::collector

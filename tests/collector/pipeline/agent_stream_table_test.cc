@@ -177,6 +177,23 @@ TEST(AgentStreamTableTest, RecoversRanksFromTheLog) {
   EXPECT_EQ(r.agent_instance_id(), 20u);  // the latest identity
   EXPECT_EQ(r.rack(), "rack-new");
   EXPECT_EQ(table.State(false), v1::JOB_STATE_FINISHED);
+  // The published status renews every recovered rank once.
+  EXPECT_EQ(table.TakeRanksToRepublish(), std::vector<uint32_t>{0});
+  EXPECT_TRUE(table.TakeRanksToRepublish().empty());
+}
+
+// The published status and the feed each take the changed ranks at their own
+// pace: taking them for one leaves them to the other.
+TEST(AgentStreamTableTest, TheStatusAndTheFeedTakeChangedRanksApart) {
+  AgentStreamTable table("j");
+  table.Open(MakeHello("j", 2, 4, 10), std::make_shared<FakeAgentStream>(), "", 0, kNow);
+  table.Open(MakeHello("j", 1, 4, 11), std::make_shared<FakeAgentStream>(), "", 0, kNow);
+  EXPECT_EQ(table.TakeRanksToRepublish(), (std::vector<uint32_t>{1, 2}));
+  EXPECT_TRUE(table.TakeRanksToRepublish().empty());
+  EXPECT_EQ(table.TakeChangedRanks().size(), 2u);  // still the feed's
+  table.OnBatch(2, MakeBatch(1, 3), /*refused=*/false, 100, kNow + 1);
+  EXPECT_EQ(table.TakeChangedRanks().size(), 1u);
+  EXPECT_EQ(table.TakeRanksToRepublish(), std::vector<uint32_t>{2});
 }
 
 // A stored log's state (what the viewer shows for --data-dir) is the state a

@@ -149,6 +149,56 @@ TEST_F(JobPipelineTest, SnapshotSequenceNamesExactlyThePublishedUpdates) {
   EXPECT_GT(updates.back().sequence(), snapshot_sequence);
 }
 
+// Status() reads what the pipeline thread published: it answers while that
+// thread is busy, and what a caller was told (an ack, a HelloAck, a command's
+// reply) is in it already.
+TEST_F(JobPipelineTest, StatusAnswersWhileThePipelineThreadIsHeldAndIncludesWhatWasAcked) {
+  auto pipeline = OpenFake(Options());
+  auto stream = std::make_shared<FakeAgentStream>();
+  ASSERT_TRUE(Attach(*pipeline, MakeHello("j", 0, 2, 11, "t"), stream).ok());
+  v1::JobStatus status = pipeline->Status();
+  ASSERT_EQ(status.ranks_size(), 1);
+  EXPECT_TRUE(status.ranks(0).connected());
+  EXPECT_EQ(status.summary().state(), v1::JOB_STATE_RUNNING);
+
+  base::Notification acked, release;
+  std::atomic<bool> holding{false};
+  ASSERT_TRUE(pipeline
+                  ->AppendBatch(1, Batch(1), 100,
+                                [&](absl::Status s) {
+                                  EXPECT_TRUE(s.ok()) << s;
+                                  holding = true;
+                                  acked.Notify();
+                                  release.WaitForNotificationWithTimeout(kWait);
+                                  holding = false;
+                                })
+                  .ok());
+  ASSERT_TRUE(acked.WaitForNotificationWithTimeout(kWait));
+  ASSERT_TRUE(pipeline->AppendBatch(1, Batch(2), 100, [](absl::Status) {}).ok());  // queued
+  status = pipeline->Status();
+  const v1::JobSummary summary = pipeline->summary();
+  EXPECT_TRUE(holding);  // answered while the pipeline thread is still in the ack
+  release.Notify();
+  ASSERT_EQ(status.ranks_size(), 1);
+  EXPECT_EQ(status.ranks(0).events_received(), 3u);  // the acked batch, not the queued one
+  EXPECT_EQ(status.ranks(0).last_sequence(), 1u);
+  EXPECT_EQ(status.summary().events_received(), 3u);
+  EXPECT_EQ(summary.events_received(), 3u);
+
+  JobCommand halt;
+  halt.kind = JobCommand::Kind::kHalt;
+  halt.token = "t";
+  halt.reason = "enough";
+  ASSERT_TRUE(Run(*pipeline, halt).ok());
+  status = pipeline->Status();
+  EXPECT_EQ(status.summary().state(), v1::JOB_STATE_HALTED);
+  ASSERT_EQ(status.commands_size(), 1);
+  EXPECT_EQ(status.commands(0).reason(), "enough");
+  EXPECT_EQ(status.ranks(0).events_received(), 6u);  // batch 2, acked before the halt ran
+  pipeline->Stop();
+  EXPECT_EQ(pipeline->Status().summary().job_id(), "j");  // still readable once stopped
+}
+
 TEST_F(JobPipelineTest, ProbesGoToConnectedStreamsAndRepliesAreLogged) {
   JobPipelineOptions options = Options();
   options.probe_interval = absl::Milliseconds(1);

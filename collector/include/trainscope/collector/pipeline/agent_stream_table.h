@@ -122,6 +122,10 @@ class AgentStreamTable {
   // Ranks changed since the last call, in rank order.
   std::vector<trainscope::v1::RankStatus> TakeChangedRanks();
   bool HasChangedRanks() const { return !changed_ranks_.empty(); }
+  // Ranks changed since the last call (every recovered rank after Recover),
+  // in rank order: the rows the job's published status renews
+  // (JobStatusBoard), apart from the feed's TakeChangedRanks.
+  std::vector<uint32_t> TakeRanksToRepublish();
 
   uint32_t world_size() const { return world_size_; }  // 0 until the first hello
   // The job's state from its ranks (halted wins): running while a rank is
@@ -148,7 +152,10 @@ class AgentStreamTable {
   std::map<uint64_t, Connection> connections_;
   std::map<uint32_t, uint64_t> connection_by_rank_;
   std::map<uint32_t, trainscope::v1::RankStatus> ranks_;
+  void MarkChanged(uint32_t rank);  // for the feed and the published status
+
   std::set<uint32_t> changed_ranks_;
+  std::set<uint32_t> unpublished_ranks_;
   // Ranks whose latest stream ended without goodbye (recovered from the log
   // too): the job is lost once no rank is connected.
   std::set<uint32_t> vanished_ranks_;

@@ -15,10 +15,15 @@
 // queued, syncs the log once, publishes the resulting feed updates and only
 // then runs the completions (acks, hello acks, command replies, snapshots),
 // in the order their tasks were posted. So an acknowledged batch is durable,
-// acks of one stream stay in order, and a snapshot's feed_sequence names
+// acks of one stream stay in order, and a status' feed_sequence names
 // exactly the updates its state includes. When a sync fails nothing is
 // acknowledged: completions get UNAVAILABLE and the agents resend after
 // reconnecting.
+//
+// The job's status is published (JobStatusBoard) after each round's tasks
+// and again after its completions, before any caller hears of them: Status()
+// reads it on the caller's thread without waiting for the queue, and still
+// includes every batch acked, stream acknowledged and command replied to.
 //
 // A halt goes to every connected rank with halt_at_step = (highest step
 // number in any rank's STEP_MARK events) + halt_step_margin, 0 when no step
@@ -46,9 +51,10 @@
 // and summary updates and the streams get probes (FeedFlushSchedule), the
 // job's event rate (EventRateMeter) and when a finished job's analysis lets
 // go of its operators (FinishedJobRelease), what its summary and status
-// say (JobStatusBuilder), and which feed updates the analysis' outputs
-// become, in which order (AnalysisFeed). The pipeline itself keeps the task
-// queue, the group commit and the order of the feed.
+// say (JobStatusBuilder) and where readers find them (JobStatusBoard), and
+// which feed updates the analysis' outputs become, in which order
+// (AnalysisFeed). The pipeline itself keeps the task queue, the group commit
+// and the order of the feed.
 //
 // Threading: all public methods are thread-safe. Completions run on the
 // pipeline thread and must not block. After Stop, calls complete at once
@@ -87,6 +93,7 @@
 #include "trainscope/collector/pipeline/feed_flush_schedule.h"
 #include "trainscope/collector/pipeline/finished_job_release.h"
 #include "trainscope/collector/pipeline/job_index_writer.h"
+#include "trainscope/collector/pipeline/job_status_board.h"
 #include "trainscope/collector/pipeline/job_status_builder.h"
 #include "trainscope/collector/pipeline/job_storage.h"
 #include "trainscope/collector/pipeline/job_token.h"
@@ -213,7 +220,13 @@ class JobPipeline {
   void RunCommand(JobCommand command,
                   std::function<void(absl::StatusOr<trainscope::v1::CommandReply>)> done);
 
-  // The job's full status with the feed sequence it corresponds to.
+  // The job's full status as last published, with the feed sequence it
+  // corresponds to and the analysis' memory read now; never waits for the
+  // pipeline thread (`trainscope status`, the snapshot port).
+  trainscope::v1::JobStatus Status() const;
+  // Status() once every call posted before this one ran, e.g. a Detach or
+  // CountRefusedHellos, which do not call back; `done` runs on the pipeline
+  // thread (at once on the caller's after Stop).
   void Snapshot(std::function<void(trainscope::v1::JobStatus)> done);
 
   // Answers request.steps / request.marey from the job's analysis (a
@@ -227,7 +240,7 @@ class JobPipeline {
   void Alerts(trainscope::v1::AlertQuery query,
               std::function<void(std::vector<trainscope::v1::Alert>)> done);
 
-  // The summary as of the last feed flush (cheap; for listings).
+  // Status()'s summary (cheap: no ranks; for listings).
   trainscope::v1::JobSummary summary() const;
 
   // Ends every connected stream with `status` once the acks before it are out,
@@ -262,6 +275,14 @@ class JobPipeline {
   absl::Status Stopped() const;
   void Run();
   void CommitAndComplete();
+  // Runs `reply` (telling a caller of its call's outcome) once this round's
+  // completions ran and the status they changed is published; from a
+  // completion, so replies keep the completions' order.
+  void AfterPublish(std::function<void()> reply);
+  // The same from a task: in turn with the completions of the tasks before.
+  void ReplyInTurn(std::function<void()> reply);
+  // Publishes the job's status when something changed since the last time.
+  void PublishStatus();
   void PublishPending();
   void RunTimers(absl::Time now, bool force);
   absl::Time NextTimer() const;
@@ -314,6 +335,8 @@ class JobPipeline {
   uint64_t feed_sequence_ = 0;
   bool needs_sync_ = false;
   std::vector<Completion> after_sync_;
+  std::vector<std::function<void()>> after_publish_;
+  bool status_stale_ = false;  // a task, completion or feed update since PublishStatus
   std::vector<trainscope::v1::FeedUpdate> pending_feed_;
   std::vector<trainscope::v1::LogRecord> pending_analysis_;
   FeedFlushSchedule flushes_;
@@ -321,11 +344,11 @@ class JobPipeline {
   FinishedJobRelease release_;
   JobStatusBuilder status_;
   AnalysisFeed analysis_feed_;
+  JobStatusBoard status_board_;  // thread-safe: written here, read by Status()
 
   mutable base::Mutex mu_;
   std::deque<Task> tasks_ ABSL_GUARDED_BY(mu_);
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  trainscope::v1::JobSummary published_summary_ ABSL_GUARDED_BY(mu_);
   base::CondVar work_;  // signalled when HasWorkLocked() may have become true
 
   base::Mutex stop_mu_;  // serialises Stop callers around the join

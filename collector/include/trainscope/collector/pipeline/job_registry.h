@@ -71,6 +71,8 @@ class JobRegistry {
   // the command on its pipeline; `done` may run on the caller's thread.
   void RunCommand(const std::string& job_id, JobCommand command, absl::string_view who,
                   std::function<void(absl::StatusOr<trainscope::v1::CommandReply>)> done);
+  // The job's status as its pipeline last published it (JobPipeline::Status);
+  // `done` runs on the caller's thread.
   void JobStatus(const std::string& job_id, absl::string_view who,
                  std::function<void(absl::StatusOr<trainscope::v1::JobStatus>)> done);
 

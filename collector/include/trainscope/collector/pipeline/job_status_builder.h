@@ -10,10 +10,14 @@
 //   status.SetRecovery(recovery, events_lost_by_rank);  // a recovered job
 //   status.SetAnalysis(analysis.get());                 // when the analysis is on
 //   v1::JobSummary summary = status.Summary(events_per_second);
-//   v1::JobStatus full = status.Status(events_per_second, feed_sequence);
+//   status.Publish(events_per_second, feed_sequence, streams.TakeRanksToRepublish(), &board);
+// and on any thread, for a status read from the board:
+//   v1::JobStatus full = board.Read();
+//   status.AddAnalysisMemory(&full);
 //
-// Threading: not thread-safe; owned by the job's pipeline thread, like the
-// collaborators it reads.
+// Threading: owned by the job's pipeline thread, like the collaborators it
+// reads; only AddAnalysisMemory may be called from any thread (it reads the
+// analysis' thread-safe stats and what was set before the thread started).
 #ifndef TRAINSCOPE_COLLECTOR_PIPELINE_JOB_STATUS_BUILDER_H_
 #define TRAINSCOPE_COLLECTOR_PIPELINE_JOB_STATUS_BUILDER_H_
 
@@ -21,11 +25,13 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "trainscope/collector/pipeline/agent_stream_table.h"
 #include "trainscope/collector/pipeline/alert_stage.h"
 #include "trainscope/collector/pipeline/analysis_worker.h"
 #include "trainscope/collector/pipeline/command_runner.h"
+#include "trainscope/collector/pipeline/job_status_board.h"
 #include "trainscope/v1/status.pb.h"
 
 namespace trainscope::collector {
@@ -47,9 +53,15 @@ class JobStatusBuilder {
   int64_t created_unix_ns() const { return created_unix_ns_; }
 
   trainscope::v1::JobSummary Summary(double events_per_second) const;
-  // The summary and every rank, the commands, the halt policy, the recovery
-  // and the analysis' memory; `feed_sequence`: the last update published.
-  trainscope::v1::JobStatus Status(double events_per_second, uint64_t feed_sequence) const;
+  // Publishes the job's status to `board`: the summary, the commands, the
+  // halt policy, the recovery and `feed_sequence` (the last update
+  // published), with the rows of `changed_ranks` (their events lost applied).
+  void Publish(double events_per_second, uint64_t feed_sequence,
+               const std::vector<uint32_t>& changed_ranks, JobStatusBoard* board) const;
+  // Adds to a status read from the board what the analysis thread changes,
+  // read now: the analysis' memory and the summary's names over budget (one
+  // reading for both). Nothing without an analysis. Thread-safe.
+  void AddAnalysisMemory(trainscope::v1::JobStatus* status) const;
 
  private:
   const std::string job_id_;
