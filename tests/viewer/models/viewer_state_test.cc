@@ -244,5 +244,48 @@ TEST(ViewerStateTest, ArrowKeysStepThroughTheStepsAndMoveTheMareyGraph) {
   EXPECT_EQ(state.selection.selected_step(), 19u);
 }
 
+TEST(ViewerStateTest, AnOutageGreysTheJobAndBreaksTheOverviewUntilTheFeedIsBack) {
+  ViewerState state;
+  SyntheticJobOptions options;
+  options.devices = 4;
+  options.steps = 6;
+  JobData data = GenerateSyntheticJob(options);
+  data.job.state = JobStateKind::kRunning;
+  state.Load(data);
+  constexpr int64_t kS = 1'000'000'000;
+  const int64_t t0 = data.steps.back().end_ns;
+  ConnectionModel connection;
+  LinkReport live;
+  live.phase = LinkReport::Phase::kFollowing;
+  live.last_contact_ns = live.last_update_ns = t0;
+  connection.Observe(live, t0 + kS);
+  state.ShowConnection(connection);
+  ASSERT_EQ(state.jobs.Rows().size(), 1u);
+  EXPECT_FALSE(state.jobs.Rows()[0].stale);
+  EXPECT_TRUE(state.overview.gaps().empty());
+
+  LinkReport gone = live;
+  gone.phase = LinkReport::Phase::kRetrying;
+  gone.attempts = 3;
+  connection.Observe(gone, t0 + 40 * kS);
+  state.ShowConnection(connection);
+  const JobsModel::Row row = state.jobs.Rows()[0];
+  EXPECT_TRUE(row.stale);
+  EXPECT_EQ(row.state, "last seen running 40 s ago");
+  EXPECT_FALSE(row.steps_per_second.has_value());
+  ASSERT_EQ(state.overview.gaps().size(), 1u);
+  EXPECT_EQ(state.overview.gaps()[0].start_ns, t0);
+  EXPECT_EQ(state.overview.gaps()[0].end_ns, 0);  // still going on
+
+  LinkReport back = live;
+  back.last_contact_ns = back.last_update_ns = t0 + 60 * kS;
+  connection.Observe(back, t0 + 60 * kS);
+  state.ShowConnection(connection);
+  EXPECT_FALSE(state.jobs.Rows()[0].stale);
+  EXPECT_EQ(state.jobs.Rows()[0].state, "running");
+  ASSERT_EQ(state.overview.gaps().size(), 1u);
+  EXPECT_EQ(state.overview.gaps()[0].end_ns, t0 + 60 * kS);
+}
+
 }  // namespace
 }  // namespace trainscope::viewer

@@ -27,6 +27,7 @@
 #include "trainscope/viewer/connection_model.h"
 #include "trainscope/viewer/feed_coalescer.h"
 #include "trainscope/viewer/live_feed_client.h"
+#include "trainscope/viewer/viewer_state.h"
 
 #ifdef TRAINSCOPE_COLLECTOR_BIN  // built with the collector
 
@@ -36,6 +37,22 @@ namespace trainscope::viewer {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Starts `args` with stdout and stderr appended to `log`; the pid, or -1.
+pid_t Spawn(std::vector<std::string> args, const fs::path& log) {
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  const std::string path = log.string();
+  posix_spawn_file_actions_addopen(&actions, 1, path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+  posix_spawn_file_actions_adddup2(&actions, 1, 2);
+  pid_t pid = -1;
+  const int rc = posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&actions);
+  return rc == 0 ? pid : -1;
+}
 
 // A trainscope-collector child process; the first start picks free ports
 // (written to its --port-file), later starts reuse them.
@@ -57,17 +74,8 @@ class CollectorProcess {
         "--port-file=" + ports.string(),
         "--fsync=false"};
     args.insert(args.end(), extra_.begin(), extra_.end());
-    std::vector<char*> argv;
-    for (std::string& a : args) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    const std::string log = (dir_ / "collector.log").string();
-    posix_spawn_file_actions_addopen(&actions, 1, log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    posix_spawn_file_actions_adddup2(&actions, 1, 2);
-    const int rc = posix_spawn(&pid_, argv[0], &actions, nullptr, argv.data(), environ);
-    posix_spawn_file_actions_destroy(&actions);
-    if (rc != 0) return false;
+    pid_ = Spawn(args, dir_ / "collector.log");
+    if (pid_ <= 0) return false;
     // Ready once it wrote its ports (after binding them).
     for (auto deadline = absl::Now() + absl::Seconds(60); absl::Now() < deadline;) {
       std::ifstream in(ports);
@@ -107,6 +115,7 @@ class CollectorProcess {
     text << in.rdbuf();
     return text.str();
   }
+  const std::string& agents() const { return agents_; }
   const std::string& feed() const { return feed_; }
   const std::string& snapshot() const { return snapshot_; }
 
@@ -261,6 +270,99 @@ TEST_F(LiveFeedReconnectTest, CurveCollectorIsFollowedWithTheViewersSecurityAndN
       << model.Text() << "\n" << collector.Log();
   secured.Stop();
 }
+
+#ifdef TRAINSCOPE_LOADGEN_BIN  // built with the load generator
+
+// The newest step the Jobs table shows for the job; 0 before any.
+uint64_t NewestStep(const ViewerState& state) {
+  for (const JobsModel::Row& row : state.jobs.Rows()) {
+    if (row.job_id == "reconnect-job") return row.newest_step.value_or(0);
+  }
+  return 0;
+}
+
+// The whole chain the window runs, under a real job: trainscope-loadgen's
+// two ranks stream steps through the collector; each tick feeds the client's
+// deltas into a ViewerState and its link into the ConnectionModel, which
+// the state shows (MainWindow's frame timer does the same). The collector is
+// killed: the job is greyed with the age of its data and the overview has an
+// open outage; it restarts on the same ports and data: the viewer is live
+// again by itself, the outage is closed, and the job's new steps reach the
+// views.
+TEST_F(LiveFeedReconnectTest, AViewerFollowingARealJobShowsTheOutageAndCatchesUpAfterARestart) {
+  CollectorProcess collector(dir_);
+  ASSERT_TRUE(collector.Start()) << collector.Log();
+  const pid_t ranks =
+      Spawn({TRAINSCOPE_LOADGEN_BIN, "--collector", collector.agents(), "--job", "reconnect-job",
+             "--streams", "2", "--rate", "400", "--run-for-ms", "300000"},
+            dir_ / "loadgen.log");
+  ASSERT_GT(ranks, 0);
+  // Killed and reaped however the test ends (a failed ASSERT returns early).
+  struct KillOnExit {
+    pid_t pid;
+    ~KillOnExit() {
+      kill(pid, SIGKILL);
+      int status = 0;
+      waitpid(pid, &status, 0);
+    }
+  } ranks_guard{ranks};
+  FeedCoalescer coalescer;
+  LiveFeedClient client(ClientOptions(collector), &coalescer);
+  ConnectionModel model({.stale_after_ns = 3'000'000'000, .disconnected_after_ns = 8'000'000'000});
+  ViewerState state;
+  client.Start();
+  auto follow = [&](const std::function<bool()>& done) {
+    for (absl::Time deadline = absl::Now() + absl::Seconds(90); absl::Now() < deadline;) {
+      model.Observe(client.link(), absl::ToUnixNanos(absl::Now()));
+      if (std::optional<FeedCoalescer::Delta> delta = coalescer.Take()) {
+        state.Apply(std::move(*delta));
+      }
+      state.ShowConnection(model);
+      if (done()) return true;
+      absl::SleepFor(absl::Milliseconds(50));
+    }
+    return false;
+  };
+  auto row = [&] {
+    std::vector<JobsModel::Row> rows = state.jobs.Rows();
+    return rows.empty() ? JobsModel::Row{} : rows.front();
+  };
+
+  ASSERT_TRUE(follow([&] {
+    return model.state() == ConnectionModel::State::kLive && NewestStep(state) >= 5;
+  })) << model.Text()
+      << ", newest step " << NewestStep(state) << "\n"
+      << collector.Log();
+  EXPECT_EQ(row().state, "running");
+  EXPECT_FALSE(row().stale);
+  EXPECT_GE(state.overview.step_count(), 1u);
+  EXPECT_TRUE(state.overview.gaps().empty());
+
+  collector.Kill();
+  ASSERT_TRUE(follow([&] { return ShowsTheFeedGone(model) && row().stale; }))
+      << "still " << model.Text() << " / " << row().state;
+  const uint64_t before = NewestStep(state);
+  EXPECT_EQ(row().state.rfind("last seen running ", 0), 0u) << row().state;
+  EXPECT_FALSE(row().steps_per_second.has_value());
+  ASSERT_EQ(state.overview.gaps().size(), 1u);
+  EXPECT_EQ(state.overview.gaps()[0].end_ns, 0);  // still going on
+
+  ASSERT_TRUE(collector.Start()) << collector.Log();
+  ASSERT_TRUE(follow([&] {
+    return model.state() == ConnectionModel::State::kLive && NewestStep(state) >= before + 5;
+  })) << "still "
+      << model.Text() << ", newest step " << NewestStep(state) << " (" << before
+      << " before the kill)\n"
+      << collector.Log();
+  EXPECT_FALSE(row().stale) << row().state;
+  EXPECT_EQ(row().state, "running");
+  ASSERT_EQ(state.overview.gaps().size(), 1u);
+  EXPECT_GT(state.overview.gaps()[0].end_ns, state.overview.gaps()[0].start_ns);
+  EXPECT_GE(client.connections(), 2u);
+  client.Stop();
+}
+
+#endif  // TRAINSCOPE_LOADGEN_BIN
 
 }  // namespace
 }  // namespace trainscope::viewer

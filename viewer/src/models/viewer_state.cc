@@ -1,6 +1,8 @@
 #include "trainscope/viewer/viewer_state.h"
 
 #include <algorithm>
+#include <optional>
+#include <string>
 
 namespace trainscope::viewer {
 
@@ -130,6 +132,21 @@ void ViewerState::Apply(FeedCoalescer::Delta delta) {
   for (std::string& notice : delta.notices) notices_.push_back(std::move(notice));
   if (notices_.size() > 100) notices_.erase(notices_.begin(), notices_.end() - 100);
   SyncSelection();
+}
+
+void ViewerState::ShowConnection(const ConnectionModel& connection) {
+  // The steps' clock is the job's wall clock; the outages are the viewer's.
+  std::vector<OverviewModel::Gap> gaps;
+  for (const ConnectionModel::Outage& outage : connection.outages()) {
+    gaps.push_back({outage.start_ns, outage.end_ns});
+  }
+  overview.SetGaps(std::move(gaps));
+  if (connection.data_stale()) {
+    const int64_t age = connection.update_age_s();
+    jobs.SetStale(age >= 0 ? std::to_string(age) + " s ago" : std::string("earlier"));
+  } else {
+    jobs.SetStale(std::nullopt);
+  }
 }
 
 void ViewerState::SelectStep(uint64_t step, bool move_marey) {

@@ -280,19 +280,7 @@ void MainWindow::ObserveLink(const LinkReport& report, int64_t now_ns) {
           ? QString()
           : QString("#connection_status { color: white; background: %1; font-weight: bold; }")
                 .arg(colour));
-  // The overview breaks its lines across outages (the steps' clock is the
-  // jobs' wall clock; the outages are the viewer's).
-  std::vector<OverviewModel::Gap> gaps;
-  for (const ConnectionModel::Outage& outage : connection_.outages()) {
-    gaps.push_back({outage.start_ns, outage.end_ns});
-  }
-  state_->overview.SetGaps(std::move(gaps));
-  if (connection_.data_stale()) {
-    const int64_t age = connection_.update_age_s();
-    state_->jobs.SetStale(age >= 0 ? std::to_string(age) + " s ago" : std::string("earlier"));
-  } else {
-    state_->jobs.SetStale(std::nullopt);
-  }
+  state_->ShowConnection(connection_);
   RefreshAll();
 }
 

@@ -64,6 +64,7 @@ class OverviewModel {
     int64_t end_ns = 0;
   };
   void SetGaps(std::vector<Gap> gaps);
+  const std::vector<Gap>& gaps() const { return gaps_; }
 
   // Steps that raised a performance alert (AlertsModel::AlertSteps): a red
   // mark on the step axis, so a slowdown in the lines can be matched to it.

@@ -22,6 +22,7 @@
 #include "trainscope/viewer/alerts_model.h"
 #include "trainscope/viewer/chord_layout.h"
 #include "trainscope/viewer/cluster_hierarchy.h"
+#include "trainscope/viewer/connection_model.h"
 #include "trainscope/viewer/feed_coalescer.h"
 #include "trainscope/viewer/hilbert_ring_layout.h"
 #include "trainscope/viewer/jobs_model.h"
@@ -58,6 +59,11 @@ class ViewerState {
   void Follow();
   // Returns the alert, or nullptr when `row` does not exist.
   const Alert* SelectAlert(size_t row);
+  // The live link's health in the views: the overview breaks its lines
+  // across the outages, and the Jobs table greys the job ("last seen ...
+  // N s ago", no step rate) while what the views show may be old. Called
+  // whenever `connection` changes (MainWindow's frame timer).
+  void ShowConnection(const ConnectionModel& connection);
   // Pushes the selected step into the views; returns whether it changed.
   bool SyncSelection();
 
