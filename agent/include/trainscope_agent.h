@@ -223,8 +223,8 @@ typedef struct trainscope_raw_record {
 } trainscope_raw_record;
 
 /* The producer's side of one thread's ring (the agent's SpscRing and
- * ThreadRing words; valid while the thread lives and its session is open).
- * Only that thread may push. */
+ * ThreadRing words; valid while the thread lives and its session is open;
+ * the producer may keep a copy of them). Only that thread may push. */
 typedef struct trainscope_raw_ring {
   uint64_t* head;              /* records ever pushed (atomic; release after the slot) */
   const uint64_t* tail;        /* records ever consumed (atomic; the sender's) */
@@ -244,28 +244,35 @@ static inline int trainscope_raw_ring_accepts(const trainscope_raw_ring* ring) {
          __atomic_load_n(ring->sampling_period, __ATOMIC_RELAXED) <= 1;
 }
 
-/* Pushes one raw operator, or counts a ring_full drop (never waits). */
+/* Pushes one raw operator, or counts a ring_full drop (never waits). The
+ * words are read once, before the slot is written: the compiler would read
+ * them again after stores it cannot tell apart from them. */
 static inline void trainscope_raw_ring_push_operator(const trainscope_raw_ring* ring,
                                                      uint32_t name, uint64_t start_ticks,
                                                      uint64_t end_ticks, uint64_t sequence,
                                                      uint16_t scope) {
-  const uint64_t head = __atomic_load_n(ring->head, __ATOMIC_RELAXED);
-  if (head - *ring->cached_tail >= ring->capacity) {
-    *ring->cached_tail = __atomic_load_n(ring->tail, __ATOMIC_ACQUIRE);
-    if (head - *ring->cached_tail >= ring->capacity) {
+  uint64_t* const head_word = ring->head;
+  uint64_t* const cached_tail = ring->cached_tail;
+  trainscope_raw_record* const slots = ring->slots;
+  const uint64_t mask = ring->mask;
+  const uint64_t capacity = ring->capacity;
+  const uint64_t head = __atomic_load_n(head_word, __ATOMIC_RELAXED);
+  if (head - *cached_tail >= capacity) {
+    *cached_tail = __atomic_load_n(ring->tail, __ATOMIC_ACQUIRE);
+    if (head - *cached_tail >= capacity) {
       __atomic_store_n(ring->dropped_full, __atomic_load_n(ring->dropped_full, __ATOMIC_RELAXED) + 1,
                        __ATOMIC_RELAXED);
       return;
     }
   }
-  trainscope_raw_record* slot = &ring->slots[head & ring->mask];
+  trainscope_raw_record* slot = &slots[head & mask];
   slot->start = start_ticks;
   slot->end = end_ticks;
   slot->value = sequence;
   slot->name = name;
   slot->kind = (uint8_t)TRAINSCOPE_RAW_OPERATOR_KIND;
   slot->detail = scope;
-  __atomic_store_n(ring->head, head + 1, __ATOMIC_RELEASE);
+  __atomic_store_n(head_word, head + 1, __ATOMIC_RELEASE);
 }
 
 #ifdef __cplusplus

@@ -7,21 +7,26 @@
 //   OpNameCache cache{};                                   // zeroed: empty
 //   const trainscope_op_info* info = cache.Find(rf.name(), &Resolve, observer);
 //   // Resolve(observer, name, length) interns a name seen for the first time.
+//   // The operator hot path first tries the call-free half:
+//   const trainscope_op_info* hit = cache.FindCached(rf.name());  // null: use Find
 //
 // Two levels: schema-backed names have stable pointers, so the first level is
 // keyed by the pointer; a pointer alone proves nothing (a user range's name
 // lives in a string whose address is reused for other names), so a hit is
-// verified, names up to 15 bytes by two masked word compares against the
-// slot's copy of their bytes and NUL (no call), longer ones by strcmp. Names
-// built per call (autograd nodes, user ranges) live in fresh strings: the
-// second level finds them by a hash of their content, verified by a compare.
-// Both levels are direct-mapped: a colliding name evicts the slot's entry
-// (found again through the other level or the resolver; never a wrong one).
+// verified, names up to 31 bytes by comparing one or two 16-byte chunks
+// against the slot's copy of their bytes and NUL (SSE2, no call), longer ones
+// by strcmp. Names built per call (autograd nodes, user ranges) live in fresh
+// strings: the second level finds them by a hash of their content, verified
+// by a compare. Both levels are direct-mapped: a colliding name evicts the
+// slot's entry (found again through the other level or the resolver; never a
+// wrong one).
 //
 // Threading: one thread only (no synchronisation). Trivially constructible
 // and resettable with memset: zero bytes are the empty cache.
 #ifndef TRAINSCOPE_INTEGRATIONS_PYTORCH_OP_NAME_CACHE_H_
 #define TRAINSCOPE_INTEGRATIONS_PYTORCH_OP_NAME_CACHE_H_
+
+#include <emmintrin.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -42,21 +47,31 @@ class OpNameCache {
   using Resolver = const trainscope_op_info* (*)(const void* context, const char* name,
                                                  size_t length);
 
+  // The entry of `name` when its pointer's slot holds it and its bytes can
+  // be checked without a call (up to 31 bytes); else null: call Find.
+  const trainscope_op_info* FindCached(const char* name) const {
+    const PointerSlot& slot = by_pointer_[PointerSlotOf(name)];
+    if (slot.key != name) [[unlikely]]
+      return nullptr;
+    if (slot.chunks == 1) [[likely]]
+      return ChunksMatch<1>(slot, name) ? slot.info : nullptr;
+    if (slot.chunks == 2) return ChunksMatch<2>(slot, name) ? slot.info : nullptr;
+    return nullptr;
+  }
+
   const trainscope_op_info* Find(const char* name, Resolver resolve, const void* context) {
+    if (const trainscope_op_info* info = FindCached(name)) return info;
     PointerSlot& slot = by_pointer_[PointerSlotOf(name)];
-    if (slot.key == name) [[likely]] {
-      if (slot.mask[0] != 0 ? HeadMatches(slot, name) : std::strcmp(name, slot.info->name) == 0)
-          [[likely]] {
-        return slot.info;
-      }
+    if (slot.key == name && slot.chunks == 0 && std::strcmp(name, slot.info->name) == 0) {
+      return slot.info;
     }
     return FillPointerSlot(slot, name, resolve, context);
   }
 
   // Where a name's pointer and content go (tests build collisions with them).
   static uint32_t PointerSlotOf(const char* name) {
-    const uintptr_t key = reinterpret_cast<uintptr_t>(name);
-    return static_cast<uint32_t>(((key >> 4) ^ (key >> 13)) & (kPointerSlots - 1));
+    const uint64_t key = reinterpret_cast<uintptr_t>(name);
+    return static_cast<uint32_t>((key * 0x9e3779b97f4a7c15ull) >> (64 - kPointerBits));
   }
   static uint32_t ContentSlotOf(std::string_view name) {
     return static_cast<uint32_t>(HashName(name.data(), name.size()) & (kContentSlots - 1));
@@ -64,12 +79,19 @@ class OpNameCache {
 
  private:
   static constexpr uintptr_t kPageBytes = 4096;
+  static constexpr int kPointerBits = 9;
+  static_assert(kPointerSlots == 1u << kPointerBits);
+  static constexpr size_t kChunk = sizeof(__m128i);
+  static constexpr size_t kMaxChunks = 2;
 
   struct PointerSlot {
+    __m128i head[kMaxChunks];    // the name's first bytes and its NUL, zero past it
+    __m128i ignore[kMaxChunks];  // 0xff where head is past the NUL (not compared)
     const char* key;
     const trainscope_op_info* info;
-    uint64_t head[2];  // the name's first 16 bytes, zero past its NUL
-    uint64_t mask[2];  // head's bytes that are the name and its NUL; 0: longer than 15
+    // 16-byte chunks that hold the name and its NUL and can be read at `key`
+    // without leaving its page; 0: the name is checked by strcmp.
+    uint8_t chunks;
   };
   struct ContentSlot {
     uint64_t hash;
@@ -91,15 +113,25 @@ class OpNameCache {
     return h ^ (h >> 29);
   }
 
-  // True when the 16 bytes at `name` (== slot.key) equal the slot's name up to
-  // and including its NUL, i.e. `name` is that name: a shorter name differs at
-  // its NUL, a longer one at the slot's NUL. Bytes past a shorter name's NUL
-  // are read but masked or compared against non-zero; the slot has a mask only
-  // when the read stays within name[0]'s page (the strlen technique): no fault.
-  static bool HeadMatches(const PointerSlot& slot, const char* name) {
-    uint64_t w[2];
-    std::memcpy(w, name, sizeof(w));
-    return (((w[0] ^ slot.head[0]) & slot.mask[0]) | ((w[1] ^ slot.head[1]) & slot.mask[1])) == 0;
+  // True when the kChunks * 16 bytes at `name` (== slot.key) equal the slot's
+  // name up to and including its NUL, i.e. `name` is that name: a shorter
+  // name differs at its NUL, a longer one at the slot's NUL. Bytes past a
+  // shorter name's NUL are read but ignored or compared against non-zero;
+  // the slot has chunks only when the read stays within name[0]'s page (the
+  // strlen technique): no fault.
+  template <int kChunks>
+  static bool ChunksMatch(const PointerSlot& slot, const char* name) {
+    __m128i same = _mm_or_si128(
+        _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(name)), slot.head[0]),
+        slot.ignore[0]);
+    if constexpr (kChunks == 2) {
+      same = _mm_and_si128(
+          same, _mm_or_si128(
+                    _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(name + kChunk)),
+                                   slot.head[1]),
+                    slot.ignore[1]));
+    }
+    return _mm_movemask_epi8(same) == 0xffff;
   }
 
   const trainscope_op_info* FindByContent(const char* name, Resolver resolve, const void* context) {
@@ -121,15 +153,21 @@ class OpNameCache {
                                                                       Resolver resolve,
                                                                       const void* context) {
     const trainscope_op_info* info = FindByContent(name, resolve, context);
-    slot = {name, info, {0, 0}, {0, 0}};
+    std::memset(static_cast<void*>(&slot), 0, sizeof(slot));
+    slot.key = name;
+    slot.info = info;
     const size_t bytes = std::strlen(name) + 1;  // with the NUL
-    // A hit has this very address, so whether 16 bytes from it stay within
-    // its page is decided here, once.
+    const size_t chunks = (bytes + kChunk - 1) / kChunk;
+    // A hit has this very address, so whether its chunks stay within its
+    // page is decided here, once.
     const bool in_page =
-        (reinterpret_cast<uintptr_t>(name) & (kPageBytes - 1)) <= kPageBytes - sizeof(slot.head);
-    if (bytes <= sizeof(slot.head) && in_page) {
-      std::memcpy(slot.head, name, bytes);
-      for (size_t i = 0; i < bytes; ++i) reinterpret_cast<unsigned char*>(slot.mask)[i] = 0xff;
+        (reinterpret_cast<uintptr_t>(name) & (kPageBytes - 1)) <= kPageBytes - chunks * kChunk;
+    if (chunks <= kMaxChunks && in_page) {
+      unsigned char* head = reinterpret_cast<unsigned char*>(slot.head);
+      unsigned char* ignore = reinterpret_cast<unsigned char*>(slot.ignore);
+      std::memcpy(head, name, bytes);
+      std::memset(ignore + bytes, 0xff, chunks * kChunk - bytes);
+      slot.chunks = static_cast<uint8_t>(chunks);
     }
     return info;
   }

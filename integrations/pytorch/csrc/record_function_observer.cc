@@ -5,6 +5,7 @@
 #include <time.h>
 #include <x86intrin.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <chrono>
@@ -31,33 +32,14 @@ using ops::MmFlops;
 
 constexpr uint32_t kMaxDepth = 128;  // deeper ranges are not timed
 
-// One operator in progress on this thread.
-struct Frame {
-  const at::RecordFunction* rf;
-  const trainscope_op_info* info;
-  uint64_t start_ticks;
-  uint64_t aux;         // FLOPs of a FLOP operator; the running step of an optimizer range
-  bool gpu_pushed;      // bracketed for CUPTI (trainscope_observer_gpu_operator_begin)
-  bool opens_backward;  // counted in backward_depth (saves OnExit a RecordFunction call)
-  // Not a plain operator (optimizer range, FLOPs to count): OnExit takes the
-  // general path (ExitGeneral) instead of a raw record. A CUPTI bracket alone
-  // does not: the operator still goes into the ring as a raw record.
-  bool general;
-};
-
-// Everything the hot path touches on one thread, allocated on its first
-// operator. Trivially constructible: zero means empty.
-struct ThreadState {
-  uint64_t generation;
-  // This thread's ring in the session's agent: OnExit writes a raw record
-  // into it without a call (null: the general path, which counts the drop).
-  const trainscope_raw_ring* ring;
-  uint32_t depth;           // frames pushed, may exceed kMaxDepth
-  uint32_t backward_depth;  // open backward ranges
-  uint32_t flop_depth;      // open FLOP operators
-  OpNameCache names;        // name -> the session's entry
-  Frame frames[kMaxDepth];
-};
+// Frame::bits. kFrameBackward and kFrameExcluded are the op_info flags of the
+// same meaning, so an operator's flags are or'ed in unshifted.
+constexpr uint8_t kFrameBackward = TRAINSCOPE_OP_OPENS_BACKWARD;  // inside a backward range
+constexpr uint8_t kFrameExcluded = TRAINSCOPE_OP_EXCLUDED_FROM_PHASES;
+// Not a plain operator (optimizer range, FLOPs to count): OnExit takes the
+// general path (ExitGeneral) with ThreadState::aux instead of a raw record.
+constexpr uint8_t kFrameGeneral = 0x80;
+static_assert(((kFrameBackward | kFrameExcluded) & kFrameGeneral) == 0);
 
 // What the callbacks record into: the session's observer (the C API of
 // libtrainscope_agent.so) and what is fixed for it, read once at install.
@@ -69,21 +51,67 @@ struct Targets {
   bool gpu;  // bracket operators so their kernels name them
 };
 
+// One operator in progress on this thread.
+struct Frame {
+  const at::RecordFunction* rf;
+  const trainscope_op_info* info;
+  uint64_t start_ticks;
+  uint8_t bits;  // kFrame*
+};
+
+// Everything the hot path touches on one thread, allocated on its first
+// operator. Trivially constructible: zero means empty.
+struct ThreadState {
+  const Targets* targets;  // the session's (the generation in t_local)
+  trainscope_phase_ticks* phases;
+  // A copy of this thread's ring words in the session's agent (stable for
+  // the ring's life): OnExit writes a raw record through them without a
+  // call. kNoRing (accepts nothing: the general path counts the drop) when
+  // the agent gave this thread no ring.
+  trainscope_raw_ring ring;
+  // The innermost timed frame: frames[0], the root (no rf, bits 0), when
+  // none. A pointer rather than a depth: the callbacks use it as is, and a
+  // frame's parent (top - 1) always exists, so the scope bits are inherited
+  // without a branch.
+  Frame* top;
+  const Frame* last;  // &frames[kMaxDepth]: deeper ranges are not timed
+  uint32_t untimed;   // ranges open inside `last` (counted, not timed)
+  OpNameCache names;  // name -> the session's entry
+  Frame frames[kMaxDepth + 1];
+  uint64_t aux[kMaxDepth + 1];  // of kFrameGeneral frames: FLOPs, or the optimizer's step
+};
+
 // The callbacks are plain function pointers: they find their session here.
+// g_generation is the installed session's generation (kNoSession: none); the
+// hot paths compare it with their thread's and go on with that thread's
+// state alone, g_targets is read where a thread (re)starts.
+constexpr uint64_t kNoSession = ~0ull;  // generations count from 1; a thread's starts at 0
 std::atomic<const Targets*> g_targets{nullptr};
+std::atomic<uint64_t> g_generation{kNoSession};
 std::atomic<bool> g_installed{false};
 
+// A thread's state and the session it was made for; zero until its first
+// operator. One TLS block: the callbacks read both with one TLS address.
+struct ThreadLocal {
+  uint64_t generation;
+  ThreadState* state;
+};
 // Initial-exec: a dlopen'ed module's default TLS model costs a __tls_get_addr
-// call per access; one pointer fits in the static TLS surplus.
-__thread ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
+// call per access; two words fit in the static TLS surplus.
+__thread ThreadLocal t_local __attribute__((tls_model("initial-exec"))) = {0, nullptr};
 __thread bool t_exiting __attribute__((tls_model("initial-exec"))) = false;
+
+// The ring words of a thread the agent gave no ring: it never accepts.
+constexpr uint8_t kNeverAccepts = 0;
+constexpr uint32_t kNoSampling = 1;
+const trainscope_raw_ring kNoRing = {.recording = &kNeverAccepts, .sampling_period = &kNoSampling};
 
 // Frees a thread's state when the thread exits.
 struct ThreadStateOwner {
   ThreadState* state = nullptr;
   ~ThreadStateOwner() {
     t_exiting = true;
-    t_state = nullptr;
+    t_local = {0, nullptr};
     delete state;
   }
 };
@@ -93,21 +121,32 @@ __attribute__((noinline)) ThreadState* ResetThreadState(const Targets* targets) 
   if (t_exiting) return nullptr;
   // First: the agent's thread-local ring holder is then made before the
   // owner below and destroyed after it, so the ring outlives every use of
-  // ts->ring on this thread (the owner clears t_state first).
+  // ts->ring on this thread (the owner clears t_local first).
   const trainscope_raw_ring* ring = trainscope_observer_thread_ring(targets->observer);
-  ThreadState* ts = t_state;
+  ThreadState* ts = t_local.state;
   if (ts == nullptr) {
     ts = new (std::nothrow) ThreadState();
     if (ts == nullptr) return nullptr;
     thread_local ThreadStateOwner owner;
     owner.state = ts;
-    t_state = ts;
   } else {
     std::memset(static_cast<void*>(ts), 0, sizeof(ThreadState));
   }
-  ts->generation = targets->generation;
-  ts->ring = ring;
+  ts->targets = targets;
+  ts->phases = targets->phases;
+  ts->ring = ring != nullptr ? *ring : kNoRing;
+  ts->top = &ts->frames[0];
+  ts->last = &ts->frames[kMaxDepth];
+  t_local = {targets->generation, ts};
   return ts;
+}
+
+// The state of this thread for the installed session, (re)started if need
+// be; null when there is no session (or no memory, or the thread is exiting).
+ThreadState* CurrentThreadState(const Targets* t) {
+  if (t == nullptr) return nullptr;
+  if (t_local.generation == t->generation) return t_local.state;
+  return ResetThreadState(t);
 }
 
 // The session's clock: TSC ticks where the session chose the TSC, else
@@ -120,11 +159,18 @@ __attribute__((noinline)) uint64_t MonotonicTicks() {
   return static_cast<uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<uint64_t>(ts.tv_nsec);
 }
 
-inline uint64_t Ticks(const Targets* t) {
-  if (t->uses_tsc) [[likely]]
+// The hot callbacks are instantiated per clock (and per GPU bracketing): no
+// test of the session's choice per operator.
+template <bool kTsc>
+inline uint64_t Ticks() {
+  if constexpr (kTsc) {
     return __rdtsc();
-  return MonotonicTicks();
+  } else {
+    return MonotonicTicks();
+  }
 }
+
+inline uint64_t Ticks(const Targets* t) { return t->uses_tsc ? __rdtsc() : MonotonicTicks(); }
 
 inline bool Has(const trainscope_op_info* info, uint32_t flag) { return (info->flags & flag) != 0; }
 
@@ -133,19 +179,23 @@ const trainscope_op_info* Resolve(const void* observer, const char* name, size_t
                                      length);
 }
 
-inline const trainscope_op_info* Lookup(ThreadState* ts, const Targets* t, const char* name) {
-  return ts->names.Find(name, &Resolve, t->observer);
-}
-
-inline bool OpensBackward(const at::RecordFunction& rf, const trainscope_op_info* info) {
-  return Has(info, TRAINSCOPE_OP_OPENS_BACKWARD) ||
-         rf.scope() == at::RecordScope::BACKWARD_FUNCTION;
-}
-
+// Torch's "no sequence number" is -1: it maps to 0 (none), n to n + 1.
 inline uint64_t SequenceValue(const at::RecordFunction& rf) {
-  const int64_t seq = rf.seqNr();
-  return seq >= 0 ? static_cast<uint64_t>(seq) + 1 : 0;
+  return static_cast<uint64_t>(rf.seqNr() + 1);
 }
+
+// A frame's kFrameBackward and kFrameExcluded: inside a backward range when
+// its parent is or it opens one (autograd's evaluate_function by name, or a
+// BACKWARD_FUNCTION range).
+inline uint8_t FrameBits(const at::RecordFunction& rf, const trainscope_op_info* info,
+                         const Frame& parent) {
+  return static_cast<uint8_t>(
+      (parent.bits & kFrameBackward) | (info->flags & (kFrameBackward | kFrameExcluded)) |
+      (rf.scope() == at::RecordScope::BACKWARD_FUNCTION ? kFrameBackward : 0));
+}
+
+// The innermost timed frame's backward bit (for a range that gets no frame).
+inline bool InBackward(const ThreadState* ts) { return (ts->top->bits & kFrameBackward) != 0; }
 
 // ---- collectives and other async ranges ------------------------------------
 
@@ -195,7 +245,7 @@ __attribute__((noinline)) std::unique_ptr<at::ObserverContext> EnterAsync(
   auto context = std::make_unique<AsyncContext>();
   context->generation = t->generation;
   context->info = info;
-  context->backward = ts->backward_depth > 0;
+  context->backward = InBackward(ts);
   if (Has(info, TRAINSCOPE_OP_COLLECTIVE)) {
     context->counted = true;
     g_open_collectives.fetch_add(1, std::memory_order_acq_rel);
@@ -295,139 +345,174 @@ uint64_t ComputeFlops(uint32_t op, c10::ArrayRef<const c10::IValue> in) {
 
 // ---- the callbacks ---------------------------------------------------------
 
-// An optimizer step's frame: it carries the running step to its exit.
-__attribute__((noinline)) void EnterOptimizer(const Targets* t, Frame& f) {
-  f.general = true;
-  f.aux = trainscope_observer_running_step(t->observer);
+// Pushes the operator's frame on top of the innermost one (not `last`) and
+// starts its clock last, so the callback's own work is not timed.
+inline void PushFrame(const at::RecordFunction& rf, ThreadState* ts, const trainscope_op_info* info,
+                      bool gpu, uint8_t extra_bits, uint64_t aux) {
+  Frame* const parent = ts->top;
+  Frame* const f = parent + 1;
+  ts->top = f;
+  f->rf = &rf;
+  f->info = info;
+  f->bits = FrameBits(rf, info, *parent) | extra_bits;
+  ts->aux[f - ts->frames] = aux;
+  // Kernels launched inside name this operator (CUPTI external correlation).
+  if (gpu) trainscope_observer_gpu_operator_begin(ts->targets->observer, info, SequenceValue(rf));
+  f->start_ticks = ts->targets->uses_tsc ? __rdtsc() : MonotonicTicks();
 }
 
-std::unique_ptr<at::ObserverContext> OnEnter(const at::RecordFunction& rf) {
+// Everything OnEnter's fast path leaves out: a thread's first operator or
+// the first under a new session, a name not in the cache (or longer than 31
+// bytes), collectives and async ranges, optimizer ranges, ranges too deep to
+// time.
+__attribute__((noinline)) std::unique_ptr<at::ObserverContext> EnterSlow(
+    const at::RecordFunction& rf, const char* name, bool async) {
   const Targets* t = g_targets.load(std::memory_order_acquire);
-  if (t == nullptr) [[unlikely]]
+  ThreadState* ts = CurrentThreadState(t);
+  if (ts == nullptr) return nullptr;
+  const trainscope_op_info* info = ts->names.Find(name, &Resolve, t->observer);
+  if (Has(info, TRAINSCOPE_OP_COLLECTIVE) || async) return EnterAsync(rf, t, ts, info);
+  if (ts->top == ts->last) {
+    ++ts->untimed;
     return nullptr;
-  ThreadState* ts = t_state;
-  if (ts == nullptr || ts->generation != t->generation) [[unlikely]] {
-    ts = ResetThreadState(t);
-    if (ts == nullptr) return nullptr;
   }
-  const trainscope_op_info* info = Lookup(ts, t, rf.name());
-  if (Has(info, TRAINSCOPE_OP_COLLECTIVE) || rf.isAsync()) [[unlikely]]
-    return EnterAsync(rf, t, ts, info);
-  const uint32_t d = ts->depth++;
-  const bool opens_backward = OpensBackward(rf, info);
-  if (opens_backward) ++ts->backward_depth;
-  if (info->flop != TRAINSCOPE_FLOP_NONE) ++ts->flop_depth;
-  if (d < kMaxDepth) [[likely]] {
-    Frame& f = ts->frames[d];
-    f.rf = &rf;
-    f.info = info;
-    f.opens_backward = opens_backward;
-    if (Has(info, TRAINSCOPE_OP_OPTIMIZER_STEP)) [[unlikely]] {
-      EnterOptimizer(t, f);
-    } else {
-      f.aux = 0;
-      f.general = false;
-    }
-    // Kernels launched inside name this operator (CUPTI external correlation).
-    f.gpu_pushed = t->gpu;
-    if (t->gpu) [[unlikely]]
-      trainscope_observer_gpu_operator_begin(t->observer, info, SequenceValue(rf));
-    f.start_ticks = Ticks(t);  // last: the callback's own work is not timed
+  if (Has(info, TRAINSCOPE_OP_OPTIMIZER_STEP)) {
+    // Its frame carries the running step to its exit (PHASE_OPTIMIZER's step).
+    PushFrame(rf, ts, info, t->gpu, kFrameGeneral, trainscope_observer_running_step(t->observer));
+  } else {
+    PushFrame(rf, ts, info, t->gpu, 0, 0);
   }
   return nullptr;
 }
 
-// Too deep to have had a frame (not timed): only undo the scope counts.
-__attribute__((noinline)) void ExitUntimed(const at::RecordFunction& rf, const Targets* t,
-                                           ThreadState* ts) {
-  const trainscope_op_info* info = Lookup(ts, t, rf.name());
-  if (OpensBackward(rf, info) && ts->backward_depth > 0) --ts->backward_depth;
-  if (info->flop != TRAINSCOPE_FLOP_NONE && ts->flop_depth > 0) --ts->flop_depth;
+// The steady state: a plain operator whose name this thread has cached. No
+// call but torch's two accessors (before anything else, so that only rf and
+// the name live across them), one TLS block, the cached entry, a frame.
+template <bool kTsc, bool kGpu>
+std::unique_ptr<at::ObserverContext> OnEnter(const at::RecordFunction& rf) {
+  const char* name = rf.name();
+  const bool async = rf.isAsync();
+  const ThreadLocal local = t_local;
+  if (async || local.generation != g_generation.load(std::memory_order_acquire)) [[unlikely]]
+    return EnterSlow(rf, name, async);
+  ThreadState* ts = local.state;
+  const trainscope_op_info* info = ts->names.FindCached(name);
+  Frame* const parent = ts->top;
+  if (info == nullptr ||
+      (info->flags & (TRAINSCOPE_OP_COLLECTIVE | TRAINSCOPE_OP_OPTIMIZER_STEP)) != 0 ||
+      parent == ts->last) [[unlikely]]
+    return EnterSlow(rf, name, async);
+  Frame* const f = parent + 1;
+  ts->top = f;
+  f->rf = &rf;
+  f->info = info;
+  f->bits = FrameBits(rf, info, *parent);
+  if constexpr (kGpu) {
+    trainscope_observer_gpu_operator_begin(ts->targets->observer, info, SequenceValue(rf));
+  }
+  f->start_ticks = Ticks<kTsc>();  // last: the callback's own work is not timed
+  return nullptr;
 }
 
-// Not the innermost range we started: something ended out of order. Drop the
-// stack rather than mislabel what follows (and close every CUPTI bracket it
-// holds: they must pair on this thread).
-__attribute__((noinline)) void ExitOutOfOrder(const Targets* t, ThreadState* ts, uint32_t d) {
-  for (uint32_t i = 0; i <= d; ++i) {
-    if (ts->frames[i].gpu_pushed) trainscope_observer_gpu_operator_end(t->observer);
+// Not the innermost timed range ending: a range too deep to have been timed,
+// a range that started before this thread's state or session (nothing is
+// open), or something that ended out of order. The last: drop the stack
+// rather than mislabel what follows (and close every CUPTI bracket it holds:
+// they must pair on this thread).
+__attribute__((noinline)) void ExitUnexpected(ThreadState* ts) {
+  if (ts->untimed > 0) {
+    --ts->untimed;
+    return;
   }
-  ts->depth = 0;
-  ts->backward_depth = 0;
-  ts->flop_depth = 0;
+  if (ts->targets->gpu) {
+    for (const Frame* f = ts->top; f != &ts->frames[0]; --f) {
+      trainscope_observer_gpu_operator_end(ts->targets->observer);
+    }
+  }
+  ts->top = &ts->frames[0];
 }
 
 // One call into the agent library: clock mapping, the operator, its FLOPs
 // counter, the optimizer phase or the derived phases. For what a raw record
 // cannot carry, and while the agent does not take raw records (dormant,
 // sampling, no ring).
-__attribute__((noinline)) void ExitGeneral(const at::RecordFunction& rf, const Targets* t,
-                                           const Frame& f, uint32_t d, uint64_t end_ticks,
-                                           bool backward) {
-  const bool flop_op = f.info->flop != TRAINSCOPE_FLOP_NONE;
-  trainscope_observer_operator(t->observer, f.info, f.start_ticks, end_ticks, SequenceValue(rf),
-                               backward ? 1 : 0, flop_op ? f.aux : 0, flop_op ? 0 : f.aux,
-                               d == 0 ? 1 : 0);
+__attribute__((noinline)) void ExitGeneral(const at::RecordFunction& rf, const ThreadState* ts,
+                                           const Frame* f, uint64_t end_ticks) {
+  const bool flop_op = f->info->flop != TRAINSCOPE_FLOP_NONE;
+  const uint64_t aux = (f->bits & kFrameGeneral) != 0 ? ts->aux[f - ts->frames] : 0;
+  const bool top_level = f - 1 == &ts->frames[0];
+  trainscope_observer_operator(ts->targets->observer, f->info, f->start_ticks, end_ticks,
+                               SequenceValue(rf), (f->bits & kFrameBackward) != 0 ? 1 : 0,
+                               flop_op ? aux : 0, flop_op ? 0 : aux, top_level ? 1 : 0);
 }
 
+template <bool kTsc, bool kGpu>
 void OnExit(const at::RecordFunction& rf, at::ObserverContext* context) {
   if (context != nullptr) [[unlikely]] {
     ExitAsync(rf, *static_cast<const AsyncContext*>(context));
     return;
   }
-  const Targets* t = g_targets.load(std::memory_order_acquire);
-  if (t == nullptr) [[unlikely]]
+  const uint64_t end_ticks = Ticks<kTsc>();
+  const ThreadLocal local = t_local;
+  if (local.generation != g_generation.load(std::memory_order_acquire)) [[unlikely]]
     return;
-  const uint64_t end_ticks = Ticks(t);
-  ThreadState* ts = t_state;
-  if (ts == nullptr || ts->generation != t->generation || ts->depth == 0) [[unlikely]]
-    return;
-  const uint32_t d = --ts->depth;
-  if (d >= kMaxDepth) [[unlikely]] {
-    ExitUntimed(rf, t, ts);
+  ThreadState* ts = local.state;
+  Frame* const f = ts->top;
+  if (f->rf != &rf) [[unlikely]] {
+    ExitUnexpected(ts);
     return;
   }
-  const Frame& f = ts->frames[d];
-  if (f.rf != &rf) [[unlikely]] {
-    ExitOutOfOrder(t, ts, d);
-    return;
-  }
-  if (f.gpu_pushed) [[unlikely]]
-    trainscope_observer_gpu_operator_end(t->observer);
-  const trainscope_op_info* info = f.info;
-  const bool backward = ts->backward_depth > 0;
-  if (f.opens_backward) --ts->backward_depth;
-  if (info->flop != TRAINSCOPE_FLOP_NONE) --ts->flop_depth;
-  const trainscope_raw_ring* ring = ts->ring;
+  ts->top = f - 1;
+  if constexpr (kGpu) trainscope_observer_gpu_operator_end(ts->targets->observer);
   // A plain operator: one raw record into this thread's ring, no call, no
-  // clock mapping (the sender maps the ticks); top-level ones also move the
-  // step's phase ticks.
-  if (f.general || ring == nullptr || !trainscope_raw_ring_accepts(ring)) [[unlikely]] {
-    ExitGeneral(rf, t, f, d, end_ticks, backward);
+  // clock mapping (the sender maps the ticks); top-level ones (their parent
+  // is the root, the one frame without rf) also move the step's phase ticks.
+  if ((f->bits & kFrameGeneral) != 0 || !trainscope_raw_ring_accepts(&ts->ring)) [[unlikely]] {
+    ExitGeneral(rf, ts, f, end_ticks);
     return;
   }
-  if (d == 0 && !Has(info, TRAINSCOPE_OP_EXCLUDED_FROM_PHASES)) {
-    trainscope_phase_ticks_update(t->phases, f.start_ticks, end_ticks, backward ? 1 : 0);
+  const bool backward = (f->bits & kFrameBackward) != 0;
+  if ((f->bits & kFrameExcluded) == 0 && f[-1].rf == nullptr) {
+    trainscope_phase_ticks_update(ts->phases, f->start_ticks, end_ticks, backward ? 1 : 0);
   }
   trainscope_raw_ring_push_operator(
-      ring, info->id, f.start_ticks, end_ticks, SequenceValue(rf),
+      &ts->ring, f->info->id, f->start_ticks, end_ticks, SequenceValue(rf),
       backward ? TRAINSCOPE_SCOPE_BACKWARD : TRAINSCOPE_SCOPE_FORWARD);
 }
 
 // Registered after OnEnter, so the operator's frame is already on the stack.
+// Only the outermost FLOP operator counts: linear's addmm, conv2d's
+// convolution would count the same work again.
 std::unique_ptr<at::ObserverContext> OnEnterShapes(const at::RecordFunction& rf) {
-  const Targets* t = g_targets.load(std::memory_order_acquire);
-  ThreadState* ts = t_state;
-  if (t == nullptr || ts == nullptr || ts->generation != t->generation) return nullptr;
-  const uint32_t d = ts->depth;
-  if (d == 0 || d > kMaxDepth) return nullptr;
-  Frame& f = ts->frames[d - 1];
-  // Only the outermost FLOP operator: linear's addmm, conv2d's convolution
-  // would count the same work again.
-  if (f.rf != &rf || f.info->flop == TRAINSCOPE_FLOP_NONE || ts->flop_depth != 1) return nullptr;
-  f.aux = ComputeFlops(f.info->flop, rf.inputs());
-  if (f.aux != 0) f.general = true;  // its FLOPs counter needs the general path
+  const ThreadLocal local = t_local;
+  if (local.generation != g_generation.load(std::memory_order_acquire)) return nullptr;
+  ThreadState* ts = local.state;
+  Frame* const f = ts->top;
+  if (f->rf != &rf || f->info->flop == TRAINSCOPE_FLOP_NONE) return nullptr;
+  for (const Frame* outer = f - 1; outer != &ts->frames[0]; --outer) {
+    if (outer->info->flop != TRAINSCOPE_FLOP_NONE) return nullptr;
+  }
+  const uint64_t flops = ComputeFlops(f->info->flop, rf.inputs());
+  if (flops != 0) {  // its FLOPs counter needs the general path
+    ts->aux[f - ts->frames] = flops;
+    f->bits |= kFrameGeneral;
+  }
   return nullptr;
+}
+
+using EnterCallback = std::unique_ptr<at::ObserverContext> (*)(const at::RecordFunction&);
+using ExitCallback = void (*)(const at::RecordFunction&, at::ObserverContext*);
+
+template <bool kTsc, bool kGpu>
+at::RecordFunctionCallback OperatorCallbackFor() {
+  return at::RecordFunctionCallback(&OnEnter<kTsc, kGpu>, &OnExit<kTsc, kGpu>);
+}
+
+// The session's clock and GPU choice, fixed for its life.
+at::RecordFunctionCallback OperatorCallback(const Targets& t) {
+  if (t.uses_tsc)
+    return t.gpu ? OperatorCallbackFor<true, true>() : OperatorCallbackFor<true, false>();
+  return t.gpu ? OperatorCallbackFor<false, true>() : OperatorCallbackFor<false, false>();
 }
 
 class RecordFunctionObserver {
@@ -439,14 +524,14 @@ class RecordFunctionObserver {
                  trainscope_observer_gpu_requested(observer) != 0} {
     // Added disabled-by-default in effect: the targets are published only
     // after both callbacks are switched off, so nothing records early.
-    ops_handle_ =
-        at::addGlobalCallback(at::RecordFunctionCallback(&OnEnter, &OnExit).needsInputs(false));
+    ops_handle_ = at::addGlobalCallback(OperatorCallback(targets_).needsInputs(false));
     at::disableCallback(ops_handle_);
     shapes_handle_ = at::addGlobalCallback(at::RecordFunctionCallback(&OnEnterShapes)
                                                .needsInputs(true)
                                                .scopes({at::RecordScope::FUNCTION}));
     at::disableCallback(shapes_handle_);
     g_targets.store(&targets_, std::memory_order_release);
+    g_generation.store(targets_.generation, std::memory_order_release);
   }
 
   ~RecordFunctionObserver() {
@@ -458,6 +543,7 @@ class RecordFunctionObserver {
     at::removeCallback(ops_handle_);
     // Ranges still open keep calling OnExit; without targets it returns. The
     // session keeps the observer's pointees alive after this (Close).
+    g_generation.store(kNoSession, std::memory_order_release);
     g_targets.store(nullptr, std::memory_order_release);
     g_installed.store(false, std::memory_order_release);
   }

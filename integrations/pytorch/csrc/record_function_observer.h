@@ -22,11 +22,13 @@
 // Optimizer: the "Optimizer.step#..." range also gives PHASE_OPTIMIZER with
 //   the step it ran in. Top-level operators feed the StepPhaseTracker.
 //
-// Cost: the steady state allocates nothing and takes no lock: per operator
-// two TSC reads, a pointer-keyed per-thread name cache, a frame on a
-// per-thread stack and one raw 48-byte record written straight into the
-// thread's agent ring (ticks and the name's id; the sender maps the ticks to
-// ns). FLOP operators with FLOPs and optimizer ranges take one call into the
+// Cost: the steady state allocates nothing, takes no lock and calls nothing
+// but torch's rf.name() and rf.isAsync(): per operator two TSC reads, a
+// pointer-keyed per-thread name cache (hits verified by 16-byte compares), a
+// frame on a per-thread stack and one raw 48-byte record written straight
+// into the thread's agent ring (ticks and the name's id; the sender maps the
+// ticks to ns). The callbacks are instantiated per clock and GPU choice, so
+// the session's choices cost no test per operator. FLOP operators with FLOPs and optimizer ranges take one call into the
 // agent library instead. Collectives allocate their async
 // context (c10d allocates far more for each). Shapes cost torch's boxing of
 // every operator's inputs, hence SetShapes.

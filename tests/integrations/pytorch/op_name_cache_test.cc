@@ -53,18 +53,28 @@ class OpNameCacheTest : public ::testing::Test {
 };
 
 TEST_F(OpNameCacheTest, AStablePointerIsResolvedOnceThenHitsForShortAndLongNames) {
-  static const char kShort[] = "aten::add";
+  // Padded like the strings torch names live in: a hit reads whole 16-byte
+  // chunks (never past the name's page, see ANameAtTheEndOfAPageIsNeverReadPastIt).
+  static const char kShort[32] = "aten::add";
+  static const char kMedium[32] = "aten::native_batch_norm";  // two chunks
   static const char kLong[] = "aten::convolution_backward_overrideable";
   const trainscope_op_info* a = Find(kShort);
   const trainscope_op_info* b = Find(kLong);
+  const trainscope_op_info* c = Find(kMedium);
   EXPECT_STREQ(a->name, kShort);
   EXPECT_STREQ(b->name, kLong);
-  EXPECT_EQ(names_.resolves, 2);
+  EXPECT_STREQ(c->name, kMedium);
+  EXPECT_EQ(names_.resolves, 3);
   for (int i = 0; i < 100; ++i) {
     EXPECT_EQ(Find(kShort), a);
     EXPECT_EQ(Find(kLong), b);
+    EXPECT_EQ(Find(kMedium), c);
   }
-  EXPECT_EQ(names_.resolves, 2);
+  EXPECT_EQ(names_.resolves, 3);
+  // The call-free half hits names up to 31 bytes and leaves longer ones to Find.
+  EXPECT_EQ(cache_->FindCached(kShort), a);
+  EXPECT_EQ(cache_->FindCached(kMedium), c);
+  EXPECT_EQ(cache_->FindCached(kLong), nullptr);
 }
 
 // A user range's name lives in a buffer whose address is reused for other
@@ -79,6 +89,9 @@ TEST_F(OpNameCacheTest, AReusedAddressWithOtherBytesIsNeverTakenForTheOldName) {
                                           "",
                                           "a-fifteen-char",
                                           "a-sixteen-chars!",
+                                          "a-thirty-one-bytes-long-name-#1",
+                                          "a-thirty-one-bytes-long-name-#2",
+                                          "a-thirty-two-bytes-long-name-#1!",
                                           "a name well over sixteen bytes #1",
                                           "a name well over sixteen bytes #2"};
   for (int round = 0; round < 3; ++round) {
@@ -157,8 +170,9 @@ TEST_F(OpNameCacheTest, ContentSlotCollisionsEvictButNeverConfuse) {
   EXPECT_EQ(names_.resolves, 20);  // each alternation evicted the other
 }
 
-// A short name ending near the end of a page followed by an unmapped page:
-// the cache must not read 16 bytes across the boundary (it would fault).
+// A name of up to 31 bytes ending near the end of a page followed by an
+// unmapped page: the cache must not read its 16-byte chunks across the
+// boundary (it would fault).
 TEST_F(OpNameCacheTest, ANameAtTheEndOfAPageIsNeverReadPastIt) {
   const long page = sysconf(_SC_PAGESIZE);
   ASSERT_EQ(page, 4096);
@@ -167,7 +181,7 @@ TEST_F(OpNameCacheTest, ANameAtTheEndOfAPageIsNeverReadPastIt) {
   ASSERT_NE(mapping, MAP_FAILED);
   char* const base = static_cast<char*>(mapping);
   ASSERT_EQ(mprotect(base + page, page, PROT_NONE), 0);
-  for (int length = 1; length <= 15; ++length) {
+  for (int length = 1; length <= 31; ++length) {
     char* name = base + page - (length + 1);
     std::memset(name, 'a' + length, length);
     name[length] = '\0';
