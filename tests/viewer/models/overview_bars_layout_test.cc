@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <set>
 #include <string>
@@ -216,6 +217,33 @@ TEST_F(OverviewBarsLayoutTest, SegmentsNeverOvershootTheStep) {
   const auto& bar = Lay(step).at(0);
   EXPECT_EQ(bar.interval_ns + bar.compute_ns + bar.comm_ns + bar.tail_ns, bar.step_time_ns);
   EXPECT_EQ(bar.tail_ns, 0);
+}
+
+// A small window leaves the bars a short area: the axis labels keep apart
+// (fewer ticks) and the kernel table still lists a kernel.
+TEST_F(OverviewBarsLayoutTest, AShortAreaKeepsItsLabelsApartAndListsAKernel) {
+  // A 230 ms step: an axis to 250 ms has six labels 50 ms apart on a tall
+  // area, more than a short one can hold.
+  StepRecord step = MakeGpuStep(2, 2);
+  for (DeviceStepRecord& d : step.devices) d.step_time_ns = 230'000'000;
+  for (const float h : {50.0f, 60.0f, 90.0f, 290.0f}) {
+    list_ = {};
+    OverviewBarsLayout layout;
+    const RectF area = {78, 376, 738, h};
+    layout.Lay(step, area, &list_);
+    std::vector<float> label_ys;
+    bool kernel = false;
+    for (const Text& text : list_.texts) {
+      if (text.align == Text::Align::kRight && text.x == area.x - 6) label_ys.push_back(text.y);
+      kernel = kernel || text.text.find("sm90_gemm") != std::string::npos;
+    }
+    ASSERT_GE(label_ys.size(), 2u) << h;
+    std::sort(label_ys.begin(), label_ys.end());
+    for (size_t i = 1; i < label_ys.size(); ++i) {
+      EXPECT_GE(label_ys[i] - label_ys[i - 1], 14.0f) << "area " << h << " px: labels overlap";
+    }
+    EXPECT_TRUE(kernel) << "area " << h << " px lists no kernel";
+  }
 }
 
 }  // namespace

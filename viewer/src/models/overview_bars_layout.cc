@@ -63,7 +63,10 @@ void OverviewBarsLayout::Lay(const StepRecord& step, const RectF& area, DrawList
   int64_t max_time = 1;
   for (const auto& d : step.devices) max_time = std::max(max_time, d.step_time_ns);
   const double top = scale_.Fit(static_cast<double>(max_time) * 1.08);
-  const std::vector<double> ticks = NiceTicks(0, top, 5);
+  // A label needs about 16 px: a short area (a small window) gets fewer
+  // ticks instead of labels drawn over each other.
+  const std::vector<double> ticks =
+      NiceTicks(0, top, std::clamp(static_cast<int>(area_.h / 16) - 1, 2, 5));
   auto y_of = [&](double ns) { return area_.y + area_.h - static_cast<float>(ns / top) * area_.h; };
   auto height_of = [&](double ns) { return static_cast<float>(ns / top) * area_.h; };
   for (double tick : ticks) {
@@ -204,13 +207,17 @@ void OverviewBarsLayout::LayTopKernels(const StepRecord& step, const RectF& area
   list->texts.push_back({area.x + 8, y,
                          "Top kernels of step " + std::to_string(step.step) + " (all devices)",
                          kTextColor, Text::Align::kLeft, true});
-  y += 18;
   const float name_x = area.x + 22;
   const float total_x = area.x + area.w - 8;
   const float count_x = total_x - 70;
-  list->texts.push_back({name_x, y, "kernel (launched by)", kAxisColor, Text::Align::kLeft});
-  list->texts.push_back({count_x, y, "count", kAxisColor, Text::Align::kRight});
-  list->texts.push_back({total_x, y, "total", kAxisColor, Text::Align::kRight});
+  // The column names only where they leave room for two kernels (a short
+  // overview shows the kernels, not a header over nothing).
+  if (area.h >= 18 + 18 + 2 * 14 + 6) {
+    y += 18;
+    list->texts.push_back({name_x, y, "kernel (launched by)", kAxisColor, Text::Align::kLeft});
+    list->texts.push_back({count_x, y, "count", kAxisColor, Text::Align::kRight});
+    list->texts.push_back({total_x, y, "total", kAxisColor, Text::Align::kRight});
+  }
   if (kernels_.empty()) {
     list->texts.push_back({name_x, y + 18, "no kernel summaries in this step", kAxisColor});
     return;
