@@ -7,6 +7,7 @@
 #include <optional>
 #include <set>
 #include <utility>
+#include <vector>
 
 #include "trainscope/viewer/synthetic_job.h"
 
@@ -285,6 +286,50 @@ TEST(ViewerStateTest, AnOutageGreysTheJobAndBreaksTheOverviewUntilTheFeedIsBack)
   EXPECT_EQ(state.jobs.Rows()[0].state, "running");
   ASSERT_EQ(state.overview.gaps().size(), 1u);
   EXPECT_EQ(state.overview.gaps()[0].end_ns, t0 + 60 * kS);
+}
+
+// A cleared alert's device loses its marks (the Marey graph's red cross, the
+// topology's red outline); the list keeps the alert as cleared and the
+// overview keeps its step mark.
+TEST(ViewerStateTest, AClearedAlertNoLongerMarksItsDevice) {
+  ViewerState state;
+  SyntheticJobOptions options;
+  options.devices = 4;
+  options.steps = 6;
+  options.straggler = -1;
+  state.Load(GenerateSyntheticJob(options));
+  state.marey.SetViewport(1000, 600);
+  state.topology.SetViewport(800, 800);
+  // The legend has a cross of its own: count the crosses beyond it.
+  const size_t legend = state.marey.Draw().crosses.size();
+  auto marked = [&] {
+    size_t topology = 0;
+    for (const TopologyLayout::Node& node : state.topology.nodes()) topology += node.alert;
+    return std::make_pair(state.marey.Draw().crosses.size() - legend, topology);
+  };
+  ASSERT_EQ(marked(), std::make_pair(size_t{0}, size_t{0}));
+
+  Alert raised;
+  raised.alert_id = 7;
+  raised.step = 3;
+  raised.rule = "straggler";
+  raised.cause = 1;
+  raised.ranks = {1, 0, 2, 3};
+  FeedCoalescer::Delta raise;
+  raise.alerts.push_back(raised);
+  state.Apply(std::move(raise));
+  EXPECT_EQ(marked(), std::make_pair(size_t{1}, size_t{1}));
+
+  Alert cleared = raised;
+  cleared.state = AlertState::kCleared;
+  cleared.step = 5;
+  FeedCoalescer::Delta clear;
+  clear.alerts.push_back(cleared);
+  state.Apply(std::move(clear));
+  EXPECT_EQ(marked(), std::make_pair(size_t{0}, size_t{0}));
+  ASSERT_EQ(state.alerts.Rows().size(), 1u);
+  EXPECT_TRUE(state.alerts.Rows()[0].cleared);
+  EXPECT_EQ(state.alerts.AlertSteps(), std::vector<uint64_t>{3});
 }
 
 }  // namespace

@@ -138,10 +138,11 @@ const Alert* AlertsModel::AtRow(size_t row) const {
   return &entries_[entries_.size() - 1 - row].raised;
 }
 
-std::vector<Alert> AlertsModel::alerts() const {
+std::vector<Alert> AlertsModel::open_alerts() const {
   std::vector<Alert> out;
-  out.reserve(entries_.size());
-  for (const Entry& entry : entries_) out.push_back(entry.raised);
+  for (const Entry& entry : entries_) {
+    if (!entry.cleared.has_value()) out.push_back(entry.raised);
+  }
   return out;
 }
 

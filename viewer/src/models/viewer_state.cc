@@ -77,10 +77,7 @@ void ViewerState::Load(const JobData& data) {
   AddSteps(data.steps);
   marey.AddOperators(InternOperators(data.operators, &names));
   for (const Alert& alert : data.alerts) alerts.Add(alert);
-  marey.SetAlerts(alerts.alerts());
-  overview.SetAlertSteps(alerts.AlertSteps());
-  topology.SetAlerts(alerts.alerts());
-  hilbert_ring.SetAlerts(alerts.alerts());
+  ShowAlerts();
   loss.Load(data.loss);
   SyncSelection();
 }
@@ -123,15 +120,23 @@ void ViewerState::Apply(FeedCoalescer::Delta delta) {
   }
   if (!delta.alerts.empty()) {
     for (const Alert& alert : delta.alerts) alerts.Add(alert);
-    marey.SetAlerts(alerts.alerts());
-    overview.SetAlertSteps(alerts.AlertSteps());
-    topology.SetAlerts(alerts.alerts());
-    hilbert_ring.SetAlerts(alerts.alerts());
+    ShowAlerts();
   }
   ApplyLoss(&delta);
   for (std::string& notice : delta.notices) notices_.push_back(std::move(notice));
   if (notices_.size() > 100) notices_.erase(notices_.begin(), notices_.end() - 100);
   SyncSelection();
+}
+
+void ViewerState::ShowAlerts() {
+  // The devices' marks are for open alerts only (a cleared straggler's
+  // device is no longer marked); the overview's step marks keep every
+  // raise, as history.
+  const std::vector<Alert> open = alerts.open_alerts();
+  marey.SetAlerts(open);
+  topology.SetAlerts(open);
+  hilbert_ring.SetAlerts(open);
+  overview.SetAlertSteps(alerts.AlertSteps());
 }
 
 void ViewerState::ShowConnection(const ConnectionModel& connection) {

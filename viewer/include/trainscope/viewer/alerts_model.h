@@ -13,7 +13,7 @@
 // Usage:
 //   AlertsModel alerts;
 //   alerts.Add(alert);
-//   marey.SetAlerts(alerts.alerts());
+//   marey.SetAlerts(alerts.open_alerts());
 //   for (const AlertsModel::Group& g : alerts.Groups(filter)) ...
 //   alerts.Select(row.index, &selection, &marey);   // a click in the list
 //
@@ -90,8 +90,10 @@ class AlertsModel {
   // The steps that raised a performance alert, ascending, once each (for
   // OverviewModel::SetAlertSteps; item alerts are about data, not steps).
   std::vector<uint64_t> AlertSteps() const;
-  // The raises in arrival order (for MareyModel::SetAlerts).
-  std::vector<Alert> alerts() const;
+  // The raises no clear has closed, in arrival order: what the Marey graph's
+  // crosses and the cluster views' red outlines mark (MareyModel::SetAlerts,
+  // TopologyLayout::SetAlerts), so a device that recovered loses its mark.
+  std::vector<Alert> open_alerts() const;
   size_t size() const { return entries_.size(); }
   // The alert shown in `row` (newest first), if any.
   const Alert* AtRow(size_t row) const;

@@ -14,7 +14,7 @@
 // Usage:
 //   TopologyLayout topology(&hierarchy, &trends, &selection);
 //   topology.SetViewport(1200, 800);
-//   topology.SetAlerts(alerts.alerts());
+//   topology.SetAlerts(alerts.open_alerts());
 //   const DrawList& list = topology.Draw();
 //   topology.ClickAt(x, y);               // selects a link or a unit
 //

@@ -99,6 +99,8 @@ class ViewerState {
   void AddDevices(const std::vector<DeviceInfo>& devices);
   void AddSteps(const std::vector<StepRecord>& steps);
   void ApplyLoss(FeedCoalescer::Delta* delta);
+  // Hands the alerts to the views that mark them.
+  void ShowAlerts();
 
   std::string job_id_;
   std::map<uint32_t, DeviceInfo> devices_;
