@@ -48,7 +48,9 @@ std::unique_ptr<JobPipeline> JobPipeline::Start(std::string job_id, JobPipelineO
   pipeline->RecoverState();
   pipeline->StartAnalysis();
   JobPipeline* raw = pipeline.get();
-  pipeline->thread_ = std::thread([raw] { raw->Run(); });
+  pipeline->thread_.Start({.next_timer = [raw] { return raw->NextTimer(); },
+                           .end_round = [raw](size_t tasks_run) { raw->EndRound(tasks_run); },
+                           .finish = [raw] { raw->Finish(); }});
   return pipeline;
 }
 
@@ -87,7 +89,7 @@ JobPipeline::JobPipeline(std::string job_id, JobPipelineOptions options, JobStor
           job_id_, options_.feed,
           {.post =
                [this](std::function<void()> output) {
-                 Post([output = std::move(output)](bool run) {
+                 thread_.Post([output = std::move(output)](bool run) {
                    if (run) output();
                  });
                },
@@ -114,27 +116,10 @@ absl::Status JobPipeline::Stopped() const {
   return absl::UnavailableError(absl::StrCat("job ", job_id_, ": the collector is shutting down"));
 }
 
-void JobPipeline::Post(Task task) {
-  if (!TryPost(task)) task(false);
-}
-
-bool JobPipeline::TryPost(Task& task) {
-  base::MutexLock lock(&mu_);
-  if (stopping_) return false;
-  tasks_.push_back(std::move(task));
-  work_.Signal();
-  return true;
-}
-
 void JobPipeline::Stop() {
   base::MutexLock stop_lock(&stop_mu_);
   if (analysis_) analysis_->Stop();
-  {
-    base::MutexLock lock(&mu_);
-    stopping_ = true;
-    work_.Signal();
-  }
-  if (thread_.joinable()) thread_.join();
+  thread_.Stop();
 }
 
 void JobPipeline::StopAndCloseLog() {
@@ -167,25 +152,13 @@ absl::Time JobPipeline::NextTimer() const {
   return std::min(next, loss_judge_.NextDeadline());
 }
 
-void JobPipeline::Run() {
-  while (true) {
-    std::deque<Task> tasks;
-    bool stopping = false;
-    {
-      base::MutexLock lock(&mu_);
-      const absl::Time next_timer = NextTimer();
-      while (!HasWorkLocked()) {
-        if (work_.WaitWithDeadline(&mu_, next_timer)) break;  // a timer is due
-      }
-      tasks.swap(tasks_);
-      stopping = stopping_ && tasks.empty();
-    }
-    if (stopping) break;
-    for (Task& task : tasks) task(true);
-    if (!tasks.empty()) status_stale_ = true;
-    CommitAndComplete();
-    RunTimers(absl::Now(), /*force=*/false);
-  }
+void JobPipeline::EndRound(size_t tasks_run) {
+  if (tasks_run > 0) status_stale_ = true;
+  CommitAndComplete();
+  RunTimers(absl::Now(), /*force=*/false);
+}
+
+void JobPipeline::Finish() {
   // Streams still open are cut by the shutdown; say so in the log.
   for (uint64_t id : streams_.ConnectionIds()) {
     CloseConnection(id, false, "collector shutting down", /*collector_stopping=*/true);
@@ -316,7 +289,7 @@ absl::Status JobPipeline::Attach(AttachRequest request,
   Task task = [this, request = std::move(request), done = std::move(done)](bool) mutable {
     DoAttach(request, done);
   };
-  return TryPost(task) ? absl::OkStatus() : Stopped();
+  return thread_.TryPost(task) ? absl::OkStatus() : Stopped();
 }
 
 void JobPipeline::DoAttach(AttachRequest& request,
@@ -400,7 +373,7 @@ absl::Status JobPipeline::AppendBatch(uint64_t connection_id, v1::StreamBatch ba
                                       std::function<void(absl::Status)> durable) {
   Task task = [this, connection_id, batch = std::move(batch), bytes, durable = std::move(durable)](
                   bool) mutable { DoAppendBatch(connection_id, batch, bytes, durable); };
-  return TryPost(task) ? absl::OkStatus() : Stopped();
+  return thread_.TryPost(task) ? absl::OkStatus() : Stopped();
 }
 
 void JobPipeline::DoAppendBatch(uint64_t connection_id, v1::StreamBatch& batch, uint64_t bytes,
@@ -451,7 +424,7 @@ void JobPipeline::DoAppendBatch(uint64_t connection_id, v1::StreamBatch& batch, 
 
 void JobPipeline::RecordProbeReply(uint64_t connection_id, v1::ProbeReply reply,
                                    int64_t receive_unix_ns) {
-  Post([this, connection_id, reply = std::move(reply), receive_unix_ns](bool run) mutable {
+  thread_.Post([this, connection_id, reply = std::move(reply), receive_unix_ns](bool run) mutable {
     if (!run) return;
     std::optional<v1::ProbeSample> sample =
         streams_.TakeProbeReply(connection_id, std::move(reply), receive_unix_ns);
@@ -463,7 +436,7 @@ void JobPipeline::RecordProbeReply(uint64_t connection_id, v1::ProbeReply reply,
 }
 
 void JobPipeline::CountRefusedHellos(uint64_t count, std::string why, std::string from) {
-  Post([this, count, why = std::move(why), from = std::move(from)](bool run) mutable {
+  thread_.Post([this, count, why = std::move(why), from = std::move(from)](bool run) mutable {
     if (!run) return;
     streams_.CountRefusedHello(std::move(why), std::move(from), count);
     flushes_.MarkSummaryChanged();
@@ -472,7 +445,8 @@ void JobPipeline::CountRefusedHellos(uint64_t count, std::string why, std::strin
 
 void JobPipeline::Detach(uint64_t connection_id, std::optional<v1::Goodbye> goodbye,
                          std::string reason) {
-  Post([this, connection_id, goodbye = std::move(goodbye), reason = std::move(reason)](bool run) {
+  thread_.Post([this, connection_id, goodbye = std::move(goodbye),
+                reason = std::move(reason)](bool run) {
     if (!run) return;
     const AgentStreamTable::Connection* connection = streams_.Find(connection_id);
     if (connection == nullptr) return;
@@ -494,7 +468,7 @@ void JobPipeline::Detach(uint64_t connection_id, std::optional<v1::Goodbye> good
 }
 
 void JobPipeline::EndStreams(absl::Status status) {
-  Post([this, status = std::move(status)](bool run) {
+  thread_.Post([this, status = std::move(status)](bool run) {
     if (!run) return;
     attach_.RefuseNewStreams(status);
     // After this round's replies, so the acks already due go out first.
@@ -505,7 +479,7 @@ void JobPipeline::EndStreams(absl::Status status) {
 // ---------------------------------------------------------------- commands
 
 void JobPipeline::RunCommand(JobCommand command, CommandDone done) {
-  Post([this, command = std::move(command), done = std::move(done)](bool run) mutable {
+  thread_.Post([this, command = std::move(command), done = std::move(done)](bool run) mutable {
     if (!run) return done(Stopped());
     if (absl::Status refused = commands_.Authorize(command); !refused.ok()) {
       if (options_.counters != nullptr) {
@@ -636,7 +610,7 @@ void JobPipeline::HaltByPolicy(const HaltDecision& decision) {
 }
 
 void JobPipeline::Alerts(v1::AlertQuery query, std::function<void(std::vector<v1::Alert>)> done) {
-  Post([this, query = std::move(query), done = std::move(done)](bool run) mutable {
+  thread_.Post([this, query = std::move(query), done = std::move(done)](bool run) mutable {
     if (!run) return done({});
     done(alerts_.Select(query));
   });
@@ -651,7 +625,7 @@ v1::JobStatus JobPipeline::Status() const {
 }
 
 void JobPipeline::Snapshot(std::function<void(v1::JobStatus)> done) {
-  Post([this, done = std::move(done)](bool run) mutable {
+  thread_.Post([this, done = std::move(done)](bool run) mutable {
     if (!run) return done(Status());
     // After this round's publish, which includes what the tasks before it did.
     ReplyInTurn([this, done = std::move(done)] { done(Status()); });

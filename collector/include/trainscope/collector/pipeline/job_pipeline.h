@@ -53,8 +53,9 @@
 // go of its operators (FinishedJobRelease), what its summary and status
 // say (JobStatusBuilder) and where readers find them (JobStatusBoard), and
 // which feed updates the analysis' outputs become, in which order
-// (AnalysisFeed). The pipeline itself keeps the task queue, the group commit
-// and the order of the feed.
+// (AnalysisFeed); its thread and task queue are a TaskRoundThread. The
+// pipeline itself keeps the group commit, the order of the feed and of the
+// replies, and routes each call to the collaborators it concerns.
 //
 // Threading: all public methods are thread-safe. Completions run on the
 // pipeline thread and must not block. After Stop, calls complete at once
@@ -63,17 +64,14 @@
 #define TRAINSCOPE_COLLECTOR_PIPELINE_JOB_PIPELINE_H_
 
 #include <cstdint>
-#include <deque>
 #include <filesystem>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
-#include <thread>
 #include <vector>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -100,6 +98,7 @@
 #include "trainscope/collector/pipeline/job_token_keeper.h"
 #include "trainscope/collector/pipeline/rank_loss_judge.h"
 #include "trainscope/collector/pipeline/rank_step_progress.h"
+#include "trainscope/collector/pipeline/task_round_thread.h"
 #include "trainscope/collector/publish/feed_sink.h"
 #include "trainscope/collector/publish/record_sink.h"
 #include "trainscope/collector/store/job_log.h"
@@ -257,7 +256,7 @@ class JobPipeline {
  private:
   // Runs on the pipeline thread with `run` true, or at once on the caller's
   // thread with `run` false when the pipeline has stopped (to fail its caller).
-  using Task = std::function<void(bool run)>;
+  using Task = TaskRoundThread::Task;
   using Completion = std::function<void(const absl::Status& sync_status)>;
   using CommandDone = std::function<void(absl::StatusOr<trainscope::v1::CommandReply>)>;
 
@@ -266,14 +265,12 @@ class JobPipeline {
   static std::unique_ptr<JobPipeline> Start(std::string job_id, JobPipelineOptions options,
                                             JobStorage storage);
 
-  void Post(Task task);
-  // Like Post, but when stopped returns false without running the task.
-  bool TryPost(Task& task);
-  bool HasWorkLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_) {
-    return !tasks_.empty() || stopping_;
-  }
   absl::Status Stopped() const;
-  void Run();
+  // The pipeline thread's rounds (TaskRoundThread): each commits the round's
+  // tasks as a group and runs the timers; the last logs the streams the
+  // shutdown cuts and flushes what is left.
+  void EndRound(size_t tasks_run);
+  void Finish();
   void CommitAndComplete();
   // Runs `reply` (telling a caller of its call's outcome) once this round's
   // completions ran and the status they changed is published; from a
@@ -346,13 +343,8 @@ class JobPipeline {
   AnalysisFeed analysis_feed_;
   JobStatusBoard status_board_;  // thread-safe: written here, read by Status()
 
-  mutable base::Mutex mu_;
-  std::deque<Task> tasks_ ABSL_GUARDED_BY(mu_);
-  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
-  base::CondVar work_;  // signalled when HasWorkLocked() may have become true
-
-  base::Mutex stop_mu_;  // serialises Stop callers around the join
-  std::thread thread_;
+  base::Mutex stop_mu_;  // serialises Stop and StopAndCloseLog
+  TaskRoundThread thread_;
   // Null when options.analysis is off. Stopped before the pipeline thread,
   // since its outputs post to it.
   std::unique_ptr<AnalysisWorker> analysis_;
