@@ -2,6 +2,8 @@
 // OverviewModel::Gap): the lines break there and a band marks it.
 #include <gtest/gtest.h>
 
+#include <utility>
+
 #include "trainscope/viewer/overview_model.h"
 
 namespace trainscope::viewer {
@@ -75,11 +77,27 @@ TEST(OverviewGapsTest, AnOutageBreaksEveryLineAndIsMarked) {
   }
 }
 
-TEST(OverviewGapsTest, AnOngoingOutageAfterTheNewestStepBreaksNothing) {
+TEST(OverviewGapsTest, AnOngoingOutageAfterTheNewestStepGreysTheChartAndBreaksNothing) {
   OverviewModel overview = WithOutage();
+  const auto stale = [&] {
+    size_t greyed = 0;
+    for (const FilledRect& rect : overview.Draw().backgrounds) {
+      greyed += rect.fill == OverviewModel::kStaleColor;
+    }
+    bool said = false;
+    for (const Text& text : overview.Draw().texts) {
+      said = said || text.text.rfind("no feed since step 402", 0) == 0;
+    }
+    return std::make_pair(greyed, said);
+  };
+  EXPECT_EQ(stale(), std::make_pair(size_t{0}, false));
   overview.SetGaps({{.start_ns = 100'000 * kMs, .end_ns = 0}});  // after step 402 ended
   EXPECT_EQ(overview.Draw().polylines.size(), 4u);
   EXPECT_EQ(CountBand(overview.Draw()), 0u);
+  EXPECT_EQ(stale(), std::make_pair(size_t{1}, true));
+  // Over: the chart is live again.
+  overview.SetGaps({{.start_ns = 100'000 * kMs, .end_ns = 140'000 * kMs}});
+  EXPECT_EQ(stale(), std::make_pair(size_t{0}, false));
 }
 
 TEST(OverviewGapsTest, AnOutageBetweenStepsThatHadNoneBetweenThemIsNotMarkedElsewhere) {

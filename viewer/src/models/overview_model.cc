@@ -245,6 +245,18 @@ void OverviewModel::BuildChart() {
                          "avg communication", Rgba(150, 110, 0), Text::Align::kCenter, false, 0,
                          true});
 
+  // An outage going on now: the chart is what was last seen, so it is
+  // greyed behind its lines and says since when (issue 23.1).
+  for (const Gap& gap : gaps_) {
+    if (gap.end_ns != 0 || steps_.empty()) continue;
+    list_.backgrounds.push_back({chart_, kStaleColor, WithAlpha(kAxisColor, 120)});
+    // In the step axis's label row (right of "step"), where no line runs.
+    list_.texts.push_back({chart_.x + chart_.w, chart_.y + chart_.h + 28,
+                           "no feed since step " + std::to_string(steps_.rbegin()->first) +
+                               ": what is shown may be old",
+                           Rgba(192, 57, 43), Text::Align::kRight});
+    break;
+  }
   // Outages: where one lies between two steps the lines break (at the
   // later step's x) and a band marks the stretch without data.
   std::vector<float> breaks;

@@ -58,7 +58,8 @@ class OverviewModel {
   // Time ranges (ns, the steps' clock) the viewer had no feed for
   // (ConnectionModel's outages): the lines break across them and a band
   // marks them, instead of drawing straight across as if there were data.
-  // end_ns 0: still going on.
+  // end_ns 0: still going on; then the whole chart is greyed ("no feed
+  // since step N"), as everything it shows may be old.
   struct Gap {
     int64_t start_ns = 0;
     int64_t end_ns = 0;
@@ -95,6 +96,7 @@ class OverviewModel {
   static constexpr Color kCommColor = OverviewPalette::kCommColor;
   static constexpr Color kWaitColor = OverviewPalette::kWaitColor;
   static constexpr Color kGapColor = OverviewPalette::kGapColor;
+  static constexpr Color kStaleColor = OverviewPalette::kStaleColor;
   static constexpr Color kGpuComputeColor = OverviewPalette::kGpuComputeColor;
   static constexpr Color kNcclTransferColor = OverviewPalette::kNcclTransferColor;
   static constexpr Color kNcclWaitColor = OverviewPalette::kNcclWaitColor;

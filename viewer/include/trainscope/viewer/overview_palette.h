@@ -25,6 +25,8 @@ struct OverviewPalette {
   static constexpr Color kCommColor = kCollectiveColor;
   static constexpr Color kWaitColor = Rgba(229, 57, 53);
   static constexpr Color kGapColor = Rgba(232, 232, 236);  // an outage's band
+  // The chart while an outage goes on: everything shown may be old.
+  static constexpr Color kStaleColor = Rgba(226, 226, 226);
   static constexpr Color kGpuComputeColor = kComputeColor;
   static constexpr Color kNcclTransferColor = kCollectiveColor;
   static constexpr Color kNcclWaitColor = kWaitColor;
