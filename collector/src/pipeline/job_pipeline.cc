@@ -79,6 +79,17 @@ JobPipeline::JobPipeline(std::string job_id, JobPipelineOptions options, JobStor
                                          .together = options_.lost_device_together}),
       index_(job_id_, std::move(storage.index), log_.get(),
              [this](absl::string_view line) { Notice(line); }),
+      commit_(
+          job_id_, log_.get(),
+          {.feed = options_.feed,
+           .durable =
+               [this](std::vector<v1::LogRecord> records) { HandOnDurable(std::move(records)); },
+           .publish_status =
+               [this](uint64_t feed_sequence) {
+                 status_.Publish(event_rate_.events_per_second(), feed_sequence,
+                                 streams_.TakeRanksToRepublish(), &status_board_);
+               },
+           .notice = [this](absl::string_view line) { Notice(line); }}),
       flushes_({.rank_interval = options_.rank_update_interval,
                 .summary_interval = options_.summary_update_interval,
                 .probe_interval = options_.probe_interval}),
@@ -93,7 +104,7 @@ JobPipeline::JobPipeline(std::string job_id, JobPipelineOptions options, JobStor
                    if (run) output();
                  });
                },
-           .queue = [this](v1::FeedUpdate update) { QueueFeed(std::move(update)); },
+           .queue = [this](v1::FeedUpdate update) { commit_.QueueFeed(std::move(update)); },
            .step_closed = [this](const v1::StepReport& step) { OnStepClosed(step); },
            .loss_epoch_closed =
                [this](const LossTracker::ClosedEpoch& epoch) {
@@ -126,7 +137,7 @@ void JobPipeline::StopAndCloseLog() {
   Stop();
   base::MutexLock stop_lock(&stop_mu_);
   // The thread is joined: nothing uses the log any more (the index writer
-  // flushed its last rows in Run's epilogue). The stopped analysis stays:
+  // flushed its last rows in Finish). The stopped analysis stays:
   // Query may still reach it from another thread.
   log_.reset();
   // Queries no longer reach the stopped analysis; its operators and
@@ -140,8 +151,8 @@ void JobPipeline::RecoverState() {
   alerts_.Start(commands_.Recover(state.commands), options_.halt_policy);
   if (!streams_.ranks().empty()) index_.MarkJob();
   flushes_.MarkSummaryChanged();
-  status_stale_ = true;
-  PublishStatus();
+  commit_.MarkStatusChanged();
+  commit_.Publish();
 }
 
 // ---------------------------------------------------------------- the thread
@@ -153,8 +164,8 @@ absl::Time JobPipeline::NextTimer() const {
 }
 
 void JobPipeline::EndRound(size_t tasks_run) {
-  if (tasks_run > 0) status_stale_ = true;
-  CommitAndComplete();
+  if (tasks_run > 0) commit_.MarkStatusChanged();
+  commit_.Commit();
   RunTimers(absl::Now(), /*force=*/false);
 }
 
@@ -163,92 +174,11 @@ void JobPipeline::Finish() {
   for (uint64_t id : streams_.ConnectionIds()) {
     CloseConnection(id, false, "collector shutting down", /*collector_stopping=*/true);
   }
-  status_stale_ = true;
-  CommitAndComplete();
+  commit_.MarkStatusChanged();
+  commit_.Commit();
   RunTimers(absl::Now(), /*force=*/true);
   index_.MarkSegments();
   index_.Flush(absl::Now(), /*force=*/true, status_.created_unix_ns(), streams_.world_size());
-}
-
-absl::Status JobPipeline::AppendRecord(v1::LogRecord& record) {
-  record.set_logged_unix_ns(NowUnixNs());
-  needs_sync_ = true;
-  absl::Status s = log_->Append(record);
-  if (!s.ok()) {
-    return absl::UnavailableError(
-        absl::StrCat("job ", job_id_, ": cannot append to its log: ", s.message()));
-  }
-  return s;
-}
-
-void JobPipeline::CommitAndComplete() {
-  absl::Status sync_status = absl::OkStatus();
-  if (needs_sync_) {
-    needs_sync_ = false;
-    if (absl::Status s = log_->Sync(); !s.ok()) {
-      sync_status = absl::UnavailableError(
-          absl::StrCat("job ", job_id_, ": could not make the log durable: ", s.message()));
-      Notice(absl::StrCat("trainscope-collector: ", sync_status.message()));
-    }
-  }
-  // The analysis sees only what is durable: what failed to sync comes again
-  // when the agents resend it.
-  if (!pending_analysis_.empty()) {
-    if (sync_status.ok() && options_.record_sink != nullptr) {
-      for (const v1::LogRecord& record : pending_analysis_) {
-        options_.record_sink->OnDurable(job_id_, record);
-      }
-    }
-    if (sync_status.ok() && analysis_) analysis_->Submit(std::move(pending_analysis_));
-    pending_analysis_.clear();
-  }
-  PublishPending();
-  // Before the completions: a HelloAck they send finds its rank in the status.
-  PublishStatus();
-  std::vector<Completion> completions;
-  completions.swap(after_sync_);
-  for (Completion& completion : completions) completion(sync_status);
-  // Their counters and commands are published before any caller hears of
-  // them, so a status asked after an ack or a reply includes what it acked.
-  if (!completions.empty()) status_stale_ = true;
-  PublishStatus();
-  std::vector<std::function<void()>> replies;
-  replies.swap(after_publish_);
-  for (std::function<void()>& reply : replies) reply();
-}
-
-void JobPipeline::AfterPublish(std::function<void()> reply) {
-  after_publish_.push_back(std::move(reply));
-}
-
-void JobPipeline::ReplyInTurn(std::function<void()> reply) {
-  after_sync_.push_back([this, reply = std::move(reply)](const absl::Status&) mutable {
-    AfterPublish(std::move(reply));
-  });
-}
-
-void JobPipeline::PublishStatus() {
-  if (!status_stale_) return;
-  status_stale_ = false;
-  status_.Publish(event_rate_.events_per_second(), feed_sequence_, streams_.TakeRanksToRepublish(),
-                  &status_board_);
-}
-
-void JobPipeline::QueueFeed(v1::FeedUpdate update) {
-  update.set_job_id(job_id_);
-  pending_feed_.push_back(std::move(update));
-}
-
-void JobPipeline::PublishPending() {
-  if (pending_feed_.empty()) return;
-  const int64_t now = NowUnixNs();
-  for (v1::FeedUpdate& update : pending_feed_) {
-    update.set_sequence(++feed_sequence_);
-    update.set_published_unix_ns(now);
-    if (options_.feed != nullptr) options_.feed->Publish(std::move(update));
-  }
-  pending_feed_.clear();
-  status_stale_ = true;  // its feed_sequence
 }
 
 void JobPipeline::RunTimers(absl::Time now, bool force) {
@@ -258,7 +188,7 @@ void JobPipeline::RunTimers(absl::Time now, bool force) {
     for (v1::RankStatus& rank : streams_.TakeChangedRanks()) {
       v1::FeedUpdate update;
       *update.mutable_rank() = std::move(rank);
-      QueueFeed(std::move(update));
+      commit_.QueueFeed(std::move(update));
     }
   }
   if (due.summary) {
@@ -269,14 +199,13 @@ void JobPipeline::RunTimers(absl::Time now, bool force) {
     v1::FeedUpdate update;
     *update.mutable_job() = BuildSummary();
     release_.OnState(update.job().state(), now);
-    QueueFeed(std::move(update));
+    commit_.QueueFeed(std::move(update));
   }
   // Every rank is gone: once the job has been over for release_finished_after
   // the analysis closes its last steps (their reports come back here and are
   // published) and frees the job's operators.
   if (analysis_) analysis_->SetJobFinished(release_.Due(now));
-  PublishPending();
-  PublishStatus();
+  commit_.Publish();
   index_.Flush(now, /*force=*/false, status_.created_unix_ns(), streams_.world_size());
 
   if (flushes_.ProbeDue(now, force)) streams_.SendProbes(NowUnixNs());
@@ -297,13 +226,15 @@ void JobPipeline::DoAttach(AttachRequest& request,
   const v1::Hello& hello = request.hello;
   const uint32_t rank = hello.rank();
   if (attach_.ending()) {
-    return ReplyInTurn([done = std::move(done), ending = *attach_.ending()] { done(ending); });
+    return commit_.ReplyInTurn(
+        [done = std::move(done), ending = *attach_.ending()] { done(ending); });
   }
   absl::StatusOr<AttachHandshake::Admission> admitted =
       attach_.Admit(hello, AttachHandshake::Origin(request.peer, hello.host(), hello.pid()));
   if (!admitted.ok()) {
     flushes_.MarkSummaryChanged();  // the refusal shows in the summary
-    return ReplyInTurn([done = std::move(done), refused = admitted.status()] { done(refused); });
+    return commit_.ReplyInTurn(
+        [done = std::move(done), refused = admitted.status()] { done(refused); });
   }
   if (admitted->replaced) {
     CloseConnection(admitted->replaced->connection_id, false,
@@ -311,7 +242,7 @@ void JobPipeline::DoAttach(AttachRequest& request,
   }
 
   v1::LogRecord record = AttachHandshake::OpenedRecord(hello);
-  const absl::Status appended = AppendRecord(record);
+  const absl::Status appended = commit_.Append(record);
   if (appended.ok()) Analyse(record);
   AttachHandshake::Joined joined =
       attach_.Open(hello, *admitted, std::move(request.stream), std::move(request.peer),
@@ -331,19 +262,20 @@ void JobPipeline::DoAttach(AttachRequest& request,
     });
   }
 
-  after_sync_.push_back([this, joined = std::move(joined), appended,
-                         done = std::move(done)](const absl::Status& sync_status) mutable {
+  commit_.OnDurable([this, joined = std::move(joined), appended,
+                     done = std::move(done)](const absl::Status& sync_status) mutable {
     const absl::Status status = appended.ok() ? sync_status : appended;
     if (!status.ok() && streams_.Find(joined.connection_id) != nullptr) {
       CloseConnection(joined.connection_id, false, std::string(status.message()));
-      return AfterPublish([done = std::move(done), status] { done(status); });
+      return commit_.AfterPublish([done = std::move(done), status] { done(status); });
     }
     // The HelloAck goes out now, in completion order (before a command of
     // this round reaches the acked streams); the caller hears after the publish.
-    AfterPublish([done = std::move(done),
-                  result = attach_.Acknowledge(joined)]() mutable {  // ABORTED when replaced
-      done(std::move(result));
-    });
+    commit_.AfterPublish(
+        [done = std::move(done),
+         result = attach_.Acknowledge(joined)]() mutable {  // ABORTED when replaced
+          done(std::move(result));
+        });
   });
 }
 
@@ -360,7 +292,7 @@ void JobPipeline::CloseConnection(uint64_t connection_id, bool goodbye, const st
   closed->set_reason(reason);
   closed->set_collector_stopping(collector_stopping);
   closed->set_error(exit_error);
-  if (AppendRecord(record).ok()) Analyse(std::move(record));  // a failure shows at the next Sync
+  if (commit_.Append(record).ok()) Analyse(std::move(record));  // a failure shows at the next Sync
   if (streams_.Close(connection_id, goodbye, exit_error, collector_stopping, NowUnixNs())
           ->current) {
     flushes_.MarkSummaryChanged();
@@ -380,7 +312,7 @@ void JobPipeline::DoAppendBatch(uint64_t connection_id, v1::StreamBatch& batch, 
                                 std::function<void(absl::Status)>& durable) {
   const AgentStreamTable::Connection* connection = streams_.Find(connection_id);
   if (connection == nullptr) {
-    ReplyInTurn([this, durable = std::move(durable)] {
+    commit_.ReplyInTurn([this, durable = std::move(durable)] {
       durable(absl::AbortedError(absl::StrCat(
           "job ", job_id_, ": the stream is no longer attached (replaced or closed)")));
     });
@@ -391,7 +323,7 @@ void JobPipeline::DoAppendBatch(uint64_t connection_id, v1::StreamBatch& batch, 
   const bool refused = !batch.refused_reason().empty();
   v1::LogRecord record;
   record.mutable_batch()->Swap(&batch);
-  const absl::Status appended = AppendRecord(record);
+  const absl::Status appended = commit_.Append(record);
   // Counted once durable (or refused by the log), never before: a batch the
   // disk did not take is not "received".
   const v1::EventBatch& logged = record.batch().batch();
@@ -405,9 +337,9 @@ void JobPipeline::DoAppendBatch(uint64_t connection_id, v1::StreamBatch& batch, 
     if (!refused && step_progress_.Note(rank, logged)) JudgeLosses(NowUnixNs());
     if (!refused) Analyse(std::move(record));
   }
-  after_sync_.push_back([this, rank, key, refused, bytes, sequence, events, logged_unix_ns,
-                         appended, drops = std::move(drops),
-                         durable = std::move(durable)](const absl::Status& sync_status) mutable {
+  commit_.OnDurable([this, rank, key, refused, bytes, sequence, events, logged_unix_ns, appended,
+                     drops = std::move(drops),
+                     durable = std::move(durable)](const absl::Status& sync_status) mutable {
     const absl::Status status = appended.ok() ? sync_status : appended;
     if (status.ok()) {
       streams_.OnBatch(rank, sequence, events, drops ? &*drops : nullptr, refused, bytes,
@@ -418,7 +350,7 @@ void JobPipeline::DoAppendBatch(uint64_t connection_id, v1::StreamBatch& batch, 
       streams_.OnStoreRefused(rank, refused ? 0 : events);
     }
     flushes_.MarkCountersChanged();
-    AfterPublish([durable = std::move(durable), status] { durable(status); });
+    commit_.AfterPublish([durable = std::move(durable), status] { durable(status); });
   });
 }
 
@@ -431,7 +363,7 @@ void JobPipeline::RecordProbeReply(uint64_t connection_id, v1::ProbeReply reply,
     if (!sample) return;  // unknown stream, or an unknown or expired probe
     v1::LogRecord record;
     *record.mutable_probe() = std::move(*sample);
-    if (AppendRecord(record).ok()) Analyse(std::move(record));
+    if (commit_.Append(record).ok()) Analyse(std::move(record));
   });
 }
 
@@ -472,7 +404,7 @@ void JobPipeline::EndStreams(absl::Status status) {
     if (!run) return;
     attach_.RefuseNewStreams(status);
     // After this round's replies, so the acks already due go out first.
-    ReplyInTurn([this, status] { streams_.FinishAll(status); });
+    commit_.ReplyInTurn([this, status] { streams_.FinishAll(status); });
   });
 }
 
@@ -515,32 +447,41 @@ void JobPipeline::ExecuteCommand(const JobCommand& command, CommandDone done) {
                                   .now_unix_ns = NowUnixNs()});
   v1::LogRecord record;
   *record.mutable_command() = prepared.record;
-  const absl::Status appended = AppendRecord(record);
+  const absl::Status appended = commit_.Append(record);
   v1::FeedUpdate update;
   *update.mutable_command() = prepared.record;
-  QueueFeed(std::move(update));
+  commit_.QueueFeed(std::move(update));
   flushes_.MarkSummaryChanged();
 
-  after_sync_.push_back([this, appended, prepared = std::move(prepared),
-                         done = std::move(done)](const absl::Status& sync_status) mutable {
+  commit_.OnDurable([this, appended, prepared = std::move(prepared),
+                     done = std::move(done)](const absl::Status& sync_status) mutable {
     absl::Status status = appended.ok() ? sync_status : appended;
-    if (!status.ok()) return AfterPublish([done = std::move(done), status] { done(status); });
+    if (!status.ok())
+      return commit_.AfterPublish([done = std::move(done), status] { done(status); });
     // Here, once durable and in completion order, so that a rank acked in
     // this round gets a halt exactly once: from here or after its HelloAck.
     commands_.Commit(prepared);
     const uint32_t reached = streams_.SendToAcked(prepared.control);
-    AfterPublish([done = std::move(done),
-                  reply = commands_.Reply(prepared, reached, streams_.world_size())]() mutable {
-      done(std::move(reply));
-    });
+    commit_.AfterPublish(
+        [done = std::move(done),
+         reply = commands_.Reply(prepared, reached, streams_.world_size())]() mutable {
+          done(std::move(reply));
+        });
   });
 }
 
 // ---------------------------------------------------------------- analysis
 
 // Records go to the analysis only after the group commit made them durable.
+void JobPipeline::HandOnDurable(std::vector<v1::LogRecord> records) {
+  if (options_.record_sink != nullptr) {
+    for (const v1::LogRecord& record : records) options_.record_sink->OnDurable(job_id_, record);
+  }
+  if (analysis_) analysis_->Submit(std::move(records));
+}
+
 void JobPipeline::Analyse(v1::LogRecord record) {
-  if (analysis_ || options_.record_sink != nullptr) pending_analysis_.push_back(std::move(record));
+  if (analysis_ || options_.record_sink != nullptr) commit_.HandOn(std::move(record));
 }
 
 void JobPipeline::StartAnalysis() {
@@ -577,7 +518,7 @@ void JobPipeline::PublishAlerts(const std::vector<v1::Alert>& alerts) {
     index_.AddAlert(alert);
     v1::FeedUpdate update;
     *update.mutable_alert() = alert;
-    QueueFeed(std::move(update));
+    commit_.QueueFeed(std::move(update));
   }
   if (!alerts.empty()) flushes_.MarkSummaryChanged();
 }
@@ -628,7 +569,7 @@ void JobPipeline::Snapshot(std::function<void(v1::JobStatus)> done) {
   thread_.Post([this, done = std::move(done)](bool run) mutable {
     if (!run) return done(Status());
     // After this round's publish, which includes what the tasks before it did.
-    ReplyInTurn([this, done = std::move(done)] { done(Status()); });
+    commit_.ReplyInTurn([this, done = std::move(done)] { done(Status()); });
   });
 }
 

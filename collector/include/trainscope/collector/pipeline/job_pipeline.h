@@ -11,19 +11,18 @@
 //   pipeline->Stop();
 //
 // Every call posts a task to the pipeline thread and returns at once. The
-// thread runs tasks in order and commits as a group: it appends everything
-// queued, syncs the log once, publishes the resulting feed updates and only
-// then runs the completions (acks, hello acks, command replies, snapshots),
-// in the order their tasks were posted. So an acknowledged batch is durable,
-// acks of one stream stay in order, and a status' feed_sequence names
-// exactly the updates its state includes. When a sync fails nothing is
-// acknowledged: completions get UNAVAILABLE and the agents resend after
-// reconnecting.
-//
-// The job's status is published (JobStatusBoard) after each round's tasks
-// and again after its completions, before any caller hears of them: Status()
-// reads it on the caller's thread without waiting for the queue, and still
-// includes every batch acked, stream acknowledged and command replied to.
+// thread runs tasks in order and commits them as a group (GroupCommit): it
+// appends everything queued, syncs the log once, publishes the resulting
+// feed updates and the job's status, and only then runs the completions
+// (hello acks, commands sent to the ranks) and, once the status they changed
+// is published, the replies (acks, command replies, snapshots), in the order
+// their tasks were posted. So an acknowledged batch is durable, acks of one
+// stream stay in order, and a status' feed_sequence names exactly the
+// updates its state includes. When a sync fails nothing is acknowledged:
+// completions get UNAVAILABLE and the agents resend after reconnecting.
+// Status() reads the published status (JobStatusBoard) on the caller's
+// thread without waiting for the queue, and still includes every batch
+// acked, stream acknowledged and command replied to.
 //
 // A halt goes to every connected rank with halt_at_step = (highest step
 // number in any rank's STEP_MARK events) + halt_step_margin, 0 when no step
@@ -53,9 +52,10 @@
 // go of its operators (FinishedJobRelease), what its summary and status
 // say (JobStatusBuilder) and where readers find them (JobStatusBoard), and
 // which feed updates the analysis' outputs become, in which order
-// (AnalysisFeed); its thread and task queue are a TaskRoundThread. The
-// pipeline itself keeps the group commit, the order of the feed and of the
-// replies, and routes each call to the collaborators it concerns.
+// (AnalysisFeed); its thread and task queue are a TaskRoundThread, the
+// order in which a round's work becomes durable, visible and replied to a
+// GroupCommit. The pipeline itself routes each call to the collaborators it
+// concerns.
 //
 // Threading: all public methods are thread-safe. Completions run on the
 // pipeline thread and must not block. After Stop, calls complete at once
@@ -90,6 +90,7 @@
 #include "trainscope/collector/pipeline/event_rate_meter.h"
 #include "trainscope/collector/pipeline/feed_flush_schedule.h"
 #include "trainscope/collector/pipeline/finished_job_release.h"
+#include "trainscope/collector/pipeline/group_commit.h"
 #include "trainscope/collector/pipeline/job_index_writer.h"
 #include "trainscope/collector/pipeline/job_status_board.h"
 #include "trainscope/collector/pipeline/job_status_builder.h"
@@ -257,7 +258,6 @@ class JobPipeline {
   // Runs on the pipeline thread with `run` true, or at once on the caller's
   // thread with `run` false when the pipeline has stopped (to fail its caller).
   using Task = TaskRoundThread::Task;
-  using Completion = std::function<void(const absl::Status& sync_status)>;
   using CommandDone = std::function<void(absl::StatusOr<trainscope::v1::CommandReply>)>;
 
   JobPipeline(std::string job_id, JobPipelineOptions options, JobStorage storage);
@@ -271,21 +271,11 @@ class JobPipeline {
   // shutdown cuts and flushes what is left.
   void EndRound(size_t tasks_run);
   void Finish();
-  void CommitAndComplete();
-  // Runs `reply` (telling a caller of its call's outcome) once this round's
-  // completions ran and the status they changed is published; from a
-  // completion, so replies keep the completions' order.
-  void AfterPublish(std::function<void()> reply);
-  // The same from a task: in turn with the completions of the tasks before.
-  void ReplyInTurn(std::function<void()> reply);
-  // Publishes the job's status when something changed since the last time.
-  void PublishStatus();
-  void PublishPending();
+
   void RunTimers(absl::Time now, bool force);
   absl::Time NextTimer() const;
 
   // Pipeline-thread helpers.
-  absl::Status AppendRecord(trainscope::v1::LogRecord& record);
   void RecoverState();
   void DoAttach(AttachRequest& request, std::function<void(absl::StatusOr<AttachResult>)>& done);
   void DoAppendBatch(uint64_t connection_id, trainscope::v1::StreamBatch& batch, uint64_t bytes,
@@ -301,9 +291,9 @@ class JobPipeline {
   trainscope::v1::JobSummary BuildSummary() const {
     return status_.Summary(event_rate_.events_per_second());
   }
-  void QueueFeed(trainscope::v1::FeedUpdate update);
-  // Hands `record` to the analysis after the next successful sync.
+  // Hands `record` to the analysis (and the record sink) once durable.
   void Analyse(trainscope::v1::LogRecord record);
+  void HandOnDurable(std::vector<trainscope::v1::LogRecord> records);
   void StartAnalysis();
   // A closed step's index row, alerts and halt by policy (between its
   // operators and the step on the feed: AnalysisFeed).
@@ -329,13 +319,7 @@ class JobPipeline {
   RankStepProgress step_progress_;
   RankLossJudge loss_judge_;
   JobIndexWriter index_;
-  uint64_t feed_sequence_ = 0;
-  bool needs_sync_ = false;
-  std::vector<Completion> after_sync_;
-  std::vector<std::function<void()>> after_publish_;
-  bool status_stale_ = false;  // a task, completion or feed update since PublishStatus
-  std::vector<trainscope::v1::FeedUpdate> pending_feed_;
-  std::vector<trainscope::v1::LogRecord> pending_analysis_;
+  GroupCommit commit_;
   FeedFlushSchedule flushes_;
   EventRateMeter event_rate_;
   FinishedJobRelease release_;
