@@ -6,13 +6,14 @@ Two real collectors on this machine: A takes a storm (trainscope-loadgen
 --streams K, default 1,024 ranks connecting at once, then streaming), B stays
 idle; both hold rank 0 of the job first. Each query is timed against A before
 the storm (baseline), and against A and B in turn while the storm runs
-(`status` is built on the job's pipeline thread, `jobs` is not), so one run
-separates what
-the machine's CPU contention costs every process (B's latency: the CLI itself
-and any collector are starved alike) from what A adds by being the collector
-under the storm; `trainscope --version` (no RPC at all) in the same loop times
-the CLI process alone. Prints percentiles and the ratios to the baseline; --json
-for one object.
+(both read what the job's pipeline thread published), so one run separates
+what the machine's CPU contention costs every process (B's latency: the CLI
+itself and any collector are starved alike) from what A adds by being the
+collector under the storm; `trainscope --version` (no RPC at all) in the same loop times
+the CLI process alone. Once the storm's ranks are gone, each query is timed
+against A again (after_storm: the job now has 1,025 ranks to list, and no
+storm), which tells what a bigger answer costs from what the storm adds.
+Prints percentiles and the ratios to the baseline; --json for one object.
 
   bench/collector/query_latency.py                      # 1,024 streams
   bench/collector/query_latency.py --streams 256 --json
@@ -50,7 +51,7 @@ def time_cli(*args: str) -> float:
 
 
 # What each query asks of the collector: `jobs` reads every job's published
-# summary; `status` is built on the job's pipeline thread.
+# summary, `status` the job's published status (with every rank).
 QUERIES = {"jobs": ["jobs", "--json"], "status": ["status", "storm", "--json"]}
 
 
@@ -89,7 +90,7 @@ def main() -> int:
     b, b_work, b_address = start_named_collector("idle")
     world = args.streams + 1
     job = None
-    samples = {kind: dict(baseline=[], storm=[], idle_collector_during_storm=[])
+    samples = {kind: dict(baseline=[], storm=[], idle_collector_during_storm=[], after_storm=[])
                for kind in QUERIES}
     no_rpc = []
     try:
@@ -109,6 +110,9 @@ def main() -> int:
                 samples[kind]["idle_collector_during_storm"].append(time_query(kind, b_address))
             no_rpc.append(time_cli("--version"))
         job.wait(timeout=600)
+        for kind in QUERIES:
+            samples[kind]["after_storm"] = [time_query(kind, a_address)
+                                            for _ in range(args.baseline_queries)]
     finally:
         if job is not None and job.poll() is None:
             job.kill()
@@ -119,7 +123,7 @@ def main() -> int:
     for kind, series in samples.items():
         result[kind] = {name: percentiles(values) for name, values in series.items()}
         base = result[kind]["baseline"]
-        for name in ("storm", "idle_collector_during_storm"):
+        for name in ("storm", "idle_collector_during_storm", "after_storm"):
             for q in ("p50_s", "p90_s", "max_s"):
                 result[kind][name][q.replace("_s", "_ratio")] = (
                     round(result[kind][name][q] / base[q], 1) if base[q] > 0 else None)
@@ -132,6 +136,7 @@ def main() -> int:
     for kind in QUERIES:
         rows.append((f"{kind} on A during the storm", result[kind]["storm"]))
         rows.append((f"{kind} on idle B meanwhile", result[kind]["idle_collector_during_storm"]))
+        rows.append((f"{kind} on A after the storm", result[kind]["after_storm"]))
     rows.append(("`trainscope --version` then", result["cli_version_during_storm"]))
     for label, r in rows:
         ratios = (f"  (x{r['p50_ratio']} / x{r['p90_ratio']} / x{r['max_ratio']})"
