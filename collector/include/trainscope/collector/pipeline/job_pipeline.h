@@ -57,9 +57,9 @@
 // GroupCommit. The pipeline itself routes each call to the collaborators it
 // concerns.
 //
-// Threading: all public methods are thread-safe. Completions run on the
+// Threading: all public methods are thread-safe. Their callbacks run on the
 // pipeline thread and must not block. After Stop, calls complete at once
-// with UNAVAILABLE.
+// with UNAVAILABLE; Status() and summary() still read the last status.
 #ifndef TRAINSCOPE_COLLECTOR_PIPELINE_JOB_PIPELINE_H_
 #define TRAINSCOPE_COLLECTOR_PIPELINE_JOB_PIPELINE_H_
 
