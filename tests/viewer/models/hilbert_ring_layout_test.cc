@@ -59,26 +59,6 @@ void ExpectMeshSquaresConsecutive(ViewerState* state, uint32_t row0, uint32_t ro
   }
 }
 
-TEST(HilbertIndexTest, ConsecutiveIndicesAreGridNeighboursAndCoverTheGrid) {
-  const uint32_t bits = 5, side = 1u << bits;
-  std::vector<std::pair<uint32_t, uint32_t>> by_index(side * side, {UINT32_MAX, 0});
-  for (uint32_t x = 0; x < side; ++x) {
-    for (uint32_t y = 0; y < side; ++y) {
-      const uint64_t d = HilbertIndex(bits, x, y);
-      ASSERT_LT(d, by_index.size());
-      ASSERT_EQ(by_index[d].first, UINT32_MAX) << "two points on index " << d;
-      by_index[d] = {x, y};
-    }
-  }
-  for (size_t d = 1; d < by_index.size(); ++d) {
-    const int dx =
-        std::abs(static_cast<int>(by_index[d].first) - static_cast<int>(by_index[d - 1].first));
-    const int dy =
-        std::abs(static_cast<int>(by_index[d].second) - static_cast<int>(by_index[d - 1].second));
-    EXPECT_EQ(dx + dy, 1) << "index " << d;
-  }
-}
-
 // Devices on a 32 x 32 mesh: grid neighbours end up far closer on the ring
 // in Hilbert order than in rank (row-major) order.
 TEST(HilbertRingLayoutTest, HilbertOrderKeepsMeshNeighboursClose) {

@@ -8,6 +8,8 @@
 
 #include "absl/status/statusor.h"
 #include "trainscope/viewer/cluster_geometry.h"
+#include "trainscope/viewer/hilbert_order.h"
+#include "trainscope/viewer/ring_edge_bundler.h"
 #include "trainscope/viewer/units.h"
 
 namespace trainscope::viewer {
@@ -20,33 +22,7 @@ std::string Cat(const Args&... args) {
   return out.str();
 }
 
-constexpr float kTop = 40;
-constexpr float kMark = 16;   // device marks' radial length
-constexpr float kTrack = 12;  // each address track
-constexpr float kTrackGap = 3;
-
 }  // namespace
-
-uint64_t HilbertIndex(uint32_t bits, uint32_t x, uint32_t y) {
-  // The classic xy -> d conversion: at each scale, which quadrant, then
-  // rotate/flip the rest so the sub-curve is in standard orientation.
-  const uint64_t n = uint64_t{1} << bits;
-  uint64_t d = 0;
-  uint64_t px = x, py = y;
-  for (uint64_t s = n / 2; s > 0; s /= 2) {
-    const uint64_t rx = (px & s) > 0 ? 1 : 0;
-    const uint64_t ry = (py & s) > 0 ? 1 : 0;
-    d += s * s * ((3 * rx) ^ ry);
-    if (ry == 0) {
-      if (rx == 1) {
-        px = n - 1 - px;
-        py = n - 1 - py;
-      }
-      std::swap(px, py);
-    }
-  }
-  return d;
-}
 
 HilbertRingLayout::HilbertRingLayout(ClusterHierarchy* hierarchy, UnitTrendModel* trends,
                                      SelectionState* selection)
@@ -147,9 +123,8 @@ std::optional<size_t> HilbertRingLayout::PositionOf(size_t device) {
 
 PointF HilbertRingLayout::DevicePoint(size_t device) {
   const auto p = PositionOf(device);
-  if (!p) return centre_;
-  const double step = 2 * kPi / static_cast<double>(ring_.size());
-  return OnCircle(centre_, radius_ + kMark / 2, (static_cast<double>(*p) + 0.5) * step);
+  if (!p) return geometry_.centre();
+  return geometry_.DevicePoint(*p);
 }
 
 void HilbertRingLayout::Rebuild() {
@@ -173,26 +148,18 @@ void HilbertRingLayout::Rebuild() {
   // them, else in the hierarchy's order; then the zoom and the filter drop
   // devices from it, so the shown ones keep the whole ring's order (a
   // Hilbert curve over a subset's smaller grid can turn the other way).
-  std::vector<size_t> all(order.begin(), order.end());
-  uses_coordinates_ = !all.empty() && std::all_of(all.begin(), all.end(), [&](size_t d) {
-    return coordinates_.count(m.devices[d].rank) != 0;
-  });
-  if (uses_coordinates_) {
-    uint32_t extent = 1;
-    for (size_t d : all) {
-      const auto& [x, y] = coordinates_.at(m.devices[d].rank);
-      extent = std::max({extent, x + 1, y + 1});
-    }
-    uint32_t bits = 0;
-    while ((uint64_t{1} << bits) < extent) ++bits;
-    std::stable_sort(all.begin(), all.end(), [&](size_t a, size_t b) {
-      const auto& pa = coordinates_.at(m.devices[a].rank);
-      const auto& pb = coordinates_.at(m.devices[b].rank);
-      return HilbertIndex(bits, pa.first, pa.second) < HilbertIndex(bits, pb.first, pb.second);
-    });
+  std::vector<HilbertOrder::Device> placed;
+  placed.reserve(order.size());
+  for (size_t d : order) {
+    HilbertOrder::Device& device = placed.emplace_back();
+    device.id = d;
+    if (auto it = coordinates_.find(m.devices[d].rank); it != coordinates_.end())
+      device.at = it->second;
   }
+  const HilbertOrder::Result all = HilbertOrder::Sort(placed);
+  uses_coordinates_ = all.uses_coordinates;
   ring_.clear();
-  for (size_t d : all)
+  for (size_t d : all.order)
     if (Shown(d)) ring_.push_back(d);
   position_.assign(m.size(), SIZE_MAX);
   for (size_t i = 0; i < ring_.size(); ++i) position_[ring_[i]] = i;
@@ -212,18 +179,21 @@ void HilbertRingLayout::Rebuild() {
   }
   if (n == 0) {
     list_.texts.push_back({w / 2, h / 2,
-                           all.empty() ? "no devices yet" : "no device passes the filter",
+                           all.order.empty() ? "no devices yet" : "no device passes the filter",
                            kTextColor, Text::Align::kCenter});
     return;
   }
-  centre_ = {w / 2, kTop + (h - kTop) / 2};
-  radius_ = std::max(30.0f, std::min(w, h - kTop) / 2 - kMark - 2 * (kTrack + kTrackGap) - 60);
-  const double step = 2 * kPi / static_cast<double>(n);
-  auto angle_of = [&](size_t pos) { return (static_cast<double>(pos) + 0.5) * step; };
+  geometry_ = HilbertRingGeometry(w, h, n);
+  const PointF centre = geometry_.centre();
+  const float radius = geometry_.radius();
+  const double step = geometry_.step();
+  auto angle_of = [&](size_t pos) { return geometry_.AngleOf(pos); };
+  constexpr float kMark = HilbertRingGeometry::kMark;
+  constexpr float kTrackGap = HilbertRingGeometry::kTrackGap;
 
   // Address tracks: runs of one host, then of one rack, alternately shaded.
-  const float host_r0 = radius_ + kMark + kTrackGap, host_r1 = host_r0 + kTrack;
-  const float rack_r0 = host_r1 + kTrackGap, rack_r1 = rack_r0 + kTrack;
+  const auto [host_r0, host_r1] = geometry_.host_track();
+  const auto [rack_r0, rack_r1] = geometry_.rack_track();
   for (int track = 0; track < 2; ++track) {
     const ClusterLevel level = track == 0 ? ClusterLevel::kHost : ClusterLevel::kRack;
     const auto& blocks = hierarchy_->units(level);
@@ -235,17 +205,17 @@ void HilbertRingLayout::Rebuild() {
       // other need not alternate in number.
       const Color shade = runs++ % 2 == 0 ? Rgba(176, 190, 197) : Rgba(120, 144, 156);
       const float r0 = track == 0 ? host_r0 : rack_r0, r1 = track == 0 ? host_r1 : rack_r1;
-      list_.polygons.push_back({AnnularSector(centre_, r0, r1, static_cast<double>(start) * step,
+      list_.polygons.push_back({AnnularSector(centre, r0, r1, static_cast<double>(start) * step,
                                               static_cast<double>(i) * step),
                                 track == 0 ? shade : Darker(shade, 0.8)});
       const double span = static_cast<double>(i - start) * step;
       if (span * r1 > 60 || (track == 1 && span * r1 > 30)) {
         const double mid = static_cast<double>(start + i) / 2 * step;
-        const PointF t = OnCircle(centre_, rack_r1 + (track == 0 ? 16 : 30), mid);
+        const PointF t = OnCircle(centre, rack_r1 + (track == 0 ? 16 : 30), mid);
         list_.texts.push_back({t.x, t.y, blocks[block].name, kTextColor,
-                               t.x < centre_.x - 4   ? Text::Align::kRight
-                               : t.x > centre_.x + 4 ? Text::Align::kLeft
-                                                     : Text::Align::kCenter,
+                               t.x < centre.x - 4   ? Text::Align::kRight
+                               : t.x > centre.x + 4 ? Text::Align::kLeft
+                                                    : Text::Align::kCenter,
                                track == 1, 7.5f});
       }
       start = i;
@@ -262,13 +232,13 @@ void HilbertRingLayout::Rebuild() {
       fill = EfficiencyColor(it->second.efficiency());
     if (alert_ranks_.count(rank)) fill = kAlertColor;
     const double a0 = static_cast<double>(i) * step, a1 = a0 + step * (n > 64 ? 1.0 : 0.85);
-    list_.quads.push_back(RadialQuad(centre_, radius_, radius_ + kMark, a0, a1, fill));
+    list_.quads.push_back(RadialQuad(centre, radius, radius + kMark, a0, a1, fill));
     if (selection_->IsSelected(rank)) {
       list_.quads.push_back(
-          RadialQuad(centre_, radius_ + kMark, radius_ + kMark + kTrackGap, a0, a1, kSelectColor));
+          RadialQuad(centre, radius + kMark, radius + kMark + kTrackGap, a0, a1, kSelectColor));
     }
     if (n <= 64) {
-      const PointF t = OnCircle(centre_, radius_ + kMark / 2, angle_of(i));
+      const PointF t = geometry_.DevicePoint(i);
       list_.texts.push_back({t.x, t.y, Cat(rank), kTextColor, Text::Align::kCenter, false, 6.5f});
     }
   }
@@ -283,10 +253,10 @@ void HilbertRingLayout::Rebuild() {
       sx[u] += std::sin(angle_of(i));
       sy[u] += std::cos(angle_of(i));
     }
-    std::vector<PointF> points(count, centre_);
+    std::vector<PointF> points(count, centre);
     for (size_t u = 0; u < count; ++u) {
       if (sx[u] == 0 && sy[u] == 0) continue;
-      points[u] = OnCircle(centre_, radius_ * fraction, std::atan2(sx[u], sy[u]));
+      points[u] = OnCircle(centre, radius * fraction, std::atan2(sx[u], sy[u]));
     }
     return points;
   };
@@ -324,14 +294,6 @@ void HilbertRingLayout::Rebuild() {
   std::stable_sort(edges_.begin(), edges_.end(),
                    [](const Edge& x, const Edge& y) { return x.weight > y.weight; });
   const size_t all_edges = edges_.size();
-  const double max_weight = edges_.empty() ? 1 : std::max(1e-9, edges_.front().weight);
-  // A thin edge is a hairline: Qt strokes a 1-pixel pen with its fast
-  // antialiased line drawer, a wider one as a filled outline at ten times
-  // the cost (1,024 devices: 12 ms of a frame).
-  auto width_of = [&](double weight) {
-    const float width = static_cast<float>(1 + 7 * weight / max_weight);
-    return width < kThinEdgePx ? 1.0f : width;
-  };
   // Where a unit's edges leave the ring: the circular mean of its shown
   // devices' angles.
   std::vector<double> unit_angle(k, 0);
@@ -344,53 +306,25 @@ void HilbertRingLayout::Rebuild() {
     }
     for (size_t u = 0; u < k; ++u) unit_angle[u] = std::atan2(sx[u], sy[u]);
   }
-  auto anchor = [&](double angle) { return OnCircle(centre_, radius_ - 2, angle); };
   // Thin edges join their parents' bundle when there are too many to draw.
-  const bool bundling = edges_.size() > kBundleAbove;
   const ClusterLevel up = BundleLevel();
   auto parent_of = [&](size_t u) {
     return level_ == ClusterLevel::kRack ? u : hierarchy_->UnitOf(up, units[u].devices.front());
   };
-  struct Side {
-    double sx = 0, sy = 0;
-  };
-  std::vector<std::pair<Side, Side>> sides;      // per bundle: its a and b ends
-  std::vector<std::pair<double, double>> spans;  // per bundle: its lowest and highest angle
-  std::map<std::pair<size_t, size_t>, size_t> bundle_of;
-  std::vector<Edge> alone;
-  alone.reserve(std::min(edges_.size(), kMaxEdges));
-  for (size_t i = 0; i < edges_.size(); ++i) {
-    Edge& e = edges_[i];
-    const bool thin = width_of(e.weight) <= 1 || i >= kMaxEdges;
-    if (i == 0 || e.selected || !(bundling && thin)) {
-      if (i < kMaxEdges || e.selected) alone.push_back(std::move(e));
-      continue;
-    }
-    size_t pa = parent_of(e.a), pb = parent_of(e.b);
-    double angle_a = unit_angle[e.a], angle_b = unit_angle[e.b];
-    if (pa > pb) std::swap(pa, pb), std::swap(angle_a, angle_b);
-    auto [it, added] = bundle_of.emplace(std::make_pair(pa, pb), bundles_.size());
-    if (added) {
-      Bundle b;
-      b.a = pa;
-      b.b = pb;
-      bundles_.push_back(std::move(b));
-      sides.emplace_back();
-      spans.emplace_back(1e9, -1e9);
-    }
-    Bundle& b = bundles_[it->second];
-    b.flows += 1;
-    b.weight += e.weight;
-    auto& [side_a, side_b] = sides[it->second];
-    side_a.sx += std::sin(angle_a), side_a.sy += std::cos(angle_a);
-    side_b.sx += std::sin(angle_b), side_b.sy += std::cos(angle_b);
-    auto& [lo, hi] = spans[it->second];
-    for (double angle : {angle_a, angle_b}) {
-      if (angle < 0) angle += 2 * kPi;
-      lo = std::min(lo, angle), hi = std::max(hi, angle);
-    }
+  std::vector<RingEdgeBundler::Edge> to_split;
+  to_split.reserve(edges_.size());
+  for (const Edge& e : edges_) {
+    to_split.push_back(
+        {parent_of(e.a), parent_of(e.b), unit_angle[e.a], unit_angle[e.b], e.weight, e.selected});
   }
+  const RingEdgeBundler::Result split = RingEdgeBundler::Split(
+      to_split,
+      {.max_edges = kMaxEdges, .bundle_above = kBundleAbove, .thin_edge_px = kThinEdgePx});
+  std::vector<Edge> alone;
+  alone.reserve(split.alone.size());
+  for (size_t i : split.alone) alone.push_back(std::move(edges_[i]));
   edges_ = std::move(alone);
+  auto anchor = [&](double angle) { return geometry_.Anchor(angle); };
   // Up the hierarchy from one end and down to the other: a device's own
   // host point, its rack's point only when the racks differ (or for host
   // edges), then the other side's.
@@ -406,28 +340,26 @@ void HilbertRingLayout::Rebuild() {
     if (ra != rb && level_ != ClusterLevel::kRack) controls.push_back(rack_points[rb]);
     if (devices && ha != hb) controls.push_back(host_points[hb]);
     controls.push_back(to);
-    if (controls.size() == 2) controls.insert(controls.begin() + 1, centre_);
+    if (controls.size() == 2) controls.insert(controls.begin() + 1, centre);
     return BSpline(controls, 6);
   };
   for (Edge& e : edges_) {
     e.path = route(anchor(unit_angle[e.a]), anchor(unit_angle[e.b]), units[e.a].devices.front(),
                    units[e.b].devices.front());
-    e.width = width_of(e.weight);
+    e.width = split.WidthOf(e.weight);
   }
   const auto& parents = hierarchy_->units(up);
-  for (size_t i = 0; i < bundles_.size(); ++i) {
-    Bundle& b = bundles_[i];
-    const size_t da = parents[b.a].devices.front(), db = parents[b.b].devices.front();
-    if (b.a == b.b) {
-      // Inside one parent: a loop from its members' first to last end.
-      b.path = route(anchor(spans[i].first), anchor(spans[i].second), da, db);
-    } else {
-      const auto& [side_a, side_b] = sides[i];
-      b.path = route(anchor(std::atan2(side_a.sx, side_a.sy)),
-                     anchor(std::atan2(side_b.sx, side_b.sy)), da, db);
-    }
-    b.width = width_of(b.weight / static_cast<double>(b.flows));
+  for (const RingEdgeBundler::Bundle& split_bundle : split.bundles) {
+    Bundle& b = bundles_.emplace_back();
+    b.a = split_bundle.a;
+    b.b = split_bundle.b;
+    b.flows = split_bundle.flows;
+    b.weight = split_bundle.weight;
+    b.path = route(anchor(split_bundle.angle_a), anchor(split_bundle.angle_b),
+                   parents[b.a].devices.front(), parents[b.b].devices.front());
+    b.width = split.WidthOf(b.weight / static_cast<double>(b.flows));
   }
+  const double max_weight = split.max_weight;
   auto edge_color = [&](double weight) {
     const double f = weight / max_weight;
     return Mix(kBackgroundColor, Mix(Rgba(120, 144, 156), Rgba(127, 0, 0), f),
@@ -461,14 +393,9 @@ void HilbertRingLayout::Rebuild() {
 
 std::optional<size_t> HilbertRingLayout::DeviceAt(float x, float y) {
   Draw();
-  if (ring_.empty()) return std::nullopt;
-  const float d = std::hypot(x - centre_.x, y - centre_.y);
-  if (d < radius_ - 2 || d > radius_ + kMark + 2) return std::nullopt;
-  double a = std::atan2(x - centre_.x, -(y - centre_.y));
-  if (a < 0) a += 2 * kPi;
-  const size_t pos = std::min(
-      ring_.size() - 1, static_cast<size_t>(a / (2 * kPi) * static_cast<double>(ring_.size())));
-  return ring_[pos];
+  if (ring_.empty() || geometry_.WhereIs(x, y) != HilbertRingGeometry::Where::kMarks)
+    return std::nullopt;
+  return ring_[geometry_.PositionAt(x, y)];
 }
 
 std::string HilbertRingLayout::TooltipAt(float x, float y) {
@@ -513,21 +440,18 @@ std::string HilbertRingLayout::TooltipAt(float x, float y) {
 std::optional<HilbertRingLayout::Block> HilbertRingLayout::BlockAt(float x, float y) {
   Draw();
   if (ring_.empty()) return std::nullopt;
-  const float d = std::hypot(x - centre_.x, y - centre_.y);
-  const float host_r0 = radius_ + kMark + kTrackGap, rack_r0 = host_r0 + kTrack + kTrackGap;
   ClusterLevel level;
-  if (d >= host_r0 && d <= host_r0 + kTrack) {
-    level = ClusterLevel::kHost;
-  } else if (d >= rack_r0 && d <= rack_r0 + kTrack) {
-    level = ClusterLevel::kRack;
-  } else {
-    return std::nullopt;
+  switch (geometry_.WhereIs(x, y)) {
+    case HilbertRingGeometry::Where::kHostTrack:
+      level = ClusterLevel::kHost;
+      break;
+    case HilbertRingGeometry::Where::kRackTrack:
+      level = ClusterLevel::kRack;
+      break;
+    default:
+      return std::nullopt;
   }
-  double a = std::atan2(x - centre_.x, -(y - centre_.y));
-  if (a < 0) a += 2 * kPi;
-  const size_t pos = std::min(
-      ring_.size() - 1, static_cast<size_t>(a / (2 * kPi) * static_cast<double>(ring_.size())));
-  return Block{level, hierarchy_->UnitOf(level, ring_[pos])};
+  return Block{level, hierarchy_->UnitOf(level, ring_[geometry_.PositionAt(x, y)])};
 }
 
 bool HilbertRingLayout::ClickAt(float x, float y) {

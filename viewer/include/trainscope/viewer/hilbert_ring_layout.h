@@ -25,6 +25,10 @@
 // heaviest and the selected edge are always drawn alone. Colours are opaque
 // (a translucent colour over the white background, precomputed).
 //
+// This class coordinates (the viewport, filter, zooms, the draw list and
+// hit testing); the ring order is HilbertOrder's, where the ring's parts
+// lie HilbertRingGeometry's, and which edges are bundled RingEdgeBundler's.
+//
 // Usage:
 //   HilbertRingLayout ring(&hierarchy, &trends, &selection);
 //   ring.SetCoordinates({{0, {0, 0}}, {1, {0, 1}}, ...});  // optional
@@ -47,16 +51,13 @@
 #include "absl/status/status.h"
 #include "trainscope/viewer/cluster_hierarchy.h"
 #include "trainscope/viewer/cluster_view.h"
+#include "trainscope/viewer/hilbert_ring_geometry.h"
 #include "trainscope/viewer/records.h"
 #include "trainscope/viewer/ring_filter.h"
 #include "trainscope/viewer/selection_state.h"
 #include "trainscope/viewer/unit_trend_model.h"
 
 namespace trainscope::viewer {
-
-// The distance along a Hilbert curve filling a 2^bits x 2^bits grid of the
-// point (x, y) (each < 2^bits).
-uint64_t HilbertIndex(uint32_t bits, uint32_t x, uint32_t y);
 
 class HilbertRingLayout : public ClusterView {
  public:
@@ -155,8 +156,7 @@ class HilbertRingLayout : public ClusterView {
   std::vector<Edge> edges_;
   std::vector<Bundle> bundles_;
   bool uses_coordinates_ = false;
-  PointF centre_;
-  float radius_ = 0;
+  HilbertRingGeometry geometry_;  // of the last ring with devices
 };
 
 }  // namespace trainscope::viewer
