@@ -403,7 +403,7 @@ void JobPipeline::EndStreams(absl::Status status) {
   thread_.Post([this, status = std::move(status)](bool run) {
     if (!run) return;
     attach_.RefuseNewStreams(status);
-    // After this round's replies, so the acks already due go out first.
+    // In turn after the replies already due, so their acks go out first.
     commit_.ReplyInTurn([this, status] { streams_.FinishAll(status); });
   });
 }
