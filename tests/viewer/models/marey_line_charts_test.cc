@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
+#include <vector>
 
 namespace trainscope::viewer {
 namespace {
@@ -97,6 +99,100 @@ TEST(MareyLineChartsTest, AWholeRunIsOnePointPerPixelColumn) {
       EXPECT_LE(p.y, 300 - 100 * (0.15f + 0.85f * 5 / 6) + 0.01f) << count;
     }
   }
+}
+
+// The aggregated charts against a plain reference, column by column: four
+// ranks whose steps start at their own offsets and whose values vary
+// irregularly. Every column that holds a step has a point; the memory line
+// keeps each column's peak (the highest value of any step touching the
+// column, so a one-step spike is never averaged away) and the FLOPs line
+// its mean. Catches a reduction that drops or shifts columns or loses an
+// extreme.
+TEST(MareyLineChartsTest, AggregatedColumnsKeepEachColumnsPeakAndMean) {
+  constexpr uint64_t kSteps = 7'000;
+  constexpr uint32_t kRanks = 4;
+  std::map<uint64_t, StepRecord> steps;
+  uint64_t seed = 3;
+  auto next = [&seed] {
+    seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+    return seed >> 33;
+  };
+  for (uint64_t s = 0; s < kSteps; ++s) {
+    const int64_t start = static_cast<int64_t>(s) * 1'000'000;
+    StepRecord step{s, start, start + 1'000'000, {}};
+    for (uint32_t r = 0; r < kRanks; ++r) {
+      DeviceStepRecord d;
+      d.rank = r;
+      d.start_ns = start + r * 50'000;
+      d.end_ns = start + 900'000 + static_cast<int64_t>(next() % 100'000);
+      d.flops = 1000 + next() % 500;
+      // Rare spikes: a column's peak must show them.
+      d.peak_memory_bytes = next() % 97 == 0 ? 9000 : 2000 + next() % 100;
+      step.devices.push_back(d);
+    }
+    steps[s] = step;
+  }
+  const MareyView view = View(kSteps);
+  const MareyLineCharts charts(view, steps);
+  ASSERT_TRUE(charts.aggregated());
+  double min_flops = 1e300, max_flops = 0, min_memory = 1e300, max_memory = 0;
+  for (const auto& [n, step] : steps) {
+    for (const DeviceStepRecord& d : step.devices) {
+      min_flops = std::min(min_flops, static_cast<double>(d.flops));
+      max_flops = std::max(max_flops, static_cast<double>(d.flops));
+      min_memory = std::min(min_memory, static_cast<double>(d.peak_memory_bytes));
+      max_memory = std::max(max_memory, static_cast<double>(d.peak_memory_bytes));
+    }
+  }
+  const float base = 300, span = 100;
+  auto y_of = [&](double v, double low, double high) {
+    return base - span * static_cast<float>(0.15 + 0.85 * (v - low) / (high - low));
+  };
+  const size_t width = static_cast<size_t>(std::ceil(view.plot.w));
+  for (uint32_t r = 0; r < kRanks; ++r) {
+    // The reference: each step counts in every column its span touches.
+    std::vector<double> sum(width, 0);
+    std::vector<int> count(width, 0);
+    std::vector<float> top(width, 1e30f);
+    for (const auto& [n, step] : steps) {
+      const DeviceStepRecord& d = step.devices[r];
+      auto column = [&](int64_t t) {
+        const float x = std::clamp(view.TimeToX(t), view.plot.x, view.plot.x + view.plot.w);
+        return std::min(static_cast<size_t>(std::max(0.0f, x - view.plot.x)), width - 1);
+      };
+      for (size_t c = column(d.start_ns); c <= column(d.end_ns); ++c) {
+        sum[c] += y_of(static_cast<double>(d.flops), min_flops, max_flops);
+        ++count[c];
+        top[c] = std::min(top[c],
+                          y_of(static_cast<double>(d.peak_memory_bytes), min_memory, max_memory));
+      }
+    }
+    DrawList list;
+    charts.Add(r, 0, base, span, &list);
+    ASSERT_EQ(list.polylines.size(), 2u);
+    const Polyline& flops = list.polylines[0];
+    const Polyline& memory = list.polylines[1];
+    size_t i = 0;
+    for (size_t c = 0; c < width; ++c) {
+      if (count[c] == 0) continue;
+      ASSERT_LT(i, flops.points.size()) << "rank " << r << " column " << c;
+      ASSERT_LT(i, memory.points.size()) << "rank " << r << " column " << c;
+      const float x = view.plot.x + static_cast<float>(c) + 0.5f;
+      EXPECT_FLOAT_EQ(flops.points[i].x, x);
+      EXPECT_FLOAT_EQ(memory.points[i].x, x);
+      EXPECT_NEAR(flops.points[i].y, sum[c] / count[c], 1e-3) << "rank " << r << " column " << c;
+      EXPECT_FLOAT_EQ(memory.points[i].y, top[c]) << "rank " << r << " column " << c;
+      ++i;
+    }
+    EXPECT_EQ(flops.points.size(), i);
+    EXPECT_EQ(memory.points.size(), i);
+  }
+  // The spikes reach the top of the chart: at least one column per rank.
+  DrawList list;
+  charts.Add(0, 0, base, span, &list);
+  float highest = 1e30f;
+  for (const PointF& p : list.polylines[1].points) highest = std::min(highest, p.y);
+  EXPECT_FLOAT_EQ(highest, base - span);
 }
 
 }  // namespace

@@ -56,18 +56,37 @@ void AddColumns(const std::vector<Column>& columns, float left, bool peak, Polyl
 MareyLineCharts::MareyLineCharts(const MareyView& view, const std::map<uint64_t, StepRecord>& steps)
     : view_(view) {
   size_t visible = 0;
+  // Which series each device slot of the previous step went to: steps list
+  // their devices in the same order, so this almost never searches.
+  std::vector<size_t> slot_series;
   for (const auto& [number, step] : steps) {
     const bool in_view = step.end_ns >= view_.start && step.start_ns <= view_.end;
     visible += in_view;
     // On the raw clocks each device's steps move by its own offset: Add
     // decides which are in view.
     const bool kept = in_view || view_.raw;
-    for (const DeviceStepRecord& d : step.devices) {
-      min_flops_ = std::min(min_flops_, static_cast<double>(d.flops));
-      max_flops_ = std::max(max_flops_, static_cast<double>(d.flops));
-      min_memory_ = std::min(min_memory_, static_cast<double>(d.peak_memory_bytes));
-      max_memory_ = std::max(max_memory_, static_cast<double>(d.peak_memory_bytes));
-      if (kept) by_rank_[d.rank].push_back({&step, &d});
+    if (slot_series.size() < step.devices.size()) slot_series.resize(step.devices.size(), 0);
+    for (size_t slot = 0; slot < step.devices.size(); ++slot) {
+      const DeviceStepRecord& d = step.devices[slot];
+      const double flops = static_cast<double>(d.flops);
+      const double memory = static_cast<double>(d.peak_memory_bytes);
+      min_flops_ = std::min(min_flops_, flops);
+      max_flops_ = std::max(max_flops_, flops);
+      min_memory_ = std::min(min_memory_, memory);
+      max_memory_ = std::max(max_memory_, memory);
+      if (!kept) continue;
+      size_t& index = slot_series[slot];
+      if (index >= series_.size() || series_[index].rank != d.rank) {
+        index = static_cast<size_t>(
+            std::find_if(series_.begin(), series_.end(),
+                         [&](const Series& series) { return series.rank == d.rank; }) -
+            series_.begin());
+        if (index == series_.size()) {
+          series_.push_back({d.rank, {}});
+          series_.back().values.reserve(steps.size());
+        }
+      }
+      series_[index].values.push_back({d.start_ns, d.end_ns, flops, memory});
     }
   }
   aggregated_ = visible > 0 && view_.plot.w / static_cast<float>(visible) < kMinStepPx;
@@ -75,8 +94,9 @@ MareyLineCharts::MareyLineCharts(const MareyView& view, const std::map<uint64_t,
 
 void MareyLineCharts::Add(uint32_t rank, int64_t shift, float base, float span,
                           DrawList* list) const {
-  auto mine = by_rank_.find(rank);
-  if (mine == by_rank_.end()) return;
+  auto mine = std::find_if(series_.begin(), series_.end(),
+                           [rank](const Series& series) { return series.rank == rank; });
+  if (mine == series_.end()) return;
   const float left = view_.plot.x;
   const float right = view_.plot.x + view_.plot.w;
   Polyline flops{{}, kFlopsColor, aggregated_ ? kAggregatedWidth : kLineWidth};
@@ -90,16 +110,21 @@ void MareyLineCharts::Add(uint32_t rank, int64_t shift, float base, float span,
   auto column_of = [&](float x) {
     return std::min(static_cast<size_t>(std::max(0.0f, x - left)), flops_columns.size() - 1);
   };
-  for (const auto& [step, device] : mine->second) {
-    if (step->end_ns + shift < view_.start || step->start_ns + shift > view_.end) continue;
-    const DeviceStepRecord& d = *device;
-    const float x0 = std::clamp(view_.TimeToX(d.start_ns + shift), left, right);
-    const float x1 = std::clamp(view_.TimeToX(d.end_ns + shift), left, right);
-    const float flops_y = base - span * static_cast<float>(Scaled(static_cast<double>(d.flops),
-                                                                  min_flops_, max_flops_));
-    const float memory_y =
-        base - span * static_cast<float>(Scaled(static_cast<double>(d.peak_memory_bytes),
-                                                min_memory_, max_memory_));
+  // MareyView::TimeToX's arithmetic, inlined: it runs twice per value.
+  const double time_span = static_cast<double>(view_.end - view_.start);
+  auto time_to_x = [&](int64_t t) {
+    return left +
+           static_cast<float>((static_cast<double>(t - view_.start) / time_span) * view_.plot.w);
+  };
+  auto y_of = [&](double v, double low, double high) {
+    return base - span * static_cast<float>(Scaled(v, low, high));
+  };
+  for (const Value& v : mine->values) {
+    if (v.end_ns + shift < view_.start || v.start_ns + shift > view_.end) continue;
+    const float x0 = std::clamp(time_to_x(v.start_ns + shift), left, right);
+    const float x1 = std::clamp(time_to_x(v.end_ns + shift), left, right);
+    const float flops_y = y_of(v.flops, min_flops_, max_flops_);
+    const float memory_y = y_of(v.memory, min_memory_, max_memory_);
     if (aggregated_) {
       // A step is narrower than a few pixels: it counts in every column it
       // touches (one or two).

@@ -4,6 +4,8 @@
 #include <QLineF>
 #include <QPolygonF>
 #include <QString>
+#include <algorithm>
+#include <cmath>
 #include <vector>
 
 #include "trainscope/viewer/polyline_segments.h"
@@ -31,6 +33,56 @@ void PaintImage(QPainter* painter, const PixelImage& image) {
   const QImage qimage(reinterpret_cast<const uchar*>(image.pixels.data()), image.width,
                       image.height, image.width * 4, QImage::Format_ARGB32_Premultiplied);
   painter->drawImage(QRectF(image.dest.x, image.dest.y, image.dest.w, image.dest.h), qimage);
+}
+
+// Qt's raster engine hands a fill of about 96 scanlines or more to its
+// thread pool and waits for it. For the Marey graph's few hundred tall
+// translucent join bands per frame the hand-offs (a futex wake and wait
+// each) cost more than the filling, and on a loaded machine the wait was
+// most of a whole-run frame's wall time (issue 23). So an aliased convex
+// polygon taller than this is filled in horizontal strips cut at whole
+// pixels, on the calling thread: no pixel centre lies on a cut, so each
+// pixel is filled by one strip, as by the whole polygon (but for a pixel at
+// a rounding tie on a slanted edge).
+constexpr double kStripPx = 64;
+
+// `in` (convex, n points) clipped to y >= y0 (keep_below) or y <= y0.
+int ClipAtY(const QPointF* in, int n, double y0, bool keep_below, QPointF* out) {
+  int m = 0;
+  for (int i = 0; i < n; ++i) {
+    const QPointF& a = in[i];
+    const QPointF& b = in[(i + 1) % n];
+    const bool a_in = keep_below ? a.y() >= y0 : a.y() <= y0;
+    const bool b_in = keep_below ? b.y() >= y0 : b.y() <= y0;
+    if (a_in) out[m++] = a;
+    if (a_in != b_in) {
+      const double t = (y0 - a.y()) / (b.y() - a.y());
+      out[m++] = QPointF(a.x() + (b.x() - a.x()) * t, y0);
+    }
+  }
+  return m;
+}
+
+// A quad, aliased: in strips of at most kStripPx scanlines.
+void FillAliasedQuad(QPainter* painter, const QPointF* points) {
+  double top = points[0].y(), bottom = points[0].y();
+  for (int i = 1; i < 4; ++i) {
+    top = std::min(top, points[i].y());
+    bottom = std::max(bottom, points[i].y());
+  }
+  if (bottom - top <= kStripPx) {
+    painter->drawConvexPolygon(points, 4);
+    return;
+  }
+  // Clipping a convex quad to a slab adds at most two points per cut.
+  QPointF below[6], strip[8];
+  for (double y0 = top; y0 < bottom;) {
+    const double y1 = std::min(bottom, std::floor(y0) + kStripPx);
+    const int n = ClipAtY(points, 4, y0, /*keep_below=*/true, below);
+    const int m = ClipAtY(below, n, y1, /*keep_below=*/false, strip);
+    if (m >= 3) painter->drawConvexPolygon(strip, m);
+    y0 = y1;
+  }
 }
 
 QPen MakePen(Color color, float width, bool dashed) {
@@ -65,7 +117,11 @@ void DrawListPainter::Paint(QPainter* painter, const DrawList& list) {
       }
       for (int i = 0; i < 4; ++i) points[i] = QPointF(quad.p[i].x, quad.p[i].y);
       painter->setBrush(ToQColor(quad.fill));
-      painter->drawConvexPolygon(points, 4);
+      if (smooth) {
+        painter->drawConvexPolygon(points, 4);
+      } else {
+        FillAliasedQuad(painter, points);
+      }
     }
     painter->setRenderHint(QPainter::Antialiasing, false);
   }
