@@ -64,5 +64,18 @@ TEST(SelectionStateTest, DevicesAndLinkAreSelectedTogetherAndVersioned) {
   EXPECT_EQ(selection.selected_step(), 3u);
 }
 
+TEST(SelectionStateTest, ForgettingTheStepsFollowsTheNewestOfTheNextOnes) {
+  SelectionState selection;
+  selection.OnStepClosed(6);
+  selection.Pin(5);
+  selection.SelectDevices({2});
+  selection.ForgetSteps();
+  EXPECT_TRUE(selection.following());
+  EXPECT_FALSE(selection.selected_step().has_value());
+  selection.OnStepClosed(4);  // older than the 6 forgotten
+  EXPECT_EQ(selection.selected_step(), 4u);
+  EXPECT_TRUE(selection.IsSelected(2));
+}
+
 }  // namespace
 }  // namespace trainscope::viewer

@@ -8,14 +8,18 @@
 #include <QApplication>
 #include <QImage>
 #include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
 #include <cstdlib>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "test_application.h"
 #include "trainscope/collector/import/trace_importer.h"
 #include "trainscope/viewer/stored_job_loader.h"
 #include "trainscope/viewer/viewer_state.h"
+#include "trainscope/viewer/widgets/elided_label.h"
 #include "trainscope/viewer/widgets/main_window.h"
 
 namespace trainscope::viewer {
@@ -131,6 +135,75 @@ TEST_F(StoredJobCoverageTest, ACutIsSaidWithTheNumbersAndARangeLoadsOlderSteps) 
   if (const char* out = std::getenv("VIEWER_TEST_SAVE")) {
     window.grab().toImage().save(QString(out) + "/stored-job-cut.png");
   }
+  window.hide();
+}
+
+// The band's steps field loads a range in the window (issue 23.5: let the
+// user load a range): the oldest step, cut off by --max-operators, comes
+// back without restarting; a bad range is said and what was shown stays.
+TEST_F(StoredJobCoverageTest, TheBandsStepsFieldLoadsARangeInTheWindow) {
+  absl::StatusOr<JobData> all = LoadStoredJob(*dir_, "nccl", {});
+  ASSERT_TRUE(all.ok()) << all.status();
+  const uint64_t first = all->steps.front().step, last = all->steps.back().step;
+  StoredJobOptions small;
+  small.max_operators = static_cast<uint32_t>(all->operators.operators.size() / 2);
+  absl::StatusOr<JobData> cut = LoadStoredJob(*dir_, "nccl", small);
+  ASSERT_TRUE(cut.ok()) << cut.status();
+  ASSERT_TRUE(cut->coverage.cut());
+
+  ViewerState state;
+  state.Load(*cut);
+  MainWindow::Config config;
+  config.controls.job_id = "nccl";
+  config.load_notice = cut->coverage.Notice();
+  std::vector<StepSpan> asked;
+  config.load_steps = [&](StepSpan span) {
+    asked.push_back(span);
+    StoredJobOptions range = small;
+    range.steps = std::make_pair(span.first, span.last);
+    return LoadStoredJob(*dir_, "nccl", range);
+  };
+  MainWindow window(&state, nullptr, config);
+  window.setAttribute(Qt::WA_DontShowOnScreen);
+  window.resize(1600, 900);
+  window.show();
+  QApplication::processEvents();
+  QLineEdit* field = window.load_steps_field();
+  ASSERT_NE(field, nullptr);
+  auto* button = window.findChild<QPushButton*>("load_steps_button");
+  ASSERT_NE(button, nullptr);
+  EXPECT_TRUE(button->isVisible());
+
+  // Not a range: said in the status bar, nothing loaded.
+  field->setText("oldest");
+  button->click();
+  EXPECT_TRUE(asked.empty());
+  EXPECT_NE(window.notice_label()->full_text().toStdString().find("steps"), std::string::npos)
+      << window.notice_label()->full_text().toStdString();
+  EXPECT_EQ(state.overview.step_count(), cut->steps.size());
+
+  // A range outside the job: the loader's error names the job's steps.
+  field->setText(QString("%1-%2").arg(last + 100).arg(last + 200));
+  button->click();
+  ASSERT_EQ(asked.size(), 1u);
+  EXPECT_NE(window.notice_label()->full_text().toStdString().find("its steps are"),
+            std::string::npos)
+      << window.notice_label()->full_text().toStdString();
+  EXPECT_EQ(state.overview.step_count(), cut->steps.size());
+
+  // The oldest step: loaded and shown, the band says what is loaded now.
+  field->setText(QString("%1-%1").arg(first));
+  button->click();
+  ASSERT_EQ(asked.size(), 2u);
+  EXPECT_EQ(asked.back(), (StepSpan{first, first}));
+  EXPECT_EQ(state.overview.step_count(), 1u);
+  EXPECT_EQ(state.selection.selected_step(), first);
+  ASSERT_EQ(state.marey.store().steps().size(), 1u);
+  EXPECT_EQ(state.marey.store().steps().begin()->first, first);
+  EXPECT_GT(state.marey.store().operator_count(), 0u);
+  const std::string band = window.load_notice_label()->text().toStdString();
+  EXPECT_NE(band, config.load_notice);
+  EXPECT_NE(band.find(std::to_string(first)), std::string::npos) << band;
   window.hide();
 }
 

@@ -8,6 +8,15 @@ void SelectionState::OnStepClosed(uint64_t step) {
   if (following_) Set(step);
 }
 
+void SelectionState::ForgetSteps() {
+  newest_.reset();
+  if (!following_) {
+    following_ = true;
+    ++version_;
+  }
+  Set(std::nullopt);
+}
+
 void SelectionState::Pin(uint64_t step) {
   if (following_) {
     following_ = false;

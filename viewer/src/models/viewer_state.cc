@@ -66,6 +66,7 @@ void ViewerState::AddSteps(const std::vector<StepRecord>& steps) {
 void ViewerState::Load(const JobData& data) {
   job_id_ = data.job.job_id;
   step_devices_ = 0;
+  selection.ForgetSteps();
   overview.Clear();
   traffic.Clear();
   trends.Clear();

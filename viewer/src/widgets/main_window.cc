@@ -1,6 +1,9 @@
 #include "trainscope/viewer/widgets/main_window.h"
 
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
+#include <QPushButton>
 #include <QShortcut>
 #include <QSplitter>
 #include <QStatusBar>
@@ -53,14 +56,34 @@ MainWindow::MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, Q
   controls_ = new ControlsWidget(config_.controls, central);
   layout->addWidget(controls_);
   if (!config_.load_notice.empty()) {
-    load_notice_ = new QLabel(QString::fromStdString(config_.load_notice), central);
+    auto* band = new QWidget(central);
+    band->setObjectName("load_band");
+    band->setAttribute(Qt::WA_StyledBackground);
+    band->setStyleSheet(
+        "#load_band { background: #fff3c4; border-bottom: 1px solid #d9b54a; } "
+        "#load_band QLabel { color: #5d4200; background: #fff3c4; }");
+    auto* row = new QHBoxLayout(band);
+    row->setContentsMargins(8, 4, 8, 4);
+    load_notice_ = new QLabel(QString::fromStdString(config_.load_notice), band);
     load_notice_->setObjectName("load_notice");
     load_notice_->setWordWrap(true);
     load_notice_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-    load_notice_->setStyleSheet(
-        "QLabel { background: #fff3c4; color: #5d4200; border-bottom: 1px solid #d9b54a; "
-        "padding: 4px 8px; }");
-    layout->addWidget(load_notice_);
+    row->addWidget(load_notice_, 1);
+    // Issue 23.5: "let the user load a range" without restarting the viewer.
+    if (config_.load_steps) {
+      row->addWidget(new QLabel("Steps:", band));
+      load_steps_ = new QLineEdit(band);
+      load_steps_->setObjectName("load_steps");
+      load_steps_->setPlaceholderText("FIRST-LAST");
+      load_steps_->setFixedWidth(110);
+      row->addWidget(load_steps_);
+      auto* load = new QPushButton("Load steps", band);
+      load->setObjectName("load_steps_button");
+      row->addWidget(load);
+      connect(load, &QPushButton::clicked, this, &MainWindow::LoadSteps);
+      connect(load_steps_, &QLineEdit::returnPressed, this, &MainWindow::LoadSteps);
+    }
+    layout->addWidget(band);
   }
 
   auto* columns = new QSplitter(Qt::Horizontal, central);
@@ -281,6 +304,25 @@ void MainWindow::ObserveLink(const LinkReport& report, int64_t now_ns) {
           : QString("#connection_status { color: white; background: %1; font-weight: bold; }")
                 .arg(colour));
   state_->ShowConnection(connection_);
+  RefreshAll();
+}
+
+void MainWindow::LoadSteps() {
+  if (!config_.load_steps || load_steps_ == nullptr) return;
+  absl::StatusOr<StepSpan> span =
+      ParseStepSpan("steps", load_steps_->text().trimmed().toStdString());
+  absl::StatusOr<JobData> data =
+      span.ok() ? config_.load_steps(*span) : absl::StatusOr<JobData>(span.status());
+  if (!data.ok()) {
+    ShowNotice(QString::fromStdString(std::string(data.status().message())), 15'000);
+    return;
+  }
+  state_->Load(*data);
+  const std::string notice = data->coverage.Notice();
+  load_notice_->setText(QString::fromStdString(
+      notice.empty() ? "Steps " + std::to_string(span->first) + "\xE2\x80\x93" +
+                           std::to_string(span->last) + ": every operator of the range is loaded."
+                     : notice));
   RefreshAll();
 }
 

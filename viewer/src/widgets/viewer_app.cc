@@ -395,6 +395,7 @@ int ViewerApp::Main(int argc, char** argv) {
   MainWindow::Config config;
   config.source = loaded->source;
   config.load_notice = loaded->data.coverage.Notice();
+  config.load_steps = loaded->load_steps;
   config.controls.job_id = loaded->data.job.job_id;
   config.show_loss_tab = args->Has("tab") ? *args->Value("tab") == "loss"
                                           : args->Has("item") || args->Has("iteration");

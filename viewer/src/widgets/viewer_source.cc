@@ -116,6 +116,11 @@ absl::StatusOr<ViewerSource> LoadViewerSource(const base::ParsedArgs& args) {
     }
     loaded.data = std::move(*data);
     loaded.source = dir.string();
+    loaded.load_steps = [dir, job, options](StepSpan span) {
+      StoredJobOptions range = options;
+      range.steps = std::make_pair(span.first, span.last);
+      return LoadStoredJob(dir, job, range);
+    };
     return loaded;
 #else
     return absl::UnimplementedError(

@@ -34,6 +34,10 @@ class SelectionState {
   void Pin(uint64_t step);
   // Follows the newest step again.
   void Follow();
+  // Other steps replace the ones known (ViewerState::Load: a stored job's
+  // step range loaded in the window): none is known or selected, and the
+  // newest to come is followed. The devices and link stay selected.
+  void ForgetSteps();
 
   // Replaces the selected devices (and drops the link); empty: none.
   void SelectDevices(const std::vector<uint32_t>& ranks);

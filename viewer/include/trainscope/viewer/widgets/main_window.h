@@ -24,13 +24,17 @@
 #include <optional>
 #include <string>
 
+#include "absl/status/statusor.h"
 #include "trainscope/viewer/connection_model.h"
 #include "trainscope/viewer/feed_coalescer.h"
+#include "trainscope/viewer/range_statistics.h"
+#include "trainscope/viewer/records.h"
 #include "trainscope/viewer/refresh_pacer.h"
 #include "trainscope/viewer/viewer_state.h"
 #include "trainscope/viewer/widgets/controls_widget.h"
 
 class QLabel;
+class QLineEdit;
 class QTabWidget;
 class QTimer;
 
@@ -66,6 +70,10 @@ class MainWindow : public QMainWindow {
     // Shown above the views when not empty: what the source left out (a
     // stored job cut by --max-operators: OperatorCoverage::Notice).
     std::string load_notice;
+    // A stored job's loader for a step range (ViewerSource::load_steps):
+    // with a load notice, the band offers a steps field and "Load steps",
+    // which replace what the window shows; null for other sources.
+    std::function<absl::StatusOr<JobData>(StepSpan)> load_steps;
   };
 
   MainWindow(ViewerState* state, FeedCoalescer* feed, Config config, QWidget* parent = nullptr);
@@ -96,6 +104,12 @@ class MainWindow : public QMainWindow {
   // The link's state, elided in the middle (its update age stays in view).
   ElidedLabel* connection_label() const { return connection_status_; }
   QLabel* load_notice_label() const { return load_notice_; }
+  // The band's steps field (null without Config::load_steps).
+  QLineEdit* load_steps_field() const { return load_steps_; }
+  // "Load steps": loads the field's FIRST-LAST through Config::load_steps
+  // and shows it; a bad range or a failed load is said in the status bar
+  // and what was shown stays.
+  void LoadSteps();
 
  protected:
   // Caps the connection state at two thirds of the window, so that at a narrow
@@ -130,6 +144,7 @@ class MainWindow : public QMainWindow {
   QTimer* notice_timer_;
   ElidedLabel* connection_status_;
   QLabel* load_notice_ = nullptr;
+  QLineEdit* load_steps_ = nullptr;
   ConnectionModel connection_;
   uint64_t connection_version_ = UINT64_MAX;
   QTimer* timer_;

@@ -13,11 +13,13 @@
 #ifndef TRAINSCOPE_VIEWER_WIDGETS_VIEWER_SOURCE_H_
 #define TRAINSCOPE_VIEWER_WIDGETS_VIEWER_SOURCE_H_
 
+#include <functional>
 #include <string>
 
 #include "absl/status/statusor.h"
 #include "trainscope/base/arg_parser.h"
 #include "trainscope/client/client_security.h"
+#include "trainscope/viewer/range_statistics.h"
 #include "trainscope/viewer/records.h"
 
 namespace trainscope::viewer {
@@ -27,6 +29,9 @@ struct ViewerSource {
   std::string source;  // shown in the window: "synthetic", the data dir or the endpoint
   bool live = false;   // a collector's feed follows
   client::ClientSecurity security;
+  // A stored job (--data-dir): loads a step range of it with the same
+  // --max-operators (MainWindow::Config::load_steps); null otherwise.
+  std::function<absl::StatusOr<JobData>(StepSpan)> load_steps;
 };
 
 absl::StatusOr<ViewerSource> LoadViewerSource(const base::ParsedArgs& args);
