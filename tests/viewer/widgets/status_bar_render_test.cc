@@ -9,6 +9,7 @@
 #include <QImage>
 #include <QStatusBar>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "test_application.h"
@@ -20,17 +21,38 @@
 namespace trainscope::viewer {
 namespace {
 
-class StatusBarRenderTest : public ::testing::Test {
- protected:
-  static void SetUpTestSuite() { testing::EnsureApplication(); }
-};
-
 const QString kNotice = QString::fromUtf8(
     "alert: step 102 \xE2\x80\x94 rank 3's step took 2.4x the median of the other ranks "
     "(412.5 ms vs 171.9 ms) for 5 steps: a straggler; its own compute grew, the others waited");
 const QString kFeed = QString::fromUtf8(
     "feed: 12345 updates in 6789 frames \xC2\xB7 skipped 120 states, 3 operator batches "
     "\xC2\xB7 Marey frame 3.2 ms");
+
+class StatusBarRenderTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { testing::EnsureApplication(); }
+
+  // A 900 px window (source: what its title names) on a 6-step synthetic
+  // job, showing kNotice.
+  MainWindow& OpenNarrowWindow(const std::string& source) {
+    SyntheticJobOptions options;
+    options.devices = 4;
+    options.steps = 6;
+    state_.Load(GenerateSyntheticJob(options));
+    MainWindow::Config config;
+    config.source = source;
+    config.controls.job_id = state_.job_id();
+    window_ = std::make_unique<MainWindow>(&state_, nullptr, config);
+    window_->setAttribute(Qt::WA_DontShowOnScreen);
+    window_->resize(900, 700);
+    window_->show();
+    window_->ShowNotice(kNotice, 60'000);
+    return *window_;
+  }
+
+  ViewerState state_;
+  std::unique_ptr<MainWindow> window_;
+};
 
 // The label fits the bar, draws what it shows inside its own rectangle, and
 // keeps the full text in its tooltip.
@@ -45,18 +67,7 @@ void ExpectFits(const MainWindow& window, const ElidedLabel* label, const QStrin
 }
 
 TEST_F(StatusBarRenderTest, LongTextsAreElidedToFitWithTheFullTextInTheTooltip) {
-  ViewerState state;
-  SyntheticJobOptions options;
-  options.devices = 4;
-  options.steps = 6;
-  state.Load(GenerateSyntheticJob(options));
-  MainWindow::Config config;
-  config.controls.job_id = state.job_id();
-  MainWindow window(&state, nullptr, config);
-  window.setAttribute(Qt::WA_DontShowOnScreen);
-  window.resize(900, 700);
-  window.show();
-  window.ShowNotice(kNotice, 60'000);
+  MainWindow& window = OpenNarrowWindow("");
   window.feed_status_label()->SetFullText(kFeed);
   QApplication::processEvents();
 
@@ -95,19 +106,7 @@ TEST_F(StatusBarRenderTest, LongTextsAreElidedToFitWithTheFullTextInTheTooltip) 
 // age in view, elided with the full text in its tooltip, and neither pushes
 // the notice off the bar nor widens the window past its size.
 TEST_F(StatusBarRenderTest, ALongRetryingStateIsElidedAtANarrowWindow) {
-  ViewerState state;
-  SyntheticJobOptions options;
-  options.devices = 4;
-  options.steps = 6;
-  state.Load(GenerateSyntheticJob(options));
-  MainWindow::Config config;
-  config.source = "tcp://127.0.0.1:7071";
-  config.controls.job_id = state.job_id();
-  MainWindow window(&state, nullptr, config);
-  window.setAttribute(Qt::WA_DontShowOnScreen);
-  window.resize(900, 700);
-  window.show();
-  window.ShowNotice(kNotice, 60'000);
+  MainWindow& window = OpenNarrowWindow("tcp://127.0.0.1:7071");
   constexpr int64_t kS = 1'000'000'000;
   LinkReport gone;
   gone.phase = LinkReport::Phase::kRetrying;
