@@ -48,13 +48,17 @@ size_t MareyAxes::AddStepAxis(const MareyView& view, const std::map<uint64_t, St
   const float left = view.plot.x;
   const float right = view.plot.x + view.plot.w;
   const float bottom = view.plot.y + view.plot.h;
-  // The steps in view: from the last one starting before the range.
-  auto first = std::partition_point(steps.begin(), steps.end(), [&](const auto& entry) {
-    return entry.second.end_ns < view.start;
-  });
-  auto last = std::partition_point(
-      first, steps.end(), [&](const auto& entry) { return entry.second.start_ns <= view.end; });
-  const size_t visible = static_cast<size_t>(std::distance(first, last));
+  // The steps in view (steps are in time order), walked in from the newest
+  // end, where a followed view is: a map's iterators step one node at a
+  // time, so bisecting it walked the whole run three times per frame.
+  auto last = steps.end();
+  while (last != steps.begin() && std::prev(last)->second.start_ns > view.end) --last;
+  auto first = last;
+  size_t visible = 0;
+  while (first != steps.begin() && std::prev(first)->second.end_ns >= view.start) {
+    --first;
+    ++visible;
+  }
   if (visible == 0) return 0;
   // Label every k-th step (k = 1, 2, 5, 10, ...) so labels never overlap;
   // boundaries only while steps are wider than a few pixels, so a whole
@@ -72,21 +76,23 @@ size_t MareyAxes::AddStepAxis(const MareyView& view, const std::map<uint64_t, St
   size_t shown = 0;
   for (auto it = first; it != last; ++it) {
     const StepRecord& step = it->second;
-    const float x0 = std::max(left, view.TimeToX(step.start_ns));
-    const float x1 = std::min(right, view.TimeToX(step.end_ns));
+    const float start_x = view.TimeToX(step.start_ns);
+    const float end_x = view.TimeToX(step.end_ns);
+    const float x0 = std::max(left, start_x);
+    const float x1 = std::min(right, end_x);
     if (boundaries && x1 > x0) {
       // Alternate steps lightly tinted: where one step ends and the next
       // begins reads at a glance, under the bands.
       if (it->first % 2 == 1) {
         list->backgrounds.push_back({{x0, view.plot.y, x1 - x0, view.plot.h}, kStepTintColor});
       }
-      if (view.TimeToX(step.start_ns) >= left) {
+      if (start_x >= left) {
         list->lines.push_back({{x0, bottom}, {x0, bottom + 5}, kAxisColor, 1});
       }
     }
     // A step is numbered (and counted) where its middle is in view, not
     // for the sliver of a neighbour at the edge.
-    const float centre = (view.TimeToX(step.start_ns) + view.TimeToX(step.end_ns)) / 2;
+    const float centre = (start_x + end_x) / 2;
     if (centre < left || centre > right) continue;
     ++shown;
     if (it->first % every == 0) {
