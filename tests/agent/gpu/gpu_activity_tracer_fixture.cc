@@ -30,22 +30,28 @@ void TracerTest::StartWithTimer(GpuActivityTracer::Options options) {
   tracer_ = *std::move(tracer);
 }
 
-TracerTest::B TracerTest::Launch(StringId op, uint32_t correlation, uint64_t at) {
+namespace {
+
+// A launch's records; kernel_end 0: the kernel still runs.
+SyntheticActivityBuffer KernelLaunch(StringId op, uint32_t correlation, uint64_t at,
+                                     uint64_t kernel_end) {
+  using B = SyntheticActivityBuffer;
   B b;
   b.Add(B::External(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
                     ActivityRecordConverter::OperatorExternalId(op, 1), correlation));
   b.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, 211, at, at + 5, 42, correlation));
-  b.Add(B::Kernel("gemm", at + 20, at + 80, 0, 7, correlation));
+  b.Add(B::Kernel("gemm", at + 20, kernel_end, 0, 7, correlation));
   return b;
 }
 
+}  // namespace
+
+TracerTest::B TracerTest::Launch(StringId op, uint32_t correlation, uint64_t at) {
+  return KernelLaunch(op, correlation, at, at + 80);
+}
+
 TracerTest::B TracerTest::Unfinished(StringId op, uint32_t correlation, uint64_t at) {
-  B b;
-  b.Add(B::External(CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0,
-                    ActivityRecordConverter::OperatorExternalId(op, 1), correlation));
-  b.Add(B::Call(CUPTI_ACTIVITY_KIND_RUNTIME, 211, at, at + 5, 42, correlation));
-  b.Add(B::Kernel("gemm", at + 20, 0, 0, 7, correlation));
-  return b;
+  return KernelLaunch(op, correlation, at, 0);
 }
 
 std::vector<GpuEventRecord> TracerTest::Drain() {

@@ -243,9 +243,8 @@ void HilbertRingLayout::Rebuild() {
     }
   }
 
-  // Bundle points: each host's at 0.7 R and each rack's at 0.35 R, at the
-  // circular mean angle of their shown devices.
-  auto bundle_points = [&](ClusterLevel level, float fraction) {
+  // Each unit's circular mean angle of its shown devices.
+  auto mean_angles = [&](ClusterLevel level) {
     const size_t count = hierarchy_->units(level).size();
     std::vector<double> sx(count, 0), sy(count, 0);
     for (size_t i = 0; i < n; ++i) {
@@ -253,11 +252,17 @@ void HilbertRingLayout::Rebuild() {
       sx[u] += std::sin(angle_of(i));
       sy[u] += std::cos(angle_of(i));
     }
-    std::vector<PointF> points(count, centre);
-    for (size_t u = 0; u < count; ++u) {
-      if (sx[u] == 0 && sy[u] == 0) continue;
-      points[u] = OnCircle(centre, radius * fraction, std::atan2(sx[u], sy[u]));
-    }
+    std::vector<std::optional<double>> angles(count);  // nullopt: none shown
+    for (size_t u = 0; u < count; ++u)
+      if (sx[u] != 0 || sy[u] != 0) angles[u] = std::atan2(sx[u], sy[u]);
+    return angles;
+  };
+  // Bundle points: each host's at 0.7 R and each rack's at 0.35 R, at the
+  // circular mean angle of their shown devices.
+  auto bundle_points = [&](ClusterLevel level, float fraction) {
+    std::vector<PointF> points;
+    for (const std::optional<double>& angle : mean_angles(level))
+      points.push_back(angle ? OnCircle(centre, radius * fraction, *angle) : centre);
     return points;
   };
   const std::vector<PointF> host_points = bundle_points(ClusterLevel::kHost, 0.7f);
@@ -294,18 +299,11 @@ void HilbertRingLayout::Rebuild() {
   std::stable_sort(edges_.begin(), edges_.end(),
                    [](const Edge& x, const Edge& y) { return x.weight > y.weight; });
   const size_t all_edges = edges_.size();
-  // Where a unit's edges leave the ring: the circular mean of its shown
-  // devices' angles.
-  std::vector<double> unit_angle(k, 0);
-  {
-    std::vector<double> sx(k, 0), sy(k, 0);
-    for (size_t i = 0; i < n; ++i) {
-      const size_t u = hierarchy_->UnitOf(level_, ring_[i]);
-      sx[u] += std::sin(angle_of(i));
-      sy[u] += std::cos(angle_of(i));
-    }
-    for (size_t u = 0; u < k; ++u) unit_angle[u] = std::atan2(sx[u], sy[u]);
-  }
+  // Where a unit's edges leave the ring: its mean angle.
+  std::vector<double> unit_angle;
+  unit_angle.reserve(k);
+  for (const std::optional<double>& angle : mean_angles(level_))
+    unit_angle.push_back(angle.value_or(0));
   // Thin edges join their parents' bundle when there are too many to draw.
   const ClusterLevel up = BundleLevel();
   auto parent_of = [&](size_t u) {
