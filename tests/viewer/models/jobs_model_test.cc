@@ -71,5 +71,22 @@ TEST(JobsModelTest, RateWindowIsBounded) {
   EXPECT_NEAR(*jobs.Rows()[0].steps_per_second, 10.0, 1e-6);
 }
 
+TEST(JobsModelTest, AnEndedJobHasNoStepRate) {
+  for (const JobStateKind state :
+       {JobStateKind::kFinished, JobStateKind::kHalted, JobStateKind::kLost}) {
+    JobsModel jobs;
+    JobRecord job;
+    job.job_id = "job-1";
+    job.state = JobStateKind::kRunning;
+    jobs.Update(job);
+    for (uint64_t step = 1; step <= 9; ++step) jobs.OnStep("job-1", step, step * 250'000'000);
+    ASSERT_TRUE(jobs.Rows()[0].steps_per_second.has_value());
+    job.state = state;
+    jobs.Update(job);
+    EXPECT_FALSE(jobs.Rows()[0].steps_per_second.has_value()) << JobStateName(state);
+    EXPECT_EQ(jobs.Rows()[0].newest_step, 9u);  // still says how far it got
+  }
+}
+
 }  // namespace
 }  // namespace trainscope::viewer

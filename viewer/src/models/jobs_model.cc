@@ -32,7 +32,12 @@ std::vector<JobsModel::Row> JobsModel::Rows() const {
     row.events_per_second = entry.job.events_per_second;
     const auto& recent = entry.recent_steps;
     if (!recent.empty()) row.newest_step = recent.back().first;
-    if (recent.size() >= 2) {
+    // A job that ended (finished, halted, lost) has no step rate: its last
+    // one would read as if it still trained.
+    const bool ended = entry.job.state == JobStateKind::kFinished ||
+                       entry.job.state == JobStateKind::kHalted ||
+                       entry.job.state == JobStateKind::kLost;
+    if (recent.size() >= 2 && !ended) {
       const int64_t span = recent.back().second - recent.front().second;
       const uint64_t steps = recent.back().first - recent.front().first;
       if (span > 0) row.steps_per_second = static_cast<double>(steps) * 1e9 / span;
