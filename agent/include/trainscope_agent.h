@@ -196,8 +196,10 @@ void trainscope_agent_stats(const trainscope_agent* agent, struct trainscope_age
  *
  * Usage (one thread, the ring's producer):
  *   const trainscope_raw_ring* ring = ...;         // this thread's, once
+ *   trainscope_raw_cursor cursor = {0};             // the thread's own, beside it
  *   if (trainscope_raw_ring_accepts(ring))          // recording, no sampling
- *     trainscope_raw_ring_push_operator(ring, name, t0, t1, seq, TRAINSCOPE_SCOPE_FORWARD);
+ *     trainscope_raw_ring_push_operator_at(ring, &cursor, name, t0, t1, seq,
+ *                                          TRAINSCOPE_SCOPE_FORWARD);
  *   else trainscope_record_operator(...);           // the general path
  *
  * Needs GCC or Clang (__atomic builtins on the agent's std::atomic words). */
@@ -244,28 +246,34 @@ static inline int trainscope_raw_ring_accepts(const trainscope_raw_ring* ring) {
          __atomic_load_n(ring->sampling_period, __ATOMIC_RELAXED) <= 1;
 }
 
+/* A producer's own bound for raw pushes on one ring: the position below
+ * which it may write without reading the consumer's tail (a tail it read
+ * plus the capacity; stale is safe, the tail only grows). Zeroed: read the
+ * tail at the first push. Keeping it beside the producer's copy of the ring
+ * words makes the full-ring test one compare with no shared word read. */
+typedef struct trainscope_raw_cursor {
+  uint64_t limit;
+} trainscope_raw_cursor;
+
 /* Pushes one raw operator, or counts a ring_full drop (never waits). The
  * words are read once, before the slot is written: the compiler would read
  * them again after stores it cannot tell apart from them. */
-static inline void trainscope_raw_ring_push_operator(const trainscope_raw_ring* ring,
-                                                     uint32_t name, uint64_t start_ticks,
-                                                     uint64_t end_ticks, uint64_t sequence,
-                                                     uint16_t scope) {
+static inline void trainscope_raw_ring_push_operator_at(const trainscope_raw_ring* ring,
+                                                        trainscope_raw_cursor* cursor,
+                                                        uint32_t name, uint64_t start_ticks,
+                                                        uint64_t end_ticks, uint64_t sequence,
+                                                        uint16_t scope) {
   uint64_t* const head_word = ring->head;
-  uint64_t* const cached_tail = ring->cached_tail;
-  trainscope_raw_record* const slots = ring->slots;
-  const uint64_t mask = ring->mask;
-  const uint64_t capacity = ring->capacity;
   const uint64_t head = __atomic_load_n(head_word, __ATOMIC_RELAXED);
-  if (head - *cached_tail >= capacity) {
-    *cached_tail = __atomic_load_n(ring->tail, __ATOMIC_ACQUIRE);
-    if (head - *cached_tail >= capacity) {
+  if (head >= cursor->limit) {
+    cursor->limit = __atomic_load_n(ring->tail, __ATOMIC_ACQUIRE) + ring->capacity;
+    if (head >= cursor->limit) {
       __atomic_store_n(ring->dropped_full, __atomic_load_n(ring->dropped_full, __ATOMIC_RELAXED) + 1,
                        __ATOMIC_RELAXED);
       return;
     }
   }
-  trainscope_raw_record* slot = &slots[head & mask];
+  trainscope_raw_record* slot = &ring->slots[head & ring->mask];
   slot->start = start_ticks;
   slot->end = end_ticks;
   slot->value = sequence;
@@ -273,6 +281,17 @@ static inline void trainscope_raw_ring_push_operator(const trainscope_raw_ring* 
   slot->kind = (uint8_t)TRAINSCOPE_RAW_OPERATOR_KIND;
   slot->detail = scope;
   __atomic_store_n(head_word, head + 1, __ATOMIC_RELEASE);
+}
+
+/* The same with the ring's own cache of the tail (shared with the agent's
+ * pushes on this thread) instead of a cursor of the caller's. */
+static inline void trainscope_raw_ring_push_operator(const trainscope_raw_ring* ring, uint32_t name,
+                                                     uint64_t start_ticks, uint64_t end_ticks,
+                                                     uint64_t sequence, uint16_t scope) {
+  trainscope_raw_cursor cursor = {*ring->cached_tail + ring->capacity};
+  trainscope_raw_ring_push_operator_at(ring, &cursor, name, start_ticks, end_ticks, sequence,
+                                       scope);
+  *ring->cached_tail = cursor.limit - ring->capacity;
 }
 
 #ifdef __cplusplus

@@ -199,10 +199,18 @@ TEST(AgentTest, RawRingRecordsArriveMappedInOrderAndCounted) {
       const trainscope_raw_ring* ring = s.agent->LocalRawRing();
       ASSERT_NE(ring, nullptr);
       EXPECT_EQ(s.agent->LocalRawRing(), ring);  // the thread's one ring
+      // A hook's own bound (its cursor) and the ring's cache of the tail,
+      // interleaved on one ring: each stays safe while the other pushes.
+      trainscope_raw_cursor cursor = {0};
       for (uint64_t i = 0; i < kPerThread; ++i) {
         ASSERT_TRUE(trainscope_raw_ring_accepts(ring));
-        trainscope_raw_ring_push_operator(ring, name, 1000 * i, 1000 * i + 20, i + 1,
-                                          TRAINSCOPE_SCOPE_BACKWARD);
+        if (i % 3 == 0) {
+          trainscope_raw_ring_push_operator(ring, name, 1000 * i, 1000 * i + 20, i + 1,
+                                            TRAINSCOPE_SCOPE_BACKWARD);
+        } else {
+          trainscope_raw_ring_push_operator_at(ring, &cursor, name, 1000 * i, 1000 * i + 20, i + 1,
+                                               TRAINSCOPE_SCOPE_BACKWARD);
+        }
       }
     });
   }

@@ -51,12 +51,18 @@ class OpNameCache {
   // be checked without a call (up to 31 bytes); else null: call Find.
   const trainscope_op_info* FindCached(const char* name) const {
     const PointerSlot& slot = by_pointer_[PointerSlotOf(name)];
+    const trainscope_op_info* const info = slot.info;
     if (slot.key != name) [[unlikely]]
       return nullptr;
-    if (slot.chunks == 1) [[likely]]
-      return ChunksMatch<1>(slot, name) ? slot.info : nullptr;
-    if (slot.chunks == 2) return ChunksMatch<2>(slot, name) ? slot.info : nullptr;
-    return nullptr;
+    if (slot.chunks == 1) [[likely]] {
+      if (!ChunksMatch<1>(slot, name)) return nullptr;
+    } else if (slot.chunks != 2 || !ChunksMatch<2>(slot, name)) {
+      return nullptr;
+    }
+    // A slot with a key has its entry: the caller's test for a miss is then
+    // all the hit path pays.
+    if (info == nullptr) __builtin_unreachable();
+    return info;
   }
 
   const trainscope_op_info* Find(const char* name, Resolver resolve, const void* context) {

@@ -69,6 +69,7 @@ struct ThreadState {
   // call. kNoRing (accepts nothing: the general path counts the drop) when
   // the agent gave this thread no ring.
   trainscope_raw_ring ring;
+  trainscope_raw_cursor cursor;  // this thread's bound on `ring` (zero: read the tail)
   // The innermost timed frame: frames[0], the root (no rf, bits 0), when
   // none. A pointer rather than a depth: the callbacks use it as is, and a
   // frame's parent (top - 1) always exists, so the scope bits are inherited
@@ -475,28 +476,35 @@ void OnExit(const at::RecordFunction& rf, at::ObserverContext* context) {
   if ((f->bits & kFrameExcluded) == 0 && f[-1].rf == nullptr) {
     trainscope_phase_ticks_update(ts->phases, f->start_ticks, end_ticks, backward ? 1 : 0);
   }
-  trainscope_raw_ring_push_operator(
-      &ts->ring, f->info->id, f->start_ticks, end_ticks, SequenceValue(rf),
+  trainscope_raw_ring_push_operator_at(
+      &ts->ring, &ts->cursor, f->info->id, f->start_ticks, end_ticks, SequenceValue(rf),
       backward ? TRAINSCOPE_SCOPE_BACKWARD : TRAINSCOPE_SCOPE_FORWARD);
 }
 
-// Registered after OnEnter, so the operator's frame is already on the stack.
-// Only the outermost FLOP operator counts: linear's addmm, conv2d's
-// convolution would count the same work again.
-std::unique_ptr<at::ObserverContext> OnEnterShapes(const at::RecordFunction& rf) {
-  const ThreadLocal local = t_local;
-  if (local.generation != g_generation.load(std::memory_order_acquire)) return nullptr;
-  ThreadState* ts = local.state;
-  Frame* const f = ts->top;
-  if (f->rf != &rf || f->info->flop == TRAINSCOPE_FLOP_NONE) return nullptr;
+// The FLOPs of `f`, the innermost frame, an operator with a FLOP formula:
+// only the outermost FLOP operator counts (linear's addmm, conv2d's
+// convolution would count the same work again).
+__attribute__((noinline)) void CountFlops(const at::RecordFunction& rf, ThreadState* ts, Frame* f) {
   for (const Frame* outer = f - 1; outer != &ts->frames[0]; --outer) {
-    if (outer->info->flop != TRAINSCOPE_FLOP_NONE) return nullptr;
+    if (outer->info->flop != TRAINSCOPE_FLOP_NONE) return;
   }
   const uint64_t flops = ComputeFlops(f->info->flop, rf.inputs());
   if (flops != 0) {  // its FLOPs counter needs the general path
     ts->aux[f - ts->frames] = flops;
     f->bits |= kFrameGeneral;
   }
+}
+
+// Registered after OnEnter, so the operator's frame is already on the stack
+// (the root, without rf, when it got none). Most operators have no FLOP
+// formula: they return without a call.
+std::unique_ptr<at::ObserverContext> OnEnterShapes(const at::RecordFunction& rf) {
+  const ThreadLocal local = t_local;
+  if (local.generation != g_generation.load(std::memory_order_acquire)) return nullptr;
+  ThreadState* ts = local.state;
+  Frame* const f = ts->top;
+  if (f->rf == &rf && f->info->flop != TRAINSCOPE_FLOP_NONE) [[unlikely]]
+    CountFlops(rf, ts, f);
   return nullptr;
 }
 
