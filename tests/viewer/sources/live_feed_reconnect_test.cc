@@ -273,93 +273,137 @@ TEST_F(LiveFeedReconnectTest, CurveCollectorIsFollowedWithTheViewersSecurityAndN
 
 #ifdef TRAINSCOPE_LOADGEN_BIN  // built with the load generator
 
-// The newest step the Jobs table shows for the job; 0 before any.
-uint64_t NewestStep(const ViewerState& state) {
-  for (const JobsModel::Row& row : state.jobs.Rows()) {
-    if (row.job_id == "reconnect-job") return row.newest_step.value_or(0);
+// trainscope-loadgen's two ranks of "reconnect-job" streaming to
+// `collector`, killed and reaped however the test ends (a failed ASSERT
+// returns early).
+class JobRanks {
+ public:
+  JobRanks(const CollectorProcess& collector, const fs::path& dir)
+      : pid_(Spawn({TRAINSCOPE_LOADGEN_BIN, "--collector", collector.agents(), "--job",
+                    "reconnect-job", "--streams", "2", "--rate", "400", "--run-for-ms", "300000"},
+                   dir / "loadgen.log")) {}
+  ~JobRanks() {
+    if (pid_ <= 0) return;
+    kill(pid_, SIGKILL);
+    int status = 0;
+    waitpid(pid_, &status, 0);
   }
-  return 0;
-}
+  bool started() const { return pid_ > 0; }
 
-// The whole chain the window runs, under a real job: trainscope-loadgen's
-// two ranks stream steps through the collector; each tick feeds the client's
-// deltas into a ViewerState and its link into the ConnectionModel, which
-// the state shows (MainWindow's frame timer does the same). The collector is
-// killed: the job is greyed with the age of its data and the overview has an
-// open outage; it restarts on the same ports and data: the viewer is live
-// again by itself, the outage is closed, and the job's new steps reach the
-// views.
-TEST_F(LiveFeedReconnectTest, AViewerFollowingARealJobShowsTheOutageAndCatchesUpAfterARestart) {
-  CollectorProcess collector(dir_);
-  ASSERT_TRUE(collector.Start()) << collector.Log();
-  const pid_t ranks =
-      Spawn({TRAINSCOPE_LOADGEN_BIN, "--collector", collector.agents(), "--job", "reconnect-job",
-             "--streams", "2", "--rate", "400", "--run-for-ms", "300000"},
-            dir_ / "loadgen.log");
-  ASSERT_GT(ranks, 0);
-  // Killed and reaped however the test ends (a failed ASSERT returns early).
-  struct KillOnExit {
-    pid_t pid;
-    ~KillOnExit() {
-      kill(pid, SIGKILL);
-      int status = 0;
-      waitpid(pid, &status, 0);
-    }
-  } ranks_guard{ranks};
-  FeedCoalescer coalescer;
-  LiveFeedClient client(ClientOptions(collector), &coalescer);
-  ConnectionModel model({.stale_after_ns = 3'000'000'000, .disconnected_after_ns = 8'000'000'000});
-  ViewerState state;
-  client.Start();
-  auto follow = [&](const std::function<bool()>& done) {
+ private:
+  pid_t pid_;
+};
+
+// The whole chain the window runs, without a window: each tick feeds the
+// client's deltas into a ViewerState and its link into the ConnectionModel,
+// which the state shows (MainWindow's frame timer does the same).
+class ViewerModels {
+ public:
+  explicit ViewerModels(LiveFeedClient::Options options)
+      : client_(std::move(options), &coalescer_),
+        model_({.stale_after_ns = 3'000'000'000, .disconnected_after_ns = 8'000'000'000}) {
+    client_.Start();
+  }
+  ~ViewerModels() { client_.Stop(); }
+
+  // Ticks until `done` holds (true) or 90 s pass (false).
+  bool Follow(const std::function<bool()>& done) {
     for (absl::Time deadline = absl::Now() + absl::Seconds(90); absl::Now() < deadline;) {
-      model.Observe(client.link(), absl::ToUnixNanos(absl::Now()));
-      if (std::optional<FeedCoalescer::Delta> delta = coalescer.Take()) {
-        state.Apply(std::move(*delta));
+      model_.Observe(client_.link(), absl::ToUnixNanos(absl::Now()));
+      if (std::optional<FeedCoalescer::Delta> delta = coalescer_.Take()) {
+        state_.Apply(std::move(*delta));
       }
-      state.ShowConnection(model);
+      state_.ShowConnection(model_);
       if (done()) return true;
       absl::SleepFor(absl::Milliseconds(50));
     }
     return false;
-  };
-  auto row = [&] {
-    std::vector<JobsModel::Row> rows = state.jobs.Rows();
-    return rows.empty() ? JobsModel::Row{} : rows.front();
-  };
+  }
+  bool Live() const { return model_.state() == ConnectionModel::State::kLive; }
+  // The job's row in the Jobs table (empty before it is known).
+  JobsModel::Row Row() const {
+    for (const JobsModel::Row& row : state_.jobs.Rows()) {
+      if (row.job_id == "reconnect-job") return row;
+    }
+    return {};
+  }
+  uint64_t NewestStep() const { return Row().newest_step.value_or(0); }
+  std::string Describe() const {
+    return model_.Text() + ", newest step " + std::to_string(NewestStep()) + ", job " + Row().state;
+  }
 
-  ASSERT_TRUE(follow([&] {
-    return model.state() == ConnectionModel::State::kLive && NewestStep(state) >= 5;
-  })) << model.Text()
-      << ", newest step " << NewestStep(state) << "\n"
+  const ConnectionModel& model() const { return model_; }
+  const ViewerState& state() const { return state_; }
+  const LiveFeedClient& client() const { return client_; }
+
+ private:
+  FeedCoalescer coalescer_;
+  LiveFeedClient client_;
+  ConnectionModel model_;
+  ViewerState state_;
+};
+
+// Under a real job the collector is killed: the job is greyed with the age
+// of its data and the overview has an open outage; it restarts on the same
+// ports and data: the viewer is live again by itself, the outage is closed,
+// and the job's new steps reach the views.
+TEST_F(LiveFeedReconnectTest, AViewerFollowingARealJobShowsTheOutageAndCatchesUpAfterARestart) {
+  CollectorProcess collector(dir_);
+  ASSERT_TRUE(collector.Start()) << collector.Log();
+  JobRanks ranks(collector, dir_);
+  ASSERT_TRUE(ranks.started());
+  ViewerModels viewer(ClientOptions(collector));
+
+  ASSERT_TRUE(viewer.Follow([&] { return viewer.Live() && viewer.NewestStep() >= 5; }))
+      << viewer.Describe() << "\n"
       << collector.Log();
-  EXPECT_EQ(row().state, "running");
-  EXPECT_FALSE(row().stale);
-  EXPECT_GE(state.overview.step_count(), 1u);
-  EXPECT_TRUE(state.overview.gaps().empty());
+  EXPECT_EQ(viewer.Row().state, "running");
+  EXPECT_FALSE(viewer.Row().stale);
+  EXPECT_GE(viewer.state().overview.step_count(), 1u);
+  EXPECT_TRUE(viewer.state().overview.gaps().empty());
 
   collector.Kill();
-  ASSERT_TRUE(follow([&] { return ShowsTheFeedGone(model) && row().stale; }))
-      << "still " << model.Text() << " / " << row().state;
-  const uint64_t before = NewestStep(state);
-  EXPECT_EQ(row().state.rfind("last seen running ", 0), 0u) << row().state;
-  EXPECT_FALSE(row().steps_per_second.has_value());
-  ASSERT_EQ(state.overview.gaps().size(), 1u);
-  EXPECT_EQ(state.overview.gaps()[0].end_ns, 0);  // still going on
+  ASSERT_TRUE(viewer.Follow([&] { return ShowsTheFeedGone(viewer.model()) && viewer.Row().stale; }))
+      << "still " << viewer.Describe();
+  const uint64_t before = viewer.NewestStep();
+  EXPECT_EQ(viewer.Row().state.rfind("last seen running ", 0), 0u) << viewer.Row().state;
+  EXPECT_FALSE(viewer.Row().steps_per_second.has_value());
+  ASSERT_EQ(viewer.state().overview.gaps().size(), 1u);
+  EXPECT_EQ(viewer.state().overview.gaps()[0].end_ns, 0);  // still going on
 
   ASSERT_TRUE(collector.Start()) << collector.Log();
-  ASSERT_TRUE(follow([&] {
-    return model.state() == ConnectionModel::State::kLive && NewestStep(state) >= before + 5;
-  })) << "still "
-      << model.Text() << ", newest step " << NewestStep(state) << " (" << before
-      << " before the kill)\n"
+  ASSERT_TRUE(viewer.Follow([&] { return viewer.Live() && viewer.NewestStep() >= before + 5; }))
+      << "still " << viewer.Describe() << " (" << before << " before the kill)\n"
       << collector.Log();
-  EXPECT_FALSE(row().stale) << row().state;
-  EXPECT_EQ(row().state, "running");
-  ASSERT_EQ(state.overview.gaps().size(), 1u);
-  EXPECT_GT(state.overview.gaps()[0].end_ns, state.overview.gaps()[0].start_ns);
-  EXPECT_GE(client.connections(), 2u);
-  client.Stop();
+  EXPECT_FALSE(viewer.Row().stale) << viewer.Row().state;
+  EXPECT_EQ(viewer.Row().state, "running");
+  ASSERT_EQ(viewer.state().overview.gaps().size(), 1u);
+  EXPECT_GT(viewer.state().overview.gaps()[0].end_ns, viewer.state().overview.gaps()[0].start_ns);
+  EXPECT_GE(viewer.client().connections(), 2u);
+}
+
+// Issue 23.1: a viewer started before its collector said "no snapshot
+// within 10s" and, a whole job later, still "No steps yet". Now it retries
+// until the collector is up and the job's steps reach the views.
+TEST_F(LiveFeedReconnectTest, AViewerStartedBeforeItsCollectorShowsTheJobOnceItRuns) {
+  CollectorProcess collector(dir_);
+  ASSERT_TRUE(collector.Start()) << collector.Log();  // learns free ports
+  collector.Kill();
+  ViewerModels viewer(ClientOptions(collector));
+  ASSERT_TRUE(viewer.Follow([&] {
+    return viewer.model().state() == ConnectionModel::State::kRetrying &&
+           viewer.client().link().attempts >= 2;
+  })) << viewer.Describe();
+  EXPECT_EQ(viewer.NewestStep(), 0u);
+
+  ASSERT_TRUE(collector.Start()) << collector.Log();
+  JobRanks ranks(collector, dir_);
+  ASSERT_TRUE(ranks.started());
+  ASSERT_TRUE(viewer.Follow([&] { return viewer.Live() && viewer.NewestStep() >= 5; }))
+      << "still " << viewer.Describe() << "\n"
+      << collector.Log();
+  EXPECT_EQ(viewer.Row().state, "running");
+  EXPECT_GE(viewer.state().overview.step_count(), 1u);
 }
 
 #endif  // TRAINSCOPE_LOADGEN_BIN
