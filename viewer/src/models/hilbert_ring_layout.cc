@@ -138,6 +138,46 @@ void HilbertRingLayout::Rebuild() {
   bundles_.clear();
   const float w = static_cast<float>(width_), h = static_cast<float>(height_);
   list_.backgrounds.push_back({{0, 0, w, h}, kBackgroundColor});
+  const size_t devices = PlaceDevices();
+  const size_t n = ring_.size();
+  back_button_ = {};
+  if (const auto block = zoom()) {
+    back_button_ = {8, 24, 330, 16};
+    list_.rects.push_back({back_button_, Rgba(227, 242, 253), kSelectColor});
+    list_.texts.push_back({12, 32,
+                           Cat("\u2039 back out (Esc) of ", ClusterLevelName(block->first), " ",
+                               hierarchy_->units(block->first)[block->second].name),
+                           kSelectColor});
+  }
+  if (!filter_.empty()) {
+    list_.texts.push_back(
+        {w - 8, 64, Cat("filter: ", filter_.ToString()), kSelectColor, Text::Align::kRight});
+  }
+  if (n == 0) {
+    list_.texts.push_back({w / 2, h / 2,
+                           devices == 0 ? "no devices yet" : "no device passes the filter",
+                           kTextColor, Text::Align::kCenter});
+    return;
+  }
+  geometry_ = HilbertRingGeometry(w, h, n);
+  DrawAddressTracks();
+  DrawDeviceMarks();
+  const size_t all_edges = DrawLinks();
+  size_t bundled = 0;
+  for (const Bundle& b : bundles_) bundled += b.flows;
+  list_.texts.push_back(
+      {8, 14,
+       Cat("Hilbert ring: ", n, " devices in ",
+           uses_coordinates_ ? "Hilbert order of their coordinates" : "rack, host, rank order",
+           "; ", all_edges, " ", ClusterLevelName(level_), " links",
+           bundled > 0 ? Cat(" (", bundled, " thin ones in ", bundles_.size(), " bundles by ",
+                             ClusterLevelName(BundleLevel()), " pair)")
+                       : "",
+           ", bundled through hosts and racks; dark red = most transfer time"),
+       kTextColor, Text::Align::kLeft, true});
+}
+
+size_t HilbertRingLayout::PlaceDevices() {
   const TrafficModel::Matrix& m = hierarchy_->traffic()->matrix();
   const std::vector<size_t>& order = hierarchy_->order();
   // A zoom into a unit the hierarchy no longer has (new racks, a new job)
@@ -163,34 +203,13 @@ void HilbertRingLayout::Rebuild() {
     if (Shown(d)) ring_.push_back(d);
   position_.assign(m.size(), SIZE_MAX);
   for (size_t i = 0; i < ring_.size(); ++i) position_[ring_[i]] = i;
-  const size_t n = ring_.size();
-  back_button_ = {};
-  if (const auto block = zoom()) {
-    back_button_ = {8, 24, 330, 16};
-    list_.rects.push_back({back_button_, Rgba(227, 242, 253), kSelectColor});
-    list_.texts.push_back({12, 32,
-                           Cat("\u2039 back out (Esc) of ", ClusterLevelName(block->first), " ",
-                               hierarchy_->units(block->first)[block->second].name),
-                           kSelectColor});
-  }
-  if (!filter_.empty()) {
-    list_.texts.push_back(
-        {w - 8, 64, Cat("filter: ", filter_.ToString()), kSelectColor, Text::Align::kRight});
-  }
-  if (n == 0) {
-    list_.texts.push_back({w / 2, h / 2,
-                           all.order.empty() ? "no devices yet" : "no device passes the filter",
-                           kTextColor, Text::Align::kCenter});
-    return;
-  }
-  geometry_ = HilbertRingGeometry(w, h, n);
-  const PointF centre = geometry_.centre();
-  const float radius = geometry_.radius();
-  const double step = geometry_.step();
-  auto angle_of = [&](size_t pos) { return geometry_.AngleOf(pos); };
-  constexpr float kMark = HilbertRingGeometry::kMark;
-  constexpr float kTrackGap = HilbertRingGeometry::kTrackGap;
+  return all.order.size();
+}
 
+void HilbertRingLayout::DrawAddressTracks() {
+  const PointF centre = geometry_.centre();
+  const double step = geometry_.step();
+  const size_t n = ring_.size();
   // Address tracks: runs of one host, then of one rack, alternately shaded.
   const auto [host_r0, host_r1] = geometry_.host_track();
   const auto [rack_r0, rack_r1] = geometry_.rack_track();
@@ -221,8 +240,16 @@ void HilbertRingLayout::Rebuild() {
       start = i;
     }
   }
+}
 
-  // Device marks: efficiency colour, alert red, selected blue.
+void HilbertRingLayout::DrawDeviceMarks() {
+  constexpr float kMark = HilbertRingGeometry::kMark;
+  constexpr float kTrackGap = HilbertRingGeometry::kTrackGap;
+  const TrafficModel::Matrix& m = hierarchy_->traffic()->matrix();
+  const PointF centre = geometry_.centre();
+  const float radius = geometry_.radius();
+  const double step = geometry_.step();
+  const size_t n = ring_.size();
   const auto& totals = trends_->Totals();
   for (size_t i = 0; i < n; ++i) {
     const uint32_t rank = m.devices[ring_[i]].rank;
@@ -242,7 +269,14 @@ void HilbertRingLayout::Rebuild() {
       list_.texts.push_back({t.x, t.y, Cat(rank), kTextColor, Text::Align::kCenter, false, 6.5f});
     }
   }
+}
 
+size_t HilbertRingLayout::DrawLinks() {
+  const TrafficModel::Matrix& m = hierarchy_->traffic()->matrix();
+  const PointF centre = geometry_.centre();
+  const float radius = geometry_.radius();
+  const size_t n = ring_.size();
+  auto angle_of = [&](size_t pos) { return geometry_.AngleOf(pos); };
   // Each unit's circular mean angle of its shown devices.
   auto mean_angles = [&](ClusterLevel level) {
     const size_t count = hierarchy_->units(level).size();
@@ -375,18 +409,7 @@ void HilbertRingLayout::Rebuild() {
     if (it->selected) list_.polylines.push_back({it->path, kSelectColor, it->width + 6});
     list_.polylines.push_back({it->path, edge_color(it->weight), it->width, false, smooth});
   }
-  size_t bundled = 0;
-  for (const Bundle& b : bundles_) bundled += b.flows;
-  list_.texts.push_back(
-      {8, 14,
-       Cat("Hilbert ring: ", n, " devices in ",
-           uses_coordinates_ ? "Hilbert order of their coordinates" : "rack, host, rank order",
-           "; ", all_edges, " ", ClusterLevelName(level_), " links",
-           bundled > 0 ? Cat(" (", bundled, " thin ones in ", bundles_.size(), " bundles by ",
-                             ClusterLevelName(up), " pair)")
-                       : "",
-           ", bundled through hosts and racks; dark red = most transfer time"),
-       kTextColor, Text::Align::kLeft, true});
+  return all_edges;
 }
 
 std::optional<size_t> HilbertRingLayout::DeviceAt(float x, float y) {

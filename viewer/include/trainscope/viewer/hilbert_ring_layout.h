@@ -127,6 +127,16 @@ class HilbertRingLayout : public ClusterView {
 
  private:
   void Rebuild();
+  // Orders every device (Hilbert or hierarchy order), then keeps the shown
+  // ones in ring_; returns how many devices there are in all.
+  size_t PlaceDevices();
+  // The rest draw the ring in geometry_ (at least one device shown).
+  void DrawAddressTracks();
+  // Device marks: efficiency colour, alert red, selected blue.
+  void DrawDeviceMarks();
+  // Builds edges_ and bundles_ and draws them; returns how many links the
+  // level has among the shown units.
+  size_t DrawLinks();
   std::optional<size_t> DeviceAt(float x, float y);
   std::optional<size_t> BundleAt(float x, float y);
   // The host or rack block of the address tracks under the point.
