@@ -141,6 +141,8 @@ def per_op(args, env):
         added = ir[name] - base
         print(f"  {name:36s} {ir[name]:9.1f} {added:+8.1f} {added / floor:8.2f}")
     print("  goal: trainscope recording <= 1.3 x the floor's added Ir")
+    print(f"  per-function detail: callgrind_annotate --inclusive=no {dumps[1].rsplit('.', 1)[0]}.N,"
+          f" N = 2 x variant + 2 (the loop of the i-th variant above, from 0)")
 
 
 def sender(args, env):
