@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "trainscope/viewer/connection_model.h"
+
 namespace trainscope::viewer {
 namespace {
 
@@ -52,6 +54,38 @@ TEST(JobControlsModelTest, TheTokenPromptSaysWhichTokenAndWhereNotDataDir) {
   const std::string why = JobControlsModel::TokenPrompt(
       "digits", "halt", "token file /tmp/t is empty (expected the token on its first line)");
   EXPECT_NE(why.find("token file /tmp/t is empty"), std::string::npos) << why;
+}
+
+// Issue 23.1: with the collector gone the Controls bar kept saying "step N
+// (newest)"; the step followed is only the last one seen until the feed is back.
+TEST(JobControlsModelTest, TheFollowedStepIsTheLastSeenWhileTheFeedIsGone) {
+  constexpr int64_t kS = 1'000'000'000;
+  constexpr int64_t kT0 = 1'700'000'000 * kS;
+  JobControlsModel controls(/*online=*/true, "digits");
+  ConnectionModel connection;
+  LinkReport live;
+  live.phase = LinkReport::Phase::kFollowing;
+  live.last_contact_ns = kT0;
+  live.last_update_ns = kT0;
+  EXPECT_EQ(controls.SelectionText(std::nullopt, /*following=*/true), "no step yet");
+
+  connection.Observe(live, kT0);
+  controls.SetFeedStale(connection.data_stale());
+  EXPECT_EQ(controls.SelectionText(41, /*following=*/true), "step 41 (newest)");
+
+  // 40 s without a message: the collector is gone.
+  connection.Observe(live, kT0 + 40 * kS);
+  ASSERT_EQ(connection.state(), ConnectionModel::State::kDisconnected);
+  controls.SetFeedStale(connection.data_stale());
+  EXPECT_EQ(controls.SelectionText(41, /*following=*/true), "step 41 (last seen)");
+  // A pinned step is the user's choice, whatever the feed does.
+  EXPECT_EQ(controls.SelectionText(30, /*following=*/false), "step 30 (pinned)");
+
+  // Back: newest again.
+  live.last_contact_ns = live.last_update_ns = kT0 + 50 * kS;
+  connection.Observe(live, kT0 + 50 * kS);
+  controls.SetFeedStale(connection.data_stale());
+  EXPECT_EQ(controls.SelectionText(97, /*following=*/true), "step 97 (newest)");
 }
 
 }  // namespace

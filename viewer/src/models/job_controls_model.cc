@@ -42,6 +42,12 @@ JobControlsModel::Button JobControlsModel::Switch(const std::string& command) co
   return {true, "Remove the loss-contribution hooks on every rank: training runs as without them"};
 }
 
+std::string JobControlsModel::SelectionText(std::optional<uint64_t> step, bool following) const {
+  if (!step.has_value()) return "no step yet";
+  const char* which = !following ? "pinned" : feed_stale_ ? "last seen" : "newest";
+  return absl::StrCat("step ", *step, " (", which, ")");
+}
+
 std::string JobControlsModel::TokenPrompt(const std::string& job_id, const std::string& command,
                                           const std::string& why) {
   std::string text = absl::StrCat(

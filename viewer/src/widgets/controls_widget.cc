@@ -101,14 +101,11 @@ void ControlsWidget::ShowSelection(const SelectionState& selection) {
   follow_->blockSignals(true);
   follow_->setChecked(selection.following());
   follow_->blockSignals(false);
-  if (!selection.selected_step().has_value()) {
-    selection_->setText("no step yet");
-  } else {
-    selection_->setText(QString("step %1 (%2)")
-                            .arg(*selection.selected_step())
-                            .arg(selection.following() ? "newest" : "pinned"));
-  }
+  selection_->setText(QString::fromStdString(
+      model_.SelectionText(selection.selected_step(), selection.following())));
 }
+
+void ControlsWidget::ShowFeedStale(bool stale) { model_.SetFeedStale(stale); }
 
 void ControlsWidget::ShowRecording(bool recording) {
   record_on_->setDown(false);

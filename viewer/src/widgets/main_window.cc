@@ -304,6 +304,7 @@ void MainWindow::ObserveLink(const LinkReport& report, int64_t now_ns) {
           : QString("#connection_status { color: white; background: %1; font-weight: bold; }")
                 .arg(colour));
   state_->ShowConnection(connection_);
+  controls_->ShowFeedStale(connection_.data_stale());
   RefreshAll();
 }
 

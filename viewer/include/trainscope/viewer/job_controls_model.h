@@ -14,6 +14,8 @@
 #ifndef TRAINSCOPE_VIEWER_JOB_CONTROLS_MODEL_H_
 #define TRAINSCOPE_VIEWER_JOB_CONTROLS_MODEL_H_
 
+#include <cstdint>
+#include <optional>
 #include <string>
 
 #include "trainscope/viewer/records.h"
@@ -31,6 +33,15 @@ class JobControlsModel {
 
   void SetJobState(JobStateKind state) { state_ = state; }
   JobStateKind job_state() const { return state_; }
+
+  // Whether the feed is gone (ConnectionModel::data_stale): the newest step
+  // shown is then only the last one seen, not the job's newest.
+  void SetFeedStale(bool stale) { feed_stale_ = stale; }
+
+  // The Controls bar's step label: "no step yet", "step N (newest)",
+  // "step N (pinned)", or "step N (last seen)" while following a feed that
+  // is gone (issue 23.1: it said "newest" with the collector down).
+  std::string SelectionText(std::optional<uint64_t> step, bool following) const;
 
   Button Halt() const;
   // Recording on/off and the loss-contribution hooks on/off: `command` is
@@ -52,6 +63,7 @@ class JobControlsModel {
   bool online_;
   std::string job_id_;
   JobStateKind state_ = JobStateKind::kUnknown;
+  bool feed_stale_ = false;
 };
 
 }  // namespace trainscope::viewer

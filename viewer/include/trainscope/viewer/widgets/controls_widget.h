@@ -49,6 +49,9 @@ class ControlsWidget : public QWidget {
   ~ControlsWidget() override;
 
   void ShowSelection(const SelectionState& selection);
+  // The feed is gone (ConnectionModel::data_stale): the next ShowSelection
+  // calls the followed step the last seen, not the newest.
+  void ShowFeedStale(bool stale);
   void ShowRecording(bool recording);
   // The job's state (the collector's): halt is off on a finished or halted
   // job, every command on a finished one, with the reason in the tooltip.
