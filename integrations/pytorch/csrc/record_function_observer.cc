@@ -105,7 +105,15 @@ __thread bool t_exiting __attribute__((tls_model("initial-exec"))) = false;
 // The ring words of a thread the agent gave no ring: it never accepts.
 constexpr uint8_t kNeverAccepts = 0;
 constexpr uint32_t kNoSampling = 1;
-const trainscope_raw_ring kNoRing = {.recording = &kNeverAccepts, .sampling_period = &kNoSampling};
+const trainscope_raw_ring kNoRing = {.head = nullptr,
+                                     .tail = nullptr,
+                                     .cached_tail = nullptr,
+                                     .slots = nullptr,
+                                     .mask = 0,
+                                     .capacity = 0,
+                                     .dropped_full = nullptr,
+                                     .recording = &kNeverAccepts,
+                                     .sampling_period = &kNoSampling};
 
 // Frees a thread's state when the thread exits.
 struct ThreadStateOwner {
@@ -359,7 +367,7 @@ inline void PushFrame(const at::RecordFunction& rf, ThreadState* ts, const train
   ts->aux[f - ts->frames] = aux;
   // Kernels launched inside name this operator (CUPTI external correlation).
   if (gpu) trainscope_observer_gpu_operator_begin(ts->targets->observer, info, SequenceValue(rf));
-  f->start_ticks = ts->targets->uses_tsc ? __rdtsc() : MonotonicTicks();
+  f->start_ticks = Ticks(ts->targets);
 }
 
 // Everything OnEnter's fast path leaves out: a thread's first operator or
@@ -507,9 +515,6 @@ std::unique_ptr<at::ObserverContext> OnEnterShapes(const at::RecordFunction& rf)
     CountFlops(rf, ts, f);
   return nullptr;
 }
-
-using EnterCallback = std::unique_ptr<at::ObserverContext> (*)(const at::RecordFunction&);
-using ExitCallback = void (*)(const at::RecordFunction&, at::ObserverContext*);
 
 template <bool kTsc, bool kGpu>
 at::RecordFunctionCallback OperatorCallbackFor() {
