@@ -7,6 +7,7 @@
 
 #include <QAbstractTextDocumentLayout>
 #include <QApplication>
+#include <QHeaderView>
 #include <QImage>
 #include <QScrollBar>
 #include <QTextDocument>
@@ -127,8 +128,23 @@ TEST_F(AlertsWidgetRenderTest, MainWindowShowsTheWholeMessageAndTellsRaisedFromC
   QTreeWidgetItem* cleared = performance->child(1);  // the regression
   EXPECT_TRUE(raised->text(0).contains("raised"));
   EXPECT_TRUE(cleared->text(0).contains("cleared"));
-  EXPECT_EQ(cleared->text(3).toStdString(), "0, 1, 2, 3 (no single cause)");
+  EXPECT_EQ(list->headerItem()->text(2).toStdString(), "Ranks");
+  EXPECT_EQ(cleared->text(2).toStdString(), "0, 1, 2, 3 (no single cause)");
+  EXPECT_EQ(list->headerItem()->text(4).toStdString(), "Value");
   EXPECT_EQ(raised->text(4).toStdString(), "step time 88.1 ms (baseline 55.0 ms, +60 %)");
+  // At the default size the list is a narrow dock: state, rule and ranks lie
+  // inside it and the duration starts inside it (it used to come after Step
+  // and Value, off screen; the details pane has every field in full).
+  EXPECT_EQ(list->headerItem()->text(3).toStdString(), "Duration");
+  const int viewport_width = list->viewport()->width();
+  const int duration_x = list->header()->sectionViewportPosition(3);
+  EXPECT_LE(list->header()->sectionViewportPosition(2) + list->columnWidth(2), duration_x);
+  EXPECT_LE(duration_x + 4 * list->fontMetrics().averageCharWidth(), viewport_width)
+      << "the Duration column starts at " << duration_x << " px of a " << viewport_width
+      << " px list";
+  // Long rule names and rank lists are elided, not allowed to take the row.
+  EXPECT_LT(list->columnWidth(2),
+            list->fontMetrics().horizontalAdvance("0, 1, 2, 3 (no single cause)"));
 
   // Raised and cleared look different: the raised state cell is pink (seen
   // unselected: the selection's highlight covers it).
@@ -175,6 +191,30 @@ TEST_F(AlertsWidgetRenderTest, ClickReportsTheModelRowOfTheAlert) {
   EXPECT_EQ(state.alerts.AtRow(static_cast<size_t>(clicked))->rule, "step_time_regression");
   emit widget.list()->itemClicked(widget.list()->topLevelItem(0), 0);  // a group: no alert
   EXPECT_EQ(state.alerts.AtRow(static_cast<size_t>(clicked))->rule, "step_time_regression");
+}
+
+// Elision is for a list too narrow for its columns: a wide one shows every
+// rule name and rank list whole.
+TEST_F(AlertsWidgetRenderTest, AWideListElidesNothing) {
+  ViewerState state;
+  Fill(&state);
+  AlertsWidget widget;
+  widget.setAttribute(Qt::WA_DontShowOnScreen);
+  widget.resize(1600, 600);
+  widget.show();
+  widget.Refresh(state.alerts);
+  QApplication::processEvents();
+  const QTreeWidget* list = widget.list();
+  const QFontMetrics metrics = list->fontMetrics();
+  EXPECT_GE(list->columnWidth(1), metrics.horizontalAdvance("step_time_regression"));
+  EXPECT_GE(list->columnWidth(2), metrics.horizontalAdvance("0, 1, 2, 3 (no single cause)"));
+  // Narrowed to a dock, it elides again (the resize refits the columns).
+  widget.resize(330, 600);
+  QApplication::processEvents();
+  EXPECT_LT(list->columnWidth(2), metrics.horizontalAdvance("0, 1, 2, 3 (no single cause)"));
+  EXPECT_LE(list->header()->sectionViewportPosition(3) + 4 * metrics.averageCharWidth(),
+            list->viewport()->width());
+  widget.hide();
 }
 
 }  // namespace

@@ -1,9 +1,12 @@
 #include "trainscope/viewer/widgets/alerts_widget.h"
 
+#include <QEvent>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QSplitter>
 #include <QVBoxLayout>
+#include <algorithm>
+#include <utility>
 
 #include "trainscope/viewer/widgets/draw_list_painter.h"
 
@@ -17,7 +20,16 @@ constexpr int kDetailsRole = Qt::UserRole + 1;
 const QColor kRaisedColor(190, 30, 30);
 const QColor kClearedColor(128, 128, 128);
 
-enum Column { kState, kStep, kRule, kRanks, kValue, kDuration, kOperator, kColumns };
+// What tells alerts apart first, so that at the default window size (a
+// narrow dock) the state, rule, ranks and duration are on screen; the
+// raising step is in the duration ("open since step 31", "steps 44-58").
+enum Column { kState, kRule, kRanks, kDuration, kValue, kStep, kOperator, kColumns };
+
+// Widest a column grows to its contents, in average characters, when the
+// columns do not all fit: longer rule names and rank lists are elided (the
+// row's tooltip and the details pane hold them in full) rather than push the
+// duration off screen.
+constexpr std::pair<Column, int> kMaxChars[] = {{kRule, 15}, {kRanks, 12}, {kDuration, 22}};
 
 }  // namespace
 
@@ -49,10 +61,11 @@ AlertsWidget::AlertsWidget(QWidget* parent) : QWidget(parent) {
 
   auto* split = new QSplitter(Qt::Vertical, this);
   list_ = new QTreeWidget(split);
-  list_->setHeaderLabels({"State", "Step", "Rule", "Ranks", "Value", "Duration", "Operator"});
+  list_->setHeaderLabels({"State", "Rule", "Ranks", "Duration", "Value", "Step", "Operator"});
   list_->setRootIsDecorated(true);
   list_->setUniformRowHeights(true);
   list_->header()->setStretchLastSection(true);
+  list_->viewport()->installEventFilter(this);
   details_ = new QPlainTextEdit(split);
   details_->setReadOnly(true);  // still selectable and copyable
   details_->setLineWrapMode(QPlainTextEdit::WidgetWidth);
@@ -97,6 +110,24 @@ void AlertsWidget::Refresh(const AlertsModel& model) {
   rebuilding_ = false;
   ReadFilters();
   Rebuild();
+}
+
+bool AlertsWidget::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == list_->viewport() && event->type() == QEvent::Resize) FitColumns();
+  return QWidget::eventFilter(watched, event);
+}
+
+void AlertsWidget::FitColumns() {
+  int total = 0;
+  for (int c = 0; c < kColumns - 1; ++c) {
+    list_->resizeColumnToContents(c);
+    total += list_->columnWidth(c);
+  }
+  if (total <= list_->viewport()->width()) return;
+  const int char_width = list_->fontMetrics().averageCharWidth();
+  for (const auto& [column, chars] : kMaxChars) {
+    list_->setColumnWidth(column, std::min(list_->columnWidth(column), chars * char_width));
+  }
 }
 
 void AlertsWidget::Rebuild() {
@@ -171,7 +202,7 @@ void AlertsWidget::Rebuild() {
     item->setFirstColumnSpanned(true);
     item->setFlags(Qt::NoItemFlags);
   }
-  for (int c = 0; c < kColumns - 1; ++c) list_->resizeColumnToContents(c);
+  FitColumns();
   rebuilding_ = false;
   // The details pane shows the selected alert, else the newest shown.
   QTreeWidgetItem* shown = current != nullptr ? current : first;

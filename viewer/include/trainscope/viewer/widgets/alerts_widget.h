@@ -45,8 +45,16 @@ class AlertsWidget : public QWidget {
   // `row`: the AlertsModel row (newest first over every alert).
   void alertClicked(int row);
 
+ protected:
+  // Refits the columns when the list's viewport changes width.
+  bool eventFilter(QObject* watched, QEvent* event) override;
+
  private:
   void Rebuild();
+  // Columns as wide as their contents; when they do not all fit the list,
+  // long rules, rank lists and durations are elided so that each starts on
+  // screen.
+  void FitColumns();
   void ShowDetails(QTreeWidgetItem* item);
   void ReadFilters();
 
