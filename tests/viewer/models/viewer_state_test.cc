@@ -226,6 +226,25 @@ TEST(ViewerStateTest, APartialLastStepOnlyOneRankClosedIsNotFollowed) {
   EXPECT_EQ(state.selection.selected_step(), 5u);
 }
 
+TEST(ViewerStateTest, APartialLastStepListingEveryRankIsNotFollowed) {
+  // As the collector sends it: every rank listed, those without an end mark
+  // incomplete (a real 4-rank job's last step, which only rank 0 ran).
+  ViewerState state;
+  FeedCoalescer::Delta delta;
+  for (uint64_t s = 1; s <= 4; ++s) {
+    StepRecord step{s, static_cast<int64_t>(s) * 100, static_cast<int64_t>(s) * 100 + 90, {}};
+    for (uint32_t r = 0; r < 4; ++r) {
+      DeviceStepRecord device{r};
+      device.complete = s < 4 || r == 0;
+      step.devices.push_back(device);
+    }
+    delta.steps.push_back(step);
+  }
+  state.Apply(std::move(delta));
+  EXPECT_EQ(state.overview.step_count(), 4u);
+  EXPECT_EQ(state.selection.selected_step(), 3u);
+}
+
 TEST(ViewerStateTest, ArrowKeysStepThroughTheStepsAndMoveTheMareyGraph) {
   ViewerState state;
   SyntheticJobOptions options;

@@ -50,9 +50,14 @@ void ViewerState::AddSteps(const std::vector<StepRecord>& steps) {
     jobs.OnStep(job_id_, step.step, step.end_ns);
     // A step fewer devices closed than the job's other steps (the last,
     // partial one only rank 0 ran as the job ended) is drawn in the lines
-    // but not followed: its bars would show one device.
-    step_devices_ = std::max(step_devices_, step.devices.size());
-    if (step.devices.size() >= step_devices_) selection.OnStepClosed(step.step);
+    // but not followed: its bars would show one device. The collector lists
+    // every rank of such a step, the ones without an end mark incomplete,
+    // so what counts is the devices that completed it.
+    const size_t closed = static_cast<size_t>(
+        std::count_if(step.devices.begin(), step.devices.end(),
+                      [](const DeviceStepRecord& d) { return d.complete; }));
+    step_devices_ = std::max(step_devices_, closed);
+    if (closed >= step_devices_) selection.OnStepClosed(step.step);
     alerts.SetNewestStep(step.step);
     for (const DeviceStepRecord& d : step.devices) {
       auto it = devices_.find(d.rank);
