@@ -14,7 +14,8 @@
 // keyed by the pointer; a pointer alone proves nothing (a user range's name
 // lives in a string whose address is reused for other names), so a hit is
 // verified, names up to 31 bytes by comparing one or two 16-byte chunks
-// against the slot's copy of their bytes and NUL (SSE2, no call), longer ones
+// against the slot's copy of their bytes and NUL (8-byte words, no call: the
+// same code on x86-64 and AArch64), longer ones
 // by strcmp. Names built per call (autograd nodes, user ranges) live in fresh
 // strings: the second level finds them by a hash of their content, verified
 // by a compare. Both levels are direct-mapped: a colliding name evicts the
@@ -25,8 +26,6 @@
 // and resettable with memset: zero bytes are the empty cache.
 #ifndef TRAINSCOPE_INTEGRATIONS_PYTORCH_OP_NAME_CACHE_H_
 #define TRAINSCOPE_INTEGRATIONS_PYTORCH_OP_NAME_CACHE_H_
-
-#include <emmintrin.h>
 
 #include <cstddef>
 #include <cstdint>
@@ -87,12 +86,13 @@ class OpNameCache {
   static constexpr uintptr_t kPageBytes = 4096;
   static constexpr int kPointerBits = 9;
   static_assert(kPointerSlots == 1u << kPointerBits);
-  static constexpr size_t kChunk = sizeof(__m128i);
+  static constexpr size_t kChunk = 16;
+  static constexpr size_t kWords = kChunk / sizeof(uint64_t);
   static constexpr size_t kMaxChunks = 2;
 
   struct PointerSlot {
-    __m128i head[kMaxChunks];    // the name's first bytes and its NUL, zero past it
-    __m128i ignore[kMaxChunks];  // 0xff where head is past the NUL (not compared)
+    uint64_t head[kMaxChunks * kWords];  // the name's first bytes and its NUL, zero past it
+    uint64_t care[kMaxChunks * kWords];  // 0xff where head holds the name (compared)
     const char* key;
     const trainscope_op_info* info;
     // 16-byte chunks that hold the name and its NUL and can be read at `key`
@@ -127,17 +127,13 @@ class OpNameCache {
   // strlen technique): no fault.
   template <int kChunks>
   static bool ChunksMatch(const PointerSlot& slot, const char* name) {
-    __m128i same = _mm_or_si128(
-        _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(name)), slot.head[0]),
-        slot.ignore[0]);
-    if constexpr (kChunks == 2) {
-      same = _mm_and_si128(
-          same, _mm_or_si128(
-                    _mm_cmpeq_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(name + kChunk)),
-                                   slot.head[1]),
-                    slot.ignore[1]));
+    uint64_t differ = 0;
+    for (size_t i = 0; i < kChunks * kWords; ++i) {
+      uint64_t word;
+      std::memcpy(&word, name + i * sizeof(word), sizeof(word));
+      differ |= (word ^ slot.head[i]) & slot.care[i];
     }
-    return _mm_movemask_epi8(same) == 0xffff;
+    return differ == 0;
   }
 
   const trainscope_op_info* FindByContent(const char* name, Resolver resolve, const void* context) {
@@ -170,9 +166,9 @@ class OpNameCache {
         (reinterpret_cast<uintptr_t>(name) & (kPageBytes - 1)) <= kPageBytes - chunks * kChunk;
     if (chunks <= kMaxChunks && in_page) {
       unsigned char* head = reinterpret_cast<unsigned char*>(slot.head);
-      unsigned char* ignore = reinterpret_cast<unsigned char*>(slot.ignore);
+      unsigned char* care = reinterpret_cast<unsigned char*>(slot.care);
       std::memcpy(head, name, bytes);
-      std::memset(ignore + bytes, 0xff, chunks * kChunk - bytes);
+      std::memset(care, 0xff, bytes);
       slot.chunks = static_cast<uint8_t>(chunks);
     }
     return info;
