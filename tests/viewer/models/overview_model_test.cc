@@ -59,6 +59,29 @@ TEST(OverviewModelTest, OneLinePerDeviceOrAnEnvelope) {
   EXPECT_EQ(many.Draw().polylines.size(), 5u);  // min, mean, max + two
 }
 
+TEST(OverviewModelTest, ADeviceThatNeverRanAStepLeavesAHoleNotAZero) {
+  OverviewModel overview;
+  for (uint64_t s = 1; s <= 3; ++s) overview.AddStep(MakeStep(s, 4));
+  StepRecord partial = MakeStep(4, 4);  // the job's last step: only rank 0 ran it
+  for (DeviceStepRecord& d : partial.devices) {
+    if (d.rank == 0) continue;
+    d = DeviceStepRecord{d.rank};
+    d.complete = false;
+  }
+  overview.AddStep(partial);
+  overview.SetViewport(1000, 600);
+  size_t points = 0;
+  float lowest = 0;
+  for (const Polyline& line : overview.Draw().polylines) {
+    points += line.points.size();
+    for (const PointF& p : line.points) lowest = std::max(lowest, p.y);
+  }
+  // Rank 0's line has 4 points, ranks 1-3's 3 each, the two averages 4 each.
+  EXPECT_EQ(points, 4u + 3 * 3u + 2 * 4u);
+  const RectF chart = overview.chart_rect();
+  EXPECT_LT(lowest, chart.y + chart.h - 1) << "a line drops to zero";
+}
+
 TEST(OverviewModelTest, LongRunsAreDecimatedToTheChartWidth) {
   OverviewModel overview(100'000);
   for (uint64_t s = 1; s <= 20'000; ++s) overview.AddStep(MakeStep(s, 2));

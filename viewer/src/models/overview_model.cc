@@ -190,7 +190,13 @@ void OverviewModel::BuildChart() {
     const float x = StepX(number);
     double comm = 0, wait = 0, sum = 0;
     int64_t low = INT64_MAX, high = 0;
+    size_t measured = 0;
     for (const auto& d : step.devices) {
+      // A device listed in a step it never ran (a job's partial last step,
+      // which only rank 0 began) has nothing to show: a hole in its line,
+      // not a drop to zero, and no share of the averages.
+      if (!d.complete && d.step_time_ns == 0) continue;
+      ++measured;
       comm += d.collective_ns;
       wait += d.wait_ns;
       sum += d.step_time_ns;
@@ -198,7 +204,8 @@ void OverviewModel::BuildChart() {
       high = std::max(high, d.step_time_ns);
       if (per_device) device_lines[d.rank].push_back({x, left_y(d.step_time_ns)});
     }
-    const double n = static_cast<double>(step.devices.size());
+    if (measured == 0) continue;
+    const double n = static_cast<double>(measured);
     comm_line.push_back({x, right_y(comm / n)});
     wait_line.push_back({x, right_y(wait / n)});
     if (!per_device) {
