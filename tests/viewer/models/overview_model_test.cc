@@ -59,13 +59,16 @@ TEST(OverviewModelTest, OneLinePerDeviceOrAnEnvelope) {
   EXPECT_EQ(many.Draw().polylines.size(), 5u);  // min, mean, max + two
 }
 
-TEST(OverviewModelTest, ADeviceThatNeverRanAStepLeavesAHoleNotAZero) {
+TEST(OverviewModelTest, ADeviceWithoutItsEndMarkLeavesAHoleNotADropToZero) {
   OverviewModel overview;
   for (uint64_t s = 1; s <= 3; ++s) overview.AddStep(MakeStep(s, 4));
-  StepRecord partial = MakeStep(4, 4);  // the job's last step: only rank 0 ran it
+  // The job's last step: only rank 0 ran it; the others are listed without
+  // their end mark, with the moment from their last mark to the job's end.
+  StepRecord partial = MakeStep(4, 4);
   for (DeviceStepRecord& d : partial.devices) {
     if (d.rank == 0) continue;
     d = DeviceStepRecord{d.rank};
+    d.step_time_ns = 20'000;
     d.complete = false;
   }
   overview.AddStep(partial);

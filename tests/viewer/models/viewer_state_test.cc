@@ -227,8 +227,8 @@ TEST(ViewerStateTest, APartialLastStepOnlyOneRankClosedIsNotFollowed) {
 }
 
 TEST(ViewerStateTest, APartialLastStepListingEveryRankIsNotFollowed) {
-  // As the collector sends it: every rank listed, those without an end mark
-  // incomplete (a real 4-rank job's last step, which only rank 0 ran).
+  // As a real 4-rank job's stored last step reads (only rank 0 ran it):
+  // every rank listed, the others without their end mark (incomplete).
   ViewerState state;
   FeedCoalescer::Delta delta;
   for (uint64_t s = 1; s <= 4; ++s) {

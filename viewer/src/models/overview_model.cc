@@ -163,15 +163,25 @@ void OverviewModel::BuildChart() {
   std::vector<PointF> comm_line, wait_line, min_line, mean_line, max_line;
   int64_t max_step_time = 1, max_comm = 1;
   std::vector<uint32_t> ranks;
+  // A device whose end mark never came (a job's partial last step: rank 0's
+  // unfinished one, the others' the moment from their last mark to the end)
+  // is left out of the lines, a hole rather than a spike or a plunge to near
+  // zero, unless nothing in the chart completed (a source without end marks).
+  bool any_complete = false;
   for (const auto& [number, step] : steps_) {
+    for (const DeviceStepRecord& d : step.devices) any_complete = any_complete || d.complete;
+  }
+  auto Drawn = [any_complete](const DeviceStepRecord& d) { return d.complete || !any_complete; };
+  for (const auto& [number, step] : steps_) {
+    double comm = 0;
+    size_t drawn = 0;
     for (const DeviceStepRecord& d : step.devices) {
+      if (!Drawn(d)) continue;
       max_step_time = std::max(max_step_time, d.step_time_ns);
+      comm += d.collective_ns;
+      ++drawn;
     }
-    if (!step.devices.empty()) {
-      double comm = 0, wait = 0;
-      for (const auto& d : step.devices) comm += d.collective_ns, wait += d.wait_ns;
-      max_comm = std::max<int64_t>(max_comm, static_cast<int64_t>(comm / step.devices.size()));
-    }
+    if (drawn > 0) max_comm = std::max<int64_t>(max_comm, static_cast<int64_t>(comm / drawn));
   }
   const double left_top = max_step_time * 1.1;
   const double right_top = max_comm * 1.1;
@@ -192,10 +202,7 @@ void OverviewModel::BuildChart() {
     int64_t low = INT64_MAX, high = 0;
     size_t measured = 0;
     for (const auto& d : step.devices) {
-      // A device listed in a step it never ran (a job's partial last step,
-      // which only rank 0 began) has nothing to show: a hole in its line,
-      // not a drop to zero, and no share of the averages.
-      if (!d.complete && d.step_time_ns == 0) continue;
+      if (!Drawn(d)) continue;
       ++measured;
       comm += d.collective_ns;
       wait += d.wait_ns;
